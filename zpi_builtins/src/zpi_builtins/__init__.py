@@ -1,0 +1,1 @@
+"""System services for the ZPI agent host, delivered as plugins (entry point ``builtins``)."""

@@ -1,0 +1,1 @@
+"""Load Claude Code plugin folders into the ZPI agent host (entry point ``claude``)."""

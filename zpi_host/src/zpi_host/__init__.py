@@ -1,0 +1,60 @@
+"""ZPI host: a plugin-driven host for coding agents.
+
+The public names below are imported on first use, so that ``import zpi_host`` (and the CLI's
+``--version``) stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .decisions import (
+        CompactDecision,
+        Instruction,
+        PromptDecision,
+        StopDecision,
+        ToolDecision,
+        ToolResultPatch,
+    )
+    from .errors import HookAnswerError, HookError, PluginLoadError, UsageError, ZpiError
+    from .hookspecs import hookimpl, hookspec
+    from .plugins import PluginConfig, PluginHost
+
+_LAZY: dict[str, str] = {
+    "hookimpl": "hookspecs",
+    "hookspec": "hookspecs",
+    "PluginHost": "plugins",
+    "PluginConfig": "plugins",
+    "CompactDecision": "decisions",
+    "Instruction": "decisions",
+    "PromptDecision": "decisions",
+    "StopDecision": "decisions",
+    "ToolDecision": "decisions",
+    "ToolResultPatch": "decisions",
+    "ZpiError": "errors",
+    "UsageError": "errors",
+    "PluginLoadError": "errors",
+    "HookError": "errors",
+    "HookAnswerError": "errors",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        value = version("zpi-host")
+    elif name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module 'zpi_host' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

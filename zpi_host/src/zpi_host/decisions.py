@@ -1,0 +1,289 @@
+"""What hooks answer, and the documented rules that combine several plugins' answers.
+
+Each answer type is a frozen attrs class with named constructors (``ToolDecision.deny(...)``)
+so that plugins write intent, not dictionaries. The ``combine_*`` functions are the single
+place where the rules of ``hookspecs.py`` ("deny > ask > allow", "any cancel wins" ...) live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from .errors import HookAnswerError
+
+Behavior = Literal["allow", "ask", "deny"]
+_RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@attrs.frozen
+class Instruction:
+    """One fragment of the system prompt; ``source`` is filled in by the host."""
+
+    text: str
+    title: str | None = None
+    source: str | None = None
+
+
+@attrs.frozen
+class Attributed:
+    """An answer together with the plugin that gave it (diagnostics and transcripts need it)."""
+
+    plugin: str
+    value: Any
+
+
+@attrs.frozen
+class ToolDecision:
+    """A plugin's verdict on one tool call."""
+
+    behavior: Behavior
+    reason: str | None = None
+    updated_input: Mapping[str, Any] | None = None
+    context: str | None = None
+
+    @classmethod
+    def allow(cls, reason: str | None = None, *, updated_input: Mapping[str, Any] | None = None,
+              context: str | None = None) -> ToolDecision:
+        return cls("allow", reason, updated_input, context)
+
+    @classmethod
+    def ask(cls, reason: str | None = None, *, context: str | None = None) -> ToolDecision:
+        return cls("ask", reason, None, context)
+
+    @classmethod
+    def deny(cls, reason: str, *, context: str | None = None) -> ToolDecision:
+        return cls("deny", reason, None, context)
+
+
+@attrs.frozen
+class PromptDecision:
+    """Answer to a user prompt: block it (reason shown to the user) and/or add context."""
+
+    block: bool = False
+    reason: str | None = None
+    context: str | None = None
+
+
+@attrs.frozen
+class ToolResultPatch:
+    """Answer after a successful tool call: add context and/or replace what the model sees."""
+
+    context: str | None = None
+    content: str | None = None
+
+
+@attrs.frozen
+class StopDecision:
+    """Answer when the agent would stop: ``continue_with`` becomes the next user input."""
+
+    continue_with: str
+
+
+@attrs.frozen
+class CompactDecision:
+    """Answer before compaction: cancel it, or supply the summary instead of the model."""
+
+    cancel: bool = False
+    reason: str | None = None
+    summary: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Combined results
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CombinedToolDecision:
+    """The outcome of ``zpi_before_tool`` / ``zpi_permission_request`` over all plugins."""
+
+    behavior: Behavior | None
+    reasons: tuple[Attributed, ...] = ()
+    updated_input: Mapping[str, Any] | None = None
+    contexts: tuple[Attributed, ...] = ()
+
+    @property
+    def reason(self) -> str | None:
+        return "; ".join(a.value for a in self.reasons) or None
+
+
+@attrs.frozen
+class CombinedPromptDecision:
+    blocked: bool
+    reasons: tuple[Attributed, ...] = ()
+    contexts: tuple[Attributed, ...] = ()
+
+
+@attrs.frozen
+class CombinedResultPatch:
+    content: str | None = None
+    contexts: tuple[Attributed, ...] = ()
+
+
+@attrs.frozen
+class CombinedStopDecision:
+    continue_with: str | None
+    reasons: tuple[Attributed, ...] = ()
+
+
+@attrs.frozen
+class CombinedCompactDecision:
+    cancel: bool
+    reason: str | None = None
+    summary: str | None = None
+    summary_from: str | None = None
+
+
+def _expect(answer: Attributed, hook: str, *types: type) -> Any:
+    if not isinstance(answer.value, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise HookAnswerError(
+            answer.plugin, hook,
+            f"expected {names} or None, got {type(answer.value).__name__}: {answer.value!r:.200}",
+        )
+    return answer.value
+
+
+def combine_tool_decisions(
+    answers: Sequence[Attributed], hook: str = "zpi_before_tool"
+) -> CombinedToolDecision:
+    """deny > ask > allow; reasons of the winning kind joined; last ``updated_input`` wins."""
+    behavior: Behavior | None = None
+    reasons: list[Attributed] = []
+    contexts: list[Attributed] = []
+    updated: Mapping[str, Any] | None = None
+    for answer in answers:
+        decision: ToolDecision = _expect(answer, hook, ToolDecision)
+        if decision.behavior not in _RANK:
+            raise HookAnswerError(answer.plugin, hook, f"unknown behavior {decision.behavior!r}")
+        if decision.context:
+            contexts.append(Attributed(answer.plugin, decision.context))
+        if decision.updated_input is not None:
+            if not isinstance(decision.updated_input, Mapping):
+                raise HookAnswerError(answer.plugin, hook, "updated_input must be a mapping")
+            updated = decision.updated_input
+        if behavior is None or _RANK[decision.behavior] > _RANK[behavior]:
+            behavior = decision.behavior
+            reasons = []
+        if decision.behavior == behavior and decision.reason:
+            reasons.append(Attributed(answer.plugin, decision.reason))
+    if behavior == "deny":
+        updated = None
+    return CombinedToolDecision(behavior, tuple(reasons), updated, tuple(contexts))
+
+
+def combine_prompt_decisions(answers: Sequence[Attributed]) -> CombinedPromptDecision:
+    """Any block wins (reasons joined); context strings and decision contexts kept in order."""
+    blocked = False
+    reasons: list[Attributed] = []
+    contexts: list[Attributed] = []
+    for answer in answers:
+        value = _expect(answer, "zpi_user_prompt", PromptDecision, str)
+        if isinstance(value, str):
+            contexts.append(answer)
+            continue
+        if value.block:
+            blocked = True
+            if value.reason:
+                reasons.append(Attributed(answer.plugin, value.reason))
+        if value.context:
+            contexts.append(Attributed(answer.plugin, value.context))
+    return CombinedPromptDecision(blocked, tuple(reasons), tuple(contexts))
+
+
+def combine_result_patches(answers: Sequence[Attributed]) -> CombinedResultPatch:
+    """Patches apply in call order: a later replacement replaces an earlier one."""
+    content: str | None = None
+    contexts: list[Attributed] = []
+    for answer in answers:
+        value = _expect(answer, "zpi_after_tool", ToolResultPatch, str)
+        if isinstance(value, str):
+            contexts.append(answer)
+            continue
+        if value.content is not None:
+            content = value.content
+        if value.context:
+            contexts.append(Attributed(answer.plugin, value.context))
+    return CombinedResultPatch(content, tuple(contexts))
+
+
+def combine_stop_decisions(
+    answers: Sequence[Attributed], hook: str = "zpi_stop"
+) -> CombinedStopDecision:
+    """Any continue wins; reasons joined in call order into the next user input."""
+    reasons = [
+        Attributed(a.plugin, _expect(a, hook, StopDecision).continue_with) for a in answers
+    ]
+    text = "\n\n".join(r.value for r in reasons if r.value) or None
+    return CombinedStopDecision(text, tuple(reasons))
+
+
+def combine_compact_decisions(answers: Sequence[Attributed]) -> CombinedCompactDecision:
+    """Any cancel wins (reasons joined); otherwise the first supplied summary is used."""
+    cancel_reasons: list[str] = []
+    cancelled = False
+    summary: str | None = None
+    summary_from: str | None = None
+    for answer in answers:
+        value: CompactDecision = _expect(answer, "zpi_before_compact", CompactDecision)
+        if value.cancel:
+            cancelled = True
+            if value.reason:
+                cancel_reasons.append(value.reason)
+        elif value.summary is not None and summary is None:
+            summary, summary_from = value.summary, answer.plugin
+    if cancelled:
+        return CombinedCompactDecision(True, "; ".join(cancel_reasons) or None)
+    return CombinedCompactDecision(False, None, summary, summary_from)
+
+
+def collect_texts(answers: Sequence[Attributed], hook: str) -> tuple[Attributed, ...]:
+    """Context hooks: each answer is a string or a sequence of strings, kept in call order."""
+    out: list[Attributed] = []
+    for answer in answers:
+        value = answer.value
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, Sequence) or not all(isinstance(i, str) for i in items):
+            raise HookAnswerError(
+                answer.plugin, hook, f"expected a string or a list of strings, got {value!r:.200}"
+            )
+        out.extend(Attributed(answer.plugin, text) for text in items if text)
+    return tuple(out)
+
+
+def merge_options(answers: Sequence[Attributed]) -> dict[str, Any]:
+    """``zpi_request_options``: mappings merged in call order, later keys win."""
+    merged: dict[str, Any] = {}
+    for answer in answers:
+        merged.update(_expect(answer, "zpi_request_options", Mapping))
+    return merged
+
+
+def collect_instructions(
+    answers: Sequence[Attributed], report: Callable[[HookAnswerError], None]
+) -> tuple[Instruction, ...]:
+    """``zpi_instructions``: strings and Instructions, attributed; bad fragments are reported
+    through ``report`` and dropped, the plugin's valid fragments are kept."""
+    out: list[Instruction] = []
+    for answer in answers:
+        value = answer.value
+        items = [value] if isinstance(value, str | Instruction) else value
+        if not isinstance(items, Sequence):
+            report(HookAnswerError(answer.plugin, "zpi_instructions", f"got {value!r:.200}"))
+            continue
+        for item in items:
+            if isinstance(item, str):
+                item = Instruction(item)
+            if not isinstance(item, Instruction) or not isinstance(item.text, str):
+                report(HookAnswerError(
+                    answer.plugin, "zpi_instructions",
+                    f"each fragment must be a str or Instruction, got {item!r:.200}",
+                ))
+            elif not item.text.strip():
+                report(HookAnswerError(answer.plugin, "zpi_instructions", "empty fragment"))
+            else:
+                out.append(attrs.evolve(item, source=answer.plugin))
+    return tuple(out)

@@ -1,0 +1,72 @@
+"""What ``zpi-host --list-plugins`` shows: one row per plugin, as JSON objects or a table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .plugins import PluginHost
+
+#: The keys of one ``--list-plugins --json`` row, in order. A test pins this shape.
+ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error")
+
+
+def plugin_rows(
+    host: PluginHost, cwd: Path | None = None, settings: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Describe every plugin the host saw, including what its registration hooks contribute.
+
+    A plugin whose registration hook raises is shown as failed with that reason.
+    """
+    from .hookcalls import CONTRIBUTION_HOOKS, collect_contributions
+
+    calls = host.hooks
+    found, failed = calls.call_sync(
+        collect_contributions(calls, cwd or Path.cwd(), settings or {}),
+        *(hook for hook, _ in CONTRIBUTION_HOOKS),
+    )
+    rows = []
+    for record in host.records:
+        contributes = {kind: list(names) for kind, names in record.contributes.items()}
+        for kind, names in found.get(record.name, {}).items():
+            contributes[kind] = sorted({*contributes.get(kind, ()), *names})
+        status, error = record.status, record.error
+        if record.name in failed and status == "ok":
+            status, error = "failed", failed[record.name]
+        rows.append({
+            "name": record.name,
+            "distribution": record.distribution,
+            "version": record.version,
+            "source": record.source,
+            "hooks": host.implemented_hooks(record.name),
+            "contributes": dict(sorted(contributes.items())),
+            "status": status,
+            "error": error,
+        })
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """An aligned text table; a failed or blocked plugin's reason goes on the line below it."""
+    header = ("NAME", "SOURCE", "DISTRIBUTION", "STATUS", "HOOKS", "CONTRIBUTES")
+    cells = [header]
+    for row in rows:
+        dist = row["distribution"] or "-"
+        if row["version"]:
+            dist = f"{dist} {row['version']}"
+        hooks = ", ".join(h.removeprefix("zpi_") for h in row["hooks"]) or "-"
+        contributes = "; ".join(
+            f"{kind}: {', '.join(names)}" for kind, names in row["contributes"].items() if names
+        ) or "-"
+        cells.append((row["name"], row["source"], dist, row["status"], hooks, contributes))
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header) - 1)]
+    lines = []
+    for index, cell in enumerate(cells):
+        head = "  ".join(value.ljust(width) for value, width in zip(cell, widths, strict=False))
+        lines.append(f"{head}  {cell[-1]}".rstrip())
+        if index and rows[index - 1]["error"]:
+            lines.append(f"    {rows[index - 1]['status']}: {rows[index - 1]['error']}")
+    ok = sum(1 for r in rows if r["status"] == "ok")
+    lines.append(f"\n{ok} of {len(rows)} plugins loaded")
+    return "\n".join(lines)

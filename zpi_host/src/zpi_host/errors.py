@@ -1,0 +1,47 @@
+"""Typed errors: one class per failure kind, each message saying what, where and what to do."""
+
+from __future__ import annotations
+
+
+class ZpiError(Exception):
+    """Base of every error the host raises on purpose."""
+
+
+class UsageError(ZpiError):
+    """Bad options or arguments from the caller (the CLI exits 2)."""
+
+
+class PluginLoadError(ZpiError):
+    """A plugin could not be loaded; raised only in strict mode, otherwise recorded."""
+
+    def __init__(self, plugin: str, reason: str) -> None:
+        super().__init__(
+            f"plugin {plugin!r} failed to load: {reason} "
+            "(unset ZPI_STRICT_PLUGINS to continue without it, or block it with -p no:"
+            f"{plugin})"
+        )
+        self.plugin = plugin
+        self.reason = reason
+
+
+class HookError(ZpiError):
+    """A hook implementation raised; names the plugin and hook so the user knows whom to ask."""
+
+    def __init__(self, plugin: str, hook: str, cause: BaseException) -> None:
+        super().__init__(f"plugin {plugin!r} failed in {hook}: {type(cause).__name__}: {cause}")
+        self.plugin = plugin
+        self.hook = hook
+        self.cause = cause
+
+
+class HookAnswerError(ZpiError):
+    """A hook implementation returned something the contract does not allow."""
+
+    def __init__(self, plugin: str, hook: str, problem: str) -> None:
+        super().__init__(
+            f"plugin {plugin!r} gave an invalid answer to {hook}: {problem} "
+            "(see docs/hooks.md for what this hook may return)"
+        )
+        self.plugin = plugin
+        self.hook = hook
+        self.problem = problem
