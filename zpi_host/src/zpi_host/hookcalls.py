@@ -285,10 +285,9 @@ class HookCalls:
         answers = await self._answers(
             hook, {"session": session, "call": call, "tool": tool, "reason": reason}
         )
-        combined = combine_tool_decisions(answers, hook)
-        if combined.behavior == "ask":  # only allow or deny settle a permission question
-            return CombinedToolDecision(None, (), None, combined.contexts)
-        return combined
+        # only allow or deny settle a permission question: "ask" counts as no answer
+        settled = [a for a in answers if getattr(a.value, "behavior", None) != "ask"]
+        return combine_tool_decisions(settled, hook)
 
     async def after_tool(self, session: Any, call: Any, result: Any) -> CombinedResultPatch:
         return combine_result_patches(await self._answers(

@@ -193,8 +193,9 @@ class PluginHost:
             return self
         self._loaded = True
         for name, module in KERNEL_PLUGINS:
-            if self._blocked_reason(name, None) is not None:
-                self._block(PluginRecord(name, "kernel", **self._kernel_dist()), name)
+            blocked = self._blocked_reason(name, None)
+            if blocked is not None:
+                self._block(PluginRecord(name, "kernel", **self._kernel_dist()), blocked)
                 continue
             self.register_plugin(importlib.import_module(module), name, source="kernel",
                                  **self._kernel_dist())

@@ -5,6 +5,16 @@ Importing this package is cheap; the pytest fixtures live in ``zpi_host.testing.
 installs zpi-host).
 """
 
+from typing import Any
+
 from .distributions import FakeDistribution, install_distribution
 
-__all__ = ["FakeDistribution", "install_distribution"]
+__all__ = ["FakeDistribution", "FunctionModel", "ScriptedModel", "install_distribution"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("FunctionModel", "ScriptedModel"):
+        from . import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module 'zpi_host.testing' has no attribute {name!r}")

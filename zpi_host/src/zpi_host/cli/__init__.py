@@ -1,0 +1,126 @@
+"""The ``zpi-host`` command: argument parsing and dispatch; each command lives in its own module.
+
+Imports stay lazy: ``--version`` must not import pluggy, and ``--list-plugins`` must not
+import httpx, anyio or cattrs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
+
+
+LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+
+
+class CliUsageError(Exception):
+    """Bad command-line usage (exit 2)."""
+
+
+def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Pull every ``-p no:NAME`` (also ``-pno:NAME``) out of ``argv``, wherever it stands, so that
+    it works with every command. Returns (blocked names, remaining arguments)."""
+    blocked: list[str] = []
+    rest: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "-p" or (arg.startswith("-p") and not arg.startswith("--")):
+            if arg == "-p":
+                if i + 1 >= len(args):
+                    raise CliUsageError("-p needs a value: -p no:NAME blocks the plugin NAME")
+                value, i = args[i + 1], i + 2
+            else:
+                value, i = arg[2:], i + 1
+            if not value.startswith("no:") or not value[3:]:
+                raise CliUsageError(
+                    f"-p {value}: only -p no:NAME is supported (it blocks the plugin NAME); "
+                    "plugins are loaded from installed entry points"
+                )
+            blocked.append(value[3:])
+            continue
+        rest.append(arg)
+        i += 1
+    return blocked, rest
+
+
+def versions() -> list[tuple[str, str]]:
+    """Installed zpi distributions and their versions (no pluggy import)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in DISTRIBUTIONS:
+        try:
+            found.append((name, version(name)))
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="zpi-host",
+        description="A plugin-driven host for coding agents.",
+        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command.",
+    )
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of the installed zpi distributions")
+    parser.add_argument("--list-plugins", action="store_true",
+                        help="list every plugin: where it came from, its hooks, what it "
+                             "contributes, its status")
+    parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --list-plugins: exit 1 when a plugin failed to load")
+    parser.add_argument("--cwd", default=None, help="working directory (default: current)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from .run import add_run_parser
+
+    add_run_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        blocked, rest = extract_plugin_blocks(args_in)
+    except CliUsageError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if rest == ["--version"]:  # fast path: no parser, no pluggy
+        for name, ver in versions():
+            print(f"{name} {ver}")
+        return EXIT_OK
+    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS:  # fast path: no parser
+        from .list_plugins import list_plugins
+
+        return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
+                            cwd=None)
+    parser = build_parser()
+    args = parser.parse_args(rest)
+    if args.version:
+        for name, ver in versions():
+            print(f"{name} {ver}")
+        return EXIT_OK
+    try:
+        if args.list_plugins:
+            from .list_plugins import list_plugins
+
+            return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd)
+        if args.command == "run":
+            from .run import run_command
+
+            return run_command(args, blocked)
+    except CliUsageError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE

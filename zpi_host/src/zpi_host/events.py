@@ -1,0 +1,98 @@
+"""Events a session emits while it runs; they drive display, streaming output and plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .messages import AssistantMessage, ToolResultMessage
+
+
+@attrs.frozen
+class Event:
+    """Base of every event; ``type`` is a stable string for JSON consumers."""
+
+    type: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self, recurse=True, value_serializer=_serialize)
+
+
+def _serialize(inst: Any, field: Any, value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    return value
+
+
+@attrs.frozen
+class RunStart(Event):
+    prompt: str
+    type: str = "run_start"
+
+
+@attrs.frozen
+class TurnStart(Event):
+    turn: int
+    type: str = "turn_start"
+
+
+@attrs.frozen
+class TextDeltaEvent(Event):
+    text: str
+    type: str = "text_delta"
+
+
+@attrs.frozen
+class ReasoningDeltaEvent(Event):
+    text: str
+    type: str = "reasoning_delta"
+
+
+@attrs.frozen
+class MessageEnd(Event):
+    message: AssistantMessage
+    type: str = "message_end"
+
+
+@attrs.frozen
+class ToolStart(Event):
+    call_id: str
+    name: str
+    arguments: Any
+    type: str = "tool_start"
+
+
+@attrs.frozen
+class ToolUpdateEvent(Event):
+    call_id: str
+    text: str
+    type: str = "tool_update"
+
+
+@attrs.frozen
+class ToolEnd(Event):
+    result: ToolResultMessage
+    type: str = "tool_end"
+
+
+@attrs.frozen
+class TurnEnd(Event):
+    turn: int
+    type: str = "turn_end"
+
+
+@attrs.frozen
+class InputDelivered(Event):
+    """Input queued during a run reached the model at a safe point."""
+
+    text: str
+    type: str = "input_delivered"
+
+
+@attrs.frozen
+class RunEnd(Event):
+    result: Any
+    type: str = "run_end"

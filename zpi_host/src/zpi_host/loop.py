@@ -1,0 +1,293 @@
+"""The agent loop: user input -> (model request -> stream -> tool batch)* -> stop.
+
+Scheduling rules (DESIGN 4.4): consecutive read-only, concurrency-safe calls run together in a
+task group; anything else runs alone, in order; results are recorded in the model's order. A
+read-only call may start while the model is still streaming, unless a tool hook is registered
+(hooks must see every call first). Per-turn work does not depend on the history's length: the
+request gets a copy-free view of the history.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .errors import ZpiError
+from .events import (
+    InputDelivered,
+    MessageEnd,
+    ReasoningDeltaEvent,
+    RunEnd,
+    RunStart,
+    TextDeltaEvent,
+    TurnEnd,
+    TurnStart,
+)
+from .messages import (
+    AssistantMessage,
+    ContextMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from .providers.base import (
+    Done,
+    ModelRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEnd,
+    ToolSpec,
+    UsageReport,
+)
+from .session import HistoryView, RunResult
+from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+DEFAULT_MAX_STOP_CONTINUATIONS = 8
+
+
+class _Outcome:
+    __slots__ = ("text", "stop_reason", "error")
+
+    def __init__(self, text: str, stop_reason: str, error: str | None = None) -> None:
+        self.text, self.stop_reason, self.error = text, stop_reason, error
+
+
+class AgentLoop:
+    """One run of a session. Created by ``AgentSession.run``."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.s = session
+        self.hooks = session.host.hooks
+        self.runner = ToolCallRunner(session)
+        self.tool_specs = tuple(
+            ToolSpec(t.name, t.description, t.parameters) for t in session.tools.values()
+        )
+        self.early_start = not self.hooks.tool_hooks_registered
+        hooks_settings = session.settings.get("hooks", {})
+        self.max_continuations = int(
+            hooks_settings.get("max_stop_continuations", DEFAULT_MAX_STOP_CONTINUATIONS))
+        self.turns = 0
+        self._results: dict[str, ToolResultMessage] = {}
+
+    async def run(self, prompt: str) -> RunResult:
+        started = time.perf_counter()
+        s = self.s
+        usage_before, model_usage_before = s.usage, dict(s.model_usage)
+        outcome: _Outcome | None = None
+        with anyio.CancelScope() as scope:
+            s._cancel_scope = scope  # noqa: SLF001 - the session's abort handle
+            try:
+                outcome = await self._run(prompt)
+            except ZpiError as exc:
+                outcome = _Outcome("", "error", str(exc))
+            except BaseExceptionGroup as group:  # a tool batch's task group wraps errors
+                leaf = _single_leaf(group)
+                if isinstance(leaf, ZpiError):
+                    outcome = _Outcome("", "error", str(leaf))
+                elif leaf is not None and not isinstance(leaf, anyio.get_cancelled_exc_class()):
+                    raise leaf from group
+                else:
+                    raise
+        if outcome is None:  # cancelled by abort()
+            self._close_interrupted_calls()
+            outcome = _Outcome("", "aborted", "the run was aborted")
+        result = RunResult(
+            result=outcome.text if outcome.error is None else outcome.error,
+            is_error=outcome.error is not None,
+            num_turns=self.turns,
+            session_id=s.session_id,
+            usage=_minus(s.usage, usage_before),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            stop_reason=outcome.stop_reason,
+            model_usage={k: _minus(v, model_usage_before.get(k, Usage()))
+                         for k, v in s.model_usage.items()},
+            error=outcome.error,
+        )
+        if s.wants_events:
+            with anyio.CancelScope(shield=True):
+                await s.emit(RunEnd(result))
+        return result
+
+    # ------------------------------------------------------------------------ the run
+
+    async def _run(self, prompt: str) -> _Outcome:
+        s, hooks = self.s, self.hooks
+        if s.wants_events:
+            await s.emit(RunStart(prompt))
+        decision = await hooks.user_prompt(s.view, prompt)
+        if decision.blocked:
+            reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
+            return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
+        s.messages.append(UserMessage.text(prompt))
+        s.messages.extend(ContextMessage(c.value, c.plugin) for c in decision.contexts)
+        continuations = 0
+        while True:
+            if s.max_turns is not None and self.turns >= s.max_turns:
+                return _Outcome("", "max_turns", f"reached the maximum of {s.max_turns} turns "
+                                "(raise --max-turns to let the agent go on)")
+            self.turns += 1
+            message = await self._turn(self.turns)
+            if message.tool_calls:
+                await self._deliver_queued()
+                continue
+            if await self._deliver_queued():
+                continue
+            stop = await hooks.stop(s.view, message, continuations)
+            if stop.continue_with and continuations < self.max_continuations:
+                continuations += 1
+                s.messages.append(UserMessage.text(stop.continue_with))
+                continue
+            return _Outcome(message.text, message.stop_reason)
+
+    async def _deliver_queued(self) -> bool:
+        queued = self.s.take_queued()
+        for text in queued:
+            self.s.messages.append(UserMessage.text(text))
+            if self.s.wants_events:
+                await self.s.emit(InputDelivered(text))
+        return bool(queued)
+
+    async def _turn(self, turn: int) -> AssistantMessage:
+        s, hooks = self.s, self.hooks
+        events = s.wants_events
+        if events:
+            await s.emit(TurnStart(turn))
+        await hooks.turn_start(s.view, turn)
+        request = ModelRequest(
+            model=s.provider.model, system_prompt=s.system_prompt,
+            messages=HistoryView(s.messages), tools=self.tool_specs,
+            reasoning_level=s.reasoning_level,
+        )
+        await hooks.before_request(s.view, request)
+        options = await hooks.request_options(s.view, request)
+        if options:
+            request = ModelRequest(request.model, request.system_prompt, request.messages,
+                                   request.tools, options, request.reasoning_level)
+        # Read-only calls started while streaming run in this task group; the message is
+        # recorded as soon as the stream ends, then the group waits for those calls.
+        error: Exception | None = None
+        started: set[str] = set()
+        message: AssistantMessage | None = None
+        async with anyio.create_task_group() as early:
+            try:
+                message = await self._stream(request, events, early, started)
+                s.messages.append(message)
+                s.record_usage(message.usage)
+                if events:
+                    await s.emit(MessageEnd(message))
+            except Exception as exc:  # re-raised below, unwrapped from the task group
+                error = exc
+                early.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        assert message is not None
+        calls = message.tool_calls
+        if calls:
+            await self._run_calls([c for c in calls if c.id not in started])
+            s.messages.extend(self._results.pop(c.id) for c in calls)
+            s.messages.extend(self.runner.contexts)
+            self.runner.contexts.clear()
+        if events:
+            await s.emit(TurnEnd(turn))
+        await hooks.turn_end(s.view, turn, message)
+        return message
+
+    async def _stream(
+        self, request: ModelRequest, events: bool, early_group: Any, started: set[str]
+    ) -> AssistantMessage:
+        """Consume the model's stream; start read-only calls early (in ``early_group``) when
+        allowed, adding their ids to ``started``."""
+        s = self.s
+        texts: list[str] = []
+        thinking: list[str] = []
+        signature: str | None = None
+        calls: list[ToolCallContent] = []
+        usage = Usage()
+        stop_reason = "end_turn"
+        early = self.early_start
+        async for event in s.provider.stream(request):
+            if isinstance(event, TextDelta):
+                texts.append(event.text)
+                if events:
+                    await s.emit(TextDeltaEvent(event.text))
+            elif isinstance(event, ReasoningDelta):
+                thinking.append(event.text)
+                signature = event.signature or signature
+                if events:
+                    await s.emit(ReasoningDeltaEvent(event.text))
+            elif isinstance(event, ToolCallEnd):
+                call = ToolCallContent(event.id, event.name, dict(event.arguments))
+                calls.append(call)
+                if early and is_parallel_safe(s, call.name):
+                    started.add(call.id)
+                    early_group.start_soon(self._run_into, call)
+                else:
+                    early = False  # keep order: nothing after a non-safe call starts early
+            elif isinstance(event, UsageReport):
+                usage = usage + event.usage
+            elif isinstance(event, Done):
+                stop_reason = event.stop_reason
+        content: list[Any] = []
+        if thinking:
+            content.append(ThinkingContent("".join(thinking), signature))
+        if texts:
+            content.append(TextContent("".join(texts)))
+        content.extend(calls)
+        return AssistantMessage(tuple(content), stop_reason, usage,
+                                s.provider.name, s.provider.model)
+
+    async def _run_into(self, call: ToolCallContent) -> None:
+        self._results[call.id] = await self.runner.run(call.as_call())
+
+    async def _run_calls(self, calls: list[ToolCallContent]) -> None:
+        """Batches: a run of parallel-safe calls together, anything else alone, in order."""
+        i = 0
+        while i < len(calls):
+            j = i
+            while j < len(calls) and is_parallel_safe(self.s, calls[j].name):
+                j += 1
+            if j - i > 1:
+                async with anyio.create_task_group() as tg:
+                    for call in calls[i:j]:
+                        tg.start_soon(self._run_into, call)
+                i = j
+            else:
+                await self._run_into(calls[i])
+                i += 1
+
+    def _close_interrupted_calls(self) -> None:
+        """After an abort: every call of the last assistant message gets a result (the finished
+        one or an "interrupted" one), so the history stays valid for the next run."""
+        messages = self.s.messages
+        if not messages or not isinstance(messages[-1], AssistantMessage):
+            return
+        for call in messages[-1].tool_calls:
+            messages.append(self._results.pop(call.id, None) or interrupted_result(call))
+        self._results.clear()
+
+
+def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
+    """The one exception inside (possibly nested) groups, or None if there are several."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else None
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return Usage(a.input_tokens - b.input_tokens, a.output_tokens - b.output_tokens,
+                 a.cache_read_tokens - b.cache_read_tokens,
+                 a.cache_write_tokens - b.cache_write_tokens)

@@ -1,0 +1,127 @@
+"""Scripted turns: what a scripted or function model answers, parsed and validated once.
+
+One format serves the ``scripted`` provider (a JSONL file, one turn per line), ``FunctionModel``
+and the loopback model server, so a test script means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import ZpiError
+from ..messages import Usage
+from .base import (
+    Done,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageReport,
+)
+
+TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage"})
+
+
+class ScriptError(ZpiError):
+    """A scripted turn that cannot be understood, or a script that ran out."""
+
+
+@attrs.frozen
+class ScriptedToolCall:
+    name: str
+    arguments: Mapping[str, Any]
+    id: str | None = None
+
+
+@attrs.frozen
+class ScriptedTurn:
+    text: str = ""
+    thinking: str = ""
+    tool_calls: tuple[ScriptedToolCall, ...] = ()
+    usage: Usage | None = None
+
+    @classmethod
+    def parse(cls, data: Any, where: str) -> ScriptedTurn:
+        """Validate one turn (a JSON object); ``where`` names it in errors."""
+        if isinstance(data, ScriptedTurn):
+            return data
+        if isinstance(data, str):
+            return cls(text=data)
+        if not isinstance(data, Mapping):
+            raise ScriptError(f"{where}: a turn must be a JSON object, got {type(data).__name__}")
+        unknown = set(data) - TURN_KEYS
+        if unknown:
+            raise ScriptError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: "
+                              f"{sorted(TURN_KEYS)}")
+        for key in ("text", "thinking"):
+            if not isinstance(data.get(key, ""), str):
+                raise ScriptError(f"{where}: {key!r} must be a string")
+        calls = data.get("tool_calls", [])
+        if not isinstance(calls, list):
+            raise ScriptError(f"{where}: 'tool_calls' must be a list")
+        parsed = []
+        for i, call in enumerate(calls):
+            if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+                raise ScriptError(f"{where}: tool_calls[{i}] needs a string 'name'")
+            args = call.get("arguments", {})
+            if not isinstance(args, Mapping):
+                raise ScriptError(f"{where}: tool_calls[{i}].arguments must be an object")
+            parsed.append(ScriptedToolCall(call["name"], dict(args), call.get("id")))
+        usage = None
+        if "usage" in data:
+            raw = data["usage"]
+            if not isinstance(raw, Mapping) or not all(
+                isinstance(raw.get(k, 0), int) for k in ("input_tokens", "output_tokens")
+            ):
+                raise ScriptError(f"{where}: 'usage' must hold integer input_tokens and "
+                                  "output_tokens")
+            usage = Usage(raw.get("input_tokens", 0), raw.get("output_tokens", 0),
+                          raw.get("cache_read_tokens", 0), raw.get("cache_write_tokens", 0))
+        return cls(data.get("text", ""), data.get("thinking", ""), tuple(parsed), usage)
+
+    def events(self, call_prefix: str) -> Iterator[StreamEvent]:
+        """The stream a provider would send for this turn."""
+        if self.thinking:
+            yield ReasoningDelta(self.thinking)
+        if self.text:
+            yield TextDelta(self.text)
+        for index, call in enumerate(self.tool_calls):
+            call_id = call.id or f"{call_prefix}_{index}"
+            yield ToolCallStart(index, call_id, call.name)
+            yield ToolCallDelta(index, json.dumps(call.arguments))
+            yield ToolCallEnd(index, call_id, call.name, call.arguments)
+        if self.usage is not None:
+            yield UsageReport(self.usage)
+        yield Done("tool_use" if self.tool_calls else "end_turn")
+
+
+def load_script(path: Path) -> list[ScriptedTurn]:
+    """Read a JSONL script; every bad line is an error naming file and line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ScriptError(f"scripted model file {path} does not exist") from None
+    except OSError as exc:
+        raise ScriptError(f"cannot read scripted model file {path}: {exc}") from None
+    turns = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ScriptError(f"{path}:{number}: invalid JSON ({exc.msg} at column "
+                              f"{exc.colno})") from None
+        turns.append(ScriptedTurn.parse(data, f"{path}:{number}"))
+    return turns
+
+
+def parse_turns(turns: Sequence[Any], where: str = "script") -> list[ScriptedTurn]:
+    return [ScriptedTurn.parse(t, f"{where}[{i}]") for i, t in enumerate(turns)]

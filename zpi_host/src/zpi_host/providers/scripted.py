@@ -1,0 +1,48 @@
+"""The ``scripted`` provider: replays a JSONL script, one assistant turn per request.
+
+``--model scripted:PATH`` is the offline default of the README's demo and of the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from .base import ModelRequest, StreamEvent
+from .script import ScriptedTurn, ScriptError, load_script
+
+
+class ScriptedProvider:
+    """Answers request N with turn N; asking past the end is a clear error."""
+
+    name = "scripted"
+
+    def __init__(self, turns: list[ScriptedTurn], source: str) -> None:
+        self.model = source
+        self._turns = turns
+        self._next = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns) - self._next
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if self._next >= len(self._turns):
+            raise ScriptError(
+                f"scripted model {self.model} has {len(self._turns)} turn(s) and the session "
+                f"asked for turn {self._next + 1}; add turns to the script or lower --max-turns"
+            )
+        turn = self._turns[self._next]
+        self._next += 1
+        for event in turn.events(f"call_{self._next}"):
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+
+def create_scripted_provider(model: str) -> ScriptedProvider:
+    """``scripted:PATH`` -> a provider replaying PATH; errors name the file and line."""
+    if not model:
+        raise ScriptError("the scripted model needs a file: --model scripted:PATH")
+    path = Path(model).expanduser()
+    return ScriptedProvider(load_script(path), str(path))

@@ -1,0 +1,210 @@
+"""AgentSession: the state of one conversation and the API embedding programs call.
+
+The loop (``loop.py``) does the work of a run; the session owns what persists between runs:
+history, tools, model, usage, subscribers, and the abort handle.
+"""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .errors import UsageError
+from .events import Event
+from .messages import Message, Usage
+
+if TYPE_CHECKING:
+    from .plugins import PluginHost
+    from .providers.base import Provider
+    from .tools.base import Tool
+    from .tools.file_state import FileReadState
+
+Subscriber = Callable[[Event], Awaitable[None] | None]
+
+
+@attrs.frozen
+class RunResult:
+    """The outcome of one ``run()``: what ``--output-format json`` prints."""
+
+    result: str
+    is_error: bool
+    num_turns: int
+    session_id: str
+    usage: Usage
+    duration_ms: int
+    stop_reason: str
+    total_cost_usd: float = 0.0
+    model_usage: Mapping[str, Usage] = attrs.field(factory=dict)
+    error: str | None = None
+
+
+class HistoryView(Sequence[Message]):
+    """A read-only, copy-free view of the history as it was when the view was made."""
+
+    __slots__ = ("_items", "_len")
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items, self._len = items, len(items)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._items[: self._len][index]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("history index out of range")
+        return self._items[index]
+
+
+class SessionView:
+    """What hooks and tools may read about a session; they cannot change it through this."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, session: AgentSession) -> None:
+        self._s = session
+
+    @property
+    def session_id(self) -> str:
+        return self._s.session_id
+
+    @property
+    def cwd(self) -> Path:
+        return self._s.cwd
+
+    @property
+    def model(self) -> str:
+        return f"{self._s.provider.name}:{self._s.provider.model}"
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return HistoryView(self._s.messages)
+
+    @property
+    def usage(self) -> Usage:
+        return self._s.usage
+
+    @property
+    def system_prompt(self) -> str:
+        return self._s.system_prompt
+
+    @property
+    def is_running(self) -> bool:
+        return self._s.is_running
+
+
+class AgentSession:
+    """One conversation with a model, its tools and plugins."""
+
+    def __init__(
+        self,
+        *,
+        host: PluginHost,
+        provider: Provider,
+        tools: Sequence[Tool],
+        system_prompt: str,
+        cwd: Path,
+        file_state: FileReadState,
+        settings: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        max_turns: int | None = None,
+        reasoning_level: str | None = None,
+        spill_dir: Path | None = None,
+    ) -> None:
+        self.host = host
+        self.provider = provider
+        self.tools: dict[str, Tool] = {t.name: t for t in tools}
+        self.system_prompt = system_prompt
+        self.cwd = cwd
+        self.file_state = file_state
+        self.settings: Mapping[str, Any] = settings or {}
+        self.session_id = session_id or str(uuid.uuid4())
+        self.max_turns = max_turns
+        self.reasoning_level = reasoning_level
+        self.spill_dir = spill_dir
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self.model_usage: dict[str, Usage] = {}
+        self.view = SessionView(self)
+        self.is_running = False
+        self._subscribers: list[Subscriber] = []
+        self._queued: list[str] = []
+        self._cancel_scope: Any = None
+        self._disposed = False
+
+    # ------------------------------------------------------------------ events
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event (sync or async). Returns an unsubscribe
+        function. An exception from a subscriber stops the run with that error."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    @property
+    def wants_events(self) -> bool:
+        return bool(self._subscribers) or self.host.hooks.has_implementations("zpi_event")
+
+    async def emit(self, event: Event) -> None:
+        await self.host.hooks.event(self.view, event)
+        for callback in list(self._subscribers):
+            value = callback(event)
+            if inspect.isawaitable(value):
+                await value
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, prompt: str) -> RunResult:
+        """Send ``prompt`` and run until the model stops, max turns, an error or ``abort()``."""
+        if self._disposed:
+            raise UsageError("this session was disposed; create a new one")
+        if self.is_running:
+            raise UsageError("a run is already in progress; use queue() to add input to it")
+        from .loop import AgentLoop
+
+        self.is_running = True
+        try:
+            return await AgentLoop(self).run(prompt)
+        finally:
+            self.is_running = False
+            self._cancel_scope = None
+
+    def queue(self, text: str) -> None:
+        """Add user input during a run; it reaches the model at the next safe point (after the
+        current tool batch), or starts the next turn when the model would stop."""
+        self._queued.append(text)
+
+    def take_queued(self) -> list[str]:
+        queued, self._queued = self._queued, []
+        return queued
+
+    def abort(self) -> None:
+        """Cancel the current run: model streaming stops, running tools (and their processes)
+        are cancelled; the history stays consistent."""
+        if self._cancel_scope is not None:
+            self._cancel_scope.cancel()
+
+    def record_usage(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+        key = f"{self.provider.name}/{self.provider.model}"
+        self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
+
+    async def dispose(self) -> None:
+        """Release subscriptions and the provider's connections; aborts a running run."""
+        self.abort()
+        self._subscribers.clear()
+        if not self._disposed:
+            self._disposed = True
+            await self.provider.aclose()

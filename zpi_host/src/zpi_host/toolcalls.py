@@ -1,0 +1,170 @@
+"""Executing one tool call: validate, ask the hooks, run, protect the output, report.
+
+Every failure becomes an error result the model can read; nothing here raises except
+cancellation, so one bad call never ends a run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import TYPE_CHECKING, Any
+
+from .events import ToolEnd, ToolStart, ToolUpdateEvent
+from .messages import ContextMessage, ToolResultMessage
+from .tools.base import (
+    TextContent,
+    ToolArgumentError,
+    ToolCall,
+    ToolContext,
+    ToolFailure,
+    ToolResult,
+    ToolUpdate,
+)
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+DEFAULT_OUTPUT_LIMIT = 32 * 1024
+
+
+def is_parallel_safe(session: AgentSession, name: str) -> bool:
+    tool = session.tools.get(name)
+    return tool is not None and tool.metadata.read_only and tool.metadata.concurrency_safe
+
+
+class ToolCallRunner:
+    """Runs calls for one session; ``contexts`` collects what hooks added for the model."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.hooks = session.host.hooks
+        self.contexts: list[ContextMessage] = []
+        self._tool_hooks = self.hooks.tool_hooks_registered
+        limit = session.settings.get("tools", {}).get("output_limit_bytes", DEFAULT_OUTPUT_LIMIT)
+        self.output_limit = int(limit)
+
+    async def run(self, call: ToolCall) -> ToolResultMessage:
+        session = self.session
+        events = session.wants_events
+        if events:
+            await session.emit(ToolStart(call.id, call.name, dict(call.arguments)))
+        started = time.perf_counter()
+        result = await self._execute(call)
+        if result.is_error and self._tool_hooks:
+            for context in await self.hooks.tool_failed(session.view, call, result):
+                self.contexts.append(ContextMessage(context.value, context.plugin))
+        elif self._tool_hooks:
+            patch = await self.hooks.after_tool(session.view, call, result)
+            if patch.content is not None:
+                result = ToolResult((TextContent(patch.content),), result.is_error, result.details)
+            self.contexts.extend(ContextMessage(c.value, c.plugin) for c in patch.contexts)
+        details = dict(result.details or {})
+        details.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
+        message = ToolResultMessage(call.id, call.name, result.content, result.is_error, details)
+        if events:
+            await session.emit(ToolEnd(message))
+        return message
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        session = self.session
+        tool = session.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(session.tools)) or "none"
+            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
+        try:
+            prepared = tool.prepare_arguments(call.arguments)
+        except ToolArgumentError as exc:
+            return ToolResult.error(str(exc))
+        if self._tool_hooks:
+            decision = await self.hooks.before_tool(session.view, call, tool)
+            self.contexts.extend(ContextMessage(c.value, c.plugin) for c in decision.contexts)
+            if decision.behavior in ("deny", "ask"):
+                # Without an approver (permissions arrive with the permission system), "ask"
+                # cannot be answered here, so it is treated as a denial and says so.
+                why = decision.reason or "no reason given"
+                prefix = "denied by a hook" if decision.behavior == "deny" else (
+                    "needs approval and no approver is configured")
+                return ToolResult.error(f"tool call {prefix}: {why}",
+                                        details={"denied": True})
+            if decision.updated_input is not None:
+                try:
+                    prepared = tool.prepare_arguments(decision.updated_input)
+                except ToolArgumentError as exc:
+                    return ToolResult.error(f"a hook replaced the input with invalid arguments: "
+                                            f"{exc}")
+        try:
+            value = await self._invoke(tool, prepared, call)
+        except ToolFailure as exc:
+            return ToolResult.error(str(exc), details=exc.details)
+        except ToolArgumentError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a crashing tool is reported, not fatal
+            return ToolResult.error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}",
+                                    details={"exception": type(exc).__name__})
+        if not isinstance(value, ToolResult):
+            return ToolResult.error(
+                f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult")
+        from .tools.output import protect_result
+
+        return protect_result(value, limit_bytes=self.output_limit, spill_dir=session.spill_dir)
+
+    async def _invoke(self, tool: Any, prepared: Any, call: ToolCall) -> Any:
+        """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
+        progress updates into events while it runs."""
+        if not self.session.wants_events:
+            value = tool.execute(prepared, self._context(call, lambda update: None))
+            return await value if inspect.isawaitable(value) else value
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
+
+        def on_update(update: ToolUpdate) -> None:
+            try:
+                send.send_nowait(update)
+            except anyio.WouldBlock:  # a slow subscriber drops progress, never output
+                pass
+
+        async def pump() -> None:
+            async with receive:
+                async for update in receive:
+                    await self.session.emit(ToolUpdateEvent(update.call_id, update.text))
+
+        value: Any = None
+        error: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            try:
+                value = tool.execute(prepared, self._context(call, on_update))
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:  # re-raised outside, so the task group does not wrap it
+                error = exc
+            finally:
+                send.close()
+        if error is not None:
+            raise error
+        return value
+
+    def _context(self, call: ToolCall, on_update: Any) -> ToolContext:
+        session = self.session
+        return ToolContext(
+            cwd=session.cwd,
+            call_id=call.id,
+            model=session.view.model,
+            reasoning_level=session.reasoning_level,
+            session=session.view,
+            system_prompt=session.system_prompt,
+            file_state=session.file_state,
+            spill_dir=session.spill_dir,
+            is_idle=lambda: not session.is_running,
+            get_tool=session.tools.get,
+            on_update=on_update,
+        )
+
+
+def interrupted_result(call: Any) -> ToolResultMessage:
+    """The result recorded for a call that was cut off by an abort (never re-run)."""
+    return ToolResultMessage(call.id, call.name, (TextContent(
+        "interrupted: the run was aborted before this tool call finished"),), True,
+        {"interrupted": True})

@@ -1,0 +1,196 @@
+"""The tool model: what a tool is, what it is called with, what it returns.
+
+A :class:`Tool` pairs a JSON-Schema description (what the model sees) with two callables:
+``prepare`` turns the model's raw JSON arguments into what ``execute`` takes, raising
+:class:`ToolArgumentError` with the field and the problem when they do not fit, and
+``execute`` does the work. Both the loop and hooks that replace a call's input go through
+``prepare``, so a replaced input is validated exactly like the model's.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from ..errors import ZpiError
+
+if TYPE_CHECKING:
+    from .file_state import FileReadState
+
+
+class ToolArgumentError(ZpiError):
+    """Arguments that do not fit the tool's schema; the message is shown to the model."""
+
+    def __init__(self, tool: str, field: str | None, problem: str) -> None:
+        where = f"argument {field!r}" if field else "arguments"
+        super().__init__(f"invalid {where} for tool {tool!r}: {problem}")
+        self.tool, self.field, self.problem = tool, field, problem
+
+
+class ToolFailure(ZpiError):
+    """Raised by a tool's ``execute`` for an expected failure; becomes an error result whose
+    text is this message (no traceback), with optional structured ``details``."""
+
+    def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+@attrs.frozen
+class TextContent:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@attrs.frozen
+class ImageContent:
+    """An image for the model: base64 data and its MIME type."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = "image"
+
+    @classmethod
+    def from_bytes(cls, data: bytes, mime_type: str) -> ImageContent:
+        return cls(base64.b64encode(data).decode("ascii"), mime_type)
+
+
+Content = TextContent | ImageContent
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool returns. ``details`` is structured data for programs and transcripts; it is
+    never sent to the model."""
+
+    content: tuple[Content, ...] = ()
+    is_error: bool = False
+    details: Mapping[str, Any] | None = None
+
+    @classmethod
+    def text(cls, text: str, *, details: Mapping[str, Any] | None = None) -> ToolResult:
+        return cls((TextContent(text),), False, details)
+
+    @classmethod
+    def error(cls, message: str, *, details: Mapping[str, Any] | None = None) -> ToolResult:
+        return cls((TextContent(message),), True, details)
+
+    @property
+    def text_content(self) -> str:
+        """All text blocks joined (images omitted)."""
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+
+@attrs.frozen
+class ToolMetadata:
+    """How the loop may schedule a tool: read-only and concurrency-safe calls run in parallel."""
+
+    read_only: bool = False
+    concurrency_safe: bool = False
+    side_effects: bool = True
+    interactive: bool = False
+
+
+@attrs.frozen
+class ToolCall:
+    """One call the model asked for."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define
+class ToolUpdate:
+    """Progress a running tool reports (bash output so far ...); emitted as an event."""
+
+    call_id: str
+    text: str
+
+
+@attrs.define(kw_only=True)
+class ToolContext:
+    """What a running tool may know about its session. Built by the loop for each call."""
+
+    cwd: Path
+    call_id: str = ""
+    model: str | None = None
+    reasoning_level: str | None = None
+    session: Any = None
+    system_prompt: str = ""
+    file_state: FileReadState | None = None
+    spill_dir: Path | None = None
+    cancel_scope: Any = None
+    is_idle: Callable[[], bool] = lambda: False
+    get_tool: Callable[[str], Tool | None] = lambda name: None
+    on_update: Callable[[ToolUpdate], None] = lambda update: None
+    env: Mapping[str, str] | None = None
+
+    def resolve_path(self, path: str) -> Path:
+        """A tool argument path, relative to the session cwd, made absolute (not resolved
+        through symlinks: permission checks do that)."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+    def update(self, text: str) -> None:
+        self.on_update(ToolUpdate(self.call_id, text))
+
+
+Prepare = Callable[[Mapping[str, Any]], Any]
+Execute = Callable[[Any, ToolContext], "ToolResult | Awaitable[ToolResult]"]
+
+
+def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
+    """The default ``prepare``: a JSON-Schema object check of required and known fields and
+    their basic types. Tools built with ``@tool`` use cattrs instead."""
+    if not isinstance(args, Mapping):
+        raise ToolArgumentError(tool, None, f"expected a JSON object, got {type(args).__name__}")
+    props: Mapping[str, Any] = schema.get("properties", {})
+    for name in schema.get("required", ()):
+        if name not in args:
+            raise ToolArgumentError(tool, name, "is required")
+    if schema.get("additionalProperties", True) is False:
+        for name in args:
+            if name not in props:
+                raise ToolArgumentError(tool, name, f"is not a parameter (known: {', '.join(props)})")
+    types = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
+             "array": list, "object": Mapping}
+    for name, value in args.items():
+        expected = props.get(name, {}).get("type")
+        py = types.get(expected) if isinstance(expected, str) else None
+        if py is None or value is None:
+            continue
+        if isinstance(value, bool) and expected in ("integer", "number"):
+            raise ToolArgumentError(tool, name, f"expected {expected}, got boolean")
+        if not isinstance(value, py):
+            raise ToolArgumentError(tool, name, f"expected {expected}, got {type(value).__name__}")
+    return dict(args)
+
+
+@attrs.frozen
+class Tool:
+    """A tool the model can call."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    execute: Execute
+    metadata: ToolMetadata = ToolMetadata()
+    output_schema: Mapping[str, Any] | None = None
+    prepare: Prepare | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):
+            raise ValueError(
+                f"tool name {self.name!r} must be non-empty letters, digits, '_' or '-'"
+            )
+
+    def prepare_arguments(self, arguments: Mapping[str, Any]) -> Any:
+        """Validate and convert the model's arguments; raises :class:`ToolArgumentError`."""
+        if self.prepare is not None:
+            return self.prepare(arguments)
+        return _check_object(self.name, self.parameters, arguments)
