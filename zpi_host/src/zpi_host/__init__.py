@@ -21,8 +21,19 @@ if TYPE_CHECKING:
     from .errors import HookAnswerError, HookError, PluginLoadError, UsageError, ZpiError
     from .hookspecs import hookimpl, hookspec
     from .plugins import PluginConfig, PluginHost
+    from .assembly import create_session
+    from .session import AgentSession
+    from .tools.base import Tool, ToolContext, ToolMetadata, ToolResult
+    from .tools.decorator import tool
 
 _LAZY: dict[str, str] = {
+    "tool": "tools.decorator",
+    "Tool": "tools.base",
+    "ToolContext": "tools.base",
+    "ToolMetadata": "tools.base",
+    "ToolResult": "tools.base",
+    "create_session": "assembly",
+    "AgentSession": "session",
     "hookimpl": "hookspecs",
     "hookspec": "hookspecs",
     "PluginHost": "plugins",

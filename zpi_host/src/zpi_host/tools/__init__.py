@@ -15,7 +15,18 @@ from .base import (
     ToolUpdate,
 )
 
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "tool":  # lazily: the decorator is not needed to list or run kernel tools
+        from .decorator import tool
+
+        return tool
+    raise AttributeError(f"module 'zpi_host.tools' has no attribute {name!r}")
+
+
 __all__ = [
     "Content", "ImageContent", "TextContent", "Tool", "ToolArgumentError", "ToolCall",
-    "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate",
+    "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
 ]
