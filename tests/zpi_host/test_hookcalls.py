@@ -16,7 +16,7 @@ from zpi_host.decisions import (
     ToolDecision,
     ToolResultPatch,
 )
-from zpi_host.errors import HookAnswerError, HookError
+from zpi_host.errors import ContextOverflowError, HookAnswerError, HookError
 from zpi_host.plugins import PluginConfig, PluginHost
 
 pytestmark = pytest.mark.anyio
@@ -222,6 +222,8 @@ class Observer:
     def zpi_before_request(self, session, request):
         if request == "too big":
             raise OverflowError("context too large")
+        if request == "guarded":
+            raise ContextOverflowError("over the guard's threshold")
         self.seen.append(("before_request", request))
 
     @hookimpl
@@ -284,6 +286,8 @@ async def test_observers_and_options(zpi_env, zpi_plugins):
     await host.hooks.before_request(None, "req")
     with pytest.raises(HookError, match="plugin 'observer' failed in zpi_before_request"):
         await host.hooks.before_request(None, "too big")
+    with pytest.raises(ContextOverflowError, match="threshold"):  # typed errors pass through
+        await host.hooks.before_request(None, "guarded")
     assert await host.hooks.request_options(None, "req") == {"temperature": 0.9, "seen": "req"}
     await host.hooks.after_compact(None, "compacted")
     starts = await host.hooks.session_start(None, "resume")
@@ -326,8 +330,8 @@ async def test_invalid_answers_name_plugin_and_hook(zpi_env, zpi_plugins, tmp_pa
     host = make_host(zpi_plugins, wrong=WrongAnswers())
     with pytest.raises(HookAnswerError, match="'wrong' gave an invalid answer to zpi_before_tool"):
         await host.hooks.before_tool(None, "c", "t")
-    with pytest.raises(HookAnswerError, match="zpi_request_options"):
-        await host.hooks.request_options(None, "r")
+    assert await host.hooks.request_options(None, "r") == {}  # reported and skipped
+    assert "zpi_request_options" in host.hooks.diagnostics[-1].message
     with pytest.raises(HookAnswerError, match="expected a list, got str"):
         await host.hooks.register_tools(tmp_path, {})
     with pytest.raises(HookAnswerError, match="expected str or None, got int"):

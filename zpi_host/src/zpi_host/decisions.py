@@ -254,11 +254,17 @@ def collect_texts(answers: Sequence[Attributed], hook: str) -> tuple[Attributed,
     return tuple(out)
 
 
-def merge_options(answers: Sequence[Attributed]) -> dict[str, Any]:
-    """``zpi_request_options``: mappings merged in call order, later keys win."""
+def merge_options(
+    answers: Sequence[Attributed], report: Callable[[HookAnswerError], None]
+) -> dict[str, Any]:
+    """``zpi_request_options``: mappings merged in call order, later keys win; an answer that
+    is not a mapping is reported through ``report`` and skipped."""
     merged: dict[str, Any] = {}
     for answer in answers:
-        merged.update(_expect(answer, "zpi_request_options", Mapping))
+        try:
+            merged.update(_expect(answer, "zpi_request_options", Mapping))
+        except HookAnswerError as exc:
+            report(exc)
     return merged
 
 

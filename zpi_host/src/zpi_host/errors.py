@@ -45,3 +45,11 @@ class HookAnswerError(ZpiError):
         self.plugin = plugin
         self.hook = hook
         self.problem = problem
+
+
+class ContextOverflowError(ZpiError):
+    """The conversation no longer fits the model's context window.
+
+    Raised by a provider that reports a context-length error, or by a ``zpi_before_request``
+    implementation (a context guard); the loop answers it by compacting and retrying once.
+    """

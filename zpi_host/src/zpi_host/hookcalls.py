@@ -31,7 +31,7 @@ from .decisions import (
     combine_tool_decisions,
     merge_options,
 )
-from .errors import HookAnswerError, HookError
+from .errors import HookAnswerError, HookError, ZpiError
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
@@ -240,11 +240,19 @@ class HookCalls:
     # ------------------------------------------------------------------------- requests
 
     async def before_request(self, session: Any, request: Any) -> None:
-        await self._observe("zpi_before_request", {"session": session, "request": request})
+        """Typed host errors (``ContextOverflowError`` ...) pass through unwrapped so the loop
+        can act on them; anything else is a HookError naming the plugin."""
+        try:
+            await self._observe("zpi_before_request", {"session": session, "request": request})
+        except HookError as exc:
+            if isinstance(exc.cause, ZpiError):
+                raise exc.cause from exc
+            raise
 
     async def request_options(self, session: Any, request: Any) -> dict[str, Any]:
         return merge_options(
-            await self._answers("zpi_request_options", {"session": session, "request": request})
+            await self._answers("zpi_request_options", {"session": session, "request": request}),
+            self.report,
         )
 
     # ------------------------------------------------------------------------- compaction
