@@ -134,7 +134,8 @@ async def test_unknown_tool_and_invalid_arguments_become_error_results(
     assert result.result == "recovered"
     errors = [m for m in session.messages if isinstance(m, ToolResultMessage)]
     assert all(e.is_error for e in errors)
-    assert "unknown tool 'nope'; available tools: bash, edit, look, poke, read, write" in errors[0].content[0].text
+    assert "unknown tool 'nope'; available tools: bash, edit, look, poke, read, write" in \
+        errors[0].content[0].text
     assert "invalid argument 'tag' for tool 'look': expected string, got int" in \
         errors[1].content[0].text
     assert "argument 'tag'" in errors[2].content[0].text and "required" in \

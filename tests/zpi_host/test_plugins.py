@@ -46,7 +46,8 @@ def test_entry_point_plugin_loads(zpi_env, zpi_dist):
 
 
 def test_import_error_is_isolated(zpi_env, zpi_dist):
-    zpi_dist.install("broken", {"broken_mod": "import no_such_module_xyz\n"}, {"broken": "broken_mod"})
+    zpi_dist.install("broken", {"broken_mod": "import no_such_module_xyz\n"},
+                     {"broken": "broken_mod"})
     zpi_dist.install("fine", {"fine_mod": OK_PLUGIN}, {"fine": "fine_mod"})
     host = PluginHost(only("broken", "fine")).load()
     assert host.get("broken").status == "failed"
@@ -129,7 +130,8 @@ def zpi_load_plugins(host):
 
 @pytest.mark.parametrize("fail", [False, True])
 def test_load_plugins_registers_children_and_cleans_up_on_failure(zpi_env, zpi_dist, fail):
-    zpi_dist.install("loader", {"loader_mod": f"FAIL = {fail}\n" + LOADER}, {"loader": "loader_mod"})
+    zpi_dist.install("loader", {"loader_mod": f"FAIL = {fail}\n" + LOADER},
+                     {"loader": "loader_mod"})
     zpi_dist.install("bystander", {"bystander_mod": OK_PLUGIN}, {"bystander": "bystander_mod"})
     host = PluginHost(only("loader", "bystander")).load()
     turn_start = [i.plugin_name for i in host.hooks.implementations("zpi_turn_start")]

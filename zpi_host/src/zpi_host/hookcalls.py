@@ -47,7 +47,7 @@ TOOL_HOOKS = ("zpi_before_tool", "zpi_after_tool", "zpi_tool_failed")
 class Diagnostic:
     """A problem with a plugin's answer that was handled (logged) rather than raised."""
 
-    __slots__ = ("plugin", "hook", "message")
+    __slots__ = ("hook", "message", "plugin")
 
     def __init__(self, plugin: str, hook: str, message: str) -> None:
         self.plugin, self.hook, self.message = plugin, hook, message
@@ -79,7 +79,7 @@ def run_sync(awaitable: Awaitable[T] | T) -> T:
     def worker() -> None:
         try:
             box["value"] = asyncio.run(finish())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             box["error"] = exc
 
     thread = threading.Thread(target=worker, name="zpi-run-sync")
@@ -159,7 +159,7 @@ class HookCalls:
         ``hooks`` has an ``async def`` implementation, no event loop is started at all."""
         if any(inspect.iscoroutinefunction(i.function)
                for hook in hooks for i in self.implementations(hook)):
-            return run_sync(coro)
+            return run_sync(coro)  # type: ignore[arg-type]
         try:
             coro.send(None)
         except StopIteration as stop:
@@ -375,7 +375,7 @@ async def collect_contributions(
         kwargs: dict[str, Any] = {"cwd": cwd, "settings": settings}
         for impl in calls.implementations(hook):
             try:
-                value = await calls._call(impl, hook, kwargs)  # noqa: SLF001 - same module family
+                value = await calls._call(impl, hook, kwargs)
             except HookError as exc:
                 failed.setdefault(impl.plugin_name, str(exc))
                 continue

@@ -54,7 +54,7 @@ DEFAULT_MAX_STOP_CONTINUATIONS = 8
 
 
 class _Outcome:
-    __slots__ = ("text", "stop_reason", "error")
+    __slots__ = ("error", "stop_reason", "text")
 
     def __init__(self, text: str, stop_reason: str, error: str | None = None) -> None:
         self.text, self.stop_reason, self.error = text, stop_reason, error
@@ -83,7 +83,7 @@ class AgentLoop:
         usage_before, model_usage_before = s.usage, dict(s.model_usage)
         outcome: _Outcome | None = None
         with anyio.CancelScope() as scope:
-            s._cancel_scope = scope  # noqa: SLF001 - the session's abort handle
+            s._cancel_scope = scope
             try:
                 outcome = await self._run(prompt)
             except ZpiError as exc:
@@ -270,7 +270,8 @@ class AgentLoop:
         if not messages or not isinstance(messages[-1], AssistantMessage):
             return
         for call in messages[-1].tool_calls:
-            messages.append(self._results.pop(call.id, None) or interrupted_result(call))
+            done = self._results.pop(call.id, None)
+            messages.append(done if done is not None else interrupted_result(call))
         self._results.clear()
 
 

@@ -64,7 +64,7 @@ def _env_flag(value: str | None) -> bool:
 class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 
-    __slots__ = ("load_only", "disabled", "autoload", "strict", "trace")
+    __slots__ = ("autoload", "disabled", "load_only", "strict", "trace")
 
     def __init__(
         self,
@@ -104,8 +104,15 @@ class PluginRecord:
     """What diagnostics know about one plugin, whether it loaded or not."""
 
     __slots__ = (
-        "name", "source", "distribution", "version", "status", "error",
-        "plugin", "registered_by", "contributes",
+        "contributes",
+        "distribution",
+        "error",
+        "name",
+        "plugin",
+        "registered_by",
+        "source",
+        "status",
+        "version",
     )
 
     def __init__(
@@ -208,7 +215,7 @@ class PluginHost:
         return self
 
     @staticmethod
-    def _kernel_dist() -> dict[str, str]:
+    def _kernel_dist() -> dict[str, Any]:
         from . import __version__
 
         return {"distribution": "zpi-host", "version": __version__}
@@ -246,7 +253,7 @@ class PluginHost:
             return
         try:
             plugin = ep.load()
-        except Exception as exc:  # noqa: BLE001 - any import failure is isolated
+        except Exception as exc:
             self._fail(record, f"import of {ep.value!r} failed: {type(exc).__name__}: {exc}")
             return
         self._register(plugin, record)
@@ -377,7 +384,7 @@ class PluginHost:
                     self._loading_parent = record.name
                     try:
                         run_sync(impl.function(**{a: self for a in impl.argnames}))
-                    except Exception as exc:  # noqa: BLE001 - isolate the failing plugin
+                    except Exception as exc:
                         if isinstance(exc, PluginLoadError) and self.config.strict:
                             raise
                         self.unregister(record.name)

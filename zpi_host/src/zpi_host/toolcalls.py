@@ -6,6 +6,7 @@ cancellation, so one bad call never ends a run.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from typing import TYPE_CHECKING, Any
@@ -99,7 +100,7 @@ class ToolCallRunner:
             return ToolResult.error(str(exc), details=exc.details)
         except ToolArgumentError as exc:
             return ToolResult.error(str(exc))
-        except Exception as exc:  # noqa: BLE001 - a crashing tool is reported, not fatal
+        except Exception as exc:
             return ToolResult.error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}",
                                     details={"exception": type(exc).__name__})
         if not isinstance(value, ToolResult):
@@ -113,17 +114,15 @@ class ToolCallRunner:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
         if not self.session.wants_events:
-            value = tool.execute(prepared, self._context(call, lambda update: None))
-            return await value if inspect.isawaitable(value) else value
+            direct = tool.execute(prepared, self._context(call, lambda update: None))
+            return await direct if inspect.isawaitable(direct) else direct
         import anyio
 
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:
-            try:
+            with contextlib.suppress(anyio.WouldBlock):  # a slow subscriber drops progress
                 send.send_nowait(update)
-            except anyio.WouldBlock:  # a slow subscriber drops progress, never output
-                pass
 
         async def pump() -> None:
             async with receive:

@@ -156,8 +156,9 @@ def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any])
     if schema.get("additionalProperties", True) is False:
         for name in args:
             if name not in props:
-                raise ToolArgumentError(tool, name, f"is not a parameter (known: {', '.join(props)})")
-    types = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
+                known = ", ".join(props)
+                raise ToolArgumentError(tool, name, f"is not a parameter (known: {known})")
+    types: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
              "array": list, "object": Mapping}
     for name, value in args.items():
         expected = props.get(name, {}).get("type")
