@@ -190,6 +190,12 @@ class AgentSession:
         queued, self._queued = self._queued, []
         return queued
 
+    @property
+    def cancel_scope(self) -> Any:
+        """The anyio cancel scope of the current run (None between runs); tools may check
+        ``cancel_scope.cancel_called`` to stop cooperative work early."""
+        return self._cancel_scope
+
     def abort(self) -> None:
         """Cancel the current run: model streaming stops, running tools (and their processes)
         are cancelled; the history stays consistent."""

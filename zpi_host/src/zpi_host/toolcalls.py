@@ -156,6 +156,7 @@ class ToolCallRunner:
             system_prompt=session.system_prompt,
             file_state=session.file_state,
             spill_dir=session.spill_dir,
+            cancel_scope=session.cancel_scope,
             is_idle=lambda: not session.is_running,
             get_tool=session.tools.get,
             on_update=on_update,

@@ -1,0 +1,266 @@
+"""The read tool on real files: numbering, paging limits, images, refusals, read state."""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zpi_host.files import FileFingerprint
+from zpi_host.tools.base import ImageContent, ToolArgumentError, ToolContext, ToolFailure
+from zpi_host.tools.file_state import FileReadState
+from zpi_host.tools.read import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, read_tool
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"
+    b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa75\x81\x84"
+    b"\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(cwd=tmp_path, file_state=FileReadState())
+
+
+def run(ctx: ToolContext, **args: Any):
+    tool = read_tool()
+    return tool.execute(tool.prepare_arguments(args), ctx)
+
+
+def test_metadata_and_schema() -> None:
+    tool = read_tool()
+    assert tool.name == "read"
+    assert tool.metadata.read_only and tool.metadata.concurrency_safe
+    assert not tool.metadata.side_effects
+    assert tool.parameters["required"] == ["path"]
+    assert tool.parameters["additionalProperties"] is False
+
+
+def test_numbered_lines_like_cat_n(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("first\n\tindented\n\nlast")
+    result = run(ctx, path="a.py")
+    assert not result.is_error
+    assert result.text_content == "     1\tfirst\n     2\t\tindented\n     3\t\n     4\tlast"
+    assert result.details == {
+        "path": str(tmp_path / "a.py"), "lines": 4, "start": 1, "end": 4,
+        "truncated": False, "lines_cut": 0,
+    }
+
+
+def test_crlf_and_bom_hidden_from_display(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    assert run(ctx, path="w.txt").text_content == "     1\tone\n     2\ttwo"
+
+
+def test_offset_and_limit(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    result = run(ctx, path="n.txt", offset=4, limit=3)
+    assert result.text_content == (
+        "     4\tline 4\n     5\tline 5\n     6\tline 6\n\n"
+        "[showing lines 4-6 of 10; call read with offset=7 to continue]"
+    )
+    assert result.details["start"] == 4 and result.details["end"] == 6
+    assert result.details["truncated"] is True
+    tail = run(ctx, path="n.txt", offset=10)
+    assert tail.text_content == "    10\tline 10"
+    assert tail.details["truncated"] is False
+
+
+def test_line_limit_with_continuation(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("".join(f"{i}\n" for i in range(1, 5124)))
+    result = run(ctx, path="big.txt")
+    text = result.text_content
+    assert text.endswith("[showing lines 1-2000 of 5123; call read with offset=2001 to continue]")
+    assert text.count("\n") == MAX_LINES + 1  # 2000 lines, a blank line, the notice
+    assert result.details["end"] == 2000
+    # a limit above the maximum is capped, and the continuation works
+    nxt = run(ctx, path="big.txt", offset=2001, limit=10_000)
+    assert nxt.text_content.startswith("  2001\t2001\n")
+    assert "[showing lines 2001-4000 of 5123; call read with offset=4001" in nxt.text_content
+    last = run(ctx, path="big.txt", offset=4001)
+    assert last.details == {
+        "path": str(tmp_path / "big.txt"), "lines": 5123, "start": 4001, "end": 5123,
+        "truncated": False, "lines_cut": 0,
+    }
+
+
+def test_byte_limit_with_continuation(ctx: ToolContext, tmp_path: Path) -> None:
+    line = "x" * 199
+    (tmp_path / "wide.txt").write_text((line + "\n") * 1000)
+    result = run(ctx, path="wide.txt")
+    body, _, notice = result.text_content.rpartition("\n\n")
+    assert len(body.encode()) <= MAX_OUTPUT_BYTES
+    per_line = len(f"{1:>6}\t{line}\n")
+    shown = MAX_OUTPUT_BYTES // per_line
+    assert result.details["end"] == shown
+    assert notice == (
+        f"[showing lines 1-{shown} of 1000 (output limit of 50 KiB reached); "
+        f"call read with offset={shown + 1} to continue]"
+    )
+
+
+def test_long_line_is_cut_with_marker(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "min.js").write_text("a" * 5000 + "\nshort\n")
+    result = run(ctx, path="min.js")
+    first, second = result.text_content.split("\n")
+    assert first == f"     1\t{'a' * MAX_LINE_CHARS}… [line cut: 5000 characters in all]"
+    assert second == "     2\tshort"
+    assert result.details["lines_cut"] == 1
+
+
+def test_empty_file(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "e.txt").write_bytes(b"")
+    result = run(ctx, path="e.txt")
+    assert result.text_content == "[e.txt is empty]"
+    assert result.details["lines"] == 0
+    with pytest.raises(ToolFailure, match=r"offset 2 is past the end of e\.txt, which is empty"):
+        run(ctx, path="e.txt", offset=2)
+
+
+def test_offset_past_end(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    with pytest.raises(ToolFailure, match=r"offset 4 is past the end of s\.txt, which has 3 lines"):
+        run(ctx, path="s.txt", offset=4)
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "problem"),
+    [
+        ({}, "path", "is required"),
+        ({"path": ""}, "path", "must not be empty"),
+        ({"path": "a", "offset": 0}, "offset", "at least 1"),
+        ({"path": "a", "limit": -5}, "limit", "at least 1"),
+        ({"path": "a", "offset": "3"}, "offset", "expected integer"),
+        ({"path": "a", "lines": 3}, "lines", "is not a parameter"),
+    ],
+)
+def test_argument_errors(args: dict[str, Any], field: str, problem: str) -> None:
+    with pytest.raises(ToolArgumentError, match=problem) as info:
+        read_tool().prepare_arguments(args)
+    assert info.value.field == field
+
+
+def test_missing_file_suggests_similar_names(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("x")
+    with pytest.raises(ToolFailure, match=r"file not found: config\.yml; did you mean .*config"
+                                          r"\.yaml\?"):
+        run(ctx, path="config.yml")
+    with pytest.raises(ToolFailure, match=r"file not found: nope/x\.txt \(directory .* does"):
+        run(ctx, path="nope/x.txt")
+
+
+def test_directory_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    with pytest.raises(ToolFailure, match=r"src is a directory, not a file; use bash `ls -la src`"):
+        run(ctx, path="src")
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [(b"ELF\x00\x01\x02" + b"x" * 100, "binary file (106 bytes)"),
+     (b"caf\xe9 latin-1\n", "not valid UTF-8 at byte 3")],
+)
+def test_binary_refused(ctx: ToolContext, tmp_path: Path, data: bytes, why: str) -> None:
+    (tmp_path / "blob.dat").write_bytes(data)
+    with pytest.raises(ToolFailure, match=r"blob\.dat is a binary file") as info:
+        run(ctx, path="blob.dat")
+    assert why in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "mime"),
+    [
+        ("pic.dat", PNG, "image/png"),  # by content, not the name
+        ("photo.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 20, "image/jpeg"),
+        ("anim.gif", b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", "image/gif"),
+        ("w.webp", b"RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00" + b"\x00" * 13, "image/webp"),
+    ],
+)
+def test_images(ctx: ToolContext, tmp_path: Path, name: str, data: bytes, mime: str) -> None:
+    (tmp_path / name).write_bytes(data)
+    result = run(ctx, path=name)
+    image = result.content[0]
+    assert isinstance(image, ImageContent)
+    assert image.mime_type == mime
+    assert base64.b64decode(image.data) == data
+    assert result.text_content == f"Image {name} ({mime}, {len(data)} bytes)"
+    assert ctx.file_state is not None and ctx.file_state.get(tmp_path / name) is not None
+
+
+def test_image_extension_without_image_bytes_is_binary(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "not-really.png").write_bytes(b"\x00\x01 just bytes")
+    with pytest.raises(ToolFailure, match="binary file"):
+        run(ctx, path="not-really.png")
+
+
+def test_records_fingerprint_even_for_partial_read(ctx: ToolContext, tmp_path: Path) -> None:
+    p = tmp_path / "big.txt"
+    p.write_text("x\n" * 3000)
+    run(ctx, path=str(p), limit=1)
+    assert ctx.file_state is not None
+    assert ctx.file_state.get(p) == FileFingerprint.of(p)
+    assert ctx.file_state.check_fresh(p) == FileFingerprint.of(p)
+
+
+def test_works_without_file_state(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hi\n")
+    result = run(ToolContext(cwd=tmp_path), path="a.txt")
+    assert result.text_content == "     1\thi"
+
+
+def test_parallel_reads_share_one_state(ctx: ToolContext, tmp_path: Path) -> None:
+    for i in range(40):
+        (tmp_path / f"f{i}.txt").write_text(f"file {i}\n")
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            run(ctx, path=f"f{i}.txt")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert ctx.file_state is not None and len(ctx.file_state) == 40
+
+
+def test_symlink_and_relative_spellings_are_one_file(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("x\n")
+    os.symlink(tmp_path / "real.txt", tmp_path / "link.txt")
+    run(ctx, path="link.txt")
+    assert ctx.file_state is not None
+    assert ctx.file_state.get(tmp_path / "real.txt") is not None
+    assert ctx.file_state.get(tmp_path / "sub" / ".." / "real.txt") is not None
+
+
+def test_too_large_image_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "huge.png").write_bytes(PNG + b"\x00" * (5 * 1024 * 1024))
+    with pytest.raises(ToolFailure, match=r"huge\.png is an image \(image/png, \d+ bytes\), larger "
+                                          r"than the 5 MiB a model accepts"):
+        run(ctx, path="huge.png")
+
+
+def test_too_large_file_refused_without_reading(ctx: ToolContext, tmp_path: Path) -> None:
+    with open(tmp_path / "sparse.log", "wb") as f:
+        f.truncate(300 * 1024 * 1024)  # sparse: no real disk use
+    with pytest.raises(ToolFailure, match=r"sparse\.log is 314572800 bytes, more than read "
+                                          r"handles .*`head -n 100 sparse\.log`"):
+        run(ctx, path="sparse.log")
+    assert ctx.file_state is not None and ctx.file_state.get(tmp_path / "sparse.log") is None
+
+
+def test_fifo_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolFailure, match="pipe is not a regular file"):
+        run(ctx, path="pipe")

@@ -1,0 +1,259 @@
+"""The ``read`` tool: a text file as numbered lines (in pages the model can continue), or an
+image as an image block. Every read is recorded in the session's file-read state so that write
+and edit can tell the model has seen the file."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..files import read_with_fingerprint
+from .base import (
+    ImageContent,
+    TextContent,
+    Tool,
+    ToolArgumentError,
+    ToolContext,
+    ToolFailure,
+    ToolMetadata,
+    ToolResult,
+    _check_object,
+)
+
+MAX_LINES = 2000
+MAX_OUTPUT_BYTES = 50 * 1024
+MAX_LINE_CHARS = 2000
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+BINARY_SNIFF_BYTES = 8192
+UTF8_BOM = "\ufeff"
+
+PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File to read, absolute or relative to the working directory.",
+        },
+        "offset": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "1-based line to start at (default 1).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Most lines to show (default and maximum {MAX_LINES}).",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+DESCRIPTION = f"""Read a file from the workspace.
+Text files come back as numbered lines (line number, a tab, the line), at most {MAX_LINES} lines
+or {MAX_OUTPUT_BYTES // 1024} KiB per call; the output then says which offset continues it.
+Lines longer than {MAX_LINE_CHARS} characters are cut. PNG, JPEG, GIF and WebP images come back
+as images. Binary files and directories are refused. A file must be read before write or edit
+may change it."""
+
+
+def read_tool() -> Tool:
+    """The kernel ``read`` tool."""
+    return Tool(
+        name="read",
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        execute=execute_read,
+        metadata=ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False),
+        prepare=prepare_read,
+    )
+
+
+def prepare_read(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema check plus what JSON-Schema types cannot say (non-empty, minimums)."""
+    checked: dict[str, Any] = _check_object("read", PARAMETERS, args)
+    if not checked["path"]:
+        raise ToolArgumentError("read", "path", "must not be empty")
+    for name in ("offset", "limit"):
+        value = checked.get(name)
+        if value is not None and value < 1:
+            raise ToolArgumentError("read", name, f"must be at least 1, got {value}")
+    return checked
+
+
+def sniff_image(data: bytes) -> str | None:
+    """The MIME type of an image the models accept, from its magic bytes (not its name)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """``path`` relative to the working directory when inside it, else absolute."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def check_regular_file(path: Path, shown: str, tool: str) -> None:
+    """Refuse missing paths, directories and special files with a message that says what to
+    do instead (shared by read, write and edit)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ToolFailure(_missing_message(path, shown, tool), {"path": str(path)}) from None
+    except OSError as exc:
+        raise ToolFailure(f"cannot access {shown}: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            f"{shown} is a directory, not a file; use bash `ls -la {shown}` to list it",
+            {"path": str(path)},
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolFailure(
+            f"{shown} is not a regular file (a device, socket or pipe); {tool} works on files",
+            {"path": str(path)},
+        )
+
+
+def _missing_message(path: Path, shown: str, tool: str) -> str:
+    parent = path.parent
+    if not parent.is_dir():
+        return f"file not found: {shown} (directory {parent} does not exist)"
+    message = f"file not found: {shown}"
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        names = []
+    similar = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    if similar:
+        message += "; did you mean " + " or ".join(str(parent / n) for n in similar) + "?"
+    if tool == "edit":
+        message += "; use write to create a new file"
+    return message
+
+
+def decode_text(data: bytes, shown: str) -> str:
+    """UTF-8 text of ``data`` (BOM kept), or a ToolFailure explaining it is binary."""
+    hint = f"use bash to inspect it (e.g. `file {shown}` or `xxd {shown} | head`)"
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise ToolFailure(
+            f"{shown} is a binary file ({len(data)} bytes); {hint}", {"binary": True}
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolFailure(
+            f"{shown} is a binary file ({len(data)} bytes; not valid UTF-8 at byte "
+            f"{exc.start}); {hint}", {"binary": True},
+        ) from None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on LF only (as editors and ``sed -n`` count them), CR of CRLF dropped."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def execute_read(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+    path = ctx.resolve_path(args["path"])
+    shown = display_path(path, ctx.cwd)
+    check_regular_file(path, shown, "read")
+    size = os.path.getsize(path)
+    if size > MAX_FILE_BYTES:
+        raise ToolFailure(
+            f"{shown} is {size} bytes, more than read handles ({MAX_FILE_BYTES} bytes); use "
+            f"bash (e.g. `head -n 100 {shown}` or `grep -n PATTERN {shown}`) to look at parts",
+            {"path": str(path)},
+        )
+    try:
+        data, fingerprint = read_with_fingerprint(path)
+    except OSError as exc:
+        raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc
+    if ctx.file_state is not None:
+        ctx.file_state.record(path, fingerprint)
+    mime = sniff_image(data)
+    if mime is not None:
+        return _image_result(path, shown, data, mime)
+    text = decode_text(data, shown)
+    return _text_result(path, shown, text.removeprefix(UTF8_BOM), args)
+
+
+def _image_result(path: Path, shown: str, data: bytes, mime: str) -> ToolResult:
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ToolFailure(
+            f"{shown} is an image ({mime}, {len(data)} bytes), larger than the "
+            f"{MAX_IMAGE_BYTES // (1024 * 1024)} MiB a model accepts; make a smaller copy "
+            "with bash first", {"path": str(path)},
+        )
+    details = {"path": str(path), "image": mime, "bytes": len(data)}
+    return ToolResult(
+        (ImageContent.from_bytes(data, mime),
+         TextContent(f"Image {shown} ({mime}, {len(data)} bytes)")),
+        details=details,
+    )
+
+
+def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any]) -> ToolResult:
+    lines = split_lines(text)
+    total = len(lines)
+    start = args.get("offset") or 1
+    limit = min(args.get("limit") or MAX_LINES, MAX_LINES)
+    if total == 0:
+        if start > 1:
+            raise ToolFailure(
+                f"offset {start} is past the end of {shown}, which is empty", {"lines": 0}
+            )
+        details = {"path": str(path), "lines": 0, "start": 0, "end": 0, "truncated": False}
+        return ToolResult.text(f"[{shown} is empty]", details=details)
+    if start > total:
+        raise ToolFailure(
+            f"offset {start} is past the end of {shown}, which has {total} lines; use an "
+            f"offset from 1 to {total}", {"path": str(path), "lines": total},
+        )
+    out: list[str] = []
+    used = 0
+    cut_lines = 0
+    byte_limited = False
+    width = max(6, len(str(total)))
+    for number in range(start, min(total, start - 1 + limit) + 1):
+        line = lines[number - 1]
+        if len(line) > MAX_LINE_CHARS:
+            cut_lines += 1
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line)} characters in all]"
+        entry = f"{number:>{width}}\t{line}\n"
+        cost = len(entry.encode("utf-8"))
+        if out and used + cost > MAX_OUTPUT_BYTES:
+            byte_limited = True
+            break
+        out.append(entry)
+        used += cost
+    end = start + len(out) - 1
+    body = "".join(out).rstrip("\n")
+    if end < total:
+        why = f" (output limit of {MAX_OUTPUT_BYTES // 1024} KiB reached)" if byte_limited else ""
+        body += (
+            f"\n\n[showing lines {start}-{end} of {total}{why}; call read with "
+            f"offset={end + 1} to continue]"
+        )
+    details = {
+        "path": str(path), "lines": total, "start": start, "end": end,
+        "truncated": end < total, "lines_cut": cut_lines,
+    }
+    return ToolResult.text(body, details=details)
