@@ -1,0 +1,226 @@
+"""The bash tool with real subprocesses: output, exit codes, timeouts, abort, spills."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure, ToolUpdate
+from zpi_host.tools.bash import _group_alive, bash_tool
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def updates() -> list[ToolUpdate]:
+    return []
+
+
+@pytest.fixture
+def ctx(tmp_path: Path, updates: list[ToolUpdate]) -> ToolContext:
+    return ToolContext(
+        cwd=tmp_path, call_id="call-1", spill_dir=tmp_path / "spill", on_update=updates.append
+    )
+
+
+async def run(ctx: ToolContext, command: str, **extra: object):
+    tool = bash_tool()
+    args = tool.prepare_arguments({"command": command, **extra})
+    return await tool.execute(args, ctx)
+
+
+def assert_group_gone(pgid: int) -> None:
+    """No process of the group runs; zombies may wait a moment for init to reap them."""
+    assert not _group_alive(pgid)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {pgid} survived"
+        time.sleep(0.05)
+
+
+def test_tool_shape() -> None:
+    tool = bash_tool()
+    assert tool.name == "bash"
+    assert tool.parameters["required"] == ["command"]
+    assert tool.parameters["additionalProperties"] is False
+    assert not tool.metadata.read_only and not tool.metadata.concurrency_safe
+    assert tool.metadata.side_effects
+    assert "not a sandbox" in tool.description.lower()
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"command": "true", "timeout": 601}, "timeout"),
+        ({"command": "true", "timeout": 0}, "timeout"),
+        ({"command": "true", "timeout": -5}, "timeout"),
+        ({"command": "true", "timeout": "10"}, "timeout"),
+        ({"command": "true", "timeout": True}, "timeout"),
+        ({"command": "true", "timeout": 1.5}, "timeout"),
+        ({}, "command"),
+        ({"command": "  "}, "command"),
+        ({"command": 3}, "command"),
+        ({"command": "true", "cwd": "/"}, "cwd"),
+    ],
+)
+def test_argument_validation(args: dict, field: str) -> None:
+    with pytest.raises(ToolArgumentError) as info:
+        bash_tool().prepare_arguments(args)
+    assert info.value.field == field and field in str(info.value)
+
+
+def test_timeout_limits_accepted() -> None:
+    assert bash_tool().prepare_arguments({"command": "x", "timeout": 600}).timeout == 600
+    assert bash_tool().prepare_arguments({"command": "x"}).timeout == 120
+
+
+@pytest.mark.anyio
+async def test_success_merges_stderr(ctx: ToolContext) -> None:
+    result = await run(ctx, "echo hello; echo oops >&2")
+    assert not result.is_error
+    assert result.text_content == "hello\noops"
+    assert result.details["exit_code"] == 0
+    assert result.details["full_output_path"] is None
+    assert result.details["timed_out"] is False
+    assert result.details["total_bytes"] == 11
+
+
+@pytest.mark.anyio
+async def test_no_output_and_stdin_is_empty(ctx: ToolContext) -> None:
+    assert (await run(ctx, "true")).text_content == "(no output)"
+    assert (await run(ctx, "cat")).text_content == "(no output)"
+
+
+@pytest.mark.anyio
+async def test_nonzero_exit_is_error_with_output(ctx: ToolContext) -> None:
+    result = await run(ctx, "echo partial; exit 3")
+    assert result.is_error
+    assert result.text_content == "Exit code 3\npartial"
+    assert result.details["exit_code"] == 3
+    assert set(result.details) >= {
+        "exit_code", "total_bytes", "full_output_path", "timed_out", "duration_ms"
+    }
+
+
+@pytest.mark.anyio
+async def test_killed_by_signal(ctx: ToolContext) -> None:
+    result = await run(ctx, "kill -KILL $$")
+    assert result.is_error and result.details["exit_code"] == -9
+    assert "SIGKILL" in result.text_content
+
+
+@pytest.mark.anyio
+async def test_cwd_and_env_honoured(ctx: ToolContext, tmp_path: Path) -> None:
+    sub = tmp_path / "sub dir"
+    sub.mkdir()
+    ctx.cwd = sub
+    ctx.env = {"ZPI_BASH_TEST": "from-context"}
+    result = await run(ctx, 'pwd; echo "$ZPI_BASH_TEST"; test -n "$PATH" && echo has-path')
+    lines = result.text_content.splitlines()
+    assert Path(lines[0]).resolve() == sub.resolve()
+    assert lines[1:] == ["from-context", "has-path"]
+
+
+@pytest.mark.anyio
+async def test_missing_cwd_is_a_tool_failure(ctx: ToolContext, tmp_path: Path) -> None:
+    ctx.cwd = tmp_path / "missing"
+    with pytest.raises(ToolFailure, match="does not exist"):
+        await run(ctx, "true")
+
+
+@pytest.mark.anyio
+async def test_large_output_spills_every_byte(ctx: ToolContext, tmp_path: Path) -> None:
+    data = b"".join(b"%08d some output line\n" % i for i in range(150_000))  # ~3.4 MB
+    (tmp_path / "data.txt").write_bytes(data)
+    result = await run(ctx, "cat data.txt; echo tail-marker >&2")
+    path = Path(result.details["full_output_path"])
+    assert path.parent == tmp_path / "spill" and path.name.startswith("zpi-bash-")
+    assert path.read_bytes() == data + b"tail-marker\n"
+    assert result.details["total_bytes"] == len(data) + 12
+    text = result.text_content
+    assert text.startswith("00000000 some output line\n")
+    assert text.endswith("tail-marker")
+    assert f"full output in {path}" in text
+    assert len(text.encode()) < 60 * 1024
+
+
+@pytest.mark.anyio
+async def test_updates_report_progress(ctx: ToolContext, updates: list[ToolUpdate]) -> None:
+    result = await run(ctx, "for i in 1 2 3 4; do echo line$i; sleep 0.15; done")
+    assert result.text_content == "line1\nline2\nline3\nline4"
+    assert updates, "expected progress updates"
+    assert all(u.call_id == "call-1" and "line" in u.text for u in updates)
+    assert len(updates) <= 8  # throttled, not one per chunk
+
+
+@pytest.mark.anyio
+async def test_timeout_kills_the_process_tree(ctx: ToolContext) -> None:
+    result = await run(ctx, "echo $$; sleep 100 & sleep 100; wait", timeout=1)
+    assert result.is_error
+    assert result.text_content.startswith("Command timed out after 1 s\n")
+    assert result.details["timed_out"] is True and result.details["exit_code"] is None
+    pgid = int(result.text_content.splitlines()[1])
+    assert_group_gone(pgid)
+
+
+@pytest.mark.anyio
+async def test_timeout_escalates_to_sigkill(ctx: ToolContext) -> None:
+    result = await run(ctx, "trap '' TERM; echo $$; sleep 100 & sleep 100; wait", timeout=1)
+    assert result.details["timed_out"] is True
+    assert_group_gone(int(result.text_content.splitlines()[1]))
+
+
+@pytest.mark.anyio
+async def test_background_leftovers_are_stopped(ctx: ToolContext) -> None:
+    result = await run(ctx, "echo $$; sleep 100 & echo started", timeout=60)
+    assert not result.is_error and result.details["timed_out"] is False
+    assert result.details["stopped_background"] is True
+    assert "started" in result.text_content
+    assert_group_gone(int(result.text_content.splitlines()[0]))
+
+
+@pytest.mark.anyio
+async def test_abort_kills_the_process_tree(ctx: ToolContext, updates: list[ToolUpdate]) -> None:
+    outcome: dict[str, object] = {}
+
+    async def call() -> None:
+        try:
+            outcome["result"] = await run(ctx, "echo $$; sleep 100 & sleep 100; wait")
+        except anyio.get_cancelled_exc_class():
+            outcome["cancelled"] = True
+            raise
+
+    with anyio.fail_after(10), anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            while not updates:
+                await anyio.sleep(0.05)
+            scope.cancel()
+    assert outcome == {"cancelled": True}
+    pgid = int(re.match(r"\d+", updates[0].text).group())
+    assert_group_gone(pgid)
+    assert not list((ctx.spill_dir or Path("/nonexistent")).glob("*"))
+
+
+@pytest.mark.anyio
+async def test_failing_update_callback_stops_command(ctx: ToolContext) -> None:
+    def boom(update: ToolUpdate) -> None:
+        raise RuntimeError("listener broke")
+
+    ctx.on_update = boom
+    pid_file = ctx.cwd / "pid"
+    with pytest.raises(RuntimeError, match="listener broke"):
+        await run(ctx, f"echo $$ > '{pid_file}'; echo out; sleep 100")
+    assert_group_gone(int(pid_file.read_text()))
