@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .assembly import create_session
     from .decisions import (
         CompactDecision,
         Instruction,
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from .errors import HookAnswerError, HookError, PluginLoadError, UsageError, ZpiError
     from .hookspecs import hookimpl, hookspec
     from .plugins import PluginConfig, PluginHost
-    from .assembly import create_session
     from .session import AgentSession
     from .tools.base import Tool, ToolContext, ToolMetadata, ToolResult
     from .tools.decorator import tool

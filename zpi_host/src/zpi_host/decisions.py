@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from .errors import HookAnswerError
+from .hookcalls import Attributed
 
 Behavior = Literal["allow", "ask", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -25,14 +26,6 @@ class Instruction:
     text: str
     title: str | None = None
     source: str | None = None
-
-
-@attrs.frozen
-class Attributed:
-    """An answer together with the plugin that gave it (diagnostics and transcripts need it)."""
-
-    plugin: str
-    value: Any
 
 
 @attrs.frozen

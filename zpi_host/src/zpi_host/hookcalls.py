@@ -14,34 +14,43 @@ from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .decisions import (
-    Attributed,
-    CombinedCompactDecision,
-    CombinedPromptDecision,
-    CombinedResultPatch,
-    CombinedStopDecision,
-    CombinedToolDecision,
-    Instruction,
-    collect_instructions,
-    collect_texts,
-    combine_compact_decisions,
-    combine_prompt_decisions,
-    combine_result_patches,
-    combine_stop_decisions,
-    combine_tool_decisions,
-    merge_options,
-)
 from .errors import HookAnswerError, HookError, ZpiError
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
 
+    from .decisions import (
+        CombinedCompactDecision,
+        CombinedPromptDecision,
+        CombinedResultPatch,
+        CombinedStopDecision,
+        CombinedToolDecision,
+        Instruction,
+    )
     from .plugins import PluginHost
 
 T = TypeVar("T")
 
 #: Hooks whose presence switches off early execution of streamed read-only tool calls.
 TOOL_HOOKS = ("zpi_before_tool", "zpi_after_tool", "zpi_tool_failed")
+
+
+class Attributed:
+    """An answer together with the plugin that gave it (diagnostics and transcripts need it)."""
+
+    __slots__ = ("plugin", "value")
+
+    def __init__(self, plugin: str, value: Any) -> None:
+        self.plugin, self.value = plugin, value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Attributed) and (self.plugin, self.value) == (
+            other.plugin, other.value)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Attributed({self.plugin!r}, {self.value!r})"
 
 
 class Diagnostic:
@@ -54,6 +63,19 @@ class Diagnostic:
 
     def __repr__(self) -> str:
         return f"<Diagnostic {self.plugin} {self.hook}: {self.message}>"
+
+
+class _LazyDecisions:
+    """``decisions`` (attrs answer types and combine rules) imported on first use, so that
+    listing plugins does not pay for it."""
+
+    def __getattr__(self, name: str) -> Any:
+        from . import decisions
+
+        return getattr(decisions, name)
+
+
+_d = _LazyDecisions()
 
 
 def run_sync(awaitable: Awaitable[T] | T) -> T:
@@ -218,7 +240,7 @@ class HookCalls:
         answers = await self._answers(
             "zpi_instructions", {"cwd": cwd, "settings": settings, "resources": resources}
         )
-        return collect_instructions(answers, self.report)
+        return _d.collect_instructions(answers, self.report)
 
     async def system_prompt(
         self, prompt: str, tools: Sequence[Any], instructions: Sequence[Instruction],
@@ -250,7 +272,7 @@ class HookCalls:
             raise
 
     async def request_options(self, session: Any, request: Any) -> dict[str, Any]:
-        return merge_options(
+        return _d.merge_options(
             await self._answers("zpi_request_options", {"session": session, "request": request}),
             self.report,
         )
@@ -258,7 +280,7 @@ class HookCalls:
     # ------------------------------------------------------------------------- compaction
 
     async def before_compact(self, session: Any, preparation: Any) -> CombinedCompactDecision:
-        return combine_compact_decisions(await self._answers(
+        return _d.combine_compact_decisions(await self._answers(
             "zpi_before_compact", {"session": session, "preparation": preparation}
         ))
 
@@ -269,12 +291,12 @@ class HookCalls:
 
     async def session_start(self, session: Any, source: str) -> tuple[Attributed, ...]:
         hook = "zpi_session_start"
-        return collect_texts(
+        return _d.collect_texts(
             await self._answers(hook, {"session": session, "source": source}), hook
         )
 
     async def user_prompt(self, session: Any, prompt: str) -> CombinedPromptDecision:
-        return combine_prompt_decisions(
+        return _d.combine_prompt_decisions(
             await self._answers("zpi_user_prompt", {"session": session, "prompt": prompt})
         )
 
@@ -282,7 +304,7 @@ class HookCalls:
         await self._observe("zpi_turn_start", {"session": session, "turn": turn})
 
     async def before_tool(self, session: Any, call: Any, tool: Any) -> CombinedToolDecision:
-        return combine_tool_decisions(await self._answers(
+        return _d.combine_tool_decisions(await self._answers(
             "zpi_before_tool", {"session": session, "call": call, "tool": tool}
         ))
 
@@ -295,16 +317,16 @@ class HookCalls:
         )
         # only allow or deny settle a permission question: "ask" counts as no answer
         settled = [a for a in answers if getattr(a.value, "behavior", None) != "ask"]
-        return combine_tool_decisions(settled, hook)
+        return _d.combine_tool_decisions(settled, hook)
 
     async def after_tool(self, session: Any, call: Any, result: Any) -> CombinedResultPatch:
-        return combine_result_patches(await self._answers(
+        return _d.combine_result_patches(await self._answers(
             "zpi_after_tool", {"session": session, "call": call, "result": result}
         ))
 
     async def tool_failed(self, session: Any, call: Any, result: Any) -> tuple[Attributed, ...]:
         hook = "zpi_tool_failed"
-        return collect_texts(
+        return _d.collect_texts(
             await self._answers(hook, {"session": session, "call": call, "result": result}), hook
         )
 
@@ -314,7 +336,7 @@ class HookCalls:
         )
 
     async def stop(self, session: Any, message: Any, continuation: int) -> CombinedStopDecision:
-        return combine_stop_decisions(await self._answers(
+        return _d.combine_stop_decisions(await self._answers(
             "zpi_stop", {"session": session, "message": message, "continuation": continuation}
         ))
 
@@ -324,7 +346,7 @@ class HookCalls:
         hook = "zpi_subagent_start"
         kwargs = {"session": session, "agent_type": agent_type, "agent_id": agent_id,
                   "prompt": prompt}
-        return collect_texts(await self._answers(hook, kwargs), hook)
+        return _d.collect_texts(await self._answers(hook, kwargs), hook)
 
     async def subagent_stop(
         self, session: Any, agent_type: str, agent_id: str, message: Any, continuation: int
@@ -332,7 +354,7 @@ class HookCalls:
         hook = "zpi_subagent_stop"
         kwargs = {"session": session, "agent_type": agent_type, "agent_id": agent_id,
                   "message": message, "continuation": continuation}
-        return combine_stop_decisions(await self._answers(hook, kwargs), hook)
+        return _d.combine_stop_decisions(await self._answers(hook, kwargs), hook)
 
     async def notification(self, session: Any, message: str, title: str | None,
                            kind: str) -> None:

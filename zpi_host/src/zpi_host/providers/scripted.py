@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+
 from .base import ModelRequest, StreamEvent
 from .script import ScriptedTurn, ScriptError, load_script
 

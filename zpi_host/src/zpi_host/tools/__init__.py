@@ -1,6 +1,8 @@
 """Tools: the model's hands. Types in ``base``, ``@tool`` in ``decorator``, the four kernel
 tools in their own modules, registered by ``tools.plugin``."""
 
+from typing import Any
+
 from .base import (
     Content,
     ImageContent,
@@ -14,8 +16,6 @@ from .base import (
     ToolResult,
     ToolUpdate,
 )
-
-from typing import Any
 
 
 def __getattr__(name: str) -> Any:

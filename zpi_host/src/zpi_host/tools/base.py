@@ -158,8 +158,10 @@ def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any])
             if name not in props:
                 known = ", ".join(props)
                 raise ToolArgumentError(tool, name, f"is not a parameter (known: {known})")
-    types: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-             "array": list, "object": Mapping}
+    types: dict[str, type | tuple[type, ...]] = {
+        "string": str, "integer": int, "number": (int, float), "boolean": bool,
+        "array": list, "object": Mapping,
+    }
     for name, value in args.items():
         expected = props.get(name, {}).get("type")
         py = types.get(expected) if isinstance(expected, str) else None
