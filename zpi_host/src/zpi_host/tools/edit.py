@@ -11,7 +11,6 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from ..files import read_with_fingerprint
 from .base import (
     Tool,
     ToolArgumentError,
@@ -137,6 +136,8 @@ def execute_edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
             "that the file was read; use bash to change it", {"path": str(path)},
         )
     try:
+        from ..files import read_with_fingerprint  # lazily: listing tools must stay cheap
+
         data, current = read_with_fingerprint(path)
     except OSError as exc:
         raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc

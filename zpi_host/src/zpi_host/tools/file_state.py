@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..files import FileFingerprint
 from .base import ToolFailure
+
+if TYPE_CHECKING:
+    from ..files import FileFingerprint
 
 
 class FileStateError(ToolFailure):
@@ -74,6 +77,8 @@ class FileReadState:
             )
         if current is None:
             try:
+                from ..files import FileFingerprint
+
                 current = FileFingerprint.of(path)
             except FileNotFoundError:
                 raise FileChangedError(

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..files import read_with_fingerprint
 from .base import (
     ImageContent,
     TextContent,
@@ -183,6 +182,8 @@ def execute_read(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
             {"path": str(path)},
         )
     try:
+        from ..files import read_with_fingerprint  # lazily: listing tools must stay cheap
+
         data, fingerprint = read_with_fingerprint(path)
     except OSError as exc:
         raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..files import FileChange, FileCommitError, FileFingerprint, commit, read_with_fingerprint
+if TYPE_CHECKING:
+    from ..files import FileFingerprint
+
 from .base import (
     Tool,
     ToolArgumentError,
@@ -113,6 +115,8 @@ def commit_one(
 ) -> FileFingerprint:
     """Commit one file and record its new fingerprint as read; commit errors become tool
     failures (shared by write and edit)."""
+    from ..files import FileChange, FileCommitError, commit  # lazily: keeps listing cheap
+
     try:
         report = commit([FileChange(path, data, expected)])
     except FileCommitError as exc:
@@ -142,6 +146,8 @@ def execute_write(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
                 {"path": str(path)},
             )
         try:
+            from ..files import read_with_fingerprint
+
             old, current = read_with_fingerprint(path)
         except OSError as exc:
             raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc
