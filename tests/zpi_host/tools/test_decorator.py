@@ -4,89 +4,32 @@ result conversion and decoration-time errors."""
 # No ``from __future__ import annotations`` here: Python 3.11 cannot see NotRequired in string
 # annotations (one test checks the error that explains this).
 
-import enum
-import inspect
-import json
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict
+
+# NotRequired and TypedDict are looked up by a class the string-annotation test builds with exec
+from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict  # noqa: F401
 
 import attrs
 import pytest
+from helpers.decorator_models import (
+    Color,
+    Filter,
+    Loose,
+    Node,
+    Options,
+    argument_error,
+    make_ctx,
+    props_of,
+)
 
 from zpi_host.tools.base import (
-    TextContent,
     Tool,
-    ToolArgumentError,
     ToolContext,
     ToolMetadata,
-    ToolResult,
 )
 from zpi_host.tools.decorator import tool
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@attrs.define
-class Depth:
-    """How deep to look."""
-
-    levels: int
-    follow_links: bool = False
-
-
-@attrs.frozen
-class Options:
-    depth: Depth
-    mode: Literal["fast", "full"] = "fast"
-    tags: list[str] = attrs.field(factory=list, metadata={"description": "Labels."})
-
-
-class Filter(TypedDict):
-    glob: str
-    limit: NotRequired[int]
-
-
-class Loose(TypedDict, total=False):
-    name: Required[str]
-    note: str
-
-
-class Color(enum.Enum):
-    RED = "red"
-    BLUE = "blue"
-
-
-@attrs.define
-class Node:
-    child: "Node | None" = None
-
-
-@attrs.define
-class Report:
-    path: Path
-    color: Color
-    depth: Depth
-
-
-def _ctx() -> ToolContext:
-    return ToolContext(cwd=Path("/tmp"))
-
-
-def _props(fn: Any) -> dict[str, Any]:
-    return dict(tool(fn).parameters["properties"])
-
-
-def _error(t: Tool, arguments: Any) -> ToolArgumentError:
-    with pytest.raises(ToolArgumentError) as info:
-        t.prepare_arguments(arguments)
-    return info.value
-
 
 # --- schema -------------------------------------------------------------------------------------
 
@@ -152,7 +95,7 @@ def test_container_schema() -> None:
         """Containers."""
         return ""
 
-    assert _props(fn) == {
+    assert props_of(fn) == {
         "paths": {"type": "array", "items": {"type": "string"}},
         "seq": {"type": "array", "items": {"type": "integer"}},
         "env": {"type": "object", "additionalProperties": {"type": "integer"}},
@@ -179,7 +122,7 @@ def test_attrs_class_schema() -> None:
         "required": ["levels"],
         "additionalProperties": False,
     }
-    props = _props(fn)
+    props = props_of(fn)
     assert props["options"] == {
         "type": "object",
         "properties": {
@@ -207,7 +150,7 @@ def test_typeddict_schema() -> None:
         """Typed dicts."""
         return ""
 
-    assert _props(fn) == {
+    assert props_of(fn) == {
         "f": {"type": "object",
               "properties": {"glob": {"type": "string"}, "limit": {"type": "integer"}},
               "required": ["glob"], "additionalProperties": False},
@@ -235,7 +178,7 @@ def test_annotated_string_is_a_description() -> None:
         """Annotated."""
         return ""
 
-    assert _props(fn) == {"q": {"type": "string", "description": "The query."}}
+    assert props_of(fn) == {"q": {"type": "string", "description": "The query."}}
 
 
 # --- docstrings ---------------------------------------------------------------------------------
@@ -335,7 +278,7 @@ def test_decorator_forms_and_metadata() -> None:
                                    "additionalProperties": False}
 
 
-def test_positional_name_is_a_clear_error() -> None:
+def test_positional_name_is_a_clearargument_error() -> None:
     with pytest.raises(TypeError, match=r"use @tool\(name='x'\)"):
         tool("x")  # type: ignore[call-overload]
 
@@ -352,9 +295,9 @@ def test_context_is_injected_and_hidden() -> None:
     assert where.parameters["required"] == ["path"]
     kwargs = where.prepare_arguments({"path": "a.txt"})
     assert kwargs == {"path": "a.txt"}
-    assert where.execute(kwargs, _ctx()).text_content == "/tmp/a.txt"
+    assert where.execute(kwargs, make_ctx()).text_content == "/tmp/a.txt"
     # a model cannot pass the context itself
-    assert _error(where, {"path": "a", "here": {}}).field == "here"
+    assert argument_error(where, {"path": "a", "here": {}}).field == "here"
 
 
 def test_optional_context_and_two_contexts() -> None:
@@ -364,7 +307,7 @@ def test_optional_context_and_two_contexts() -> None:
         return "yes" if ctx is not None else "no"
 
     assert fn.parameters["properties"] == {}
-    assert fn.execute({}, _ctx()).text_content == "yes"
+    assert fn.execute({}, make_ctx()).text_content == "yes"
 
     def two(a: ToolContext, b: ToolContext) -> str:
         """Two."""
@@ -373,188 +316,6 @@ def test_optional_context_and_two_contexts() -> None:
     with pytest.raises(TypeError, match="only one parameter may receive the ToolContext"):
         tool(two)
 
-
-# --- structuring --------------------------------------------------------------------------------
-
-def test_structures_attrs_typeddict_tuple_literal_and_enum() -> None:
-    @tool
-    def fn(options: Options, f: Filter, pair: tuple[int, str], color: Color,
-           ratio: float, count: int, maybe: int | None = None) -> str:
-        """All."""
-        return ""
-
-    kwargs = fn.prepare_arguments({
-        "options": {"depth": {"levels": 2}, "mode": "full"},
-        "f": {"glob": "*.py"},
-        "pair": [1, "a"],
-        "color": "blue",
-        "ratio": 1,
-        "count": 3.0,
-    })
-    assert kwargs == {
-        "options": Options(Depth(2), "full"), "f": {"glob": "*.py"}, "pair": (1, "a"),
-        "color": Color.BLUE, "ratio": 1.0, "count": 3,
-    }
-    assert type(kwargs["ratio"]) is float and type(kwargs["count"]) is int
-    assert "maybe" not in kwargs  # the function's default applies
-    assert fn.prepare_arguments({**_valid_all(), "maybe": None})["maybe"] is None
-
-
-def _valid_all() -> dict[str, Any]:
-    return {"options": {"depth": {"levels": 1}}, "f": {"glob": "*"}, "pair": [1, "a"],
-            "color": "red", "ratio": 0.5, "count": 1}
-
-
-@tool
-def _strict(
-    options: Options,
-    paths: list[str],
-    f: Filter,
-    mode: Literal["fast", "full"],
-    count: int,
-    name: str,
-    flag: bool,
-    env: dict[str, int] | None = None,
-    pair: tuple[int, str] | None = None,
-) -> str:
-    """Strict."""
-    return ""
-
-
-def _strict_args(**changes: Any) -> dict[str, Any]:
-    args = {"options": {"depth": {"levels": 1}}, "paths": ["a"], "f": {"glob": "*"},
-            "mode": "fast", "count": 1, "name": "n", "flag": True}
-    args.update(changes)
-    return {k: v for k, v in args.items() if v is not _DROP}
-
-
-_DROP = object()
-
-
-@pytest.mark.parametrize(("changes", "field", "problem"), [
-    ({"options": {"depth": {"levels": "2"}}}, "options.depth.levels",
-     'expected an integer, got a string ("2")'),
-    ({"options": {"depth": {}}}, "options.depth.levels", "is required"),
-    ({"options": {"depth": {"levels": 1}, "speed": 3}}, "options.speed",
-     "is not a field of Options (known: depth, mode, tags)"),
-    ({"options": {"depth": {"levels": 1}, "mode": "slow"}}, "options.mode",
-     'must be one of "fast", "full", got a string ("slow")'),
-    ({"options": "deep"}, "options", 'expected an object, got a string ("deep")'),
-    ({"paths": ["a", "b", 3]}, "paths[2]", "expected a string, got a number (3)"),
-    ({"paths": "a"}, "paths", 'expected an array, got a string ("a")'),
-    ({"f": {"glob": "*", "limit": 1.5}}, "f.limit", "expected an integer, got a number (1.5)"),
-    ({"f": {"limit": 1}}, "f.glob", "is required"),
-    ({"f": {"glob": "*", "max": 1}}, "f.max", "is not a field of Filter (known: glob, limit)"),
-    ({"mode": "slow"}, "mode", 'must be one of "fast", "full", got a string ("slow")'),
-    ({"count": True}, "count", "expected an integer, got a boolean (true)"),
-    ({"count": 2.5}, "count", "expected an integer, got a number (2.5)"),
-    ({"count": None}, "count", "expected an integer, got null"),
-    ({"name": 7}, "name", "expected a string, got a number (7)"),
-    ({"flag": 1}, "flag", "expected a boolean, got a number (1)"),
-    ({"env": {"HOME": "x"}}, 'env["HOME"]', 'expected an integer, got a string ("x")'),
-    ({"pair": [1]}, "pair", "expected an array of 2 items, got 1"),
-    ({"pair": [1, 2]}, "pair[1]", "expected a string, got a number (2)"),
-    ({"colour": "red"}, "colour",
-     "is not a parameter (known: options, paths, f, mode, count, name, flag, env, pair)"),
-    ({"count": _DROP}, "count", "is required"),
-])
-def test_strict_errors_name_the_field(changes: dict[str, Any], field: str, problem: str) -> None:
-    err = _error(_strict, _strict_args(**changes))
-    assert (err.tool, err.field, err.problem) == ("_strict", field, problem)
-    assert f"argument {field!r} for tool '_strict'" in str(err)
-
-
-def test_literal_is_strict_about_types() -> None:
-    @tool
-    def fn(level: Literal[1, 2]) -> str:
-        """Level."""
-        return ""
-
-    assert fn.prepare_arguments({"level": 1}) == {"level": 1}
-    assert _error(fn, {"level": True}).problem == "must be one of 1, 2, got a boolean (true)"
-
-
-@attrs.define
-class Positive:
-    n: int = attrs.field(validator=attrs.validators.gt(0))
-
-
-def test_attrs_validator_message_reaches_the_model() -> None:
-    @tool
-    def fn(items: list[Positive]) -> str:
-        """Items."""
-        return ""
-
-    err = _error(fn, {"items": [{"n": 1}, {"n": 0}]})
-    assert (err.field, err.problem) == ("items[1]", "'n' must be > 0: 0")
-
-
-def test_every_problem_is_reported_at_once() -> None:
-    err = _error(_strict, _strict_args(count="1", name=_DROP, paths=[1]))
-    assert err.field == "name"
-    assert err.problem == ("is required; also 'paths[0]' expected a string, got a number (1); "
-                           "'count' expected an integer, got a string (\"1\")")
-
-
-def test_arguments_must_be_an_object() -> None:
-    err = _error(_strict, ["a"])
-    assert (err.field, err.problem) == (None, "expected a JSON object, got an array")
-
-
-# --- execution and results ----------------------------------------------------------------------
-
-@pytest.mark.anyio
-async def test_async_function() -> None:
-    @tool
-    async def fetch(url: str, ctx: ToolContext) -> dict[str, Any]:
-        """Fetch."""
-        return {"url": url, "cwd": str(ctx.cwd)}
-
-    pending = fetch.execute(fetch.prepare_arguments({"url": "u"}), _ctx())
-    assert inspect.isawaitable(pending)
-    result = await pending
-    assert result.details == {"url": "u", "cwd": "/tmp"}
-    assert json.loads(result.text_content) == {"url": "u", "cwd": "/tmp"}
-
-
-def _returning(value: Any) -> Tool:
-    def give() -> Any:
-        """Give."""
-        return value
-
-    return tool(give)
-
-
-def test_return_conversion() -> None:
-    passthrough = ToolResult.error("bad", details={"k": 1})
-    assert _returning(passthrough).execute({}, _ctx()) is passthrough
-    assert _returning("hello").execute({}, _ctx()) == ToolResult.text("hello")
-    assert _returning(None).execute({}, _ctx()) == ToolResult.text("(no output)")
-    assert _returning("").execute({}, _ctx()) == ToolResult.text("(no output)")
-    assert _returning(TextContent("t")).execute({}, _ctx()) == ToolResult((TextContent("t"),))
-
-    as_dict = _returning({"a": [1, 2]}).execute({}, _ctx())
-    assert as_dict.details == {"a": [1, 2]}
-    assert json.loads(as_dict.text_content) == {"a": [1, 2]}
-
-    as_list = _returning([1, "x"]).execute({}, _ctx())
-    assert as_list.details == {"result": [1, "x"]}
-    assert json.loads(as_list.text_content) == [1, "x"]
-
-
-def test_attrs_return_value_becomes_json() -> None:
-    result = _returning(Report(Path("/a/b"), Color.RED, Depth(3))).execute({}, _ctx())
-    expected = {"path": "/a/b", "color": "red", "depth": {"levels": 3, "follow_links": False}}
-    assert result.details == expected
-    assert json.loads(result.text_content) == expected
-    assert not result.is_error
-
-
-def test_unconvertible_return_values_are_errors() -> None:
-    with pytest.raises(TypeError, match="returned object; return a str"):
-        _returning(object()).execute({}, _ctx())
-    with pytest.raises(TypeError, match="JSON cannot show"):
-        _returning({"x": object()}).execute({}, _ctx())
 
 
 # --- decoration-time errors ---------------------------------------------------------------------
@@ -624,7 +385,7 @@ def test_only_parameter_annotations_must_resolve() -> None:
         """Return annotations do not matter."""
         return ""
 
-    assert _props(fn) == {"n": {"type": "integer"}}
+    assert props_of(fn) == {"n": {"type": "integer"}}
 
     def bad(n: "NotImportedHere") -> str:  # type: ignore[name-defined]  # noqa: F821
         """Bad."""
