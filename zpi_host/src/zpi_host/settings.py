@@ -1,0 +1,234 @@
+"""Settings: the user file merged with the project file, read safely and written surgically.
+
+``<agent dir>/settings.json`` (user) and ``<cwd>/.zpi/settings.json`` (project) are merged with
+the project winning: top-level keys replace, nested objects are merged one level deep, lists are
+replaced. A file that does not parse is reported with its path, line and column and is never
+treated as empty or overwritten; the other file still applies. Writes re-read the file under a
+lock, change only the keys the caller named and replace the file atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+import attrs
+
+from .errors import ZpiError
+
+Scope = Literal["user", "project"]
+SETTINGS_FILE = "settings.json"
+PROJECT_DIR = ".zpi"
+
+
+class SettingsError(ZpiError):
+    """A settings file that cannot be read, parsed or written; names the file and position."""
+
+    def __init__(self, path: Path | None, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path is not None else message)
+        self.path = path
+
+
+@attrs.frozen
+class SettingsProblem:
+    """Why one settings file was left out of the merge; the session starts without it."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message} (the file was ignored and left unchanged)"
+
+
+class _Delete:
+    def __repr__(self) -> str:
+        return "DELETE"
+
+
+DELETE: Any = _Delete()
+"""Value for :meth:`SettingsManager.update` that removes a key."""
+
+
+def merge_settings(user: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
+    """Project over user: nested objects merged one level, everything else replaced."""
+    merged = copy.deepcopy(dict(user))
+    for key, value in project.items():
+        base = merged.get(key)
+        if isinstance(base, dict) and isinstance(value, Mapping):
+            merged[key] = {**base, **copy.deepcopy(dict(value))}
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """The object in ``path`` ({} when the file does not exist); SettingsError otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(path, f"cannot read settings: {exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
+                                  f"({exc.msg}); fix the file, it was not changed") from None
+    if not isinstance(data, dict):
+        raise SettingsError(path, f"settings must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+class SettingsManager:
+    """The merged settings of one agent dir and project; ``settings`` is read-only.
+
+    ``SettingsManager.in_memory(...)`` keeps both layers in memory (embedding, tests); it has
+    the same API and never touches the disk.
+    """
+
+    def __init__(self, agent_dir: Path | None, cwd: Path | None) -> None:
+        self.user_path = Path(agent_dir) / SETTINGS_FILE if agent_dir is not None else None
+        self.project_path = (Path(cwd) / PROJECT_DIR / SETTINGS_FILE
+                             if cwd is not None else None)
+        self._layers: dict[Scope, dict[str, Any]] = {"user": {}, "project": {}}
+        self.problems: tuple[SettingsProblem, ...] = ()
+        self._merged: dict[str, Any] = {}
+        self.reload()
+
+    @classmethod
+    def in_memory(
+        cls, user: Mapping[str, Any] | None = None, project: Mapping[str, Any] | None = None
+    ) -> SettingsManager:
+        manager = cls(None, None)
+        manager._layers = {"user": copy.deepcopy(dict(user or {})),
+                           "project": copy.deepcopy(dict(project or {}))}
+        manager._remerge()
+        return manager
+
+    @property
+    def in_memory_only(self) -> bool:
+        return self.user_path is None and self.project_path is None
+
+    def path(self, scope: Scope) -> Path | None:
+        return self.user_path if scope == "user" else self.project_path
+
+    def reload(self) -> SettingsManager:
+        """Read both files again; a broken one becomes a problem and is left out."""
+        if self.in_memory_only:
+            return self
+        problems = []
+        for scope in ("user", "project"):
+            path = self.path(scope)
+            if path is None:
+                continue
+            try:
+                self._layers[scope] = read_settings_file(path)
+            except SettingsError as exc:
+                self._layers[scope] = {}
+                problems.append(SettingsProblem(path, str(exc).removeprefix(f"{path}: ")))
+        self.problems = tuple(problems)
+        self._remerge()
+        return self
+
+    def _remerge(self) -> None:
+        self._merged = merge_settings(self._layers["user"], self._layers["project"])
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The merged settings (read-only view; nested values must not be changed)."""
+        return MappingProxyType(self._merged)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A deep copy: what a session keeps, unaffected by later changes."""
+        return copy.deepcopy(self._merged)
+
+    def layer(self, scope: Scope) -> Mapping[str, Any]:
+        return MappingProxyType(self._layers[scope])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Value at a dotted path (``"requests.max_retries"``) of the merged settings."""
+        node: Any = self._merged
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def update(self, scope: Scope, changes: Mapping[str, Any]) -> None:
+        """Set (or with ``DELETE`` remove) dotted keys in one file, leaving every other key as
+        the file has it now. Refuses to write over a file that does not parse."""
+        path = self.path(scope)
+        if path is None:
+            _apply(self._layers[scope], changes)
+            self._remerge()
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            current = read_settings_file(path)  # fresh: another process may have written
+            _apply(current, changes)
+            _write_atomically(path, current)
+        self._layers[scope] = current
+        self.problems = tuple(p for p in self.problems if p.path != path)
+        self._remerge()
+
+
+def _apply(data: dict[str, Any], changes: Mapping[str, Any]) -> None:
+    for key, value in changes.items():
+        parts = key.split(".")
+        if not all(parts):
+            raise SettingsError(None, f"invalid settings key {key!r}: empty path segment")
+        node = data
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                if value is DELETE:
+                    break
+                child = node[part] = {}
+            elif not isinstance(child, dict):
+                raise SettingsError(None, f"cannot set {key!r}: "
+                                          f"{'.'.join(parts[: i + 1])!r} is not an object")
+            node = child
+        else:
+            if value is DELETE:
+                node.pop(parts[-1], None)
+            else:
+                node[parts[-1]] = copy.deepcopy(value)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_atomically(path: Path, data: Mapping[str, Any]) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
