@@ -52,4 +52,17 @@ class ContextOverflowError(ZpiError):
 
     Raised by a provider that reports a context-length error, or by a ``zpi_before_request``
     implementation (a context guard); the loop answers it by compacting and retrying once.
+    ``provider`` and ``status`` say which model service refused the request (None when the
+    error came from a guard rather than from a service).
     """
+
+    def __init__(
+        self,
+        message: str = "the conversation no longer fits the model's context window",
+        *,
+        provider: str | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status = status

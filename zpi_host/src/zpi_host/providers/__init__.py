@@ -1,5 +1,6 @@
-"""Model providers: the protocol (``base``), the scripted replay model and, later, the HTTP
-wire formats. Registered through ``zpi_register_providers`` by the kernel plugin ``zpi.models``.
+"""Model providers: the protocol and errors (``base``), the model catalog (``catalog``), the
+scripted replay model and the HTTP wire formats (``openai``, ``anthropic``). Registered
+through ``zpi_register_providers`` by the kernel plugin ``zpi.models``.
 
 Names are imported on first use: listing plugins imports this package without needing them.
 """
@@ -8,16 +9,27 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "Done", "ModelRequest", "Provider", "ProviderError", "ProviderFactory", "ReasoningDelta",
-    "StreamEvent", "TextDelta", "ToolCallDelta", "ToolCallEnd", "ToolCallStart", "ToolSpec",
-    "UsageReport",
-]
+_BASE = (
+    "Done", "ModelRequest", "Provider", "ProviderAuthError", "ProviderConnectionError",
+    "ProviderError", "ProviderFactory", "ProviderHTTPError", "ProviderStreamBroken",
+    "ProviderStreamError", "ReasoningDelta", "StreamEvent", "TextDelta", "ToolCallDelta",
+    "ToolCallEnd", "ToolCallStart", "ToolSpec", "UsageReport",
+)
+_CATALOG = (
+    "CatalogError", "Credential", "ModelEntry", "Price", "RequestPolicy", "cost",
+    "credentials", "has_credentials", "list_models", "resolve_model",
+)
+
+__all__ = [*_BASE, *_CATALOG]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in _BASE:
         from . import base
 
         return getattr(base, name)
+    if name in _CATALOG:
+        from . import catalog
+
+        return getattr(catalog, name)
     raise AttributeError(f"module 'zpi_host.providers' has no attribute {name!r}")

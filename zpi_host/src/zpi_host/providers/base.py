@@ -1,27 +1,95 @@
 """The provider protocol: a request goes in, typed stream events come out.
 
 Every wire format (scripted replay, OpenAI chat, Anthropic messages) is an adapter that turns
-its stream into these events, so the loop has one shape to handle.
+its stream into these events, so the loop has one shape to handle. The errors below are the
+failure kinds of every provider; none of their messages ever contains an API key.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from ..errors import ZpiError
 from ..messages import Message, Usage
 
+if TYPE_CHECKING:
+    from .catalog import ModelEntry
+
+
+# ----------------------------------------------------------------------------------- errors
+
 
 class ProviderError(ZpiError):
-    """A model request failed; says which provider, and what to do where possible."""
+    """A model request failed; says which provider, and what to do where possible.
+
+    ``detail`` is the message without the provider prefix. ``started`` is True only for
+    :class:`ProviderStreamBroken`: events of this response already reached the consumer.
+    """
+
+    started = False
 
     def __init__(self, provider: str, message: str, *, status: int | None = None) -> None:
         where = f"{provider}" + (f" (HTTP {status})" if status is not None else "")
         super().__init__(f"model provider {where}: {message}")
-        self.provider, self.status = provider, status
+        self.provider, self.status, self.detail = provider, status, message
+
+
+class ProviderHTTPError(ProviderError):
+    """The service answered with an error status (after any retries). ``error_type`` is the
+    service's own error type when its body said (``rate_limit_error``, ...)."""
+
+    def __init__(self, provider: str, message: str, *, status: int,
+                 error_type: str | None = None) -> None:
+        super().__init__(provider, message, status=status)
+        self.error_type = error_type
+
+
+class ProviderAuthError(ProviderHTTPError):
+    """401/403: the key is missing, wrong or not allowed; the message names where the key
+    is read from (an environment variable or a setting), never the key itself."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The service could not be reached (refused, DNS, TLS, timeout) before any answer, after
+    the retries the ``requests`` settings allow."""
+
+
+class ProviderStreamError(ProviderError):
+    """A response stream that broke the wire format or ended early: malformed SSE, an unknown
+    event, invalid tool-argument JSON, no stop event, a dropped connection, or an error event
+    sent by the service (``error_type`` then holds its type)."""
+
+    def __init__(self, provider: str, message: str, *, status: int | None = 200,
+                 data: bytes | str | None = None, error_type: str | None = None) -> None:
+        if data is not None:
+            message += f"; received: {excerpt(data)}"
+        super().__init__(provider, message, status=status)
+        self.error_type = error_type
+
+
+class ProviderStreamBroken(ProviderStreamError):
+    """A failure after the first event of the response was yielded: never retried (the
+    consumer already has part of the answer). ``cause`` is the underlying typed error; the
+    loop keeps the partial message and records this error on it."""
+
+    started = True
+
+    def __init__(self, cause: Exception, provider: str, status: int | None = 200) -> None:
+        detail = getattr(cause, "detail", None) or str(cause)
+        super().__init__(provider, f"the response broke off after it had started streaming "
+                                   f"(not retried): {detail}", status=status,
+                         error_type=getattr(cause, "error_type", None))
+        self.cause = cause
+
+
+def excerpt(data: bytes | str, limit: int = 200) -> str:
+    """The first ``limit`` bytes/characters of offending data, repr-escaped."""
+    cut = data[:limit]
+    more = "..." if len(data) > limit else ""
+    return repr(cut) + more
 
 
 @attrs.frozen
@@ -98,7 +166,12 @@ StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolC
 
 @runtime_checkable
 class Provider(Protocol):
-    """A connected model: ``stream`` one request at a time; ``aclose`` releases connections."""
+    """A connected model: ``stream`` one request at a time; ``aclose`` releases connections.
+
+    Providers made by a factory also carry ``entry``: the catalog
+    :class:`~zpi_host.providers.catalog.ModelEntry` they were made from (price, context
+    window); in-process test models may lack it.
+    """
 
     name: str
     model: str
@@ -110,8 +183,10 @@ class Provider(Protocol):
 
 @runtime_checkable
 class ProviderFactory(Protocol):
-    """Registered through ``zpi_register_providers``: makes a Provider for a model id."""
+    """Registered through ``zpi_register_providers``: makes a Provider for a catalog entry
+    whose ``provider`` is this factory's ``name``. ``settings`` are the merged settings
+    (``requests`` holds timeouts and retries). ``create`` must not connect yet."""
 
     name: str
 
-    def create(self, model: str, settings: Mapping[str, Any]) -> Provider: ...
+    def create(self, entry: ModelEntry, settings: Mapping[str, Any]) -> Provider: ...

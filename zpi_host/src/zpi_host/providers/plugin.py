@@ -1,7 +1,7 @@
 """Kernel plugin ``zpi.models``: registers the built-in model providers.
 
 The factories here are deliberately tiny: listing plugins constructs them, and the provider
-machinery (messages, stream events) is imported only when a provider is created.
+machinery (httpx, messages, stream events) is imported only when a provider is created.
 """
 
 from __future__ import annotations
@@ -17,12 +17,34 @@ class ScriptedProviderFactory:
 
     name = "scripted"
 
-    def create(self, model: str, settings: Mapping[str, Any]) -> Any:
+    def create(self, entry: Any, settings: Mapping[str, Any]) -> Any:
         from .scripted import create_scripted_provider
 
-        return create_scripted_provider(model)
+        return create_scripted_provider(entry)
+
+
+class OpenAIProviderFactory:
+    """``openai:MODEL``: the Chat Completions API and every server that speaks it."""
+
+    name = "openai"
+
+    def create(self, entry: Any, settings: Mapping[str, Any]) -> Any:
+        from .openai import OpenAIProvider
+
+        return OpenAIProvider(entry, settings)
+
+
+class AnthropicProviderFactory:
+    """``anthropic:MODEL``: the Anthropic Messages API."""
+
+    name = "anthropic"
+
+    def create(self, entry: Any, settings: Mapping[str, Any]) -> Any:
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(entry, settings)
 
 
 @hookimpl
 def zpi_register_providers(settings: Mapping[str, Any]) -> list[Any]:
-    return [ScriptedProviderFactory()]
+    return [OpenAIProviderFactory(), AnthropicProviderFactory(), ScriptedProviderFactory()]

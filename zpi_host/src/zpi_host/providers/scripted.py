@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from .base import ModelRequest, StreamEvent
+from .catalog import ModelEntry
 from .script import ScriptedTurn, ScriptError, load_script
 
 
@@ -17,8 +18,11 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, turns: list[ScriptedTurn], source: str) -> None:
+    def __init__(self, turns: list[ScriptedTurn], source: str,
+                 entry: ModelEntry | None = None) -> None:
         self.model = source
+        self.entry = entry if entry is not None else ModelEntry(
+            name=f"scripted:{source}", provider="scripted", model=source)
         self._turns = turns
         self._next = 0
 
@@ -41,9 +45,11 @@ class ScriptedProvider:
         return None
 
 
-def create_scripted_provider(model: str) -> ScriptedProvider:
+def create_scripted_provider(entry: ModelEntry | str) -> ScriptedProvider:
     """``scripted:PATH`` -> a provider replaying PATH; errors name the file and line."""
-    if not model:
+    if isinstance(entry, str):
+        entry = ModelEntry(name=f"scripted:{entry}", provider="scripted", model=entry)
+    if not entry.model:
         raise ScriptError("the scripted model needs a file: --model scripted:PATH")
-    path = Path(model).expanduser()
-    return ScriptedProvider(load_script(path), str(path))
+    path = Path(entry.model).expanduser()
+    return ScriptedProvider(load_script(path), str(path), entry)

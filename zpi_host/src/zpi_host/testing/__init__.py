@@ -9,7 +9,8 @@ from typing import Any
 
 from .distributions import FakeDistribution, install_distribution
 
-__all__ = ["FakeDistribution", "FunctionModel", "ScriptedModel", "install_distribution"]
+__all__ = ["FakeDistribution", "FunctionModel", "ModelServer", "ScriptedModel",
+           "install_distribution"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +18,8 @@ def __getattr__(name: str) -> Any:
         from . import models
 
         return getattr(models, name)
+    if name == "ModelServer":
+        from .model_server import ModelServer
+
+        return ModelServer
     raise AttributeError(f"module 'zpi_host.testing' has no attribute {name!r}")

@@ -5,6 +5,7 @@
   created meanwhile loads it (source ``local``).
 * ``zpi_dist``: install a real distribution with entry points under ``tmp_path``.
 * ``zpi_host_factory``: build a loaded PluginHost with chosen controls.
+* ``zpi_model_server``: a started loopback model server (OpenAI and Anthropic formats).
 
 Kept import-light: pytest loads this module in every project that installs zpi-host.
 """
@@ -135,3 +136,13 @@ def zpi_host_factory(zpi_env: ZpiEnv) -> Callable[..., Any]:
         return PluginHost(config).load()
 
     return make
+
+
+@pytest.fixture
+def zpi_model_server() -> Iterator[Any]:
+    """A started :class:`~zpi_host.testing.ModelServer` on 127.0.0.1 (no turns yet: use
+    ``add_turns``); point a provider at ``zpi_model_server.base_url``. Closed at teardown."""
+    from .model_server import ModelServer
+
+    with ModelServer() as server:
+        yield server

@@ -1,0 +1,71 @@
+"""``zpi-host run`` with real HTTP providers against the loopback model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zpi_host.testing import ModelServer
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+KEY = "sk-e2e-SECRET-0001"
+
+
+def run(tmp_path: Path, *args: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ZPI_") and k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    home = tmp_path / "home"
+    env.update({"HOME": str(home), "ZPI_AGENT_DIR": str(home / ".zpi/agent"), **env_extra})
+    return subprocess.run([EXE, "run", *args], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=60)
+
+
+@pytest.mark.parametrize("fmt, variable", [("openai", "OPENAI_API_KEY"),
+                                           ("anthropic", "ANTHROPIC_API_KEY")])
+def test_run_against_the_loopback_server(tmp_path, fmt, variable):
+    (tmp_path / "todo.txt").write_text("buy milk\n")
+    turns = [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "todo.txt"}}],
+         "usage": {"input_tokens": 500, "output_tokens": 20, "cache_read_tokens": 100}},
+        {"text": "You need to buy milk.", "usage": {"input_tokens": 700, "output_tokens": 9}},
+    ]
+    with ModelServer(turns) as server:
+        out = run(tmp_path, "--model", f"{fmt}:gpt-test", "--base-url", server.base_url,
+                  "--output-format", "json", "what is on my list?",
+                  env_extra={variable: KEY})
+        requests = list(server.requests)
+    assert out.returncode == 0, out.stderr
+    assert KEY not in out.stdout + out.stderr
+    result = json.loads(out.stdout)
+    assert (result["result"], result["num_turns"]) == ("You need to buy milk.", 2)
+    usage = {"input_tokens": 1200, "output_tokens": 29, "cache_read_input_tokens": 100,
+             "cache_creation_input_tokens": 0}
+    assert result["usage"] == usage
+    model_usage = result["model_usage"][f"{fmt}/gpt-test"]
+    assert {k: model_usage[k] for k in usage} == usage
+    assert len(requests) == 2
+    sent = requests[0].headers.get("authorization") or requests[0].headers.get("x-api-key")
+    assert KEY in sent
+    assert "buy milk" in json.dumps(requests[1].json["messages"][-1])
+
+
+def test_a_refused_key_fails_the_run_without_showing_it(tmp_path):
+    with ModelServer() as server:
+        server.fail_next(401)
+        out = run(tmp_path, "--model", "openai:gpt-test", "--base-url", server.base_url,
+                  "hello", env_extra={"OPENAI_API_KEY": KEY})
+    assert out.returncode == 1
+    assert "environment variable OPENAI_API_KEY was refused" in out.stderr
+    assert KEY not in out.stdout + out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_bad_base_url_is_a_usage_error(tmp_path):
+    out = run(tmp_path, "--model", "openai:gpt-test", "--base-url", "localhost:1", "hello",
+              env_extra={"OPENAI_API_KEY": KEY})
+    assert out.returncode == 2 and "must start with http:// or https://" in out.stderr

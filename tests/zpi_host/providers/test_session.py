@@ -1,0 +1,49 @@
+"""A whole session through create_session with a real provider and the loopback server."""
+
+from __future__ import annotations
+
+import pytest
+
+from zpi_host.assembly import create_session
+from zpi_host.messages import AssistantMessage, Usage
+from zpi_host.plugins import PluginConfig, PluginHost
+
+from .conftest import ENV, FORMATS, KEYS, settings_for
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_tool_call_round_trip(fmt, zpi_env, zpi_model_server, tmp_path):
+    zpi_env.set(ENV[fmt], KEYS[fmt])
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    zpi_model_server.add_turns(
+        {"text": "Reading.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+         "usage": {"input_tokens": 100, "output_tokens": 10, "cache_read_tokens": 50}},
+        {"text": "The answer is 42.", "usage": {"input_tokens": 200, "output_tokens": 7}},
+    )
+    settings = settings_for(zpi_model_server.base_url, fmt)
+    session = await create_session(model=f"{fmt}:gpt-test", cwd=tmp_path, settings=settings,
+                                   host=PluginHost(PluginConfig(autoload=False)).load())
+    try:
+        assert session.provider.entry.base_url == zpi_model_server.base_url
+        result = await session.run("what is in notes.txt?")
+    finally:
+        await session.dispose()
+    assert (result.is_error, result.result, result.num_turns) == (False, "The answer is 42.", 2)
+    assert result.usage == Usage(300, 17, 50)
+    assert result.model_usage == {f"{fmt}/gpt-test": Usage(300, 17, 50)}
+    first, second = (r.json for r in zpi_model_server.requests)
+    assert first["model"] == "gpt-test"
+    call = session.messages[1]
+    assert isinstance(call, AssistantMessage) and call.tool_calls[0].name == "read"
+    call_id = call.tool_calls[0].id
+    if fmt == "openai":
+        tool_message = second["messages"][-1]
+        assert (tool_message["role"], tool_message["tool_call_id"]) == ("tool", call_id)
+        assert "the answer is 42" in tool_message["content"]
+    else:
+        result_block = second["messages"][-1]["content"][0]
+        assert (result_block["type"], result_block["tool_use_id"]) == ("tool_result", call_id)
+        assert "the answer is 42" in result_block["content"][0]["text"]
+        assert result_block["is_error"] is False

@@ -1,0 +1,299 @@
+"""HTTP for the model providers: POST a JSON body, stream the answer as server-sent events,
+retry what is safe to retry, and turn every failure into a typed error.
+
+Retries: 429, 408, 5xx and connection failures are retried up to ``requests.max_retries``
+times, but only until the first event has been yielded: after that the consumer holds part of
+the answer, so a failure raises :class:`ProviderStreamBroken` instead. The wait is
+exponential backoff with full jitter (``retry_base_delay * 2**attempt``, at most
+``retry_max_delay``), or the service's ``Retry-After`` (seconds or an HTTP date; also
+``retry-after-ms``) capped at ``retry_after_max``. Waiting uses ``anyio.sleep``, so an abort
+cancels it.
+
+The API key travels only in request headers; error bodies are redacted before they are
+quoted, and no message, repr or log line carries the key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Protocol
+
+import anyio
+import httpx
+
+from ..errors import ContextOverflowError
+from .base import (
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderStreamBroken,
+    ProviderStreamError,
+    StreamEvent,
+    excerpt,
+)
+from .catalog import Credential, RequestPolicy
+from .sse import SSEParser
+
+#: How much of an error body is read to explain the error.
+ERROR_BODY_LIMIT = 4096
+OVERFLOW_PHRASES = ("maximum context length", "context length", "context_length_exceeded",
+                    "context window", "context limit", "prompt is too long",
+                    "exceeds the context")
+
+
+class StreamDecoder(Protocol):
+    """A wire format's event decoder, one per response: SSE event blocks in (see
+    ``sse.parse_event``), stream events out."""
+
+    def feed(self, blocks: list[str]) -> list[StreamEvent]: ...
+
+    def finish(self) -> list[StreamEvent]:
+        """The body ended: the last events, or ProviderStreamError if no stop event came."""
+        ...
+
+
+class HTTPStreamer:
+    """One provider's connection pool (an ``httpx.AsyncClient``, made on first use and
+    closed by ``aclose``) and its request policy."""
+
+    def __init__(
+        self,
+        provider: str,
+        url: str,
+        headers: Mapping[str, str],
+        credential: Credential,
+        policy: RequestPolicy,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.provider, self.url, self.policy = provider, url, policy
+        self._headers = {"content-type": "application/json", "accept": "text/event-stream",
+                         **headers}
+        self._credential = credential
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"<HTTPStreamer {self.provider} {self.url}>"
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def _client_for_request(self) -> httpx.AsyncClient:
+        if self._client is None:
+            p = self.policy
+            timeout = httpx.Timeout(connect=p.connect_timeout, read=p.read_timeout,
+                                    write=p.write_timeout, pool=p.connect_timeout)
+            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport,
+                                             follow_redirects=False)
+        return self._client
+
+    async def stream(
+        self, body: Mapping[str, Any], decoder: Callable[[], StreamDecoder]
+    ) -> AsyncIterator[StreamEvent]:
+        """POST ``body`` and yield the decoded events; ``decoder()`` makes a fresh decoder for
+        each attempt."""
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        client = self._client_for_request()
+        attempt = 0
+        while True:
+            yielded = False
+            answered = False
+            try:
+                async with client.stream("POST", self.url, content=payload,
+                                         headers=self._headers) as response:
+                    answered = True
+                    status = response.status_code
+                    if status >= 300 or _content_type(response).startswith("application/json"):
+                        error = await self._error_from(response)
+                        delay = self._delay(status, response.headers, attempt)
+                    else:
+                        parser = SSEParser(self.provider)
+                        parse = parser.feed
+                        decode = decoder()
+                        feed = decode.feed
+                        async for chunk in response.aiter_bytes():
+                            events = feed(parse(chunk))
+                            if events:
+                                yielded = True
+                                for event in events:
+                                    yield event
+                        for event in [*feed(parser.close()), *decode.finish()]:
+                            yield event
+                        return
+            except httpx.RequestError as exc:
+                if answered:
+                    error = ProviderStreamError(self.provider, f"the connection broke while the "
+                                                f"answer was streaming: {self._describe(exc)}")
+                else:
+                    error = ProviderConnectionError(
+                        self.provider, f"cannot reach {self.url}: {self._describe(exc)}; check "
+                        "base_url and the network")
+                if yielded:
+                    raise ProviderStreamBroken(error, self.provider) from exc
+                delay = self._backoff(attempt)
+            except (ProviderError, ContextOverflowError) as exc:
+                if yielded:
+                    raise ProviderStreamBroken(exc, self.provider) from exc
+                raise
+            if delay is None or attempt >= self.policy.max_retries:
+                if attempt:
+                    _note(error, f" (gave up after {attempt + 1} attempts)")
+                raise error
+            attempt += 1
+            await anyio.sleep(delay)
+
+    def _describe(self, exc: BaseException) -> str:
+        p = self.policy
+        if isinstance(exc, httpx.ConnectTimeout):
+            return (f"no connection within {p.connect_timeout:g} s (raise "
+                    "requests.connect_timeout if the service is slow to accept)")
+        if isinstance(exc, httpx.ReadTimeout):
+            return (f"no data for {p.read_timeout:g} s (raise requests.read_timeout if the "
+                    "model thinks for longer)")
+        text = str(exc)
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+    # ------------------------------------------------------------------------------- errors
+
+    async def _error_from(self, response: httpx.Response) -> Exception:
+        body = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx.RequestError:
+            pass  # what arrived is enough to explain the error
+        return http_error(self.provider, response.status_code, body[:ERROR_BODY_LIMIT],
+                          credential=self._credential, url=self.url)
+
+    def _delay(self, status: int, headers: httpx.Headers, attempt: int) -> float | None:
+        """Seconds to wait before retrying ``status``, or None if it is not retried."""
+        if status not in (408, 429) and not 500 <= status <= 599:
+            return None
+        after = retry_after(headers, self.policy.retry_after_max)
+        return after if after is not None else self._backoff(attempt)
+
+    def _backoff(self, attempt: int) -> float:
+        p = self.policy
+        return random.uniform(0, min(p.retry_max_delay, p.retry_base_delay * 2 ** attempt))
+
+
+def retry_after(headers: Mapping[str, str], limit: float) -> float | None:
+    """The service's requested wait (``retry-after-ms``, ``Retry-After`` in seconds or as an
+    HTTP date), at most ``limit`` seconds; None when absent or unreadable."""
+    seconds: float | None = None
+    if headers.get("retry-after-ms"):
+        try:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        except ValueError:
+            seconds = None
+    value = headers.get("retry-after")
+    if seconds is None and value:
+        try:
+            seconds = float(value)
+        except ValueError:
+            try:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError, IndexError):
+                return None
+    if seconds is None or seconds != seconds:  # absent or NaN
+        return None
+    return min(max(seconds, 0.0), limit)
+
+
+def http_error(provider: str, status: int, body: bytes, *, credential: Credential,
+               url: str) -> Exception:
+    """The typed error for an error response: ContextOverflowError, ProviderAuthError or
+    ProviderHTTPError, quoting the service's message (with the key redacted)."""
+    text = redact(body.decode("utf-8", "replace"), credential.key)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    message, error_type, code = error_fields(parsed)
+    detail = message or (f"no error message; body: {excerpt(text)}" if text.strip()
+                         else "no error message in the response")
+    if is_context_overflow(status, message, code):
+        return ContextOverflowError(
+            f"model provider {provider} (HTTP {status}): the conversation does not fit the "
+            f"model's context window: {detail}", provider=provider, status=status)
+    if status in (401, 403):
+        if credential.key is None:
+            hint = f"no API key was sent because {credential.source} is not set; set it"
+        elif status == 401:
+            hint = f"the key from {credential.source} was refused; check it is valid for {url}"
+        else:
+            hint = f"the key from {credential.source} may not use this model or endpoint"
+        return ProviderAuthError(provider, f"authentication failed: {detail}; {hint}",
+                                 status=status, error_type=error_type)
+    if status == 429:
+        hint = "; rate limited: wait, or raise requests.max_retries"
+    elif status >= 500:
+        hint = "; the service failed: try again later"
+    elif status == 404:
+        hint = f"; check the model name and base_url ({url})"
+    elif 200 <= status < 300:
+        hint = "; the service answered with JSON instead of an event stream"
+    else:
+        hint = "; the request was rejected"
+    return ProviderHTTPError(provider, detail + hint, status=status, error_type=error_type)
+
+
+def stream_error(provider: str, error: Any, key: str | None = None) -> Exception:
+    """The typed error for an error reported inside a stream (an ``error`` event or chunk)."""
+    message, error_type, code = error_fields({"error": error})
+    message = redact(message, key) or excerpt(redact(json.dumps(error), key))
+    if is_context_overflow(400, message, code):
+        return ContextOverflowError(f"model provider {provider}: the conversation does not fit "
+                                    f"the model's context window: {message}",
+                                    provider=provider, status=200)
+    kind = f" ({error_type})" if error_type else ""
+    hint = "; try again later" if error_type in ("overloaded_error", "api_error") else ""
+    return ProviderStreamError(provider, f"the service reported an error in the stream"
+                               f"{kind}: {message}{hint}", error_type=error_type)
+
+
+def error_fields(data: Any) -> tuple[str, str | None, str | None]:
+    """(message, type, code) from a parsed OpenAI or Anthropic error body (both put it under
+    ``error``; other servers use ``message`` or ``detail``)."""
+    if not isinstance(data, dict):
+        return "", None, None
+    error = data.get("error", data)
+    if isinstance(error, str):
+        return error[:500], None, None
+    if not isinstance(error, dict):
+        return "", None, None
+    message = error.get("message") or error.get("detail") or ""
+    kind, code = error.get("type"), error.get("code")
+    return (str(message)[:500], kind if isinstance(kind, str) else None,
+            str(code) if code is not None else None)
+
+
+def is_context_overflow(status: int, message: str, code: str | None) -> bool:
+    if code == "context_length_exceeded":
+        return True
+    lowered = message.lower()
+    return status in (400, 413) and any(p in lowered for p in OVERFLOW_PHRASES)
+
+
+def redact(text: str, key: str | None) -> str:
+    return text.replace(key, "[redacted]") if key else text
+
+
+def _content_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").lower()
+
+
+def _note(error: Exception, note: str) -> None:
+    error.args = (f"{error}{note}",)
+    if isinstance(error, ProviderError):
+        error.detail += note
