@@ -1,0 +1,94 @@
+"""Session storage: JSONL transcripts (format version 2), their owner, and session helpers.
+
+Names are imported on first use: ``import zpi_host.transcript`` loads neither cattrs nor the
+reader. The format is described in ``records.py``, the rules of reading in ``reader.py``, what
+the records mean (context, compaction, branches) in ``history.py``; writing, repair and
+tool-journal recovery in ``store.py``; one writer per file in ``lock.py``; the helpers in
+``helpers.py``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .codec import message_from_json, message_to_json
+    from .errors import (
+        InvalidSessionIdError,
+        RecordError,
+        SessionBusyError,
+        SessionExistsError,
+        SessionNotFoundError,
+        TranscriptError,
+        TranscriptLockedError,
+        TranscriptVersionError,
+    )
+    from .helpers import (
+        SessionInfo,
+        delete_session,
+        fork_session,
+        get_session_info,
+        get_session_messages,
+        list_sessions,
+        rename_session,
+        tag_session,
+    )
+    from .history import COMPACTION_SOURCE, summary_message
+    from .paths import agent_dir, check_session_id, project_key, session_path
+    from .reader import Transcript, parse_transcript, read_transcript
+    from .records import (
+        FORMAT_VERSION,
+        AssistantRecord,
+        CompactionRecord,
+        ContextRecord,
+        CustomRecord,
+        ForkOrigin,
+        HeaderRecord,
+        ModelChangeRecord,
+        ReasoningLevelRecord,
+        Record,
+        SnapshotRecord,
+        TagRecord,
+        TitleRecord,
+        ToolResultRecord,
+        ToolUseRecord,
+        UserRecord,
+        WarningRecord,
+    )
+    from .store import SessionManager, open_owner
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("message_from_json", "message_to_json"), "codec"),
+    **dict.fromkeys((
+        "InvalidSessionIdError", "RecordError", "SessionBusyError", "SessionExistsError",
+        "SessionNotFoundError", "TranscriptError", "TranscriptLockedError",
+        "TranscriptVersionError"), "errors"),
+    **dict.fromkeys((
+        "SessionInfo", "delete_session", "fork_session", "get_session_info",
+        "get_session_messages", "list_sessions", "rename_session", "tag_session"), "helpers"),
+    **dict.fromkeys(("COMPACTION_SOURCE", "summary_message"), "history"),
+    **dict.fromkeys(("agent_dir", "check_session_id", "project_key", "session_path"), "paths"),
+    **dict.fromkeys(("Transcript", "parse_transcript", "read_transcript"), "reader"),
+    **dict.fromkeys((
+        "FORMAT_VERSION", "AssistantRecord", "CompactionRecord", "ContextRecord",
+        "CustomRecord", "ForkOrigin", "HeaderRecord", "ModelChangeRecord",
+        "ReasoningLevelRecord", "Record", "SnapshotRecord", "TagRecord", "TitleRecord",
+        "ToolResultRecord", "ToolUseRecord", "UserRecord", "WarningRecord"), "records"),
+    **dict.fromkeys(("SessionManager", "open_owner"), "store"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zpi_host.transcript' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,171 @@
+"""What a transcript means: the active branch, the model's context, and the session's state.
+
+Records form a tree through ``parentUuid``; the conversation is the *active branch*: the last
+record of the file and its ancestors (for a file written by one owner, every record). The
+context the model sees is the active branch's messages after the last compaction:
+
+    [summary_message(compaction)] + messages of the branch from ``firstKeptUuid`` on
+
+(``firstKeptUuid`` null, or not on the branch: only what follows the compaction record is
+kept). Earlier compactions inside the kept range are not shown again. Model, reasoning level
+and snapshot are the latest on the branch; title and tags are the latest in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..messages import ContextMessage, Message, ToolCallContent
+from .records import (
+    AssistantRecord,
+    CompactionRecord,
+    ContextRecord,
+    ModelChangeRecord,
+    ReasoningLevelRecord,
+    Record,
+    SnapshotRecord,
+    TagRecord,
+    TitleRecord,
+    ToolResultRecord,
+    ToolUseRecord,
+    UserRecord,
+    record_message,
+)
+
+#: The ``source`` of the context message that stands for compacted history.
+COMPACTION_SOURCE = "compaction"
+SUMMARY_INTRO = ("The earlier part of this conversation was compacted to save context. "
+                 "Summary of it:")
+
+
+def active_branch(records: Sequence[Record], linear: bool = False) -> list[Record]:
+    """The last record and its ancestors, oldest first (all records when ``linear``)."""
+    if linear or not records:
+        return list(records)
+    by_uuid = {r.uuid: r for r in records}
+    branch: list[Record] = []
+    current: Record | None = records[-1]
+    while current is not None:
+        branch.append(current)
+        current = by_uuid.get(current.parent_uuid) if current.parent_uuid else None
+    branch.reverse()
+    return branch
+
+
+def summary_message(record: CompactionRecord) -> ContextMessage:
+    """What the model sees in place of compacted history: ``SUMMARY_INTRO``, a blank line, the
+    summary, then (when known) a line listing the files read and one listing those modified."""
+    text = f"{SUMMARY_INTRO}\n\n{record.summary}"
+    if record.read_files:
+        text += "\n\nFiles read: " + ", ".join(record.read_files)
+    if record.modified_files:
+        text += "\n\nFiles modified: " + ", ".join(record.modified_files)
+    return ContextMessage(text, COMPACTION_SOURCE)
+
+
+def context_start(branch: Sequence[Record]) -> tuple[int, CompactionRecord | None]:
+    """Where the model's context starts on ``branch``, and the compaction that decided it."""
+    for index in range(len(branch) - 1, -1, -1):
+        record = branch[index]
+        if isinstance(record, CompactionRecord):
+            kept = record.first_kept_uuid
+            if kept is not None:
+                for k in range(index):
+                    if branch[k].uuid == kept:
+                        return k, record
+            return index + 1, record
+    return 0, None
+
+
+def context_messages(branch: Sequence[Record]) -> list[Message]:
+    """The messages the model should see (see the module docstring)."""
+    start, compaction = context_start(branch)
+    messages: list[Message] = [] if compaction is None else [summary_message(compaction)]
+    append = messages.append
+    for record in branch[start:] if start else branch:
+        cls = type(record)
+        if cls is UserRecord or cls is AssistantRecord or cls is ToolResultRecord:
+            append(record.message)  # type: ignore[attr-defined]
+        elif cls is ContextRecord:
+            append(ContextMessage(record.text, record.source))  # type: ignore[attr-defined]
+    return messages
+
+
+def history_messages(branch: Sequence[Record]) -> list[Message]:
+    """Every message of the branch, for people: nothing dropped, each compaction shown as its
+    summary message where it happened."""
+    messages: list[Message] = []
+    for record in branch:
+        is_summary = isinstance(record, CompactionRecord)
+        m = summary_message(record) if is_summary else record_message(record)  # type: ignore[arg-type]
+        if m is not None:
+            messages.append(m)
+    return messages
+
+
+def last_model(branch: Sequence[Record]) -> tuple[str, str] | None:
+    """(provider, model) of the last ``model_change``; without one, of the last assistant
+    message that names them; else None."""
+    fallback: tuple[str, str] | None = None
+    for record in reversed(branch):
+        if isinstance(record, ModelChangeRecord):
+            return record.provider, record.model
+        if fallback is None and isinstance(record, AssistantRecord):
+            m = record.message
+            if m.provider and m.model:
+                fallback = (m.provider, m.model)
+    return fallback
+
+
+def last_reasoning_level(branch: Sequence[Record]) -> str | None:
+    for record in reversed(branch):
+        if isinstance(record, ReasoningLevelRecord):
+            return record.level
+    return None
+
+
+def latest_snapshot(branch: Sequence[Record]) -> Mapping[str, Any] | None:
+    for record in reversed(branch):
+        if isinstance(record, SnapshotRecord):
+            return record.snapshot
+    return None
+
+
+def title(records: Sequence[Record]) -> str | None:
+    for record in reversed(records):
+        if isinstance(record, TitleRecord):
+            return record.title
+    return None
+
+
+def tags(records: Sequence[Record]) -> tuple[str, ...]:
+    for record in reversed(records):
+        if isinstance(record, TagRecord):
+            return record.tags
+    return ()
+
+
+def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
+    """Tool calls in the model's context without a result, in call order, as (call id, tool
+    name, started): ``started`` when a ``tool_use`` journal record says it began running."""
+    start, _ = context_start(branch)
+    open_calls: dict[str, tuple[str, bool]] = {}
+    for record in branch[start:] if start else branch:
+        cls = type(record)
+        if cls is ToolResultRecord:
+            open_calls.pop(record.call_id, None)  # type: ignore[attr-defined]
+        elif cls is ToolUseRecord:
+            open_calls[record.call_id] = (record.name, True)  # type: ignore[attr-defined]
+        elif cls is AssistantRecord:
+            for block in record.message.content:  # type: ignore[attr-defined]
+                if type(block) is ToolCallContent:
+                    open_calls.setdefault(block.id, (block.name, False))
+    return [(cid, name, started) for cid, (name, started) in open_calls.items()]
+
+
+__all__ = [
+    "COMPACTION_SOURCE", "SUMMARY_INTRO", "active_branch", "context_messages",
+    "context_start", "history_messages", "last_model", "last_reasoning_level", "latest_snapshot",
+    "summary_message", "tags", "title", "unfinished_calls",
+]

@@ -1,0 +1,130 @@
+"""Where sessions live: ``<agent dir>/sessions/<project key>/<session id>.jsonl``.
+
+Cheap to import (stdlib only): the CLI lists sessions without loading cattrs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from .errors import InvalidSessionIdError, SessionNotFoundError
+
+DEFAULT_AGENT_DIR = "~/.zpi/agent"
+SUFFIX = ".jsonl"
+#: Longer project keys are cut to a prefix plus a hash of the whole path.
+MAX_KEY_LENGTH = 100
+_HASH_LENGTH = 16
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def agent_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``ZPI_AGENT_DIR`` if set (and not empty), else ``~/.zpi/agent``; made absolute."""
+    env = os.environ if environ is None else environ
+    raw = env.get("ZPI_AGENT_DIR") or DEFAULT_AGENT_DIR
+    return Path(os.path.abspath(Path(raw).expanduser()))
+
+
+def sessions_root(agent: Path) -> Path:
+    return Path(agent) / "sessions"
+
+
+def project_key(cwd: Path | str) -> str:
+    """A directory name for a project: its absolute path with every character outside
+    ``[A-Za-z0-9._-]`` replaced by ``-``. Keys longer than 100 characters become a prefix, ``-``
+    and the first 16 hex digits of the sha256 of the full path, so they stay stable and
+    distinct. Different paths may share a short key (``/a/b`` and ``/a-b``): the header's cwd
+    decides which sessions belong to a project."""
+    full = os.path.abspath(os.fspath(cwd))
+    key = _UNSAFE.sub("-", full)
+    if len(key) <= MAX_KEY_LENGTH:
+        return key
+    digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+    return f"{key[: MAX_KEY_LENGTH - _HASH_LENGTH - 1]}-{digest}"
+
+
+def project_dir(cwd: Path | str, agent: Path) -> Path:
+    return sessions_root(agent) / project_key(cwd)
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def check_session_id(session_id: object) -> str:
+    """A user-given id, checked to be a UUID and normalised to lower case (it becomes a file
+    name, so ``../x`` and friends are refused)."""
+    if not isinstance(session_id, str) or not _UUID.fullmatch(session_id):
+        raise InvalidSessionIdError(
+            f"invalid session id {session_id!r}: session ids are UUIDs such as "
+            "'0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b' (see `zpi-host sessions list`)")
+    return session_id.lower()
+
+
+def session_path(session_id: str, cwd: Path | str, agent: Path) -> Path:
+    return project_dir(cwd, agent) / f"{check_session_id(session_id)}{SUFFIX}"
+
+
+def iter_session_files(agent: Path, cwd: Path | str | None = None) -> Iterator[Path]:
+    """Every ``*.jsonl`` of one project (``cwd``) or of all projects (``None``)."""
+    root = sessions_root(agent)
+    dirs = [project_dir(cwd, agent)] if cwd is not None else _subdirs(root)
+    for folder in dirs:
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.name.endswith(SUFFIX) and _UUID.fullmatch(entry.name[: -len(SUFFIX)]):
+                yield Path(entry.path)
+
+
+def find_session(session_id: str, agent: Path, cwd: Path | str | None = None) -> Path | None:
+    """The file of a session: looked for in ``cwd``'s project folder first (when given), then
+    in every project (ids are UUIDs, so there is at most one)."""
+    name = f"{check_session_id(session_id)}{SUFFIX}"
+    dirs = _subdirs(sessions_root(agent))
+    if cwd is not None:
+        dirs.insert(0, project_dir(cwd, agent))
+    for folder in dirs:
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _subdirs(root: Path) -> list[Path]:
+    try:
+        return sorted(Path(e.path) for e in os.scandir(root) if e.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def locate(session: str | Path, *, agent_dir: Path | str | None = None,
+           cwd: Path | str | None = None) -> Path | None:
+    """A session's file from its id, or from a path to it (what ``--resume`` may be given);
+    None if there is no such file."""
+    if isinstance(session, str) and not _looks_like_path(session):
+        return find_session(check_session_id(session), _agent(agent_dir), cwd)
+    path = Path(session).expanduser()
+    return path if path.is_file() else None
+
+
+def not_found(session: str | Path, agent_dir: Path | str | None) -> SessionNotFoundError:
+    if isinstance(session, Path) or _looks_like_path(session):
+        return SessionNotFoundError(f"no session file {session}")
+    return SessionNotFoundError(f"no session {session!r} under {_agent(agent_dir) / 'sessions'}"
+                                " (see `zpi-host sessions list --all`)")
+
+
+def _looks_like_path(text: str) -> bool:
+    return os.sep in text or text.endswith(SUFFIX) or (os.altsep or os.sep) in text
+
+
+def _agent(explicit: Path | str | None) -> Path:
+    return Path(explicit) if explicit is not None else agent_dir()
