@@ -172,5 +172,6 @@ def test_python_dash_m_is_the_same_command(tmp_path):
     out = subprocess.run([sys.executable, "-m", "zpi_host", "--list-plugins", "--json"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0
-    assert any(r["name"] == "zpi.models" and r["contributes"] == {"providers": ["scripted"]}
+    providers = {"providers": ["anthropic", "openai", "scripted"]}
+    assert any(r["name"] == "zpi.models" and r["contributes"] == providers
                for r in json.loads(out.stdout))

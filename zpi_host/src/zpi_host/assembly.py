@@ -1,25 +1,33 @@
-"""create_session(): plugins -> providers -> model -> tools -> system prompt -> session.
+"""create_session(): options -> agent dir -> session store -> cwd -> settings -> context to
+restore -> model -> tools -> resources -> prepared tools -> selection -> prompt -> reasoning.
 
-The CLI and embedding programs build sessions only through this function, so what a preview
-shows is what a run uses.
+The CLI, embedding programs and previews build sessions only through this function, so what a
+preview shows is what a run uses. Each step is a small function named for the step.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError, ZpiError
-from .plugins import PluginHost
+from .errors import UsageError
+from .options import REASONING_LEVELS, SessionOptions
+from .plugins import PluginConfig, PluginHost
+from .tools.selection import KERNEL_TOOL_NAMES, AssemblyError, collect_tools, select_tools
 
 if TYPE_CHECKING:
     from .providers.base import Provider, ProviderFactory
+    from .providers.catalog import ModelEntry
+    from .resources import ResourceLoader
     from .session import AgentSession
-    from .tools.base import Tool
+    from .settings import SettingsManager
+    from .transcript import SessionManager
 
-KERNEL_TOOL_NAMES = ("read", "write", "edit", "bash")
+__all__ = ["KERNEL_TOOL_NAMES", "AssemblyError", "collect_providers", "create_session"]
+
+DEFAULT_AGENT_DIR = "~/.zpi/agent"
 
 BASE_PROMPT = """\
 You are a coding agent working in the directory {cwd}. You read and change the workspace only \
@@ -27,17 +35,66 @@ through your tools. Read a file before you change it; prefer edit for small chan
 to run commands. When the task is done, answer briefly with what you did."""
 
 
-class AssemblyError(ZpiError):
-    """A session could not be assembled from the plugins' contributions."""
+def resolve_agent_dir(explicit: str | Path | None, environ: Mapping[str, str]) -> Path:
+    """Explicit, then ``ZPI_AGENT_DIR``, then ``~/.zpi/agent``."""
+    raw = explicit if explicit is not None else environ.get("ZPI_AGENT_DIR") or DEFAULT_AGENT_DIR
+    return Path(raw).expanduser().resolve()
 
 
-def parse_model(spec: str) -> tuple[str, str]:
-    """``PROVIDER:MODEL`` -> (provider, model); the model part may itself contain colons."""
-    provider, sep, model = spec.partition(":")
-    if not sep or not provider:
-        raise UsageError(f"model {spec!r} must look like PROVIDER:MODEL, for example "
-                         "scripted:examples/demo/script.jsonl")
-    return provider, model
+def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Path:
+    """Explicit, then the session store's, then the process's."""
+    raw = explicit if explicit is not None else (store.cwd if store is not None else Path.cwd())
+    root = Path(raw).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"working directory {root} does not exist or is not a directory")
+    return root
+
+
+def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | None:
+    """The session to resume or continue (``None``: a new one is created once cwd is known)."""
+    from .transcript import SessionManager, list_sessions
+
+    if options.session_manager is not None:
+        return options.session_manager  # type: ignore[no-any-return]
+    if options.resume is not None:
+        return SessionManager.open(options.resume, agent_dir=agent_dir,
+                                   cwd=_explicit_cwd(options))
+    if options.continue_recent:
+        cwd = _explicit_cwd(options) or Path.cwd().resolve()
+        recent = list_sessions(cwd, agent_dir=agent_dir)
+        if not recent:
+            raise UsageError(f"no session to continue in {cwd}; start one without --continue")
+        return SessionManager.open(recent[0].session_id, agent_dir=agent_dir, cwd=cwd)
+    return None
+
+
+def _explicit_cwd(options: SessionOptions) -> Path | None:
+    return Path(options.cwd).expanduser().resolve() if options.cwd is not None else None
+
+
+def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
+              settings: Mapping[str, Any]) -> SessionManager:
+    from .transcript import SessionManager
+
+    if not options.persist:
+        return SessionManager.in_memory(cwd=cwd, session_id=options.session_id)
+    fsync = settings.get("sessions", {}).get("fsync", "turn")
+    return SessionManager.create(cwd=cwd, agent_dir=agent_dir, session_id=options.session_id,
+                                 fsync=fsync)
+
+
+def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> SettingsManager:
+    """An injected manager as is; a mapping as in-memory user settings; else the files."""
+    from .settings import SettingsManager
+
+    if isinstance(options.settings, SettingsManager):
+        return options.settings
+    if options.settings is not None:
+        if not isinstance(options.settings, Mapping):
+            raise UsageError("settings must be a SettingsManager or a mapping, got "
+                             f"{type(options.settings).__name__}")
+        return SettingsManager.in_memory(options.settings)
+    return SettingsManager(agent_dir, cwd)
 
 
 async def collect_providers(
@@ -57,79 +114,194 @@ async def collect_providers(
     return factories
 
 
-async def collect_tools(
-    host: PluginHost, cwd: Path, settings: Mapping[str, Any]
-) -> list[Tool]:
-    """Registered tools, then overrides of kernel tools; collisions are errors naming both."""
-    from .tools.base import Tool
-
-    tools: dict[str, Tool] = {}
-    owners: dict[str, str] = {}
-    for answer in await host.hooks.register_tools(cwd, settings):
-        tool = answer.value
-        if not isinstance(tool, Tool):
-            raise AssemblyError(f"plugin {answer.plugin!r} registered {tool!r}, not a Tool")
-        if tool.name in tools:
-            raise AssemblyError(f"tool {tool.name!r} is registered by both "
-                                f"{owners[tool.name]!r} and {answer.plugin!r}")
-        tools[tool.name], owners[tool.name] = tool, answer.plugin
-    overridden: set[str] = set()
-    for answer in await host.hooks.tool_overrides(cwd, settings):
-        tool = answer.value
-        if not isinstance(tool, Tool) or tool.name not in KERNEL_TOOL_NAMES:
-            raise AssemblyError(f"plugin {answer.plugin!r} overrides {tool!r}; only the kernel "
-                                f"tools {', '.join(KERNEL_TOOL_NAMES)} can be overridden")
-        if tool.name in overridden:
-            continue  # first in call order wins
-        overridden.add(tool.name)
-        tools[tool.name], owners[tool.name] = tool, answer.plugin
-    return list(tools.values())
+def make_host(
+    options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any]
+) -> PluginHost:
+    """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``."""
+    disabled = settings.get("plugins", {}).get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
+                         f"{disabled!r}")
+    return PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
+                                            settings_disabled=disabled)).load()
 
 
-async def create_session(
-    *,
-    model: str,
-    cwd: str | Path | None = None,
-    host: PluginHost | None = None,
-    settings: Mapping[str, Any] | None = None,
-    max_turns: int | None = None,
-    session_id: str | None = None,
-    tools: Sequence[str] | None = None,
-    provider: Provider | None = None,
+def choose_model(
+    options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
+    environ: Mapping[str, str],
+) -> ModelEntry:
+    """Explicit choice, then the session's last model, then ``model`` in settings, then the
+    first configured model that has credentials. A model without credentials is refused."""
+    from .providers.catalog import credentials, list_models, resolve_model
+
+    def usable(entry: ModelEntry, why: str) -> ModelEntry:
+        credential = credentials(entry, environ)
+        if options.provider is None and credential.key is None and credential.required:
+            raise UsageError(f"model {entry.name!r} ({why}) has no API key: set "
+                             f"{credential.source}")
+        return entry
+
+    if options.model is not None:
+        return usable(resolve_model(options.model, settings), "chosen explicitly")
+    last = store.last_model() if store is not None else None
+    if last is not None:
+        return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
+    if isinstance(settings.get("model"), str):
+        return usable(resolve_model(settings["model"], settings), "the setting 'model'")
+    missing = []
+    for entry in list_models(settings):
+        credential = credentials(entry, environ)
+        if credential.key is not None or not credential.required:
+            return entry
+        missing.append(f"{entry.name} (set {credential.source})")
+    why = f" The configured models have no credentials: {', '.join(missing)}." if missing else ""
+    raise UsageError("no model chosen: pass --model PROVIDER:MODEL (or model= in code), set "
+                     "'model' in settings, or configure a model with credentials under "
+                     f"'models'.{why} To try the host offline: --model scripted:PATH")
+
+
+async def make_provider(
+    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any]
+) -> Provider:
+    if options.provider is not None:
+        return options.provider  # type: ignore[no-any-return]
+    factories = await collect_providers(host, settings)
+    if entry.provider not in factories:
+        known = ", ".join(sorted(factories)) or "none"
+        raise UsageError(f"unknown model provider {entry.provider!r} (installed: {known})")
+    return factories[entry.provider].create(entry, settings)
+
+
+async def load_resources(
+    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any]
+) -> ResourceLoader:
+    import attrs
+
+    from .resources import Command, ResourceLoader, ResourceSource
+
+    sources: list[ResourceSource] = []
+    for answer in await host.hooks.register_resources(cwd, settings):
+        if not isinstance(answer.value, ResourceSource):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered {answer.value!r} as a "
+                                "resource source; return zpi_host.resources.ResourceSource")
+        sources.append(attrs.evolve(answer.value, origin=answer.plugin))
+    commands: list[Command] = []
+    for answer in await host.hooks.register_commands(cwd, settings):
+        if not isinstance(answer.value, Command):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered {answer.value!r} as a "
+                                "command; return zpi_host.resources.Command")
+        if any(c.name == answer.value.name for c in commands):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered the command "
+                                f"{answer.value.name!r}, which another plugin registered first")
+        commands.append(attrs.evolve(answer.value, origin=answer.plugin))
+    return ResourceLoader(cwd, agent_dir, sources, commands).load()
+
+
+def choose_reasoning(
+    options: SessionOptions, store: SessionManager | None, entry: ModelEntry | None,
+    settings: Mapping[str, Any],
+) -> str:
+    """Explicit, then the session's (if valid), then settings, then the model's default;
+    clamped to ``off`` for a model that does not reason."""
+    level = options.reasoning_level
+    if level is None and store is not None:
+        restored = store.last_reasoning_level()
+        level = restored if restored in REASONING_LEVELS else None
+    if level is None and settings.get("reasoning_level") in REASONING_LEVELS:
+        level = settings["reasoning_level"]
+    supports = entry is None or entry.reasoning
+    if level is None:
+        level = "medium" if supports and entry is not None else "off"
+    return level if supports else "off"
+
+
+async def build_prompt(
+    host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
+    tools: list[Any], append: str | None,
+) -> tuple[str, tuple[Any, ...]]:
+    instructions = await host.hooks.instructions(cwd, settings, resources)
+    parts = [BASE_PROMPT.format(cwd=cwd)]
+    parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
+    parts += [i.text for i in instructions]
+    if append:
+        parts.append(append)
+    prompt = await host.hooks.system_prompt("\n\n".join(parts), tools, instructions, resources)
+    return prompt, instructions
+
+
+async def create_session(**kwargs: Any) -> AgentSession:
+    """Assemble a session from keyword options (see :class:`~zpi_host.options.SessionOptions`
+    and the user guide). Bad options fail before anything is opened or connected."""
+    options = SessionOptions.from_kwargs(kwargs)
+    environ = options.environ if options.environ is not None else os.environ
+    agent_dir = resolve_agent_dir(options.agent_dir, environ)
+    store = open_store(options, agent_dir)
+    opened = store is not None and options.session_manager is None
+    provider = None
+    try:
+        cwd = resolve_cwd(options.cwd, store)
+        settings_manager = load_settings(options, agent_dir, cwd)
+        settings = settings_manager.snapshot()
+        host = options.host if options.host is not None else make_host(options, environ,
+                                                                       settings)
+        entry = choose_model(options, store, settings, environ)
+        provider = await make_provider(options, host, entry, settings)
+        found = await collect_tools(host, cwd, settings)
+        resources = await load_resources(host, cwd, agent_dir, settings)
+        for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
+                                                     cwd, settings):
+            found.add(answer.value, answer.plugin, "prepared")
+        tools = select_tools(found, tool_overrides=options.tool_overrides,
+                             custom_tools=options.custom_tools, no_tools=options.no_tools,
+                             tools=options.tools, exclude_tools=options.exclude_tools)
+        prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
+                                                  options.append_system_prompt)
+        reasoning = choose_reasoning(options, store, entry if options.provider is None
+                                     else getattr(provider, "entry", None), settings)
+        if store is None:
+            store = new_store(options, agent_dir, cwd, settings)
+            opened = True
+        return _session(options, host, provider, entry, tools, found.owners, prompt,
+                        instructions, cwd, agent_dir, settings, settings_manager, store,
+                        resources, reasoning)
+    except BaseException:
+        if provider is not None and options.provider is None:
+            await provider.aclose()
+        if opened and store is not None:
+            store.close()
+        raise
+
+
+def _session(
+    options: SessionOptions, host: PluginHost, provider: Provider, entry: ModelEntry,
+    tools: list[Any], owners: Mapping[str, str], prompt: str, instructions: tuple[Any, ...],
+    cwd: Path, agent_dir: Path, settings: dict[str, Any], settings_manager: SettingsManager,
+    store: SessionManager, resources: ResourceLoader, reasoning: str,
 ) -> AgentSession:
-    """Assemble a session. ``model`` is ``PROVIDER:MODEL``; ``provider`` may be given directly
-    (``FunctionModel`` in tests), then ``model`` only names it."""
+    import tempfile
+
     from .session import AgentSession
+    from .snapshot import plugin_changes, take_snapshot
     from .tools.file_state import FileReadState
 
-    if max_turns is not None and max_turns < 1:
-        raise UsageError(f"max_turns must be at least 1, got {max_turns}")
-    root = Path(cwd if cwd is not None else Path.cwd()).expanduser().resolve()
-    if not root.is_dir():
-        raise UsageError(f"working directory {root} does not exist or is not a directory")
-    host = host if host is not None else PluginHost().load()
-    settings = settings or {}
-    if provider is None:
-        provider_name, model_id = parse_model(model)
-        factories = await collect_providers(host, settings)
-        if provider_name not in factories:
-            known = ", ".join(sorted(factories)) or "none"
-            raise UsageError(f"unknown model provider {provider_name!r} (installed: {known})")
-        provider = factories[provider_name].create(model_id, settings)
-    selected = await collect_tools(host, root, settings)
-    if tools is not None:
-        unknown = sorted(set(tools) - {t.name for t in selected})
-        if unknown:
-            raise UsageError(f"unknown tool(s) {', '.join(unknown)}; available: "
-                             f"{', '.join(sorted(t.name for t in selected))}")
-        selected = [t for t in selected if t.name in set(tools)]
-    instructions = await host.hooks.instructions(root, settings, None)
-    prompt = BASE_PROMPT.format(cwd=root)
-    if instructions:
-        prompt += "\n\n" + "\n\n".join(i.text for i in instructions)
-    prompt = await host.hooks.system_prompt(prompt, selected, instructions, None)
+    snapshot = take_snapshot(host, tools, owners, instructions, resources, {
+        "model": f"{provider.name}:{provider.model}", "reasoning_level": reasoning,
+        "max_turns": options.max_turns, "tools": [t.name for t in tools],
+    })
+    warnings = [str(p) for p in settings_manager.problems]
+    warnings += [str(w) for w in store.warnings]
+    warnings += [str(d) for d in resources.diagnostics]
+    previous = store.latest_snapshot()
+    if previous is not None:
+        changes = plugin_changes(previous, snapshot.to_json())
+        if changes:
+            warnings.append("plugins changed since this session was last used: "
+                            + "; ".join(changes) + " (continuing with what is installed now)")
     return AgentSession(
-        host=host, provider=provider, tools=selected, system_prompt=prompt, cwd=root,
-        file_state=FileReadState(), settings=settings, session_id=session_id,
-        max_turns=max_turns, spill_dir=Path(tempfile.gettempdir()) / "zpi-spill",
+        host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
+        file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
+        reasoning_level=reasoning, spill_dir=Path(tempfile.gettempdir()) / "zpi-spill",
+        store=store, settings_manager=settings_manager, resources=resources,
+        snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
+        model_entry=entry if options.provider is None else getattr(provider, "entry", None),
     )

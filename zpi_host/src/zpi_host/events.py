@@ -93,6 +93,15 @@ class InputDelivered(Event):
 
 
 @attrs.frozen
+class WarningEvent(Event):
+    """Something the user should know that did not stop the session (a settings file that
+    does not parse, a torn transcript line, plugins that changed since the last run)."""
+
+    message: str
+    type: str = "warning"
+
+
+@attrs.frozen
 class RunEnd(Event):
     result: Any
     type: str = "run_end"

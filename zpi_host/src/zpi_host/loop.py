@@ -24,6 +24,7 @@ from .events import (
     TextDeltaEvent,
     TurnEnd,
     TurnStart,
+    WarningEvent,
 )
 from .messages import (
     AssistantMessage,
@@ -38,6 +39,7 @@ from .messages import (
 from .providers.base import (
     Done,
     ModelRequest,
+    ProviderStreamBroken,
     ReasoningDelta,
     TextDelta,
     ToolCallEnd,
@@ -45,7 +47,7 @@ from .providers.base import (
     UsageReport,
 )
 from .session import HistoryView, RunResult
-from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe
+from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe, not_run_result
 
 if TYPE_CHECKING:
     from .session import AgentSession
@@ -76,11 +78,13 @@ class AgentLoop:
             hooks_settings.get("max_stop_continuations", DEFAULT_MAX_STOP_CONTINUATIONS))
         self.turns = 0
         self._results: dict[str, ToolResultMessage] = {}
+        self._usage, self._stop_reason = Usage(), "end_turn"
 
     async def run(self, prompt: str) -> RunResult:
         started = time.perf_counter()
         s = self.s
         usage_before, model_usage_before = s.usage, dict(s.model_usage)
+        cost_before = dict(s.model_cost_usd)
         outcome: _Outcome | None = None
         with anyio.CancelScope() as scope:
             s._cancel_scope = scope
@@ -110,6 +114,10 @@ class AgentLoop:
             model_usage={k: _minus(v, model_usage_before.get(k, Usage()))
                          for k, v in s.model_usage.items()},
             error=outcome.error,
+            total_cost_usd=s.total_cost_usd - sum(cost_before.values()),
+            model_cost_usd={k: v - cost_before.get(k, 0.0)
+                            for k, v in s.model_cost_usd.items()},
+            unpriced_models=tuple(sorted(s.unpriced_models)),
         )
         if s.wants_events:
             with anyio.CancelScope(shield=True):
@@ -122,12 +130,16 @@ class AgentLoop:
         s, hooks = self.s, self.hooks
         if s.wants_events:
             await s.emit(RunStart(prompt))
+            for warning in s.take_warnings():
+                await s.emit(WarningEvent(warning))
         decision = await hooks.user_prompt(s.view, prompt)
         if decision.blocked:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
             return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
-        s.messages.append(UserMessage.text(prompt))
-        s.messages.extend(ContextMessage(c.value, c.plugin) for c in decision.contexts)
+        s.start_recording()
+        s.add_message(UserMessage.text(prompt))
+        for context in decision.contexts:
+            s.add_message(ContextMessage(context.value, context.plugin))
         continuations = 0
         while True:
             if s.max_turns is not None and self.turns >= s.max_turns:
@@ -135,6 +147,8 @@ class AgentLoop:
                                 "(raise --max-turns to let the agent go on)")
             self.turns += 1
             message = await self._turn(self.turns)
+            if message.error is not None:
+                return _Outcome(message.text, "error", message.error)
             if message.tool_calls:
                 await self._deliver_queued()
                 continue
@@ -143,14 +157,14 @@ class AgentLoop:
             stop = await hooks.stop(s.view, message, continuations)
             if stop.continue_with and continuations < self.max_continuations:
                 continuations += 1
-                s.messages.append(UserMessage.text(stop.continue_with))
+                s.add_message(UserMessage.text(stop.continue_with))
                 continue
             return _Outcome(message.text, message.stop_reason)
 
     async def _deliver_queued(self) -> bool:
         queued = self.s.take_queued()
         for text in queued:
-            self.s.messages.append(UserMessage.text(text))
+            self.s.add_message(UserMessage.text(text))
             if self.s.wants_events:
                 await self.s.emit(InputDelivered(text))
         return bool(queued)
@@ -179,7 +193,7 @@ class AgentLoop:
         async with anyio.create_task_group() as early:
             try:
                 message = await self._stream(request, events, early, started)
-                s.messages.append(message)
+                s.add_message(message)
                 s.record_usage(message.usage)
                 if events:
                     await s.emit(MessageEnd(message))
@@ -190,11 +204,18 @@ class AgentLoop:
             raise error
         assert message is not None
         calls = message.tool_calls
-        if calls:
+        if message.error is not None:
+            for call in calls:
+                done = self._results.pop(call.id, None)
+                s.add_message(done if done is not None else not_run_result(call, message.error))
+        elif calls:
             await self._run_calls([c for c in calls if c.id not in started])
-            s.messages.extend(self._results.pop(c.id) for c in calls)
-            s.messages.extend(self.runner.contexts)
+            for call in calls:
+                s.add_message(self._results.pop(call.id))
+            for context in self.runner.contexts:
+                s.add_message(context)
             self.runner.contexts.clear()
+        s.end_turn()
         if events:
             await s.emit(TurnEnd(turn))
         await hooks.turn_end(s.view, turn, message)
@@ -207,20 +228,32 @@ class AgentLoop:
         allowed, adding their ids to ``started``."""
         s = self.s
         texts: list[str] = []
-        thinking: list[str] = []
-        signature: str | None = None
+        thinking: list[ReasoningDelta] = []
         calls: list[ToolCallContent] = []
-        usage = Usage()
-        stop_reason = "end_turn"
+        try:
+            await self._consume(request, events, early_group, started, texts, thinking, calls)
+        except ProviderStreamBroken as exc:
+            # Not replayed: what arrived is kept with the error; complete calls that did not
+            # start get a "not run" result (see _turn), and the user can continue.
+            return AssistantMessage(_content(thinking, texts, calls), "error", self._usage,
+                                    s.provider.name, s.provider.model, error=str(exc))
+        return AssistantMessage(_content(thinking, texts, calls), self._stop_reason,
+                                self._usage, s.provider.name, s.provider.model)
+
+    async def _consume(
+        self, request: ModelRequest, events: bool, early_group: Any, started: set[str],
+        texts: list[str], thinking: list[Any], calls: list[ToolCallContent],
+    ) -> None:
+        s = self.s
         early = self.early_start
+        self._usage, self._stop_reason = Usage(), "end_turn"
         async for event in s.provider.stream(request):
             if isinstance(event, TextDelta):
                 texts.append(event.text)
                 if events:
                     await s.emit(TextDeltaEvent(event.text))
             elif isinstance(event, ReasoningDelta):
-                thinking.append(event.text)
-                signature = event.signature or signature
+                thinking.append(event)
                 if events:
                     await s.emit(ReasoningDeltaEvent(event.text))
             elif isinstance(event, ToolCallEnd):
@@ -232,17 +265,9 @@ class AgentLoop:
                 else:
                     early = False  # keep order: nothing after a non-safe call starts early
             elif isinstance(event, UsageReport):
-                usage = usage + event.usage
+                self._usage = self._usage + event.usage
             elif isinstance(event, Done):
-                stop_reason = event.stop_reason
-        content: list[Any] = []
-        if thinking:
-            content.append(ThinkingContent("".join(thinking), signature))
-        if texts:
-            content.append(TextContent("".join(texts)))
-        content.extend(calls)
-        return AssistantMessage(tuple(content), stop_reason, usage,
-                                s.provider.name, s.provider.model)
+                self._stop_reason = event.stop_reason
 
     async def _run_into(self, call: ToolCallContent) -> None:
         self._results[call.id] = await self.runner.run(call.as_call())
@@ -271,8 +296,22 @@ class AgentLoop:
             return
         for call in messages[-1].tool_calls:
             done = self._results.pop(call.id, None)
-            messages.append(done if done is not None else interrupted_result(call))
+            self.s.add_message(done if done is not None else interrupted_result(call))
         self._results.clear()
+        self.s.end_turn()
+
+
+def _content(
+    thinking: list[ReasoningDelta], texts: list[str], calls: list[ToolCallContent]
+) -> tuple[Any, ...]:
+    content: list[Any] = []
+    if thinking:
+        signature = next((d.signature for d in reversed(thinking) if d.signature), None)
+        content.append(ThinkingContent("".join(d.text for d in thinking), signature))
+    if texts:
+        content.append(TextContent("".join(texts)))
+    content.extend(calls)
+    return tuple(content)
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:

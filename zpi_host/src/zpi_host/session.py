@@ -7,7 +7,6 @@ history, tools, model, usage, subscribers, and the abort handle.
 from __future__ import annotations
 
 import inspect
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +20,13 @@ from .messages import Message, Usage
 if TYPE_CHECKING:
     from .plugins import PluginHost
     from .providers.base import Provider
-    from .tools.base import Tool
+    from .providers.catalog import ModelEntry
+    from .resources import ResourceLoader
+    from .settings import SettingsManager
+    from .snapshot import PluginSnapshot
+    from .tools.base import Tool, ToolCall
     from .tools.file_state import FileReadState
+    from .transcript import SessionManager
 
 Subscriber = Callable[[Event], Awaitable[None] | None]
 
@@ -41,6 +45,8 @@ class RunResult:
     total_cost_usd: float = 0.0
     model_usage: Mapping[str, Usage] = attrs.field(factory=dict)
     error: str | None = None
+    model_cost_usd: Mapping[str, float] = attrs.field(factory=dict)
+    unpriced_models: tuple[str, ...] = ()
 
 
 class HistoryView(Sequence[Message]):
@@ -118,6 +124,13 @@ class AgentSession:
         max_turns: int | None = None,
         reasoning_level: str | None = None,
         spill_dir: Path | None = None,
+        store: SessionManager | None = None,
+        settings_manager: SettingsManager | None = None,
+        resources: ResourceLoader | None = None,
+        snapshot: PluginSnapshot | None = None,
+        warnings: Sequence[str] = (),
+        model_entry: ModelEntry | None = None,
+        agent_dir: Path | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -126,13 +139,28 @@ class AgentSession:
         self.cwd = cwd
         self.file_state = file_state
         self.settings: Mapping[str, Any] = settings or {}
-        self.session_id = session_id or str(uuid.uuid4())
+        if store is None:
+            from .transcript import SessionManager
+
+            store = SessionManager.in_memory(cwd=cwd, session_id=session_id)
+        self.store = store
+        self.session_id = store.session_id
         self.max_turns = max_turns
         self.reasoning_level = reasoning_level
         self.spill_dir = spill_dir
-        self.messages: list[Message] = []
+        self.settings_manager = settings_manager
+        self.resources = resources
+        self.snapshot = snapshot
+        self.model_entry = model_entry if model_entry is not None else getattr(
+            provider, "entry", None)
+        self.agent_dir = agent_dir
+        self.warnings: list[str] = list(warnings)
+        self.messages: list[Message] = list(store.messages())
         self.usage = Usage()
         self.model_usage: dict[str, Usage] = {}
+        self.model_cost_usd: dict[str, float] = {}
+        self.unpriced_models: set[str] = set()
+        self._started = False
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[Subscriber] = []
@@ -174,11 +202,11 @@ class AgentSession:
             raise UsageError("a run is already in progress; use queue() to add input to it")
         from .loop import AgentLoop
 
-        self.is_running = True
+        self.is_running = self.store.running = True
         try:
             return await AgentLoop(self).run(prompt)
         finally:
-            self.is_running = False
+            self.is_running = self.store.running = False
             self._cancel_scope = None
 
     def queue(self, text: str) -> None:
@@ -202,10 +230,63 @@ class AgentSession:
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
 
+    # ------------------------------------------------------------------ recording
+
+    def add_message(self, message: Message) -> None:
+        """Append to the history and to the transcript (one record, flushed)."""
+        self.messages.append(message)
+        self.store.append_message(message)
+
+    def journal_tool_call(self, call: ToolCall) -> None:
+        """Record a call as pending before it runs, so a crash leaves a trace that resuming
+        closes as interrupted (the tool is never re-run)."""
+        self.store.append_tool_use(call.id, call.name, dict(call.arguments))
+
+    def take_warnings(self) -> list[str]:
+        """Warnings from assembly, delivered once as events at the start of the next run."""
+        warnings, self.warnings = self.warnings, []
+        return warnings
+
+    def start_recording(self) -> None:
+        """At the first send: write the snapshot, and model or reasoning changes."""
+        if self._started:
+            return
+        self._started = True
+        store = self.store
+        if self.snapshot is not None:
+            data = self.snapshot.to_json()
+            if store.latest_snapshot() != data:
+                store.append("snapshot", snapshot=data)
+        model = (self.provider.name, self.provider.model)
+        if store.last_model() != model:
+            store.append("model_change", provider=model[0], model=model[1])
+        if self.reasoning_level is not None and \
+                store.last_reasoning_level() != self.reasoning_level:
+            store.append("reasoning_level", level=self.reasoning_level)
+
+    def end_turn(self) -> None:
+        """Make the turn durable (fsync per the session's policy)."""
+        self.store.sync()
+
     def record_usage(self, usage: Usage) -> None:
+        """Add one request's usage to the totals; cost from the catalog, or flagged unpriced."""
         self.usage = self.usage + usage
         key = f"{self.provider.name}/{self.provider.model}"
         self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
+        entry = self.model_entry
+        if entry is None or entry.provider == "scripted":
+            return
+        from .providers.catalog import cost
+
+        amount = cost(usage, entry.price)
+        if amount is None:
+            self.unpriced_models.add(key)
+            amount = 0.0
+        self.model_cost_usd[key] = self.model_cost_usd.get(key, 0.0) + amount
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(self.model_cost_usd.values(), 0.0)
 
     async def dispose(self) -> None:
         """Release subscriptions and the provider's connections; aborts a running run."""
@@ -213,4 +294,7 @@ class AgentSession:
         self._subscribers.clear()
         if not self._disposed:
             self._disposed = True
-            await self.provider.aclose()
+            try:
+                await self.provider.aclose()
+            finally:
+                self.store.close()

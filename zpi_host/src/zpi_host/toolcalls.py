@@ -94,6 +94,7 @@ class ToolCallRunner:
                 except ToolArgumentError as exc:
                     return ToolResult.error(f"a hook replaced the input with invalid arguments: "
                                             f"{exc}")
+        session.journal_tool_call(call)
         try:
             value = await self._invoke(tool, prepared, call)
         except ToolFailure as exc:
@@ -168,3 +169,10 @@ def interrupted_result(call: Any) -> ToolResultMessage:
     return ToolResultMessage(call.id, call.name, (TextContent(
         "interrupted: the run was aborted before this tool call finished"),), True,
         {"interrupted": True})
+
+
+def not_run_result(call: Any, why: str) -> ToolResultMessage:
+    """The result recorded for a complete call of a response that broke off: not run."""
+    return ToolResultMessage(call.id, call.name, (TextContent(
+        f"not run: the model's response broke off before it ended ({why})"),), True,
+        {"not_run": True})

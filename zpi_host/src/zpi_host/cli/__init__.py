@@ -82,9 +82,13 @@ def build_parser():  # type: ignore[no-untyped-def]
                         help="with --list-plugins: exit 1 when a plugin failed to load")
     parser.add_argument("--cwd", default=None, help="working directory (default: current)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from .models import add_models_parser
     from .run import add_run_parser
+    from .sessions import add_sessions_parser
 
     add_run_parser(commands)
+    add_sessions_parser(commands)
+    add_models_parser(commands)
     return parser
 
 
@@ -119,6 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .run import run_command
 
             return run_command(args, blocked)
+        if args.command == "sessions":
+            from .sessions import sessions_command
+
+            return sessions_command(args)
+        if args.command == "models":
+            from .models import models_command
+
+            return models_command(args, blocked)
     except CliUsageError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

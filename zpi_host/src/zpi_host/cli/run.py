@@ -9,12 +9,6 @@ from typing import Any
 
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
-NO_MODEL_HELP = (
-    "no model chosen: pass --model PROVIDER:MODEL or set ZPI_MODEL. To try the host offline, "
-    "replay the scripted demo: zpi-host run --cwd examples/demo/workspace "
-    "--model scripted:examples/demo/script.jsonl \"fix the greeting\""
-)
-
 
 def add_run_parser(commands: Any) -> None:
     run = commands.add_parser("run", help="run the agent on a prompt",
@@ -26,12 +20,19 @@ def add_run_parser(commands: Any) -> None:
                      help="working directory of the session (default: current)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    session = run.add_mutually_exclusive_group()
+    session.add_argument("--resume", metavar="ID", default=None,
+                         help="continue the session ID (see: zpi-host sessions list)")
+    session.add_argument("--continue", dest="continue_recent", action="store_true",
+                         help="continue the most recent session of this directory")
+    session.add_argument("--no-session", action="store_true",
+                         help="keep the session in memory only (no transcript file)")
+    run.add_argument("--base-url", metavar="URL", default=None,
+                     help="send the model's requests to URL instead of its base_url")
 
 
 def run_command(args: Any, blocked: list[str]) -> int:
     model = args.model or os.environ.get("ZPI_MODEL")
-    if not model:
-        raise CliUsageError(NO_MODEL_HELP)
     if args.max_turns is not None and args.max_turns < 1:
         raise CliUsageError("--max-turns must be at least 1")
     import anyio
@@ -51,7 +52,11 @@ def result_dict(result: Any) -> dict[str, Any]:
         "duration_ms": result.duration_ms,
         "usage": _usage(usage),
         "total_cost_usd": result.total_cost_usd,
-        "model_usage": {key: _usage(u) for key, u in result.model_usage.items()},
+        "model_usage": {
+            key: {**_usage(u), "cost_usd": result.model_cost_usd.get(key, 0.0),
+                  "unpriced": key in result.unpriced_models}
+            for key, u in result.model_usage.items()
+        },
     }
 
 
@@ -61,15 +66,17 @@ def _usage(usage: Any) -> dict[str, int]:
             "cache_creation_input_tokens": usage.cache_write_tokens}
 
 
-async def _run(args: Any, model: str, blocked: list[str]) -> int:
+async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
     from ..assembly import create_session
     from ..errors import PluginLoadError, UsageError, ZpiError
-    from ..plugins import PluginConfig, PluginHost
 
     try:
-        host = PluginHost(PluginConfig.from_env(blocked=blocked)).load()
-        session = await create_session(model=model, cwd=args.run_cwd or args.cwd, host=host,
-                                       max_turns=args.max_turns)
+        session = await create_session(
+            model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
+            resume=args.resume, continue_recent=args.continue_recent,
+            persist=not args.no_session, blocked_plugins=blocked,
+            **_base_url_override(args, model),
+        )
     except (UsageError, CliUsageError) as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -95,6 +102,25 @@ async def _run(args: Any, model: str, blocked: list[str]) -> int:
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
+def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
+    """``--base-url``: the settings files with the chosen model's base_url replaced, in
+    memory only (the files are not changed)."""
+    if args.base_url is None:
+        return {}
+    from pathlib import Path
+
+    from ..assembly import resolve_agent_dir
+    from ..providers.catalog import with_base_url
+    from ..settings import SettingsManager
+
+    cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
+    settings = SettingsManager(resolve_agent_dir(None, os.environ), cwd).snapshot()
+    spec = model or settings.get("model")
+    if not isinstance(spec, str):
+        raise CliUsageError("--base-url needs a model: pass --model PROVIDER:MODEL")
+    return {"settings": with_base_url(settings, spec, args.base_url)}
+
+
 def _print_event(event: Any) -> None:
     if event.type == "run_end":
         return  # the result object ends the stream instead
@@ -106,6 +132,8 @@ def _print_activity(event: Any) -> None:
     if event.type == "tool_start":
         args = ", ".join(f"{k}={_brief(v)}" for k, v in event.arguments.items())
         print(f"• {event.name}({args})", file=sys.stderr, flush=True)
+    elif event.type == "warning":
+        print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
         first = next((c.text for c in event.result.content if c.type == "text"), "")
         print(f"  ✗ {_brief(first.splitlines()[0] if first else 'error', 100)}",

@@ -1,0 +1,124 @@
+"""Whole-process runs: saved sessions (--resume, --continue, --no-session), the sessions
+command, and the models command."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+
+
+@pytest.fixture
+def cli(tmp_path):
+    agent = tmp_path / "agent"
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+        environ.update({"ZPI_AGENT_DIR": str(agent), **(env or {})})
+        return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=work,
+                              env=environ, timeout=60)
+
+    run.agent, run.work = agent, work  # type: ignore[attr-defined]
+    return run
+
+
+def script(path: Path, *texts: str) -> str:
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return f"scripted:{path}"
+
+
+def test_continue_resume_and_no_session(cli, tmp_path):
+    model = script(tmp_path / "s.jsonl", "first answer")
+    out = cli("run", "--model", model, "--output-format", "json", "hello")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    out = cli("run", "--model", script(tmp_path / "t.jsonl", "second"), "--continue",
+              "--output-format", "json", "more")
+    assert json.loads(out.stdout)["session_id"] == session_id
+    out = cli("run", "--resume", session_id, "--output-format", "json", "again")
+    assert out.returncode == 0, out.stderr  # the session's last model: the second script
+    assert json.loads(out.stdout)["result"] == "second"
+    listing = json.loads(cli("sessions", "list", "--json").stdout)
+    assert [s["session_id"] for s in listing] == [session_id]
+    assert listing[0]["first_prompt"] == "hello" and listing[0]["message_count"] == 6
+    out = cli("run", "--no-session", "--model", model, "--output-format", "json", "x")
+    assert out.returncode == 0
+    assert len(json.loads(cli("sessions", "list", "--json").stdout)) == 1
+
+
+def test_session_flags_conflict_and_bad_ids_are_usage_errors(cli, tmp_path):
+    model = script(tmp_path / "s.jsonl", "x")
+    out = cli("run", "--model", model, "--continue", "--no-session", "x")
+    assert out.returncode == 2 and "not allowed with argument" in out.stderr
+    out = cli("run", "--model", model, "--continue", "x")
+    assert out.returncode == 2 and "no session to continue" in out.stderr
+    out = cli("run", "--model", model, "--resume", "nope", "x")
+    assert out.returncode == 2 and "invalid session id 'nope'" in out.stderr
+    out = cli("run", "--model", model, "--resume", "../missing.jsonl", "x")
+    assert out.returncode == 1 and "no session file ../missing.jsonl" in out.stderr
+
+
+def test_sessions_show_rename_tag_fork_delete(cli, tmp_path):
+    out = cli("run", "--model", script(tmp_path / "s.jsonl", "the answer"),
+              "--output-format", "json", "the question")
+    session_id = json.loads(out.stdout)["session_id"]
+    assert cli("sessions", "rename", session_id, "My title").returncode == 0
+    assert cli("sessions", "tag", session_id, "a", "b").returncode == 0
+    shown = json.loads(cli("sessions", "show", session_id, "--json").stdout)
+    assert (shown["title"], shown["tags"]) == ("My title", ["a", "b"])
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
+    text = cli("sessions", "show", session_id).stdout
+    assert "[user] the question" in text and "[assistant] the answer" in text
+    fork = cli("sessions", "fork", session_id)
+    assert fork.returncode == 0, fork.stderr
+    forked = fork.stdout.strip()
+    assert forked != session_id
+    listing = cli("sessions", "list").stdout
+    assert session_id in listing and forked in listing and "My title" in listing
+    assert cli("sessions", "delete", session_id).returncode == 0
+    assert cli("sessions", "delete", session_id).returncode == 0  # missing: still fine
+    missing = cli("sessions", "show", session_id)
+    assert missing.returncode == 1 and "no session" in missing.stderr
+    assert json.loads(cli("sessions", "list", "--all", "--json").stdout)[0]["session_id"] \
+        == forked
+
+
+def test_models_lists_the_catalog_and_credentials_without_keys(cli):
+    cli.agent.mkdir(parents=True)
+    (cli.agent / "settings.json").write_text(json.dumps({"model": "ds", "models": {
+        "ds": {"provider": "openai", "model": "deepseek-chat",
+               "base_url": "https://api.deepseek.com/v1", "api_key_env": "DEEPSEEK_API_KEY",
+               "context_window": 65536, "price": {"input": 0.27, "output": 1.1}},
+        "claude": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+    }}))
+    out = cli("models", env={"DEEPSEEK_API_KEY": "sk-secret-value"})
+    assert out.returncode == 0, out.stderr
+    assert "sk-secret-value" not in out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:3] == ["NAME", "PROVIDER", "MODEL"]
+    assert lines[1].startswith("ds *") and "yes (environment variable DEEPSEEK_API_KEY)" \
+        in lines[1]
+    assert "missing (environment variable ANTHROPIC_API_KEY)" in lines[2]
+    rows = json.loads(cli("models", "--json").stdout)
+    assert [(r["name"], r["credentials"], r["default"]) for r in rows] == [
+        ("ds", False, True), ("claude", False, False)]
+    assert rows[0]["price"]["input"] == 0.27 and rows[0]["context_window"] == 65536
+
+
+def test_models_with_a_broken_settings_file_says_where(cli):
+    cli.agent.mkdir(parents=True)
+    (cli.agent / "settings.json").write_text('{"models": {')
+    out = cli("models")
+    assert out.returncode == 0
+    assert "settings.json: line 1, column 13" in out.stderr and "no models configured" \
+        in out.stderr

@@ -1,0 +1,79 @@
+"""``zpi-host models``: the configured model catalog and which models have credentials.
+
+Never prints a key: only where it is looked up (variable or setting) and whether it is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import EXIT_FAILED, EXIT_OK
+
+
+def add_models_parser(commands: Any) -> None:
+    models = commands.add_parser(
+        "models", help="list configured models and whether they have credentials",
+        description="Models come from 'models' in settings.json (user and project).")
+    models.add_argument("--json", dest="as_json", action="store_true", help="JSON output")
+
+
+def model_rows(settings: Any, environ: Any) -> list[dict[str, Any]]:
+    from ..providers.catalog import credentials, list_models
+
+    rows = []
+    for entry in list_models(settings):
+        credential = credentials(entry, environ)
+        price = entry.price
+        rows.append({
+            "name": entry.name, "provider": entry.provider, "model": entry.model,
+            "base_url": entry.base_url, "context_window": entry.context_window,
+            "max_output": entry.max_output, "reasoning": entry.reasoning,
+            "price": None if price is None else {
+                "input": price.input, "output": price.output,
+                "cache_read": price.cache_read, "cache_write": price.cache_write},
+            "credentials": credential.key is not None or not credential.required,
+            "credential_source": credential.source,
+            "default": settings.get("model") == entry.name,
+        })
+    return rows
+
+
+def models_command(args: Any, blocked: list[str]) -> int:
+    from ..assembly import resolve_agent_dir
+    from ..errors import ZpiError
+    from ..settings import SettingsManager
+
+    cwd = Path(args.cwd or os.getcwd()).resolve()
+    manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
+    for problem in manager.problems:
+        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+    try:
+        rows = model_rows(manager.settings, os.environ)
+    except ZpiError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.as_json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        print("no models configured; add them under 'models' in "
+              f"{manager.user_path} (see docs/user-guide.md), or use --model PROVIDER:MODEL",
+              file=sys.stderr)
+        return EXIT_OK
+    header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
+    cells = [header]
+    for row in rows:
+        price = row["price"]
+        priced = "-" if price is None else f"{price['input']}/{price['output']}"
+        creds = ("yes" if row["credentials"] else "missing") + f" ({row['credential_source']})"
+        name = row["name"] + (" *" if row["default"] else "")
+        cells.append((name, row["provider"], row["model"], str(row["context_window"] or "-"),
+                      priced, creds))
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header) - 1)]
+    for cell in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(cell, widths, strict=False)) + "  " + cell[-1])
+    return EXIT_OK

@@ -1,0 +1,150 @@
+"""``zpi-host sessions list|show|rename|tag|fork|delete``: the session helpers from a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+
+def add_sessions_parser(commands: Any) -> None:
+    sessions = commands.add_parser(
+        "sessions", help="list, show, rename, tag, fork or delete saved sessions",
+        description="Saved sessions live under <agent dir>/sessions/<project>/<id>.jsonl.")
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="sessions of this directory (--all: every one)")
+    listing.add_argument("--all", action="store_true", help="sessions of every directory")
+    listing.add_argument("--json", dest="as_json", action="store_true", help="JSON output")
+    show = actions.add_parser("show", help="a session's details and messages")
+    show.add_argument("session_id")
+    show.add_argument("--limit", type=int, default=None, help="at most N messages")
+    show.add_argument("--offset", type=int, default=0, help="skip the first N messages")
+    show.add_argument("--json", dest="as_json", action="store_true", help="JSON output")
+    rename = actions.add_parser("rename", help="set a session's title")
+    rename.add_argument("session_id")
+    rename.add_argument("title")
+    tag = actions.add_parser("tag", help="set a session's tags")
+    tag.add_argument("session_id")
+    tag.add_argument("tags", nargs="*", help="the tags (none: remove all)")
+    fork = actions.add_parser("fork", help="copy a session (up to a record) into a new one")
+    fork.add_argument("session_id")
+    fork.add_argument("--up-to", default=None, metavar="RECORD_UUID",
+                      help="copy history up to and including this record (default: all)")
+    delete = actions.add_parser("delete", help="delete a session's file")
+    delete.add_argument("session_id")
+
+
+def sessions_command(args: Any) -> int:
+    from ..assembly import resolve_agent_dir
+    from ..errors import UsageError, ZpiError
+
+    agent_dir = resolve_agent_dir(None, os.environ)
+    cwd = Path(args.cwd or os.getcwd()).resolve()
+    try:
+        return _ACTIONS[args.action](args, agent_dir, cwd)
+    except UsageError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ZpiError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def info_dict(info: Any) -> dict[str, Any]:
+    return {"session_id": info.session_id, "title": info.title, "tags": list(info.tags),
+            "cwd": str(info.cwd), "path": str(info.path), "created_at": info.created_at,
+            "modified_at": info.modified_at, "message_count": info.message_count,
+            "first_prompt": info.first_prompt}
+
+
+def _list(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import list_sessions
+
+    infos = list_sessions(None if args.all else cwd, agent_dir=agent_dir)
+    if args.as_json:
+        print(json.dumps([info_dict(i) for i in infos], indent=2))
+        return EXIT_OK
+    if not infos:
+        where = "any directory" if args.all else str(cwd)
+        print(f"no saved sessions for {where}", file=sys.stderr)
+        return EXIT_OK
+    for info in infos:
+        label = info.title or _brief(info.first_prompt or "", 50) or "(empty)"
+        tags = f"  [{', '.join(info.tags)}]" if info.tags else ""
+        print(f"{info.session_id}  {info.modified_at}  {info.message_count:>4} msgs  "
+              f"{label}{tags}")
+    return EXIT_OK
+
+
+def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import get_session_info, get_session_messages
+
+    info = get_session_info(args.session_id, agent_dir=agent_dir)
+    if info is None:
+        print(f"zpi-host: error: no session {args.session_id!r} under {agent_dir}",
+              file=sys.stderr)
+        return EXIT_FAILED
+    messages = get_session_messages(args.session_id, limit=args.limit, offset=args.offset,
+                                    agent_dir=agent_dir)
+    if args.as_json:
+        from ..transcript import message_to_json
+
+        print(json.dumps({**info_dict(info),
+                          "messages": [message_to_json(m) for m in messages]}, indent=2))
+        return EXIT_OK
+    for key, value in info_dict(info).items():
+        print(f"{key}: {value}")
+    print()
+    for message in messages:
+        print(f"[{message.role}] {_brief(_text_of(message), 200)}")
+    return EXIT_OK
+
+
+def _rename(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import rename_session
+
+    rename_session(args.session_id, args.title, agent_dir=agent_dir)
+    return EXIT_OK
+
+
+def _tag(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import tag_session
+
+    tag_session(args.session_id, list(args.tags), agent_dir=agent_dir)
+    return EXIT_OK
+
+
+def _fork(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import fork_session
+
+    print(fork_session(args.session_id, up_to=args.up_to, agent_dir=agent_dir))
+    return EXIT_OK
+
+
+def _delete(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..transcript import delete_session
+
+    delete_session(args.session_id, agent_dir=agent_dir)
+    return EXIT_OK
+
+
+_ACTIONS = {"list": _list, "show": _show, "rename": _rename, "tag": _tag, "fork": _fork,
+            "delete": _delete}
+
+
+def _text_of(message: Any) -> str:
+    if message.role == "context":
+        return f"({message.source}) {message.text}"
+    if message.role == "assistant":
+        calls = ", ".join(f"{c.name}()" for c in message.tool_calls)
+        return message.text + (f" -> {calls}" if calls else "")
+    return "\n".join(getattr(c, "text", f"<{c.type}>") for c in message.content)
+
+
+def _brief(text: str, limit: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

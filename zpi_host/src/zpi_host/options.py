@@ -1,0 +1,93 @@
+"""SessionOptions: everything ``create_session`` accepts, validated before anything is built.
+
+Unknown names and conflicting combinations are reported together with what to do, so a caller
+never gets half a session (an open transcript, a connected client) from a bad call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import UsageError
+
+REASONING_LEVELS = ("off", "minimal", "low", "medium", "high")
+
+
+@attrs.frozen(kw_only=True)
+class SessionOptions:
+    """The options of :func:`zpi_host.create_session`; see the user guide for each."""
+
+    model: str | None = None
+    provider: Any = None
+    cwd: str | Path | None = None
+    agent_dir: str | Path | None = None
+    host: Any = None
+    settings: Any = None
+    session_manager: Any = None
+    resume: str | None = None
+    continue_recent: bool = False
+    persist: bool = True
+    session_id: str | None = None
+    max_turns: int | None = None
+    tools: Sequence[str] | None = None
+    exclude_tools: Sequence[str] = ()
+    no_tools: bool = False
+    custom_tools: Sequence[Any] = ()
+    tool_overrides: Sequence[Any] = ()
+    reasoning_level: str | None = None
+    append_system_prompt: str | None = None
+    environ: Mapping[str, str] | None = None
+    blocked_plugins: Sequence[str] = ()
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise UsageError(f"unknown option(s) {', '.join(unknown)} for create_session; "
+                             f"known: {', '.join(sorted(known))}")
+        options = cls(**kwargs)
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        """Every problem at once, as one UsageError."""
+        problems = []
+        restore = [name for name, on in (("resume", self.resume is not None),
+                                         ("continue_recent", self.continue_recent),
+                                         ("session_manager", self.session_manager is not None))
+                   if on]
+        if len(restore) > 1:
+            problems.append(f"{' and '.join(restore)} each choose the session; give one")
+        if not self.persist and restore:
+            problems.append(f"persist=False (no session file) cannot be combined with "
+                            f"{restore[0]}")
+        if self.session_id is not None and restore:
+            problems.append(f"session_id names a new session; it cannot be combined with "
+                            f"{restore[0]}")
+        if self.max_turns is not None and (not isinstance(self.max_turns, int)
+                                           or self.max_turns < 1):
+            problems.append(f"max_turns must be at least 1, got {self.max_turns!r}")
+        if self.no_tools and self.tools is not None:
+            problems.append("no_tools and tools both choose the tool set; give one")
+        for name in ("tools", "exclude_tools"):
+            value = getattr(self, name)
+            if isinstance(value, str) or (value is not None and not all(
+                    isinstance(v, str) for v in value)):
+                problems.append(f"{name} must be a list of tool names, got {value!r}")
+        if self.tools is not None and not isinstance(self.tools, str):
+            both = sorted(set(self.tools) & set(self.exclude_tools))
+            if both:
+                problems.append(f"tool(s) {', '.join(both)} are both in tools and "
+                                "exclude_tools")
+        if self.reasoning_level is not None and self.reasoning_level not in REASONING_LEVELS:
+            problems.append(f"reasoning_level must be one of {', '.join(REASONING_LEVELS)}, "
+                            f"got {self.reasoning_level!r}")
+        if self.model is None and self.provider is not None:
+            problems.append("a provider object needs a model name too (model='name:id')")
+        if problems:
+            raise UsageError("invalid session options: " + "; ".join(problems))
