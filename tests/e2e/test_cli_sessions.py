@@ -122,3 +122,17 @@ def test_models_with_a_broken_settings_file_says_where(cli):
     assert out.returncode == 0
     assert "settings.json: line 1, column 13" in out.stderr and "no models configured" \
         in out.stderr
+
+
+def test_settings_can_disable_a_plugin_for_listing_and_runs(cli, tmp_path):
+    cli.agent.mkdir(parents=True)
+    (cli.agent / "settings.json").write_text('{"plugins": {"disabled": ["zpi.tools"]}}')
+    rows = json.loads(cli("--list-plugins", "--json").stdout)
+    (tools,) = [r for r in rows if r["name"] == "zpi.tools"]
+    assert tools["status"] == "blocked" and "settings plugins.disabled" in tools["error"]
+    model = script(tmp_path / "s.jsonl", "no tools here")
+    out = cli("run", "--model", model, "--output-format", "json", "hi")
+    assert out.returncode == 0, out.stderr
+    (cli.agent / "settings.json").write_text('{"plugins": {"disabled": "zpi.tools"}}')
+    out = cli("--list-plugins")
+    assert out.returncode == 2 and "plugins.disabled must be a list" in out.stderr

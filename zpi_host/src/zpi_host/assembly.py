@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["KERNEL_TOOL_NAMES", "AssemblyError", "collect_providers", "create_session"]
 
-DEFAULT_AGENT_DIR = "~/.zpi/agent"
-
 BASE_PROMPT = """\
 You are a coding agent working in the directory {cwd}. You read and change the workspace only \
 through your tools. Read a file before you change it; prefer edit for small changes; use bash \
@@ -37,8 +35,9 @@ to run commands. When the task is done, answer briefly with what you did."""
 
 def resolve_agent_dir(explicit: str | Path | None, environ: Mapping[str, str]) -> Path:
     """Explicit, then ``ZPI_AGENT_DIR``, then ``~/.zpi/agent``."""
-    raw = explicit if explicit is not None else environ.get("ZPI_AGENT_DIR") or DEFAULT_AGENT_DIR
-    return Path(raw).expanduser().resolve()
+    from .settings import agent_dir
+
+    return Path(explicit).expanduser().resolve() if explicit is not None else agent_dir(environ)
 
 
 def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Path:

@@ -13,19 +13,25 @@ import contextlib
 import copy
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
-
-import attrs
+from typing import Any, Literal, NamedTuple
 
 from .errors import ZpiError
 
 Scope = Literal["user", "project"]
 SETTINGS_FILE = "settings.json"
 PROJECT_DIR = ".zpi"
+DEFAULT_AGENT_DIR = "~/.zpi/agent"
+
+
+def agent_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where user settings and sessions live: ``ZPI_AGENT_DIR`` if set (and not empty), else
+    ``~/.zpi/agent``; made absolute."""
+    env = os.environ if environ is None else environ
+    raw = env.get("ZPI_AGENT_DIR") or DEFAULT_AGENT_DIR
+    return Path(os.path.abspath(Path(raw).expanduser()))
 
 
 class SettingsError(ZpiError):
@@ -36,8 +42,7 @@ class SettingsError(ZpiError):
         self.path = path
 
 
-@attrs.frozen
-class SettingsProblem:
+class SettingsProblem(NamedTuple):
     """Why one settings file was left out of the merge; the session starts without it."""
 
     path: Path
@@ -218,6 +223,8 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _write_atomically(path: Path, data: Mapping[str, Any]) -> None:
+    import tempfile
+
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

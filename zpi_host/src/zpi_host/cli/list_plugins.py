@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from . import EXIT_FAILED, EXIT_OK
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def list_plugins(
@@ -16,14 +16,24 @@ def list_plugins(
 ) -> int:
     from ..diagnostics import format_table, plugin_rows
     from ..plugins import PluginConfig, PluginHost
+    from ..settings import SettingsManager, agent_dir
 
-    host = PluginHost(PluginConfig.from_env(blocked=blocked))
+    root = Path(cwd).resolve() if cwd else Path.cwd()
+    settings = SettingsManager(agent_dir(), root)
+    for problem in settings.problems:
+        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+    disabled = settings.get("plugins.disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        print(f"zpi-host: error: setting plugins.disabled must be a list of plugin names, got "
+              f"{disabled!r}", file=sys.stderr)
+        return EXIT_USAGE
+    host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled))
     try:
         host.load()
     except PluginLoadError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    rows = plugin_rows(host, Path(cwd).resolve() if cwd else None)
+    rows = plugin_rows(host, root, settings.settings)
     if as_json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")

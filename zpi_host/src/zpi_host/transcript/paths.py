@@ -9,25 +9,18 @@ import hashlib
 import os
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
+from ..settings import agent_dir
 from .errors import InvalidSessionIdError, SessionNotFoundError
 
-DEFAULT_AGENT_DIR = "~/.zpi/agent"
 SUFFIX = ".jsonl"
 #: Longer project keys are cut to a prefix plus a hash of the whole path.
 MAX_KEY_LENGTH = 100
 _HASH_LENGTH = 16
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def agent_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``ZPI_AGENT_DIR`` if set (and not empty), else ``~/.zpi/agent``; made absolute."""
-    env = os.environ if environ is None else environ
-    raw = env.get("ZPI_AGENT_DIR") or DEFAULT_AGENT_DIR
-    return Path(os.path.abspath(Path(raw).expanduser()))
 
 
 def sessions_root(agent: Path) -> Path:
