@@ -325,6 +325,22 @@ def test_pending_calls_are_closed_as_interrupted_on_open(agent: Path, project: P
         assert len(m.records) == count and m.warnings == []  # nothing left to close
 
 
+def test_a_call_journaled_while_streaming_is_closed_only_if_its_message_was_written(
+        agent: Path, project: Path) -> None:
+    # read-only calls may start before the assistant message that holds them is recorded
+    with SessionManager.create(project, agent_dir=agent) as m:
+        m.append_message(UserMessage.text("look"))
+        m.append_tool_use("early", "read", {"path": "a"})
+        m.append_message(calls("early"))
+        m.append_message(UserMessage.text("again"))
+        m.append_tool_use("orphan", "read", {"path": "b"})  # crash before its message
+        sid = m.session_id
+    with SessionManager.open(sid, agent_dir=agent) as m:
+        results = [x for x in m.messages() if isinstance(x, ToolResultMessage)]
+        assert [(r.call_id, r.content[0].text) for r in results] == [
+            ("early", INTERRUPTED_TEXT)]
+
+
 def test_recover_false_leaves_the_journal_alone(agent: Path, project: Path) -> None:
     with SessionManager.create(project, agent_dir=agent) as m:
         m.append_message(calls("c1"))

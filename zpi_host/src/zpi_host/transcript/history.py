@@ -148,19 +148,27 @@ def tags(records: Sequence[Record]) -> tuple[str, ...]:
 
 def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
     """Tool calls in the model's context without a result, in call order, as (call id, tool
-    name, started): ``started`` when a ``tool_use`` journal record says it began running."""
+    name, started): ``started`` when a ``tool_use`` journal record says it began running.
+
+    A journaled call that no assistant message holds (a read-only call started while the
+    model was still streaming, then a crash before the message was written) is not closed:
+    a result for a call the model never made would make the history invalid."""
     start, _ = context_start(branch)
     open_calls: dict[str, tuple[str, bool]] = {}
+    journaled: set[str] = set()
     for record in branch[start:] if start else branch:
         cls = type(record)
         if cls is ToolResultRecord:
             open_calls.pop(record.call_id, None)  # type: ignore[attr-defined]
         elif cls is ToolUseRecord:
-            open_calls[record.call_id] = (record.name, True)  # type: ignore[attr-defined]
+            call_id = record.call_id  # type: ignore[attr-defined]
+            journaled.add(call_id)
+            if call_id in open_calls:
+                open_calls[call_id] = (open_calls[call_id][0], True)
         elif cls is AssistantRecord:
             for block in record.message.content:  # type: ignore[attr-defined]
                 if type(block) is ToolCallContent:
-                    open_calls.setdefault(block.id, (block.name, False))
+                    open_calls.setdefault(block.id, (block.name, block.id in journaled))
     return [(cid, name, started) for cid, (name, started) in open_calls.items()]
 
 
