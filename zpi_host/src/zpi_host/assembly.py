@@ -301,6 +301,7 @@ def _session(
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
         reasoning_level=reasoning, spill_dir=Path(tempfile.gettempdir()) / "zpi-spill",
         store=store, settings_manager=settings_manager, resources=resources,
+        start_source="resume" if store.records and len(store.records) > 1 else "startup",
         snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
     )

@@ -102,6 +102,14 @@ class WarningEvent(Event):
 
 
 @attrs.frozen
+class CompactionEvent(Event):
+    """The history was compacted; ``result`` is the CompactionResult."""
+
+    result: Any
+    type: str = "compaction"
+
+
+@attrs.frozen
 class RunEnd(Event):
     result: Any
     type: str = "run_end"

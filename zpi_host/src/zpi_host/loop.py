@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .errors import ZpiError
+from .compaction import CompactionSettings, compact, over_threshold
+from .errors import ContextOverflowError, ZpiError
 from .events import (
     InputDelivered,
     MessageEnd,
@@ -76,6 +77,7 @@ class AgentLoop:
         hooks_settings = session.settings.get("hooks", {})
         self.max_continuations = int(
             hooks_settings.get("max_stop_continuations", DEFAULT_MAX_STOP_CONTINUATIONS))
+        self.compaction = CompactionSettings.from_settings(session.settings)
         self.turns = 0
         self._results: dict[str, ToolResultMessage] = {}
         self._usage, self._stop_reason = Usage(), "end_turn"
@@ -132,6 +134,11 @@ class AgentLoop:
             await s.emit(RunStart(prompt))
             for warning in s.take_warnings():
                 await s.emit(WarningEvent(warning))
+        if not s.session_started:
+            s.session_started = True
+            s.start_recording()
+            for context in await hooks.session_start(s.view, s.start_source):
+                s.add_message(ContextMessage(context.value, context.plugin))
         decision = await hooks.user_prompt(s.view, prompt)
         if decision.blocked:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
@@ -175,35 +182,21 @@ class AgentLoop:
         if events:
             await s.emit(TurnStart(turn))
         await hooks.turn_start(s.view, turn)
-        request = ModelRequest(
-            model=s.provider.model, system_prompt=s.system_prompt,
-            messages=HistoryView(s.messages), tools=self.tool_specs,
-            reasoning_level=s.reasoning_level,
-        )
-        await hooks.before_request(s.view, request)
-        options = await hooks.request_options(s.view, request)
-        if options:
-            request = ModelRequest(request.model, request.system_prompt, request.messages,
-                                   request.tools, options, request.reasoning_level)
-        # Read-only calls started while streaming run in this task group; the message is
-        # recorded as soon as the stream ends, then the group waits for those calls.
-        error: Exception | None = None
+        if over_threshold(s, self.compaction):
+            await compact(s, trigger="auto", reason="threshold")
         started: set[str] = set()
-        message: AssistantMessage | None = None
-        async with anyio.create_task_group() as early:
-            try:
-                message = await self._stream(request, events, early, started)
-                s.add_message(message)
-                s.record_usage(message.usage)
-                if events:
-                    await s.emit(MessageEnd(message))
-            except Exception as exc:  # re-raised below, unwrapped from the task group
-                error = exc
-                early.cancel_scope.cancel()
-        if error is not None:
-            raise error
-        assert message is not None
+        try:
+            message = await self._respond(events, started)
+        except ContextOverflowError as overflow:
+            # compact once and retry the request once; a second overflow ends the run
+            if not self.compaction.enabled or await compact(
+                    s, trigger="auto", reason="overflow") is None:
+                raise ContextOverflowError(
+                    f"{overflow} (the history could not be compacted: nothing older to "
+                    "summarise, compaction disabled or cancelled by a plugin)") from overflow
+            message = await self._respond(events, started)
         calls = message.tool_calls
+
         if message.error is not None:
             for call in calls:
                 done = self._results.pop(call.id, None)
@@ -219,6 +212,38 @@ class AgentLoop:
         if events:
             await s.emit(TurnEnd(turn))
         await hooks.turn_end(s.view, turn, message)
+        return message
+
+    async def _respond(self, events: bool, started: set[str]) -> AssistantMessage:
+        """One model request (after the request hooks) and its recorded answer."""
+        s, hooks = self.s, self.hooks
+        request = ModelRequest(
+            model=s.provider.model, system_prompt=s.system_prompt,
+            messages=HistoryView(s.messages), tools=self.tool_specs,
+            reasoning_level=s.reasoning_level,
+        )
+        await hooks.before_request(s.view, request)
+        options = await hooks.request_options(s.view, request)
+        if options:
+            request = ModelRequest(request.model, request.system_prompt, request.messages,
+                                   request.tools, options, request.reasoning_level)
+        # Read-only calls started while streaming run in this task group; the message is
+        # recorded as soon as the stream ends, then the group waits for those calls.
+        error: Exception | None = None
+        message: AssistantMessage | None = None
+        async with anyio.create_task_group() as early:
+            try:
+                message = await self._stream(request, events, early, started)
+                s.add_message(message)
+                s.record_usage(message.usage)
+                if events:
+                    await s.emit(MessageEnd(message))
+            except Exception as exc:  # re-raised below, unwrapped from the task group
+                error = exc
+                early.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        assert message is not None
         return message
 
     async def _stream(

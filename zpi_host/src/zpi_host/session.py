@@ -18,6 +18,8 @@ from .events import Event
 from .messages import Message, Usage
 
 if TYPE_CHECKING:
+    from .compaction import CompactionResult
+    from .context_usage import ContextUsage
     from .plugins import PluginHost
     from .providers.base import Provider
     from .providers.catalog import ModelEntry
@@ -131,6 +133,7 @@ class AgentSession:
         warnings: Sequence[str] = (),
         model_entry: ModelEntry | None = None,
         agent_dir: Path | None = None,
+        start_source: str = "startup",
     ) -> None:
         self.host = host
         self.provider = provider
@@ -155,12 +158,19 @@ class AgentSession:
             provider, "entry", None)
         self.agent_dir = agent_dir
         self.warnings: list[str] = list(warnings)
-        self.messages: list[Message] = list(store.messages())
+        entries = store.context_entries()
+        self.messages: list[Message] = [message for _, message in entries]
+        #: the transcript record of each message (compaction names its first kept record)
+        self.message_ids: list[str] = [uuid for uuid, _ in entries]
         self.usage = Usage()
         self.model_usage: dict[str, Usage] = {}
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
         self._started = False
+        self._run_done: Any = None
+        #: ``zpi_session_start`` runs once, at the first run, with this source
+        self.start_source = start_source
+        self.session_started = False
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[Subscriber] = []
@@ -200,14 +210,18 @@ class AgentSession:
             raise UsageError("this session was disposed; create a new one")
         if self.is_running:
             raise UsageError("a run is already in progress; use queue() to add input to it")
+        import anyio
+
         from .loop import AgentLoop
 
         self.is_running = self.store.running = True
+        self._run_done = anyio.Event()
         try:
             return await AgentLoop(self).run(prompt)
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None
+            self._run_done.set()
 
     def queue(self, text: str) -> None:
         """Add user input during a run; it reaches the model at the next safe point (after the
@@ -234,13 +248,35 @@ class AgentSession:
 
     def add_message(self, message: Message) -> None:
         """Append to the history and to the transcript (one record, flushed)."""
+        record = self.store.append_message(message)
         self.messages.append(message)
-        self.store.append_message(message)
+        self.message_ids.append(record.uuid)
 
     def journal_tool_call(self, call: ToolCall) -> None:
         """Record a call as pending before it runs, so a crash leaves a trace that resuming
         closes as interrupted (the tool is never re-run)."""
         self.store.append_tool_use(call.id, call.name, dict(call.arguments))
+
+    def replace_context(self, messages: list[Message], ids: list[str]) -> None:
+        """What the model sees from now on (after a compaction); the transcript keeps all."""
+        self.messages, self.message_ids = messages, ids
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """Summarise the older part of the history now (``zpi_before_compact`` may cancel:
+        then None). Not while a run is in progress."""
+        if self.is_running:
+            raise UsageError("cannot compact while a run is in progress; call it between runs")
+        from .compaction import compact
+
+        return await compact(self, trigger="manual", reason="manual",
+                             instructions=instructions)
+
+    def get_context_usage(self) -> ContextUsage:
+        """Tokens by category, from the provider's figures where it reported them and marked
+        estimates otherwise; never calls the model."""
+        from .context_usage import context_usage
+
+        return context_usage(self)
 
     def take_warnings(self) -> list[str]:
         """Warnings from assembly, delivered once as events at the start of the next run."""
@@ -288,12 +324,21 @@ class AgentSession:
     def total_cost_usd(self) -> float:
         return sum(self.model_cost_usd.values(), 0.0)
 
-    async def dispose(self) -> None:
-        """Release subscriptions and the provider's connections; aborts a running run."""
+    async def dispose(self, reason: str = "other") -> None:
+        """End the session: a running run is aborted, ``zpi_session_end`` runs (if the session
+        started), then subscriptions, the provider's connections and the transcript are
+        released."""
         self.abort()
-        self._subscribers.clear()
-        if not self._disposed:
-            self._disposed = True
+        if self._disposed:
+            return
+        self._disposed = True
+        if self.is_running and self._run_done is not None:
+            await self._run_done.wait()  # the aborted run records its interrupted calls
+        try:
+            if self.session_started:
+                await self.host.hooks.session_end(self.view, reason)
+        finally:
+            self._subscribers.clear()
             try:
                 await self.provider.aclose()
             finally:

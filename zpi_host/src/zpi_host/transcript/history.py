@@ -56,11 +56,17 @@ def active_branch(records: Sequence[Record], linear: bool = False) -> list[Recor
 def summary_message(record: CompactionRecord) -> ContextMessage:
     """What the model sees in place of compacted history: ``SUMMARY_INTRO``, a blank line, the
     summary, then (when known) a line listing the files read and one listing those modified."""
-    text = f"{SUMMARY_INTRO}\n\n{record.summary}"
-    if record.read_files:
-        text += "\n\nFiles read: " + ", ".join(record.read_files)
-    if record.modified_files:
-        text += "\n\nFiles modified: " + ", ".join(record.modified_files)
+    return summary_context(record.summary, record.read_files, record.modified_files)
+
+
+def summary_context(summary: str, read_files: Sequence[str] = (),
+                    modified_files: Sequence[str] = ()) -> ContextMessage:
+    """The summary message for a compaction that is about to be recorded."""
+    text = f"{SUMMARY_INTRO}\n\n{summary}"
+    if read_files:
+        text += "\n\nFiles read: " + ", ".join(read_files)
+    if modified_files:
+        text += "\n\nFiles modified: " + ", ".join(modified_files)
     return ContextMessage(text, COMPACTION_SOURCE)
 
 
@@ -80,16 +86,25 @@ def context_start(branch: Sequence[Record]) -> tuple[int, CompactionRecord | Non
 
 def context_messages(branch: Sequence[Record]) -> list[Message]:
     """The messages the model should see (see the module docstring)."""
+    return [message for _, message in context_entries(branch)]
+
+
+def context_entries(branch: Sequence[Record]) -> list[tuple[str, Message]]:
+    """``context_messages`` with the uuid of the record each message comes from (the
+    compaction record's for the summary), so a later compaction can name its first kept
+    record."""
     start, compaction = context_start(branch)
-    messages: list[Message] = [] if compaction is None else [summary_message(compaction)]
-    append = messages.append
+    entries: list[tuple[str, Message]] = (
+        [] if compaction is None else [(compaction.uuid, summary_message(compaction))])
+    append = entries.append
     for record in branch[start:] if start else branch:
         cls = type(record)
         if cls is UserRecord or cls is AssistantRecord or cls is ToolResultRecord:
-            append(record.message)  # type: ignore[attr-defined]
+            append((record.uuid, record.message))  # type: ignore[attr-defined]
         elif cls is ContextRecord:
-            append(ContextMessage(record.text, record.source))  # type: ignore[attr-defined]
-    return messages
+            append((record.uuid,
+                    ContextMessage(record.text, record.source)))  # type: ignore[attr-defined]
+    return entries
 
 
 def history_messages(branch: Sequence[Record]) -> list[Message]:
@@ -173,7 +188,8 @@ def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
 
 
 __all__ = [
-    "COMPACTION_SOURCE", "SUMMARY_INTRO", "active_branch", "context_messages",
+    "COMPACTION_SOURCE", "SUMMARY_INTRO", "active_branch", "context_entries",
+    "context_messages", "summary_context",
     "context_start", "history_messages", "last_model", "last_reasoning_level", "latest_snapshot",
     "summary_message", "tags", "title", "unfinished_calls",
 ]

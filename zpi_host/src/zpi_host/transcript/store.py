@@ -220,6 +220,10 @@ class SessionManager:
         """The uuid of the last record: the parent of the next one."""
         return self._branch[-1].uuid
 
+    def context_entries(self) -> list[tuple[str, Message]]:
+        """The model's context as (record uuid, message) pairs."""
+        return history.context_entries(self._branch)
+
     def messages(self) -> list[Message]:
         """The model's context: after the last compaction, its summary and the kept messages."""
         return history.context_messages(self._branch)
