@@ -1,0 +1,54 @@
+"""An approver for a person at a terminal: ``interactive=True`` without ``can_use_tool``.
+
+The question goes to stderr (so stdout stays the agent's answer) and one line is read from
+stdin; tests pass other streams. Questions are asked one at a time even when read-only calls run in
+parallel. End of input counts as no.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from .results import CanUseTool, PermissionAllow, PermissionContext, PermissionDeny
+
+PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "
+
+
+def terminal_approver(stdin: TextIO | None = None, stdout: TextIO | None = None) -> CanUseTool:
+    """A ``can_use_tool`` that asks on the terminal: ``y`` allows once, ``a`` allows and adds
+    the suggested rules for the session, ``n``/empty/EOF denies, other text denies with it as
+    the message to the model."""
+    import anyio
+
+    lock = anyio.Lock()
+
+    def ask(name: str, arguments: dict[str, Any], context: PermissionContext) -> str | None:
+        from .results import summarize_input
+
+        stream_in = stdin if stdin is not None else sys.stdin
+        stream_out = stdout if stdout is not None else sys.stderr
+        rules = ", ".join(context.suggestions) or name
+        stream_out.write(f"\n{name}: {summarize_input(name, arguments)}\n"
+                         f"  needs approval: {context.reason}\n" + PROMPT.format(rules=rules))
+        stream_out.flush()
+        line = stream_in.readline()
+        return line.strip() if line else None
+
+    async def approve(name: str, arguments: dict[str, Any],
+                      context: PermissionContext) -> PermissionAllow | PermissionDeny:
+        async with lock:
+            answer = await anyio.to_thread.run_sync(ask, name, arguments, context,
+                                                    abandon_on_cancel=True)
+        if answer is None:
+            return PermissionDeny("denied: no answer from the terminal (end of input)")
+        word = answer.lower()
+        if word in ("y", "yes"):
+            return PermissionAllow()
+        if word in ("a", "always"):
+            return PermissionAllow(add_rules=tuple(context.suggestions) or (name,))
+        if word in ("", "n", "no"):
+            return PermissionDeny("denied by the user")
+        return PermissionDeny(f"denied by the user: {answer}")
+
+    return approve

@@ -1,0 +1,128 @@
+"""What a permission check answers, what an approver is asked and may answer, and the record
+of a denial that the run keeps (transcript and result)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from . import matching, paths
+from .rules import Dimension
+
+PermissionMode = Literal["default", "ask", "plan", "bypass"]
+MODES: tuple[PermissionMode, ...] = ("default", "ask", "plan", "bypass")
+
+#: Who decided: a rule, the mode, a hook, the embedding program's callback, or the workspace
+#: check of a path.
+Source = Literal["rule", "mode", "hook", "callback", "path"]
+SOURCES: tuple[Source, ...] = ("rule", "mode", "hook", "callback", "path")
+
+INPUT_SUMMARY_LIMIT = 200
+
+
+@attrs.frozen
+class PermissionAllow:
+    """An approver's yes. ``updated_input`` replaces the call's input (it is validated again
+    and deny rules are checked against it); ``add_rules`` are allow rules (strings) kept for
+    the rest of the session, e.g. for an "always allow" button."""
+
+    updated_input: Mapping[str, Any] | None = None
+    add_rules: Sequence[str] = ()
+
+
+@attrs.frozen
+class PermissionDeny:
+    """An approver's no. ``message`` goes to the model; ``interrupt`` also ends the run."""
+
+    message: str = "denied by the approver"
+    interrupt: bool = False
+
+
+@attrs.frozen
+class PermissionContext:
+    """What an approver is told about a call it is asked about."""
+
+    cwd: Path
+    mode: PermissionMode
+    reason: str
+    suggestions: tuple[str, ...] = ()
+    tool: str = ""
+    call_id: str = ""
+    source: Source = "mode"
+    dimension: Dimension = "tools"
+    paths: tuple[str, ...] = ()
+
+
+ApproverAnswer: TypeAlias = "PermissionAllow | PermissionDeny | bool"
+CanUseTool: TypeAlias = Callable[
+    [str, dict[str, Any], PermissionContext], "ApproverAnswer | Awaitable[ApproverAnswer]"
+]
+
+
+@attrs.frozen
+class PermissionResult:
+    """The verdict on one call. ``updated_input`` (allow only) replaces the call's input;
+    ``interrupt`` (deny only) asks the loop to end the run after recording the denial."""
+
+    behavior: Literal["allow", "deny"]
+    reason: str
+    source: Source
+    updated_input: Mapping[str, Any] | None = None
+    interrupt: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        return self.behavior == "allow"
+
+    def message(self, tool_name: str) -> str:
+        """The error text the model sees for a denied call."""
+        return f"permission denied for {tool_name}: {self.reason}"
+
+    def details(self) -> dict[str, Any]:
+        """``details`` for the error ToolResult of a denied call."""
+        return {"denied": True, "permission_source": self.source, "interrupt": self.interrupt}
+
+    def denial(self, tool_name: str, call_id: str, arguments: Any) -> Denial:
+        return Denial(tool_name, call_id, summarize_input(tool_name, arguments), self.reason,
+                      self.source)
+
+
+@attrs.frozen
+class Denial:
+    """One denied call, as recorded in the transcript and listed in the run's result."""
+
+    tool: str
+    call_id: str
+    input_summary: str
+    reason: str
+    source: Source
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "call_id": self.call_id, "input_summary": self.input_summary,
+                "reason": self.reason, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Denial:
+        return cls(str(data["tool"]), str(data["call_id"]), str(data.get("input_summary", "")),
+                   str(data["reason"]), data["source"])
+
+
+def summarize_input(tool_name: str, arguments: Any, limit: int = INPUT_SUMMARY_LIMIT) -> str:
+    """A short readable form of a call's input: the command of a shell tool, the paths of a
+    file tool, the rule argument or compact JSON of anything else; cut to ``limit``."""
+    if not isinstance(arguments, Mapping):
+        text = repr(arguments)
+    elif tool_name in matching.COMMAND_ARGUMENTS:
+        text = str(arguments.get(matching.COMMAND_ARGUMENTS[tool_name], ""))
+    elif found := paths.paths_of(tool_name, arguments):
+        text = ", ".join(found)
+    elif tool_name in matching.RULE_ARGUMENTS:
+        text = matching.canonical_argument(tool_name, arguments)
+    else:
+        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
