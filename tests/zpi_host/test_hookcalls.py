@@ -328,8 +328,10 @@ class WrongAnswers:
 
 async def test_invalid_answers_name_plugin_and_hook(zpi_env, zpi_plugins, tmp_path):
     host = make_host(zpi_plugins, wrong=WrongAnswers())
-    with pytest.raises(HookAnswerError, match="'wrong' gave an invalid answer to zpi_before_tool"):
-        await host.hooks.before_tool(None, "c", "t")
+    denied = await host.hooks.before_tool(None, "c", "t")  # fail-closed by default
+    assert denied.behavior == "deny"
+    assert "'wrong' gave an invalid answer to zpi_before_tool" in denied.reason
+    assert host.hooks.diagnostics[-1].policy == "fail-closed"
     assert await host.hooks.request_options(None, "r") == {}  # reported and skipped
     assert "zpi_request_options" in host.hooks.diagnostics[-1].message
     with pytest.raises(HookAnswerError, match="expected a list, got str"):

@@ -130,6 +130,120 @@ class CombinedCompactDecision:
     summary_from: str | None = None
 
 
+def closed_answer(hook: str, plugin: str, reason: str) -> Any:
+    """The combined answer of a guarding hook whose implementation failed under ``fail-closed``
+    (the table ``hookrunner.CLOSED_ANSWERS`` documents it)."""
+    why = Attributed(plugin, reason)
+    if hook in ("zpi_before_tool", "zpi_permission_request"):
+        return CombinedToolDecision("deny", (why,))
+    if hook == "zpi_user_prompt":
+        return CombinedPromptDecision(True, (why,))
+    if hook == "zpi_after_tool":
+        return CombinedResultPatch(f"[the tool's output was withheld: {reason}]")
+    if hook in ("zpi_stop", "zpi_subagent_stop"):
+        return CombinedStopDecision(None)
+    if hook == "zpi_before_compact":
+        return CombinedCompactDecision(True, reason)
+    raise KeyError(f"{hook} guards no action, so it has no closed answer")
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation of single answers (before they are combined, so that a bad answer is attributed to
+# its plugin and handled by that plugin's error policy)
+# ---------------------------------------------------------------------------------------------
+
+_OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
+
+#: Answer types: each field and the types it may hold.
+_FIELDS: dict[type, dict[str, tuple[type, ...]]] = {
+    ToolDecision: {"behavior": (str,), "reason": _OPTIONAL_TEXT,
+                   "updated_input": (Mapping, type(None)), "context": _OPTIONAL_TEXT},
+    PromptDecision: {"block": (bool,), "reason": _OPTIONAL_TEXT, "context": _OPTIONAL_TEXT},
+    ToolResultPatch: {"context": _OPTIONAL_TEXT, "content": _OPTIONAL_TEXT},
+    StopDecision: {"continue_with": (str,)},
+    CompactDecision: {"cancel": (bool,), "reason": _OPTIONAL_TEXT, "summary": _OPTIONAL_TEXT},
+    Instruction: {"text": (str,), "title": _OPTIONAL_TEXT, "source": _OPTIONAL_TEXT},
+}
+
+#: What each decision hook accepts besides ``None``.
+_ACCEPTS: dict[str, tuple[type, ...]] = {
+    "zpi_before_tool": (ToolDecision,),
+    "zpi_permission_request": (ToolDecision,),
+    "zpi_user_prompt": (PromptDecision, str),
+    "zpi_after_tool": (ToolResultPatch, str),
+    "zpi_stop": (StopDecision,),
+    "zpi_subagent_stop": (StopDecision,),
+    "zpi_before_compact": (CompactDecision,),
+}
+
+_TEXT_HOOKS = frozenset({"zpi_session_start", "zpi_tool_failed", "zpi_subagent_start"})
+
+
+def _names(types: Sequence[type]) -> str:
+    return " or ".join("None" if t is type(None) else t.__name__ for t in types)
+
+
+def _field_problem(value: Any) -> str | None:
+    """A field of an answer object holding the wrong type (attrs does not check types)."""
+    for cls, fields in _FIELDS.items():
+        if isinstance(value, cls):
+            for name, types in fields.items():
+                field = getattr(value, name)
+                if not isinstance(field, types):
+                    return (f"{cls.__name__}.{name} must be {_names(types)}, got "
+                            f"{type(field).__name__}: {field!r:.100}")
+            if isinstance(value, ToolDecision) and value.behavior not in _RANK:
+                return (f"unknown behavior {value.behavior!r}; use ToolDecision.allow, "
+                        ".ask or .deny")
+    return None
+
+
+def _wrong_type(value: Any, accepts: Sequence[type]) -> str:
+    problem = f"expected {_names(accepts)} or None, got {type(value).__name__}: {value!r:.200}"
+    answer_types = [t for t in accepts if t in _FIELDS]
+    if isinstance(value, Mapping) and answer_types:
+        cls = answer_types[0]
+        unknown = sorted(str(k) for k in value if k not in _FIELDS[cls])
+        problem += (f"; dictionaries are not answers, build a {cls.__name__} instead"
+                    + (f" (it has no field {', '.join(map(repr, unknown))})" if unknown else ""))
+    return problem
+
+
+def answer_problem(hook: str, value: Any) -> str | None:
+    """What is wrong with one non-None answer to a decision, text or options hook (None when it
+    is fine). Registration, observer and prompt hooks are checked by ``hookrunner``; instruction
+    fragments by :func:`collect_instructions`."""
+    accepts = _ACCEPTS.get(hook)
+    if accepts is not None:
+        if not isinstance(value, accepts):
+            return _wrong_type(value, accepts)
+        return _field_problem(value)
+    if hook in _TEXT_HOOKS:
+        items = [value] if isinstance(value, str) else value
+        if isinstance(value, bytes) or not isinstance(items, Sequence) or not all(
+            isinstance(i, str) for i in items
+        ):
+            return f"expected a string or a list of strings, got {value!r:.200}"
+        return None
+    if hook == "zpi_request_options":
+        if not isinstance(value, Mapping):
+            return f"expected a mapping or None, got {type(value).__name__}: {value!r:.200}"
+        bad = [k for k in value if not isinstance(k, str) or not k]
+        if bad:
+            return f"option names must be non-empty strings, got {bad[0]!r}"
+        return None
+    return None
+
+
+def check_answer(hook: str, plugin: str, value: Any) -> Any:
+    """``value`` when it is a valid answer to ``hook``; HookAnswerError naming the plugin and
+    the hook otherwise."""
+    problem = answer_problem(hook, value)
+    if problem is not None:
+        raise HookAnswerError(plugin, hook, problem)
+    return value
+
+
 def _expect(answer: Attributed, hook: str, *types: type) -> Any:
     if not isinstance(answer.value, types):
         names = " or ".join(t.__name__ for t in types)
@@ -270,17 +384,22 @@ def collect_instructions(
     for answer in answers:
         value = answer.value
         items = [value] if isinstance(value, str | Instruction) else value
-        if not isinstance(items, Sequence):
-            report(HookAnswerError(answer.plugin, "zpi_instructions", f"got {value!r:.200}"))
+        if isinstance(value, bytes) or not isinstance(items, Sequence):
+            report(HookAnswerError(
+                answer.plugin, "zpi_instructions",
+                f"expected a str, an Instruction or a list of them, got {value!r:.200}",
+            ))
             continue
         for item in items:
             if isinstance(item, str):
                 item = Instruction(item)
-            if not isinstance(item, Instruction) or not isinstance(item.text, str):
+            if not isinstance(item, Instruction):
                 report(HookAnswerError(
                     answer.plugin, "zpi_instructions",
                     f"each fragment must be a str or Instruction, got {item!r:.200}",
                 ))
+            elif (problem := _field_problem(item)) is not None:
+                report(HookAnswerError(answer.plugin, "zpi_instructions", problem))
             elif not item.text.strip():
                 report(HookAnswerError(answer.plugin, "zpi_instructions", "empty fragment"))
             else:

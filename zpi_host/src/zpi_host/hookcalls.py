@@ -2,19 +2,31 @@
 
 Callers never touch ``pm.hook.*``: they call ``host.hooks.before_tool(...)`` and get the
 combined, validated answer. Implementations are called one by one in pluggy's call order so
-that each answer can be awaited, attributed to its plugin and traced
-(``ZPI_TRACE_PLUGINS=1``).
+that each answer can be awaited within its time budget, validated, attributed to its plugin and
+traced (``ZPI_TRACE_PLUGINS=1``). A failure of one implementation is handled by its error
+policy (``hookrunner``): reported and skipped, turned into the hook's closed answer, or raised.
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Awaitable, Coroutine, Mapping, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import HookAnswerError, HookError, ZpiError
+from .hookrunner import (
+    CLOSED_ANSWERS,
+    DEFAULT_HOOK_POLICIES,
+    LIST_HOOKS,
+    OBSERVER_HOOKS,
+    FailClosed,
+    HookPolicies,
+    HookPolicy,
+    run_impl,
+)
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
@@ -53,16 +65,24 @@ class Attributed:
         return f"Attributed({self.plugin!r}, {self.value!r})"
 
 
+#: How many diagnostics a facade keeps (a broken ``zpi_event`` observer fails on every event).
+MAX_DIAGNOSTICS = 1000
+
+
 class Diagnostic:
-    """A problem with a plugin's answer that was handled (logged) rather than raised."""
+    """A plugin failure or bad answer that was handled (logged) rather than raised.
 
-    __slots__ = ("hook", "message", "plugin")
+    ``policy`` is the error policy that handled it (``fail-open`` or ``fail-closed``), or
+    ``None`` for a warning that changed nothing (a plain function that overran its budget).
+    """
 
-    def __init__(self, plugin: str, hook: str, message: str) -> None:
-        self.plugin, self.hook, self.message = plugin, hook, message
+    __slots__ = ("hook", "message", "plugin", "policy")
+
+    def __init__(self, plugin: str, hook: str, message: str, policy: str | None = None) -> None:
+        self.plugin, self.hook, self.message, self.policy = plugin, hook, message, policy
 
     def __repr__(self) -> str:
-        return f"<Diagnostic {self.plugin} {self.hook}: {self.message}>"
+        return f"<Diagnostic {self.plugin} {self.hook} ({self.policy}): {self.message}>"
 
 
 class _LazyDecisions:
@@ -113,12 +133,45 @@ def run_sync(awaitable: Awaitable[T] | T) -> T:
 
 
 class HookCalls:
-    """One method per hook; each returns the combined answer documented in ``hookspecs``."""
+    """One method per hook; each returns the combined answer documented in ``hookspecs``.
 
-    def __init__(self, host: PluginHost) -> None:
+    Budgets and error policies come from the ``hooks`` settings given to :meth:`configure`
+    (built-in defaults until then). ``diagnostics`` holds the failures that were reported
+    rather than raised, newest last (at most ``MAX_DIAGNOSTICS``).
+    """
+
+    def __init__(self, host: PluginHost, policies: HookPolicies | None = None) -> None:
         self._host = host
         self._pm = host.pm
-        self.diagnostics: list[Diagnostic] = []
+        self.policies = policies if policies is not None else DEFAULT_HOOK_POLICIES
+        self.diagnostics: deque[Diagnostic] = deque(maxlen=MAX_DIAGNOSTICS)
+
+    # ------------------------------------------------------------------------- settings
+
+    def configure(self, settings: Mapping[str, Any] | None) -> list[str]:
+        """Apply the ``hooks`` settings (budgets, error policies) from now on.
+
+        Called by session assembly with the session's frozen settings, before the first hook
+        call. Raises HookSettingsError (a UsageError naming the key) for a bad value. Returns
+        warnings for plugin names the settings mention that this host has never seen.
+        """
+        self.policies = HookPolicies(settings)
+        return self._unknown_plugins(self.policies)
+
+    def configured(self, settings: Mapping[str, Any] | None) -> HookCalls:
+        """A facade over the same plugins with its own settings and diagnostics (for a host
+        shared by sessions whose settings differ)."""
+        return HookCalls(self._host, HookPolicies(settings))
+
+    def _unknown_plugins(self, policies: HookPolicies) -> list[str]:
+        known = {record.name for record in self._host.records}
+        return [f"the hooks settings name the plugin {name!r}, which is not installed; its "
+                "budgets and policies apply to nothing"
+                for name in sorted(policies.plugins - known)]
+
+    def policy_for(self, hook: str, plugin: str) -> HookPolicy:
+        """The budget and error policy of ``plugin``'s implementation of ``hook``."""
+        return self.policies.policy_for(hook, plugin)
 
     # ------------------------------------------------------------------------- machinery
 
@@ -134,9 +187,15 @@ class HookCalls:
         """True when a tool hook exists: the loop then must not start calls early."""
         return self.has_implementations(*TOOL_HOOKS)
 
-    def report(self, error: HookAnswerError | HookError) -> None:
-        self.diagnostics.append(Diagnostic(error.plugin, error.hook, str(error)))
-        self._trace(f"{error.hook} <- {error.plugin}: diagnostic: {error}")
+    def report(self, error: HookAnswerError | HookError, policy: str | None = None) -> None:
+        """Record a handled failure as a diagnostic (and trace it)."""
+        self._diagnose(Diagnostic(error.plugin, error.hook, str(error), policy))
+
+    def _diagnose(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+        self._trace(f"{diagnostic.hook} <- {diagnostic.plugin}: diagnostic"
+                    f"{f' ({diagnostic.policy})' if diagnostic.policy else ''}: "
+                    f"{diagnostic.message}")
 
     def _trace(self, line: str) -> None:
         if self._host.config.trace:
@@ -145,32 +204,80 @@ class HookCalls:
             print(f"zpi trace: {line}", file=trace_stream(), flush=True)
 
     async def _call(self, impl: HookImpl, hook: str, kwargs: Mapping[str, Any]) -> Any:
+        """One implementation's raw answer, within its budget; HookError (HookTimeoutError)
+        when it raises or overruns."""
+        plugin = impl.plugin_name
+        budget = self.policy_for(hook, plugin).budget_s
+
+        def overran(seconds: float) -> None:
+            self._diagnose(Diagnostic(plugin, hook, (
+                f"plugin {plugin!r} took {seconds:.1f} s in {hook}, over its budget of "
+                f"{budget:g} s; a plain function cannot be interrupted, so its answer was used "
+                "(make it `async def` to be held to the budget)")))
+
         try:
-            value = impl.function(*[kwargs[name] for name in impl.argnames])
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:
-            self._trace(f"{hook} <- {impl.plugin_name}: raised {type(exc).__name__}: {exc}")
-            raise HookError(impl.plugin_name, hook, exc) from exc
-        self._trace(f"{hook} <- {impl.plugin_name}: "
+            value = await run_impl(impl, hook, kwargs, budget, on_overrun=overran)
+        except HookError as exc:
+            self._trace(f"{hook} <- {plugin}: raised {type(exc.cause).__name__}: {exc.cause}")
+            raise
+        self._trace(f"{hook} <- {plugin}: "
                     + ("no answer" if value is None else "answered " + _short(value)))
         return value
 
+    def _check(self, hook: str, plugin: str, value: Any) -> None:
+        """HookAnswerError when ``value`` (not None) is not an answer ``hook`` allows."""
+        if hook in LIST_HOOKS:
+            if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+                raise HookAnswerError(plugin, hook,
+                                      f"expected a list, got {type(value).__name__}")
+        elif hook in OBSERVER_HOOKS:
+            raise HookAnswerError(plugin, hook, (
+                f"this hook returns nothing, got {type(value).__name__}: {value!r:.200}"
+                + ("; raise a typed error to stop the request"
+                   if hook == "zpi_before_request" else "")))
+        elif hook == "zpi_system_prompt":
+            if not isinstance(value, str):
+                raise HookAnswerError(plugin, hook,
+                                      f"expected str or None, got {type(value).__name__}")
+        elif hook != "zpi_instructions":  # fragments are checked one by one when collected
+            _d.check_answer(hook, plugin, value)
+
+    def _handle(self, error: HookError | HookAnswerError, hook: str) -> None:
+        """Apply the failing plugin's error policy: return (fail-open: skip its answer), raise
+        FailClosed (the caller gives the hook's closed answer), or raise the error."""
+        policy = self.policy_for(hook, error.plugin).on_error
+        if policy == "raise" or (policy == "fail-closed" and hook not in CLOSED_ANSWERS):
+            raise error
+        self.report(error, policy)
+        if policy == "fail-closed":
+            raise FailClosed(error)
+
+    def _reporter(self, hook: str) -> Callable[[HookAnswerError], None]:
+        """A ``report`` callback for the combine functions that drop single bad items."""
+        return lambda error: self._handle(error, hook)
+
     async def _answers(
-        self, hook: str, kwargs: Mapping[str, Any], *, isolate: bool = False
+        self, hook: str, kwargs: Mapping[str, Any],
+        *, passthrough: tuple[type[BaseException], ...] = (),
     ) -> list[Attributed]:
-        """Every implementation's non-None answer, in call order. With ``isolate``, a failing
-        implementation is reported as a diagnostic and the others still run."""
+        """Every implementation's valid non-None answer, in call order, each failure handled
+        by its plugin's policy. An exception of a ``passthrough`` type is the hook's way of
+        answering and propagates unwrapped whatever the policy."""
         impls = self.implementations(hook)
         self._trace(f"{hook}({', '.join(kwargs)}) -> [{', '.join(i.plugin_name for i in impls)}]")
         out: list[Attributed] = []
         for impl in impls:
             try:
                 value = await self._call(impl, hook, kwargs)
+                if value is not None:
+                    self._check(hook, impl.plugin_name, value)
             except HookError as exc:
-                if not isolate:
-                    raise
-                self.report(exc)
+                if passthrough and isinstance(exc.cause, passthrough):
+                    raise exc.cause from exc
+                self._handle(exc, hook)
+                continue
+            except HookAnswerError as exc:
+                self._handle(exc, hook)
                 continue
             if value is not None:
                 out.append(Attributed(impl.plugin_name, value))
@@ -195,10 +302,6 @@ class HookCalls:
     async def _flatten(self, hook: str, kwargs: Mapping[str, Any]) -> list[Attributed]:
         out: list[Attributed] = []
         for answer in await self._answers(hook, kwargs):
-            if isinstance(answer.value, str | bytes) or not isinstance(answer.value, Sequence):
-                raise HookAnswerError(
-                    answer.plugin, hook, f"expected a list, got {type(answer.value).__name__}"
-                )
             out.extend(Attributed(answer.plugin, item) for item in answer.value)
         return out
 
@@ -237,10 +340,11 @@ class HookCalls:
     async def instructions(
         self, cwd: Path, settings: Mapping[str, Any], resources: Any
     ) -> tuple[Instruction, ...]:
+        hook = "zpi_instructions"
         answers = await self._answers(
-            "zpi_instructions", {"cwd": cwd, "settings": settings, "resources": resources}
+            hook, {"cwd": cwd, "settings": settings, "resources": resources}
         )
-        return _d.collect_instructions(answers, self.report)
+        return _d.collect_instructions(answers, self._reporter(hook))
 
     async def system_prompt(
         self, prompt: str, tools: Sequence[Any], instructions: Sequence[Instruction],
@@ -250,39 +354,42 @@ class HookCalls:
         for impl in self.implementations(hook):
             kwargs = {"prompt": prompt, "tools": tuple(tools),
                       "instructions": tuple(instructions), "resources": resources}
-            value = await self._call(impl, hook, kwargs)
-            if value is None:
+            try:
+                value = await self._call(impl, hook, kwargs)
+                if value is not None:
+                    self._check(hook, impl.plugin_name, value)
+            except (HookError, HookAnswerError) as exc:
+                self._handle(exc, hook)  # fail-open: the prompt stays as it was
                 continue
-            if not isinstance(value, str):
-                raise HookAnswerError(impl.plugin_name, hook,
-                                      f"expected str or None, got {type(value).__name__}")
-            prompt = value
+            if value is not None:
+                prompt = value
         return prompt
 
     # ------------------------------------------------------------------------- requests
 
     async def before_request(self, session: Any, request: Any) -> None:
-        """Typed host errors (``ContextOverflowError`` ...) pass through unwrapped so the loop
-        can act on them; anything else is a HookError naming the plugin."""
-        try:
-            await self._observe("zpi_before_request", {"session": session, "request": request})
-        except HookError as exc:
-            if isinstance(exc.cause, ZpiError):
-                raise exc.cause from exc
-            raise
+        """Typed host errors (``ContextOverflowError`` ...) pass through unwrapped, whatever
+        the policy, so the loop can act on them; anything else is a HookError naming the
+        plugin, handled by its policy."""
+        await self._answers("zpi_before_request", {"session": session, "request": request},
+                            passthrough=(ZpiError,))
 
     async def request_options(self, session: Any, request: Any) -> dict[str, Any]:
+        hook = "zpi_request_options"
         return _d.merge_options(
-            await self._answers("zpi_request_options", {"session": session, "request": request}),
-            self.report,
+            await self._answers(hook, {"session": session, "request": request}),
+            self._reporter(hook),
         )
 
     # ------------------------------------------------------------------------- compaction
 
     async def before_compact(self, session: Any, preparation: Any) -> CombinedCompactDecision:
-        return _d.combine_compact_decisions(await self._answers(
-            "zpi_before_compact", {"session": session, "preparation": preparation}
-        ))
+        hook = "zpi_before_compact"
+        try:
+            answers = await self._answers(hook, {"session": session, "preparation": preparation})
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_compact_decisions(answers)
 
     async def after_compact(self, session: Any, result: Any) -> None:
         await self._observe("zpi_after_compact", {"session": session, "result": result})
@@ -296,33 +403,46 @@ class HookCalls:
         )
 
     async def user_prompt(self, session: Any, prompt: str) -> CombinedPromptDecision:
-        return _d.combine_prompt_decisions(
-            await self._answers("zpi_user_prompt", {"session": session, "prompt": prompt})
-        )
+        hook = "zpi_user_prompt"
+        try:
+            answers = await self._answers(hook, {"session": session, "prompt": prompt})
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_prompt_decisions(answers)
 
     async def turn_start(self, session: Any, turn: int) -> None:
         await self._observe("zpi_turn_start", {"session": session, "turn": turn})
 
     async def before_tool(self, session: Any, call: Any, tool: Any) -> CombinedToolDecision:
-        return _d.combine_tool_decisions(await self._answers(
-            "zpi_before_tool", {"session": session, "call": call, "tool": tool}
-        ))
+        hook = "zpi_before_tool"
+        try:
+            answers = await self._answers(hook, {"session": session, "call": call, "tool": tool})
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_tool_decisions(answers, hook)
 
     async def permission_request(
         self, session: Any, call: Any, tool: Any, reason: str
     ) -> CombinedToolDecision:
         hook = "zpi_permission_request"
-        answers = await self._answers(
-            hook, {"session": session, "call": call, "tool": tool, "reason": reason}
-        )
+        try:
+            answers = await self._answers(
+                hook, {"session": session, "call": call, "tool": tool, "reason": reason}
+            )
+        except FailClosed as closed:
+            return _closed(hook, closed)
         # only allow or deny settle a permission question: "ask" counts as no answer
         settled = [a for a in answers if getattr(a.value, "behavior", None) != "ask"]
         return _d.combine_tool_decisions(settled, hook)
 
     async def after_tool(self, session: Any, call: Any, result: Any) -> CombinedResultPatch:
-        return _d.combine_result_patches(await self._answers(
-            "zpi_after_tool", {"session": session, "call": call, "result": result}
-        ))
+        hook = "zpi_after_tool"
+        try:
+            answers = await self._answers(
+                hook, {"session": session, "call": call, "result": result})
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_result_patches(answers)
 
     async def tool_failed(self, session: Any, call: Any, result: Any) -> tuple[Attributed, ...]:
         hook = "zpi_tool_failed"
@@ -336,9 +456,13 @@ class HookCalls:
         )
 
     async def stop(self, session: Any, message: Any, continuation: int) -> CombinedStopDecision:
-        return _d.combine_stop_decisions(await self._answers(
-            "zpi_stop", {"session": session, "message": message, "continuation": continuation}
-        ))
+        hook = "zpi_stop"
+        try:
+            answers = await self._answers(
+                hook, {"session": session, "message": message, "continuation": continuation})
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_stop_decisions(answers)
 
     async def subagent_start(
         self, session: Any, agent_type: str, agent_id: str, prompt: str
@@ -354,7 +478,11 @@ class HookCalls:
         hook = "zpi_subagent_stop"
         kwargs = {"session": session, "agent_type": agent_type, "agent_id": agent_id,
                   "message": message, "continuation": continuation}
-        return _d.combine_stop_decisions(await self._answers(hook, kwargs), hook)
+        try:
+            answers = await self._answers(hook, kwargs)
+        except FailClosed as closed:
+            return _closed(hook, closed)
+        return _d.combine_stop_decisions(answers, hook)
 
     async def notification(self, session: Any, message: str, title: str | None,
                            kind: str) -> None:
@@ -365,8 +493,13 @@ class HookCalls:
         await self._observe("zpi_session_end", {"session": session, "reason": reason})
 
     async def event(self, session: Any, event: Any) -> None:
-        """Observers: a failing one is reported as a diagnostic and does not stop the run."""
-        await self._answers("zpi_event", {"session": session, "event": event}, isolate=True)
+        """Observers: by default (``fail-open``) a failing one is reported as a diagnostic and
+        does not stop the run; under ``raise`` its HookError stops it."""
+        await self._observe("zpi_event", {"session": session, "event": event})
+
+
+def _closed(hook: str, closed: FailClosed) -> Any:
+    return _d.closed_answer(hook, closed.error.plugin, closed.reason)
 
 
 def _short(value: Any) -> str:

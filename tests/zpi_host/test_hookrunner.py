@@ -1,0 +1,636 @@
+"""Time budgets, error policies and answer validation around hook calls (``hookrunner``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from zpi_host import hookimpl, hookspecs
+from zpi_host.decisions import (
+    CompactDecision,
+    Instruction,
+    PromptDecision,
+    StopDecision,
+    ToolDecision,
+    ToolResultPatch,
+)
+from zpi_host.errors import ContextOverflowError, HookAnswerError, HookError, UsageError
+from zpi_host.hookcalls import MAX_DIAGNOSTICS
+from zpi_host.hookrunner import (
+    CLOSED_ANSWERS,
+    DEFAULT_BUDGET_S,
+    DEFAULT_POLICIES,
+    NOT_GOVERNED,
+    HookPolicies,
+    HookPolicy,
+    HookSettingsError,
+    HookTimeoutError,
+    policy_for,
+)
+from zpi_host.plugins import PluginConfig, PluginHost
+
+pytestmark = pytest.mark.anyio
+
+
+def make_host(zpi_plugins, settings: dict[str, Any] | None = None, **plugins) -> PluginHost:
+    for name, plugin in plugins.items():
+        zpi_plugins.register(plugin, name)
+    host = PluginHost(PluginConfig(autoload=False, disabled=["zpi.tools", "zpi.models"])).load()
+    if settings is not None:
+        host.hooks.configure(settings)
+    return host
+
+
+def hooks_settings(**hooks: Any) -> dict[str, Any]:
+    return {"hooks": hooks}
+
+
+# ------------------------------------------------------------------------------ plugins
+
+
+class Broken:
+    """Raises from every guarded hook."""
+
+    @hookimpl
+    def zpi_before_tool(self, call):
+        raise ValueError(f"cannot judge {call}")
+
+    @hookimpl
+    def zpi_permission_request(self, call):
+        raise ValueError("no opinion")
+
+    @hookimpl
+    def zpi_user_prompt(self, prompt):
+        raise KeyError("scanner missing")
+
+    @hookimpl
+    def zpi_after_tool(self, result):
+        raise RuntimeError("redactor crashed")
+
+    @hookimpl
+    def zpi_stop(self, continuation):
+        raise RuntimeError("stop check crashed")
+
+    @hookimpl
+    def zpi_subagent_stop(self, continuation):
+        raise RuntimeError("subagent stop check crashed")
+
+    @hookimpl
+    def zpi_before_compact(self, preparation):
+        raise RuntimeError("summariser crashed")
+
+    @hookimpl
+    def zpi_turn_start(self, turn):
+        raise RuntimeError("turn counter crashed")
+
+    @hookimpl
+    def zpi_event(self, event):
+        raise RuntimeError(f"observer broke on {event}")
+
+    @hookimpl
+    def zpi_register_tools(self, cwd):
+        raise RuntimeError("no tools today")
+
+    @hookimpl
+    def zpi_system_prompt(self, prompt):
+        raise RuntimeError("prompt rewriter crashed")
+
+
+class Kind:
+    """Answers every guarded hook favourably; runs after Broken (registered first)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def zpi_before_tool(self, call):
+        self.calls.append("before_tool")
+        return ToolDecision.allow("kind says yes")
+
+    @hookimpl
+    def zpi_user_prompt(self, prompt):
+        return "kind context"
+
+    @hookimpl
+    def zpi_after_tool(self, result):
+        return ToolResultPatch(context="kind note")
+
+    @hookimpl
+    def zpi_stop(self, continuation):
+        return StopDecision("keep going")
+
+    @hookimpl
+    def zpi_before_compact(self, preparation):
+        return CompactDecision(summary="kind summary")
+
+    @hookimpl
+    def zpi_event(self, event):
+        self.calls.append(f"event:{event}")
+
+    @hookimpl
+    def zpi_register_tools(self, cwd):
+        return ["kind-tool"]
+
+    @hookimpl
+    def zpi_system_prompt(self, prompt):
+        return prompt + " (kind)"
+
+
+class Slow:
+    """Async implementations that outlive any tiny budget; record being cancelled."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+
+    async def _sleep(self, hook: str) -> None:
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.append(hook)
+            raise
+
+    @hookimpl
+    async def zpi_before_tool(self, call):
+        await self._sleep("zpi_before_tool")
+        return ToolDecision.allow()
+
+    @hookimpl
+    async def zpi_user_prompt(self, prompt):
+        await self._sleep("zpi_user_prompt")
+
+    @hookimpl
+    async def zpi_request_options(self, request):
+        await self._sleep("zpi_request_options")
+        return {"temperature": 1.0}
+
+
+class SlowSync:
+    @hookimpl
+    def zpi_request_options(self, request):
+        time.sleep(0.02)
+        return {"temperature": 0.5}
+
+
+# ------------------------------------------------------------------------------ the table
+
+
+def test_every_governed_hook_has_a_default_policy():
+    hooks = {n for n in vars(hookspecs) if n.startswith("zpi_") and callable(vars(hookspecs)[n])
+             and hasattr(vars(hookspecs)[n], "zpi_spec")}
+    assert set(DEFAULT_POLICIES) | set(NOT_GOVERNED) == hooks
+    assert not set(DEFAULT_POLICIES) & set(NOT_GOVERNED)
+    assert set(CLOSED_ANSWERS) <= set(DEFAULT_POLICIES)
+    assert all(p.budget_s == DEFAULT_BUDGET_S for p in DEFAULT_POLICIES.values())
+    assert DEFAULT_POLICIES["zpi_before_tool"].on_error == "fail-closed"
+    assert DEFAULT_POLICIES["zpi_user_prompt"].on_error == "fail-closed"
+    assert DEFAULT_POLICIES["zpi_event"].on_error == "fail-open"
+    assert DEFAULT_POLICIES["zpi_before_request"].on_error == "raise"
+    assert DEFAULT_POLICIES["zpi_register_tools"].on_error == "raise"
+
+
+# ------------------------------------------------------------------------------ policies
+
+
+async def test_before_tool_failure_denies_by_default(zpi_env, zpi_plugins):
+    kind = Kind()
+    host = make_host(zpi_plugins, kind=kind, broken=Broken())  # broken is called first
+    decision = await host.hooks.before_tool(None, "rm", None)
+    assert decision.behavior == "deny"
+    assert decision.reasons[0].plugin == "broken"
+    assert decision.reason == ("plugin 'broken' failed in zpi_before_tool: ValueError: cannot "
+                               "judge rm (policy fail-closed)")
+    assert kind.calls == []  # a closed call runs no further plugin code
+    (diagnostic,) = host.hooks.diagnostics
+    assert (diagnostic.plugin, diagnostic.hook, diagnostic.policy) == (
+        "broken", "zpi_before_tool", "fail-closed")
+
+
+async def test_permission_request_failure_denies(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, broken=Broken())
+    decision = await host.hooks.permission_request(None, "bash", None, "outside workspace")
+    assert decision.behavior == "deny"
+    assert "failed in zpi_permission_request: ValueError: no opinion" in decision.reason
+
+
+async def test_user_prompt_failure_blocks_the_prompt(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, kind=Kind(), broken=Broken())
+    decision = await host.hooks.user_prompt(None, "hello")
+    assert decision.blocked
+    assert decision.contexts == ()
+    assert decision.reasons[0].value.startswith("plugin 'broken' failed in zpi_user_prompt")
+    assert decision.reasons[0].value.endswith("(policy fail-closed)")
+
+
+async def test_fail_open_skips_the_failing_plugin(zpi_env, zpi_plugins):
+    settings = hooks_settings(policies={"zpi_before_tool": "fail-open"})
+    kind = Kind()
+    host = make_host(zpi_plugins, settings, kind=kind, broken=Broken())
+    decision = await host.hooks.before_tool(None, "rm", None)
+    assert (decision.behavior, decision.reason) == ("allow", "kind says yes")
+    assert kind.calls == ["before_tool"]
+    assert host.hooks.diagnostics[-1].policy == "fail-open"
+    assert "cannot judge rm" in host.hooks.diagnostics[-1].message
+
+
+async def test_raise_policy_raises_hook_error(zpi_env, zpi_plugins):
+    settings = hooks_settings(policies={"broken": {"zpi_user_prompt": "raise"}})
+    host = make_host(zpi_plugins, settings, broken=Broken())
+    with pytest.raises(HookError, match="plugin 'broken' failed in zpi_user_prompt") as info:
+        await host.hooks.user_prompt(None, "hello")
+    assert isinstance(info.value.cause, KeyError)
+    assert not host.hooks.diagnostics
+
+
+async def test_per_plugin_override_beats_per_hook_setting(zpi_env, zpi_plugins):
+    settings = hooks_settings(
+        on_error="raise",
+        policies={"zpi_before_tool": "raise", "broken": {"zpi_before_tool": "fail-open"}},
+    )
+    host = make_host(zpi_plugins, settings, kind=Kind(), broken=Broken())
+    decision = await host.hooks.before_tool(None, "ls", None)  # broken is skipped
+    assert decision.behavior == "allow"
+    with pytest.raises(HookError):  # the global on_error applies to other hooks
+        await host.hooks.user_prompt(None, "hi")
+
+
+async def test_closed_answers_of_the_other_guarding_hooks(zpi_env, zpi_plugins):
+    settings = hooks_settings(policies={"broken": {"*": "fail-closed"}})
+    host = make_host(zpi_plugins, settings, kind=Kind(), broken=Broken())
+    patch = await host.hooks.after_tool(None, "read", "secret output")
+    assert patch.content.startswith("[the tool's output was withheld: plugin 'broken' failed")
+    assert patch.contexts == ()
+    stop = await host.hooks.stop(None, "done", 0)
+    assert stop.continue_with is None  # kind wanted to continue; the run stops
+    sub = await host.hooks.subagent_stop(None, "reviewer", "a1", "done", 0)
+    assert sub.continue_with is None
+    compact = await host.hooks.before_compact(None, "auto")
+    assert compact.cancel and "summariser crashed" in compact.reason
+    assert compact.summary is None
+
+
+async def test_fail_open_defaults_for_stop_compact_and_after_tool(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, kind=Kind(), broken=Broken())
+    assert (await host.hooks.stop(None, "done", 0)).continue_with == "keep going"
+    compact = await host.hooks.before_compact(None, "auto")
+    assert (compact.cancel, compact.summary) == (False, "kind summary")
+    patch = await host.hooks.after_tool(None, "read", "out")
+    assert (patch.content, [c.value for c in patch.contexts]) == (None, ["kind note"])
+    assert [d.hook for d in host.hooks.diagnostics] == [
+        "zpi_stop", "zpi_before_compact", "zpi_after_tool"]
+
+
+async def test_fail_closed_without_a_guarded_action_raises(zpi_env, zpi_plugins):
+    settings = hooks_settings(policies={"zpi_turn_start": "fail-closed"})
+    host = make_host(zpi_plugins, settings, broken=Broken())
+    with pytest.raises(HookError, match="turn counter crashed"):
+        await host.hooks.turn_start(None, 1)
+
+
+async def test_observer_failures_are_diagnostics_unless_raise(zpi_env, zpi_plugins):
+    kind = Kind()
+    host = make_host(zpi_plugins, kind=kind, broken=Broken())
+    await host.hooks.turn_start(None, 1)
+    await host.hooks.event(None, "tick")
+    assert kind.calls == ["event:tick"]  # the other observer still ran
+    assert [d.hook for d in host.hooks.diagnostics] == ["zpi_turn_start", "zpi_event"]
+    strict = host.hooks.configured(hooks_settings(policies={"broken": {"zpi_event": "raise"}}))
+    with pytest.raises(HookError, match="observer broke on tock"):
+        await strict.event(None, "tock")
+    assert len(strict.diagnostics) == 0  # a configured copy keeps its own diagnostics
+    assert len(host.hooks.diagnostics) == 2
+
+
+async def test_registration_and_prompt_hooks(zpi_env, zpi_plugins, tmp_path):
+    host = make_host(zpi_plugins, kind=Kind(), broken=Broken())
+    with pytest.raises(HookError, match="no tools today"):  # raise by default
+        await host.hooks.register_tools(tmp_path, {})
+    with pytest.raises(HookError, match="prompt rewriter crashed"):
+        await host.hooks.system_prompt("base", [], [], None)
+    host.hooks.configure(hooks_settings(policies={"broken": {"*": "fail-open"}}))
+    assert [a.value for a in await host.hooks.register_tools(tmp_path, {})] == ["kind-tool"]
+    assert await host.hooks.system_prompt("base", [], [], None) == "base (kind)"
+
+
+class Guard:
+    @hookimpl
+    def zpi_before_request(self, request):
+        if request == "big":
+            raise ContextOverflowError("over the guard's threshold")
+        if request == "bug":
+            raise RuntimeError("guard bug")
+
+
+async def test_typed_errors_from_before_request_pass_through_any_policy(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, hooks_settings(policies={"zpi_before_request": "fail-open"}),
+                     guard=Guard())
+    with pytest.raises(ContextOverflowError, match="threshold"):
+        await host.hooks.before_request(None, "big")
+    await host.hooks.before_request(None, "bug")  # fail-open: reported, request goes on
+    assert "guard bug" in host.hooks.diagnostics[-1].message
+
+
+# ------------------------------------------------------------------------------ budgets
+
+
+async def test_async_timeout_denies_under_fail_closed(zpi_env, zpi_plugins):
+    slow = Slow()
+    host = make_host(zpi_plugins, hooks_settings(timeouts={"zpi_before_tool": 0.05}), slow=slow)
+    decision = await host.hooks.before_tool(None, "ls", None)
+    assert decision.behavior == "deny"
+    assert "did not answer zpi_before_tool within its budget of 0.05 s" in decision.reason
+    assert slow.cancelled == ["zpi_before_tool"]
+
+
+async def test_async_timeout_raises_hook_timeout_error(zpi_env, zpi_plugins):
+    settings = hooks_settings(timeouts={"slow": {"*": 0.05}},
+                              policies={"slow": {"zpi_user_prompt": "raise"}})
+    host = make_host(zpi_plugins, settings, slow=Slow())
+    with pytest.raises(HookTimeoutError) as info:
+        await host.hooks.user_prompt(None, "hi")
+    error = info.value
+    assert isinstance(error, HookError)
+    assert (error.plugin, error.hook, error.budget_s) == ("slow", "zpi_user_prompt", 0.05)
+    assert isinstance(error.cause, TimeoutError)
+
+
+async def test_async_timeout_under_fail_open_drops_the_answer(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, hooks_settings(timeout=0.05), slow=Slow())
+    assert await host.hooks.request_options(None, "req") == {}
+    assert "within its budget of 0.05 s" in host.hooks.diagnostics[-1].message
+
+
+async def test_no_budget_means_no_timeout(zpi_env, zpi_plugins):
+    class Quick:
+        @hookimpl
+        async def zpi_request_options(self):
+            await anyio.sleep(0)
+            return {"seed": 1}
+
+    host = make_host(zpi_plugins, hooks_settings(timeout=None), quick=Quick())
+    assert host.hooks.policy_for("zpi_request_options", "quick").budget_s is None
+    assert await host.hooks.request_options(None, "req") == {"seed": 1}
+
+
+async def test_sync_overrun_is_reported_and_its_answer_kept(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, hooks_settings(timeouts={"zpi_request_options": 0.001}),
+                     slow=SlowSync())
+    assert await host.hooks.request_options(None, "req") == {"temperature": 0.5}
+    diagnostic = host.hooks.diagnostics[-1]
+    assert (diagnostic.plugin, diagnostic.policy) == ("slow", None)
+    assert "cannot be interrupted" in diagnostic.message
+    assert "over its budget of 0.001 s" in diagnostic.message
+
+
+def test_hook_timeout_error_message():
+    error = HookTimeoutError("guard", "zpi_before_tool", 5)
+    assert str(error) == (
+        "plugin 'guard' did not answer zpi_before_tool within its budget of 5 s and was "
+        "cancelled (make the hook faster, or raise the budget with the setting "
+        "hooks.timeouts: {'guard': {'zpi_before_tool': SECONDS}})")
+
+
+# ------------------------------------------------------------------------------ answers
+
+
+class WrongAnswers:
+    @hookimpl
+    def zpi_before_tool(self):
+        return {"behavior": "deny", "why": "nope"}
+
+    @hookimpl
+    def zpi_permission_request(self):
+        return ToolDecision("maybe")
+
+    @hookimpl
+    def zpi_user_prompt(self):
+        return PromptDecision(block="yes")
+
+    @hookimpl
+    def zpi_after_tool(self):
+        return 42
+
+    @hookimpl
+    def zpi_stop(self):
+        return "please continue"
+
+    @hookimpl
+    def zpi_request_options(self):
+        return {1: "x"}
+
+    @hookimpl
+    def zpi_session_start(self):
+        return [b"bytes"]
+
+    @hookimpl
+    def zpi_turn_end(self):
+        return False
+
+    @hookimpl
+    def zpi_before_request(self):
+        return "block"
+
+    @hookimpl
+    def zpi_before_compact(self):
+        return CompactDecision(summary=42)
+
+    @hookimpl
+    def zpi_instructions(self):
+        return [Instruction("fine"), Instruction("bad title", title=3)]
+
+
+class GoodAnswers:
+    @hookimpl
+    def zpi_after_tool(self):
+        return ToolResultPatch(content="replaced")
+
+    @hookimpl
+    def zpi_request_options(self):
+        return {"temperature": 0}
+
+
+async def test_wrong_answers_are_diagnostics_naming_plugin_and_hook(zpi_env, zpi_plugins,
+                                                                    tmp_path):
+    host = make_host(zpi_plugins, good=GoodAnswers(), wrong=WrongAnswers())
+    hooks = host.hooks
+
+    denied = await hooks.before_tool(None, "c", "t")
+    assert denied.behavior == "deny"
+    assert "'wrong' gave an invalid answer to zpi_before_tool" in denied.reason
+    assert "dictionaries are not answers, build a ToolDecision" in denied.reason
+    assert "no field 'why'" in denied.reason
+
+    denied = await hooks.permission_request(None, "c", "t", "why")
+    assert "unknown behavior 'maybe'" in denied.reason
+
+    blocked = await hooks.user_prompt(None, "hi")
+    assert blocked.blocked and "PromptDecision.block must be bool, got str" in (
+        blocked.reasons[0].value)
+
+    patch = await hooks.after_tool(None, "c", "r")  # fail-open: the good patch applies
+    assert patch.content == "replaced"
+    assert (await hooks.stop(None, "m", 0)).continue_with is None
+    assert await hooks.request_options(None, "r") == {"temperature": 0}
+    assert await hooks.session_start(None, "startup") == ()
+    await hooks.turn_end(None, 1, "m")
+    compact = await hooks.before_compact(None, "auto")
+    assert compact.summary is None
+    fragments = await hooks.instructions(tmp_path, {}, None)
+    assert [f.text for f in fragments] == ["fine"]
+
+    found = {(d.plugin, d.hook) for d in hooks.diagnostics}
+    assert {("wrong", h) for h in (
+        "zpi_before_tool", "zpi_permission_request", "zpi_user_prompt", "zpi_after_tool",
+        "zpi_stop", "zpi_request_options", "zpi_session_start", "zpi_turn_end",
+        "zpi_before_compact", "zpi_instructions")} <= found
+    messages = {d.hook: d.message for d in hooks.diagnostics}
+    assert "option names must be non-empty strings, got 1" in messages["zpi_request_options"]
+    assert "this hook returns nothing, got bool" in messages["zpi_turn_end"]
+    assert "CompactDecision.summary must be str or None" in messages["zpi_before_compact"]
+    assert "Instruction.title must be str or None" in messages["zpi_instructions"]
+
+    with pytest.raises(HookAnswerError, match="raise a typed error to stop the request"):
+        await hooks.before_request(None, "r")  # raise by default
+
+
+async def test_bad_instruction_fragment_raises_under_raise(zpi_env, zpi_plugins, tmp_path):
+    host = make_host(zpi_plugins, hooks_settings(policies={"zpi_instructions": "raise"}),
+                     wrong=WrongAnswers())
+    with pytest.raises(HookAnswerError, match="'wrong' gave an invalid answer to zpi_instr"):
+        await host.hooks.instructions(tmp_path, {}, None)
+
+
+async def test_diagnostics_are_capped(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, broken=Broken())
+    for index in range(MAX_DIAGNOSTICS + 5):
+        await host.hooks.event(None, index)
+    assert len(host.hooks.diagnostics) == MAX_DIAGNOSTICS
+    assert host.hooks.diagnostics[-1].message.endswith(f"on {MAX_DIAGNOSTICS + 4}")
+
+
+async def test_diagnostics_are_traced(zpi_env, zpi_plugins, capsys):
+    zpi_plugins.register(Broken(), "broken")
+    host = PluginHost(PluginConfig(autoload=False, trace=True,
+                                   disabled=["zpi.tools", "zpi.models"])).load()
+    await host.hooks.event(None, "tick")
+    err = capsys.readouterr().err
+    assert "zpi trace: zpi_event <- broken: raised RuntimeError: observer broke on tick" in err
+    assert "zpi trace: zpi_event <- broken: diagnostic (fail-open): plugin 'broken'" in err
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def test_policy_lookup_most_specific_wins():
+    settings = hooks_settings(
+        timeout=30, on_error="raise",
+        timeouts={"zpi_event": 2, "p": {"zpi_event": 1, "*": 9}, "q": {"zpi_stop": None}},
+        policies={"zpi_event": "fail-closed", "p": {"zpi_event": "fail-open", "*": "raise"}},
+    )
+    assert policy_for("zpi_event", "p", settings) == HookPolicy(1.0, "fail-open")
+    assert policy_for("zpi_stop", "p", settings) == HookPolicy(9.0, "raise")
+    assert policy_for("zpi_event", "other", settings) == HookPolicy(2.0, "fail-closed")
+    assert policy_for("zpi_stop", "other", settings) == HookPolicy(30.0, "raise")
+    assert policy_for("zpi_stop", "q", settings) == HookPolicy(None, "raise")
+    assert policy_for("zpi_before_tool", "x") == HookPolicy(60.0, "fail-closed")
+    assert policy_for("zpi_before_tool", "x", {}) == DEFAULT_POLICIES["zpi_before_tool"]
+    assert policy_for("zpi_event", "x", {"hooks": None}) == DEFAULT_POLICIES["zpi_event"]
+
+
+@pytest.mark.parametrize(("hooks", "key", "fragment"), [
+    ("strict", "hooks", "must be an object, got str"),
+    ({"timout": 5}, "hooks.timout", "did you mean timeout?"),
+    ({"timeout": 0}, "hooks.timeout", "greater than 0, or null"),
+    ({"timeout": "5"}, "hooks.timeout", "got '5'"),
+    ({"timeout": True}, "hooks.timeout", "got True"),
+    ({"on_error": "open"}, "hooks.on_error", "must be one of 'fail-open', 'fail-closed'"),
+    ({"policies": []}, "hooks.policies", "must be an object, got list"),
+    ({"policies": {"zpi_before_tool": "deny"}}, "hooks.policies.zpi_before_tool",
+     "must be one of"),
+    ({"policies": {"zpi_befor_tool": "raise"}}, "hooks.policies.zpi_befor_tool",
+     "did you mean zpi_before_tool?"),
+    ({"policies": {"*": "raise"}}, 'hooks.policies["*"]', "use the setting hooks.on_error"),
+    ({"timeouts": {"*": 5}}, 'hooks.timeouts["*"]', "use the setting hooks.timeout"),
+    ({"policies": {"myplugin": "raise"}}, "hooks.policies.myplugin",
+     "to configure the plugin 'myplugin' give an object"),
+    ({"policies": {"zpi_event": {"*": "raise"}}}, "hooks.policies.zpi_event",
+     "a hook takes a single value"),
+    ({"policies": {"my.plugin": {"zpi_evnt": "raise"}}},
+     'hooks.policies["my.plugin"].zpi_evnt', "did you mean zpi_event?"),
+    ({"timeouts": {"p": {"zpi_event": -1}}}, "hooks.timeouts.p.zpi_event", "greater than 0"),
+    ({"policies": {"zpi_load_plugins": "raise"}}, "hooks.policies.zpi_load_plugins",
+     "runs while plugins load"),
+    ({"max_stop_continuations": -1}, "hooks.max_stop_continuations", "0 or more"),
+])
+def test_bad_settings_name_the_key(hooks, key, fragment):
+    with pytest.raises(HookSettingsError) as info:
+        HookPolicies({"hooks": hooks})
+    assert info.value.key == key
+    assert fragment in str(info.value)
+    assert str(info.value).startswith(f"setting {key}: ")
+    assert isinstance(info.value, UsageError)
+
+
+async def test_configure_validates_and_warns_about_unknown_plugins(zpi_env, zpi_plugins):
+    host = make_host(zpi_plugins, kind=Kind())
+    warnings = host.hooks.configure(hooks_settings(
+        policies={"kind": {"*": "raise"}, "ghost": {"zpi_event": "raise"}}))
+    assert len(warnings) == 1 and "'ghost', which is not installed" in warnings[0]
+    assert host.hooks.policy_for("zpi_event", "kind").on_error == "raise"
+    with pytest.raises(HookSettingsError, match=r"hooks\.timeout"):
+        host.hooks.configure(hooks_settings(timeout=-5))
+    assert host.hooks.policy_for("zpi_event", "kind").on_error == "raise"  # unchanged
+    host.hooks.configure(None)
+    assert host.hooks.policy_for("zpi_event", "kind") == DEFAULT_POLICIES["zpi_event"]
+
+
+def test_max_stop_continuations_is_still_accepted():
+    assert HookPolicies(hooks_settings(max_stop_continuations=3)).policy_for(
+        "zpi_stop", "p") == DEFAULT_POLICIES["zpi_stop"]
+
+
+# ------------------------------------------------------------------------------ in a session
+
+
+class CrashingGuard:
+    @hookimpl
+    async def zpi_before_tool(self, call):
+        raise RuntimeError(f"guard crashed on {call.name}")
+
+    @hookimpl
+    def zpi_turn_end(self, turn):
+        raise RuntimeError("turn log full")
+
+
+async def test_a_run_denies_the_call_and_goes_on(zpi_env, zpi_plugins, tmp_path):
+    from zpi_host.assembly import create_session
+    from zpi_host.messages import ToolResultMessage
+    from zpi_host.testing import ScriptedModel
+
+    (tmp_path / "a.txt").write_text("hello\n")
+    model = ScriptedModel([
+        {"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": "could not read"},
+    ])
+    zpi_plugins.register(CrashingGuard(), "guard")
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    session = await create_session(model="test:model", provider=model, cwd=tmp_path, host=host,
+                                   persist=False)
+    result = await session.run("read a.txt")
+    assert (result.is_error, result.result) == (False, "could not read")
+    (denied,) = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+    assert denied.is_error
+    assert "plugin 'guard' failed in zpi_before_tool: RuntimeError: guard crashed on read" in (
+        denied.content[0].text)
+    assert {d.hook for d in host.hooks.diagnostics} == {"zpi_before_tool", "zpi_turn_end"}
+
+    settings = {"hooks": {"policies": {"guard": {"zpi_turn_end": "raise"}}}}
+    host.hooks.configure(settings)  # what assembly does with the session's settings
+    model = ScriptedModel([{"text": "hi"}])
+    session = await create_session(model="test:model", provider=model, cwd=tmp_path, host=host,
+                                   persist=False, settings=settings)
+    result = await session.run("hello")
+    assert result.is_error
+    assert "plugin 'guard' failed in zpi_turn_end: RuntimeError: turn log full" in result.error
