@@ -136,3 +136,32 @@ def test_settings_can_disable_a_plugin_for_listing_and_runs(cli, tmp_path):
     (cli.agent / "settings.json").write_text('{"plugins": {"disabled": "zpi.tools"}}')
     out = cli("--list-plugins")
     assert out.returncode == 2 and "plugins.disabled must be a list" in out.stderr
+
+
+def test_permission_flags_and_denials_in_the_json_result(cli, tmp_path):
+    (cli.work / "notes.txt").write_text("notes\n")
+    (tmp_path / "outside.txt").write_text("outside\n")
+    turns = [{"tool_calls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x"}},
+                             {"name": "read", "arguments": {"path": str(tmp_path /
+                                                                        "outside.txt")}},
+                             {"name": "bash", "arguments": {"command": "git status"}}]},
+             {"text": "done"}]
+    path = tmp_path / "perm.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = cli("run", "--model", f"scripted:{path}", "--output-format", "json",
+              "--permission-mode", "plan", "--allow", "bash(git status:*)", "go")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    # plan mode denies every side effect, even one an allow rule names
+    assert [(d["tool"], d["source"]) for d in result["denials"]] == [
+        ("write", "mode"), ("read", "path"), ("bash", "mode")]
+    assert not (cli.work / "x.txt").exists()
+    out = cli("run", "--model", f"scripted:{path}", "--output-format", "json",
+              "--add-dir", str(tmp_path), "--deny", "bash(git:*)", "go")
+    result = json.loads(out.stdout)
+    assert [(d["tool"], d["source"]) for d in result["denials"]] == [("bash", "rule")]
+    assert (cli.work / "x.txt").read_text() == "x"
+    out = cli("run", "--model", f"scripted:{path}", "--permission-mode", "yolo", "go")
+    assert out.returncode == 2 and "invalid choice: 'yolo'" in out.stderr
+    out = cli("run", "--model", f"scripted:{path}", "--allow", "bash(", "go")
+    assert out.returncode == 2 and "bash(" in out.stderr

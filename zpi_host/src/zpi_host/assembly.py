@@ -18,6 +18,7 @@ from .plugins import PluginConfig, PluginHost
 from .tools.selection import KERNEL_TOOL_NAMES, AssemblyError, collect_tools, select_tools
 
 if TYPE_CHECKING:
+    from .permissions import PermissionPolicy
     from .providers.base import Provider, ProviderFactory
     from .providers.catalog import ModelEntry
     from .resources import ResourceLoader
@@ -123,6 +124,40 @@ def make_host(
                          f"{disabled!r}")
     return PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
                                             settings_disabled=disabled)).load()
+
+
+def spill_dir() -> Path:
+    """Where tool output beyond the output limit is kept for the model to read."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()).resolve() / "zpi-spill"
+
+
+def make_permissions(
+    options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
+    warnings: list[str],
+) -> PermissionPolicy:
+    """The session's permission policy. A project's settings may not switch the checks off:
+    ``bypass`` from ``.zpi/settings.json`` is ignored with a warning (choose it in user
+    settings or with ``--permission-mode``)."""
+    from .permissions import build_policy
+
+    project = manager.layer("project").get("permissions")
+    if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
+            options.permission_mode is None:
+        user = manager.layer("user").get("permissions")
+        mode = user.get("mode") if isinstance(user, Mapping) else None
+        settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
+                                                or "default"}}
+        warnings.append(f"{manager.project_path}: a project may not set permissions.mode to "
+                        "bypass (it would switch off permission checks for whoever opens it); "
+                        f"using {mode or 'default'}. Choose bypass with --permission-mode "
+                        "bypass or in your user settings.")
+    # the model may always read the files its own cut tool output was spilled to
+    allow = [*options.allow, f"read({spill_dir()}/**)"]
+    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=allow,
+                        deny=options.deny, add_dirs=options.add_dirs,
+                        can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
 def choose_model(
@@ -243,6 +278,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         settings = settings_manager.snapshot()
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings)
+        warnings = list(host.hooks.configure(settings))
+        permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings)
         found = await collect_tools(host, cwd, settings)
@@ -260,9 +297,10 @@ async def create_session(**kwargs: Any) -> AgentSession:
         if store is None:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True
+        warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
         return _session(options, host, provider, entry, tools, found.owners, prompt,
                         instructions, cwd, agent_dir, settings, settings_manager, store,
-                        resources, reasoning)
+                        resources, reasoning, permissions, warnings)
     except BaseException:
         if provider is not None and options.provider is None:
             await provider.aclose()
@@ -276,9 +314,8 @@ def _session(
     tools: list[Any], owners: Mapping[str, str], prompt: str, instructions: tuple[Any, ...],
     cwd: Path, agent_dir: Path, settings: dict[str, Any], settings_manager: SettingsManager,
     store: SessionManager, resources: ResourceLoader, reasoning: str,
+    permissions: PermissionPolicy, early_warnings: list[str],
 ) -> AgentSession:
-    import tempfile
-
     from .session import AgentSession
     from .snapshot import plugin_changes, take_snapshot
     from .tools.file_state import FileReadState
@@ -287,7 +324,7 @@ def _session(
         "model": f"{provider.name}:{provider.model}", "reasoning_level": reasoning,
         "max_turns": options.max_turns, "tools": [t.name for t in tools],
     })
-    warnings = [str(p) for p in settings_manager.problems]
+    warnings = [str(p) for p in settings_manager.problems] + early_warnings
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     previous = store.latest_snapshot()
@@ -299,9 +336,10 @@ def _session(
     return AgentSession(
         host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
-        reasoning_level=reasoning, spill_dir=Path(tempfile.gettempdir()) / "zpi-spill",
+        reasoning_level=reasoning, spill_dir=spill_dir(),
         store=store, settings_manager=settings_manager, resources=resources,
         start_source="resume" if store.records and len(store.records) > 1 else "startup",
+        permissions=permissions,
         snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
     )

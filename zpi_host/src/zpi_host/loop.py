@@ -87,6 +87,8 @@ class AgentLoop:
         s = self.s
         usage_before, model_usage_before = s.usage, dict(s.model_usage)
         cost_before = dict(s.model_cost_usd)
+        denials_before = len(s.denials)
+        s.interrupt_reason = None
         outcome: _Outcome | None = None
         with anyio.CancelScope() as scope:
             s._cancel_scope = scope
@@ -120,6 +122,7 @@ class AgentLoop:
             model_cost_usd={k: v - cost_before.get(k, 0.0)
                             for k, v in s.model_cost_usd.items()},
             unpriced_models=tuple(sorted(s.unpriced_models)),
+            denials=tuple(s.denials[denials_before:]),
         )
         if s.wants_events:
             with anyio.CancelScope(shield=True):
@@ -156,6 +159,9 @@ class AgentLoop:
             message = await self._turn(self.turns)
             if message.error is not None:
                 return _Outcome(message.text, "error", message.error)
+            if s.interrupt_reason is not None:
+                return _Outcome("", "interrupted", f"the run was interrupted: "
+                                f"{s.interrupt_reason}")
             if message.tool_calls:
                 await self._deliver_queued()
                 continue
@@ -200,7 +206,8 @@ class AgentLoop:
         if message.error is not None:
             for call in calls:
                 done = self._results.pop(call.id, None)
-                s.add_message(done if done is not None else not_run_result(call, message.error))
+                s.add_message(done if done is not None else not_run_result(
+                    call, f"the model's response broke off before it ended ({message.error})"))
         elif calls:
             await self._run_calls([c for c in calls if c.id not in started])
             for call in calls:
@@ -295,7 +302,9 @@ class AgentLoop:
                 self._stop_reason = event.stop_reason
 
     async def _run_into(self, call: ToolCallContent) -> None:
-        self._results[call.id] = await self.runner.run(call.as_call())
+        reason = self.s.interrupt_reason
+        self._results[call.id] = (await self.runner.run(call.as_call()) if reason is None
+                                  else not_run_result(call, f"the run was interrupted: {reason}"))
 
     async def _run_calls(self, calls: list[ToolCallContent]) -> None:
         """Batches: a run of parallel-safe calls together, anything else alone, in order."""

@@ -42,6 +42,12 @@ class SessionOptions:
     append_system_prompt: str | None = None
     environ: Mapping[str, str] | None = None
     blocked_plugins: Sequence[str] = ()
+    permission_mode: str | None = None
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    add_dirs: Sequence[str | Path] = ()
+    can_use_tool: Any = None
+    interactive: bool = False
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:

@@ -20,6 +20,7 @@ from .messages import Message, Usage
 if TYPE_CHECKING:
     from .compaction import CompactionResult
     from .context_usage import ContextUsage
+    from .permissions import Denial, PermissionPolicy
     from .plugins import PluginHost
     from .providers.base import Provider
     from .providers.catalog import ModelEntry
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from .transcript import SessionManager
 
 Subscriber = Callable[[Event], Awaitable[None] | None]
+#: the ``custom`` transcript records that hold denied tool calls
+DENIAL_NAMESPACE = "zpi.permission-denial"
 
 
 @attrs.frozen
@@ -49,6 +52,7 @@ class RunResult:
     error: str | None = None
     model_cost_usd: Mapping[str, float] = attrs.field(factory=dict)
     unpriced_models: tuple[str, ...] = ()
+    denials: tuple[Any, ...] = ()
 
 
 class HistoryView(Sequence[Message]):
@@ -134,6 +138,7 @@ class AgentSession:
         model_entry: ModelEntry | None = None,
         agent_dir: Path | None = None,
         start_source: str = "startup",
+        permissions: PermissionPolicy | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -168,6 +173,13 @@ class AgentSession:
         self.unpriced_models: set[str] = set()
         self._started = False
         self._run_done: Any = None
+        if permissions is None:
+            from .permissions import build_policy
+
+            permissions = build_policy(None, cwd=cwd)
+        self.permissions = permissions
+        self.denials: list[Denial] = []
+        self.interrupt_reason: str | None = None
         #: ``zpi_session_start`` runs once, at the first run, with this source
         self.start_source = start_source
         self.session_started = False
@@ -252,10 +264,21 @@ class AgentSession:
         self.messages.append(message)
         self.message_ids.append(record.uuid)
 
-    def journal_tool_call(self, call: ToolCall) -> None:
-        """Record a call as pending before it runs, so a crash leaves a trace that resuming
-        closes as interrupted (the tool is never re-run)."""
-        self.store.append_tool_use(call.id, call.name, dict(call.arguments))
+    def journal_tool_call(self, call: ToolCall, arguments: Mapping[str, Any] | None = None
+                          ) -> None:
+        """Record a call (with the input that runs) as pending before it runs, so a crash
+        leaves a trace that resuming closes as interrupted (the tool is never re-run)."""
+        self.store.append_tool_use(call.id, call.name,
+                                   dict(call.arguments if arguments is None else arguments))
+
+    def record_denial(self, denial: Denial) -> None:
+        """A denied call: counted in the run's result and recorded in the transcript."""
+        self.denials.append(denial)
+        self.store.append_custom(DENIAL_NAMESPACE, denial.to_json())
+
+    def request_interrupt(self, reason: str) -> None:
+        """The approver asked to stop: calls not started yet are not run, the run ends."""
+        self.interrupt_reason = reason
 
     def replace_context(self, messages: list[Message], ids: list[str]) -> None:
         """What the model sees from now on (after a compaction); the transcript keeps all."""

@@ -24,6 +24,7 @@ from .tools.base import (
 )
 
 if TYPE_CHECKING:
+    from .permissions import PermissionResult
     from .session import AgentSession
 
 DEFAULT_OUTPUT_LIMIT = 32 * 1024
@@ -77,24 +78,28 @@ class ToolCallRunner:
             prepared = tool.prepare_arguments(call.arguments)
         except ToolArgumentError as exc:
             return ToolResult.error(str(exc))
+        decision = None
+        arguments: Any = None  # replaced input (hook or approver); None: the model's
         if self._tool_hooks:
             decision = await self.hooks.before_tool(session.view, call, tool)
             self.contexts.extend(ContextMessage(c.value, c.plugin) for c in decision.contexts)
-            if decision.behavior in ("deny", "ask"):
-                # Without an approver (permissions arrive with the permission system), "ask"
-                # cannot be answered here, so it is treated as a denial and says so.
-                why = decision.reason or "no reason given"
-                prefix = "denied by a hook" if decision.behavior == "deny" else (
-                    "needs approval and no approver is configured")
-                return ToolResult.error(f"tool call {prefix}: {why}",
-                                        details={"denied": True})
-            if decision.updated_input is not None:
-                try:
-                    prepared = tool.prepare_arguments(decision.updated_input)
-                except ToolArgumentError as exc:
-                    return ToolResult.error(f"a hook replaced the input with invalid arguments: "
-                                            f"{exc}")
-        session.journal_tool_call(call)
+            arguments = decision.updated_input
+        verdict = await self._permission(call, tool, decision, arguments)
+        if not verdict.allowed:
+            session.record_denial(verdict.denial(call.name, call.id, arguments
+                                                 if arguments is not None else call.arguments))
+            if verdict.interrupt:
+                session.request_interrupt(verdict.message(call.name))
+            return ToolResult.error(verdict.message(call.name), details=verdict.details())
+        if verdict.updated_input is not None:
+            arguments = verdict.updated_input
+        if arguments is not None:
+            try:
+                prepared = tool.prepare_arguments(arguments)
+            except ToolArgumentError as exc:
+                return ToolResult.error(f"the input was replaced (by a hook or the approver) "
+                                        f"with invalid arguments: {exc}")
+        session.journal_tool_call(call, arguments)
         try:
             value = await self._invoke(tool, prepared, call)
         except ToolFailure as exc:
@@ -110,6 +115,16 @@ class ToolCallRunner:
         from .tools.output import protect_result
 
         return protect_result(value, limit_bytes=self.output_limit, spill_dir=session.spill_dir)
+
+    async def _permission(self, call: ToolCall, tool: Any, decision: Any,
+                          arguments: Any) -> PermissionResult:
+        """Hooks, rules, mode, approver: see docs/permissions.md for the order."""
+        ask_hook = None
+        if self.hooks.has_implementations("zpi_permission_request"):
+            def ask_hook(reason: str) -> Any:
+                return self.hooks.permission_request(self.session.view, call, tool, reason)
+        return await self.session.permissions.check(tool, call, arguments, decision,
+                                                    ask_hook=ask_hook)
 
     async def _invoke(self, tool: Any, prepared: Any, call: ToolCall) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
@@ -172,7 +187,7 @@ def interrupted_result(call: Any) -> ToolResultMessage:
 
 
 def not_run_result(call: Any, why: str) -> ToolResultMessage:
-    """The result recorded for a complete call of a response that broke off: not run."""
-    return ToolResultMessage(call.id, call.name, (TextContent(
-        f"not run: the model's response broke off before it ended ({why})"),), True,
-        {"not_run": True})
+    """The result recorded for a call that was not run (its response broke off, or the
+    approver interrupted the run): the model is told why."""
+    return ToolResultMessage(call.id, call.name, (TextContent(f"not run: {why}"),), True,
+                             {"not_run": True})

@@ -20,6 +20,16 @@ def add_run_parser(commands: Any) -> None:
                      help="working directory of the session (default: current)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    perms = run.add_argument_group("permissions (see docs/permissions.md)")
+    perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
+                       default=None, help="default: workspace trust; ask: every side-effect "
+                       "call asks; plan: side-effect tools denied; bypass: only deny rules")
+    perms.add_argument("--allow", action="append", default=[], metavar="RULE",
+                       help="allow calls matching RULE, e.g. 'bash(git status:*)' (repeatable)")
+    perms.add_argument("--deny", action="append", default=[], metavar="RULE",
+                       help="deny calls matching RULE, e.g. 'edit(secrets/**)' (repeatable)")
+    perms.add_argument("--add-dir", action="append", default=[], metavar="DIR",
+                       help="another workspace root the file tools may use (repeatable)")
     session = run.add_mutually_exclusive_group()
     session.add_argument("--resume", metavar="ID", default=None,
                          help="continue the session ID (see: zpi-host sessions list)")
@@ -52,6 +62,7 @@ def result_dict(result: Any) -> dict[str, Any]:
         "duration_ms": result.duration_ms,
         "usage": _usage(usage),
         "total_cost_usd": result.total_cost_usd,
+        "denials": [d.to_json() for d in result.denials],
         "model_usage": {
             key: {**_usage(u), "cost_usd": result.model_cost_usd.get(key, 0.0),
                   "unpriced": key in result.unpriced_models}
@@ -75,6 +86,9 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
             model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
             resume=args.resume, continue_recent=args.continue_recent,
             persist=not args.no_session, blocked_plugins=blocked,
+            permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
+            add_dirs=args.add_dir,
+            interactive=args.output_format == "text" and sys.stdin.isatty(),
             **_base_url_override(args, model),
         )
     except (UsageError, CliUsageError) as exc:

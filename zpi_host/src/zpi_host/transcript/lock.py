@@ -93,7 +93,9 @@ def _read_pid(fd: int) -> int | None:
 # ---------------------------------------------------------------------------------- owners
 
 _owners: dict[str, weakref.ref[SessionManager]] = {}
-_owners_lock = threading.Lock()
+# Re-entrant: a manager dropped without close() is released by a finaliser, which the garbage
+# collector may run in this thread while the lock is held (a plain Lock would deadlock).
+_owners_lock = threading.RLock()
 
 
 def _key(path: Path) -> str:
