@@ -114,16 +114,31 @@ async def collect_providers(
     return factories
 
 
+def with_plugin_dirs(settings: dict[str, Any], dirs: Any) -> dict[str, Any]:
+    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``."""
+    if isinstance(dirs, str | Path):
+        raise UsageError("plugin_dirs must be a list of folders")
+    compat = dict(settings.get("compat") or {})
+    claude = dict(compat.get("claude") or {})
+    known = claude.get("plugin_dirs") or []
+    claude["plugin_dirs"] = [str(Path(d).expanduser().resolve()) for d in dirs] + list(known)
+    compat["claude"] = claude
+    return {**settings, "compat": compat}
+
+
 def make_host(
-    options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any]
+    options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
+    cwd: Path,
 ) -> PluginHost:
-    """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``."""
+    """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``;
+    adapters see the settings and cwd (``host.config``) to find their folders."""
     disabled = settings.get("plugins", {}).get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
                          f"{disabled!r}")
     return PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
-                                            settings_disabled=disabled)).load()
+                                            settings_disabled=disabled, settings=settings,
+                                            cwd=cwd)).load()
 
 
 def spill_dir() -> Path:
@@ -276,8 +291,10 @@ async def create_session(**kwargs: Any) -> AgentSession:
         cwd = resolve_cwd(options.cwd, store)
         settings_manager = load_settings(options, agent_dir, cwd)
         settings = settings_manager.snapshot()
+        if options.plugin_dirs:
+            settings = with_plugin_dirs(settings, options.plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
-                                                                       settings)
+                                                                       settings, cwd)
         warnings = list(host.hooks.configure(settings))
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)

@@ -48,6 +48,7 @@ class SessionOptions:
     add_dirs: Sequence[str | Path] = ()
     can_use_tool: Any = None
     interactive: bool = False
+    plugin_dirs: Sequence[str | Path] = ()
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:

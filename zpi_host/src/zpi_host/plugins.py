@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -64,7 +65,7 @@ def _env_flag(value: str | None) -> bool:
 class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 
-    __slots__ = ("autoload", "disabled", "load_only", "strict", "trace")
+    __slots__ = ("autoload", "cwd", "disabled", "load_only", "settings", "strict", "trace")
 
     def __init__(
         self,
@@ -74,12 +75,18 @@ class PluginConfig:
         autoload: bool = True,
         strict: bool = False,
         trace: bool = False,
+        settings: Mapping[str, Any] | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.load_only = None if load_only is None else frozenset(load_only)
         self.disabled = frozenset(disabled)
         self.autoload = autoload
         self.strict = strict
         self.trace = trace
+        #: the merged settings and working directory the plugins are loaded for: adapters read
+        #: their folders from here in ``zpi_load_plugins`` (e.g. ``compat.claude.plugin_dirs``)
+        self.settings: Mapping[str, Any] = settings if settings is not None else {}
+        self.cwd = cwd
 
     @classmethod
     def from_env(
@@ -88,6 +95,8 @@ class PluginConfig:
         *,
         blocked: Iterable[str] = (),
         settings_disabled: Iterable[str] = (),
+        settings: Mapping[str, Any] | None = None,
+        cwd: Path | None = None,
     ) -> PluginConfig:
         env = os.environ if environ is None else environ
         load = env.get("ZPI_LOAD_PLUGINS")
@@ -97,6 +106,7 @@ class PluginConfig:
             autoload=not _env_flag(env.get("ZPI_DISABLE_PLUGIN_AUTOLOAD")),
             strict=_env_flag(env.get("ZPI_STRICT_PLUGINS")),
             trace=_env_flag(env.get("ZPI_TRACE_PLUGINS")),
+            settings=settings, cwd=cwd,
         )
 
 
@@ -287,6 +297,21 @@ class PluginHost:
             self._block(record, blocked)
             return record
         self._register(plugin, record)
+        return record
+
+    def report_failed_plugin(
+        self, name: str, reason: str, *, source: str = "local",
+        contributes: Mapping[str, Iterable[str]] | None = None,
+    ) -> PluginRecord:
+        """Record a plugin that could not even be built (a Claude folder with a broken
+        manifest): listed as failed with ``reason``; raises in strict mode."""
+        record = PluginRecord(name, source, registered_by=self._loading_parent,
+                              contributes=contributes)
+        blocked = self._blocked_reason(name, None)
+        if blocked is not None:
+            self._block(record, blocked)
+        else:
+            self._fail(record, reason)
         return record
 
     def unregister(self, name: str) -> None:

@@ -81,6 +81,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser.add_argument("--strict", action="store_true",
                         help="with --list-plugins: exit 1 when a plugin failed to load")
     parser.add_argument("--cwd", default=None, help="working directory (default: current)")
+    parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
+                        help="with --list-plugins: also load the Claude Code plugin folder DIR")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     from .models import add_models_parser
     from .run import add_run_parser
@@ -118,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.list_plugins:
             from .list_plugins import list_plugins
 
-            return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd)
+            return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
+                                plugin_dirs=args.plugin_dir)
         if args.command == "run":
             from .run import run_command
 

@@ -12,7 +12,8 @@ from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def list_plugins(
-    blocked: Sequence[str], *, as_json: bool, strict: bool, cwd: str | None
+    blocked: Sequence[str], *, as_json: bool, strict: bool, cwd: str | None,
+    plugin_dirs: Sequence[str] = (),
 ) -> int:
     from ..diagnostics import format_table, plugin_rows
     from ..plugins import PluginConfig, PluginHost
@@ -27,13 +28,19 @@ def list_plugins(
         print(f"zpi-host: error: setting plugins.disabled must be a list of plugin names, got "
               f"{disabled!r}", file=sys.stderr)
         return EXIT_USAGE
-    host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled))
+    merged = settings.snapshot()
+    if plugin_dirs:
+        from ..assembly import with_plugin_dirs
+
+        merged = with_plugin_dirs(merged, plugin_dirs)
+    host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,
+                                            settings=merged, cwd=root))
     try:
         host.load()
     except PluginLoadError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    rows = plugin_rows(host, root, settings.settings)
+    rows = plugin_rows(host, root, merged)
     if as_json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")

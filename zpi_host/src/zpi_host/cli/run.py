@@ -20,6 +20,8 @@ def add_run_parser(commands: Any) -> None:
                      help="working directory of the session (default: current)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
+                     help="load the Claude Code plugin folder DIR (repeatable)")
     perms = run.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
                        default=None, help="default: workspace trust; ask: every side-effect "
@@ -87,7 +89,7 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
             resume=args.resume, continue_recent=args.continue_recent,
             persist=not args.no_session, blocked_plugins=blocked,
             permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-            add_dirs=args.add_dir,
+            add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
             interactive=args.output_format == "text" and sys.stdin.isatty(),
             **_base_url_override(args, model),
         )
