@@ -166,3 +166,17 @@ async def test_bad_permission_and_hook_settings_fail_before_the_session_exists(
                              host=host(),
                              settings={"hooks": {"policies": {"zpi_befor_tool": "raise"}}})
     assert not (zpi_env.agent_dir / "sessions").exists()
+
+
+async def test_exported_variables_reach_later_bash_calls(zpi_env, workspace):
+    model = ScriptedModel([calls(("bash", {"command": "echo value=$ZPI_TEST_VAR"})), "ok"])
+    session = await create_session(model="t:m", provider=model, cwd=workspace, host=host())
+    session.view.set_environment("ZPI_TEST_VAR", "from-a-hook")
+    assert session.view.environment == {"ZPI_TEST_VAR": "from-a-hook"}
+    with pytest.raises(UsageError, match="invalid environment variable name"):
+        session.view.set_environment("A=B", "x")
+    await session.run("echo")
+    await session.dispose()
+    assert "value=from-a-hook" in model.requests[1].messages[-1].content[0].text
+    assert session.view.permission_mode == "default"
+    assert session.view.transcript_path == session.store.path

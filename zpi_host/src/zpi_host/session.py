@@ -112,6 +112,29 @@ class SessionView:
     def is_running(self) -> bool:
         return self._s.is_running
 
+    @property
+    def permission_mode(self) -> str:
+        return str(self._s.permissions.mode)
+
+    @property
+    def transcript_path(self) -> Path | None:
+        """The session's JSONL file (None in memory mode)."""
+        return self._s.store.path
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        """Variables added to the environment of later bash calls (``set_environment``)."""
+        return dict(self._s.environment)
+
+    def set_environment(self, name: str, value: str) -> None:
+        """Export ``name=value`` to the bash calls that follow (how a Claude SessionStart hook's
+        ``CLAUDE_ENV_FILE`` takes effect). The one change a plugin may make through a view."""
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise UsageError(f"invalid environment variable name {name!r}")
+        if not isinstance(value, str) or "\0" in value:
+            raise UsageError(f"the value of {name} must be a string without NUL characters")
+        self._s.environment[name] = value
+
 
 class AgentSession:
     """One conversation with a model, its tools and plugins."""
@@ -179,6 +202,7 @@ class AgentSession:
             permissions = build_policy(None, cwd=cwd)
         self.permissions = permissions
         self.denials: list[Denial] = []
+        self.environment: dict[str, str] = {}
         self.interrupt_reason: str | None = None
         #: ``zpi_session_start`` runs once, at the first run, with this source
         self.start_source = start_source

@@ -176,6 +176,7 @@ class ToolCallRunner:
             is_idle=lambda: not session.is_running,
             get_tool=session.tools.get,
             on_update=on_update,
+            env=session.environment or None,
         )
 
 
