@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .commands import expand_prompt
 from .compaction import CompactionSettings, compact, over_threshold
 from .errors import ContextOverflowError, ZpiError
 from .events import (
@@ -147,7 +148,7 @@ class AgentLoop:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
             return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
         s.start_recording()
-        s.add_message(UserMessage.text(prompt))
+        s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
         for context in decision.contexts:
             s.add_message(ContextMessage(context.value, context.plugin))
         continuations = 0
