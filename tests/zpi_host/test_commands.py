@@ -7,7 +7,6 @@ import pytest
 from zpi_host import hookimpl
 from zpi_host.assembly import create_session
 from zpi_host.commands import split_command
-from zpi_host.plugins import PluginConfig, PluginHost
 from zpi_host.resources import Command
 from zpi_host.testing import ScriptedModel
 

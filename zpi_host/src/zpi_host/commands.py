@@ -75,9 +75,10 @@ async def expand_prompt(session: AgentSession, prompt: str) -> str:
     if command.handler is None:
         return command.expand(arguments)
     try:
-        takes_context = len(inspect.signature(command.handler).parameters) >= 2
-        value = (command.handler(arguments, CommandContext(session, command)) if takes_context
-                 else command.handler(arguments))
+        handler: Any = command.handler
+        takes_context = len(inspect.signature(handler).parameters) >= 2
+        value = (handler(arguments, CommandContext(session, command)) if takes_context
+                 else handler(arguments))
         if inspect.isawaitable(value):
             value = await value
     except ZpiError:

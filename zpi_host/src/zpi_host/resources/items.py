@@ -188,7 +188,7 @@ class Command:
     name: str
     description: str = ""
     template: str | None = attrs.field(default=None, kw_only=True)
-    handler: Callable[[str], Any] | None = attrs.field(default=None, kw_only=True)
+    handler: Callable[..., Any] | None = attrs.field(default=None, kw_only=True)
     argument_hint: str | None = attrs.field(default=None, kw_only=True)
     path: Path | None = attrs.field(default=None, kw_only=True)
     origin: str = attrs.field(default="plugin", kw_only=True)
