@@ -26,7 +26,6 @@ from .events import (
     TextDeltaEvent,
     TurnEnd,
     TurnStart,
-    WarningEvent,
 )
 from .messages import (
     AssistantMessage,
@@ -136,8 +135,7 @@ class AgentLoop:
         s, hooks = self.s, self.hooks
         if s.wants_events:
             await s.emit(RunStart(prompt))
-            for warning in s.take_warnings():
-                await s.emit(WarningEvent(warning))
+        await s.deliver_warnings()
         if not s.session_started:
             s.session_started = True
             s.start_recording()
@@ -217,6 +215,7 @@ class AgentLoop:
                 s.add_message(context)
             self.runner.contexts.clear()
         s.end_turn()
+        await s.deliver_warnings()
         if events:
             await s.emit(TurnEnd(turn))
         await hooks.turn_end(s.view, turn, message)

@@ -203,6 +203,7 @@ class AgentSession:
         self.permissions = permissions
         self.denials: list[Denial] = []
         self.environment: dict[str, str] = {}
+        self._reported: set[str] = set()
         self.interrupt_reason: str | None = None
         #: ``zpi_session_start`` runs once, at the first run, with this source
         self.start_source = start_source
@@ -325,10 +326,33 @@ class AgentSession:
 
         return context_usage(self)
 
+    async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
+        """Tell the user something outside the conversation (``zpi_notification`` plugins
+        deliver it: desktop notifications, chat webhooks). The host sends
+        ``permission_prompt`` before it asks an approver."""
+        await self.host.hooks.notification(self.view, message, title, kind)
+
     def take_warnings(self) -> list[str]:
-        """Warnings from assembly, delivered once as events at the start of the next run."""
+        """Warnings from assembly and plugin failures handled by their error policy
+        (``fail-open``: logged), each delivered once as an event. A failure that repeats
+        (an observer failing on every event) is reported the first time only."""
+        diagnostics = self.host.hooks.diagnostics
+        while diagnostics:
+            d = diagnostics.popleft()
+            text = f"plugin {d.plugin!r} in {d.hook}: {d.message}" + (
+                f" (handled: {d.policy})" if d.policy else "")
+            if text not in self._reported:
+                self._reported.add(text)
+                self.warnings.append(text)
         warnings, self.warnings = self.warnings, []
         return warnings
+
+    async def deliver_warnings(self) -> None:
+        if self.wants_events:
+            from .events import WarningEvent
+
+            for warning in self.take_warnings():
+                await self.emit(WarningEvent(warning))
 
     def start_recording(self) -> None:
         """At the first send: write the snapshot, and model or reasoning changes."""

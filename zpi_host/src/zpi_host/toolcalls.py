@@ -123,8 +123,14 @@ class ToolCallRunner:
         if self.hooks.has_implementations("zpi_permission_request"):
             def ask_hook(reason: str) -> Any:
                 return self.hooks.permission_request(self.session.view, call, tool, reason)
+        notify = None
+        if self.hooks.has_implementations("zpi_notification"):
+            def notify(context: Any) -> Any:
+                return self.session.notify(f"{context.tool} needs your approval: "
+                                           f"{context.reason}", "Permission needed",
+                                           "permission_prompt")
         return await self.session.permissions.check(tool, call, arguments, decision,
-                                                    ask_hook=ask_hook)
+                                                    ask_hook=ask_hook, notify=notify)
 
     async def _invoke(self, tool: Any, prepared: Any, call: ToolCall) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous

@@ -106,7 +106,9 @@ class PermissionPolicy:
         return self.roots.cwd
 
     async def check(self, tool: Any, call: Any, arguments: Any = None, hook: Any = None, *,
-                    ask_hook: AskHook | None = None) -> PermissionResult:
+                    ask_hook: AskHook | None = None,
+                    notify: Callable[[PermissionContext], Any] | None = None,
+                    ) -> PermissionResult:
         """Decide one tool call.
 
         ``tool``: the Tool (``name``, ``metadata.read_only``); ``call``: the ToolCall (``id``,
@@ -140,7 +142,7 @@ class PermissionPolicy:
                 return lifted
             pending = lifted
         return await self._approve("tools", name, getattr(call, "id", ""), args, pending,
-                                   ask_hook)
+                                   ask_hook, notify)
 
     async def check_named(self, dimension: Dimension, name: str, arguments: str = "", *,
                           call_id: str = "") -> PermissionResult:
@@ -221,7 +223,8 @@ class PermissionPolicy:
     # ------------------------------------------------------------------------- step 6
 
     async def _approve(self, dimension: Dimension, name: str, call_id: str,
-                       args: dict[str, Any], pending: _Ask, ask_hook: AskHook | None
+                       args: dict[str, Any], pending: _Ask, ask_hook: AskHook | None,
+                       notify: Callable[[PermissionContext], Any] | None = None,
                        ) -> PermissionResult:
         if ask_hook is not None:
             answer = ask_hook(pending.reason)
@@ -244,6 +247,10 @@ class PermissionPolicy:
             tool=label, call_id=call_id, source=pending.source, dimension=dimension,
             paths=tuple(str(p) for p in pending.paths),
         )
+        if notify is not None:  # the person (or program) is about to be asked
+            waiting = notify(context)
+            if inspect.isawaitable(waiting):
+                await waiting
         try:
             answer = approver(label, dict(args), context)
             if inspect.isawaitable(answer):
