@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,21 +97,21 @@ def test_update_refuses_to_descend_into_a_non_object(dirs):
         SettingsManager(agent, project).update("user", {"model.x": 1})
 
 
-def _bump(agent: str, key: str) -> None:
-    manager = SettingsManager(Path(agent), None)
-    for i in range(20):
-        manager.update("user", {f"{key}.n{i}": i})
+BUMP = """
+import sys
+from pathlib import Path
+from zpi_host.settings import SettingsManager
+manager = SettingsManager(Path(sys.argv[1]), None)
+for i in range(20):
+    manager.update("user", {f"{sys.argv[2]}.n{i}": i})
+"""
 
 
 def test_concurrent_writers_lose_nothing(dirs):
     agent, _ = dirs
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_bump, args=(str(agent), key)) for key in ("a", "b")]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-        assert proc.exitcode == 0
+    procs = [subprocess.Popen([sys.executable, "-c", BUMP, str(agent), key])
+             for key in ("a", "b")]
+    assert [proc.wait(60) for proc in procs] == [0, 0]
     data = json.loads((agent / "settings.json").read_text())
     assert len(data["a"]) == 20 and len(data["b"]) == 20
 
