@@ -15,6 +15,7 @@ import attrs
 
 from .errors import UsageError
 from .events import Event
+from .listview import ListView
 from .messages import Message, Usage
 
 if TYPE_CHECKING:
@@ -55,25 +56,11 @@ class RunResult:
     denials: tuple[Any, ...] = ()
 
 
-class HistoryView(Sequence[Message]):
+class HistoryView(ListView[Message]):
     """A read-only, copy-free view of the history as it was when the view was made."""
 
-    __slots__ = ("_items", "_len")
-
-    def __init__(self, items: list[Message]) -> None:
-        self._items, self._len = items, len(items)
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self._items[: self._len][index]
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError("history index out of range")
-        return self._items[index]
+    __slots__ = ()
+    what = "history"
 
 
 class SessionView:

@@ -11,7 +11,7 @@ a signature, e.g. from another provider, cannot be verified by the API and is le
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..messages import (
@@ -35,7 +35,14 @@ from .base import (
     UsageReport,
 )
 from .catalog import ModelEntry
-from .convert import THINKING_BUDGETS, context_text, make_streamer, reasoning_level, tool_arguments
+from .convert import (
+    THINKING_BUDGETS,
+    HTTPProvider,
+    context_text,
+    make_streamer,
+    reasoning_level,
+    tool_arguments,
+)
 from .fastpath import REASONING, TEXT, DeltaBuffer, DeltaTemplates
 from .http import stream_error
 from .sse import parse_event
@@ -49,28 +56,22 @@ _DELTA_BLOCK = {"text_delta": "text", "thinking_delta": "thinking",
                 "signature_delta": "thinking", "input_json_delta": "tool_use"}
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider):
     """One model behind the Messages API (``base_url`` + ``/v1/messages``; a base URL that
     already ends in ``/v1`` gets ``/messages``)."""
 
     name = "anthropic"
 
     def __init__(self, entry: ModelEntry, settings: Mapping[str, Any], **kwargs: Any) -> None:
-        self.entry = entry
-        self.model = entry.model
         base = (entry.base_url or "").rstrip("/")
         path = "/messages" if base.endswith("/v1") else "/v1/messages"
-        self._http = make_streamer(entry, settings, path, auth={"x-api-key": "{key}"},
-                                   headers={"anthropic-version": API_VERSION}, **kwargs)
+        super().__init__(entry, make_streamer(entry, settings, path,
+                                              auth={"x-api-key": "{key}"},
+                                              headers={"anthropic-version": API_VERSION},
+                                              **kwargs))
 
-    def __repr__(self) -> str:
-        return f"<AnthropicProvider {self.entry.name!r} at {self._http.url}>"
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._http.stream(self.body(request), lambda: MessagesDecoder(self.name))
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
+    def decoder(self) -> MessagesDecoder:
+        return MessagesDecoder(self.name)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request``."""

@@ -6,14 +6,14 @@ streamer. Each wire format keeps only its own shapes in its module.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..messages import ContextMessage
 from ..tools.base import Content, ImageContent, TextContent
-from .base import ProviderStreamError
+from .base import ModelRequest, ProviderStreamError, StreamEvent
 from .catalog import DEFAULT_BASE_URL, ModelEntry, RequestPolicy, credentials
-from .http import HTTPStreamer
+from .http import HTTPStreamer, StreamDecoder
 
 #: Thinking budgets (tokens) per reasoning level, for formats that take a budget.
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -68,3 +68,30 @@ def make_streamer(entry: ModelEntry, settings: Mapping[str, Any], path: str, *,
         headers.update({k: v.format(key=credential.key) for k, v in auth.items()})
     return HTTPStreamer(entry.provider, base + path, headers, credential,
                         RequestPolicy.from_settings(settings), **kwargs)
+
+
+class HTTPProvider:
+    """The shape both HTTP providers share: a catalog entry, one streamer (connection pool)
+    per provider object, a request body and a fresh decoder per response."""
+
+    name = "http"
+
+    def __init__(self, entry: ModelEntry, http: HTTPStreamer) -> None:
+        self.entry = entry
+        self.model = entry.model
+        self._http = http
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.entry.name!r} at {self._http.url}>"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return self._http.stream(self.body(request), self.decoder)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def decoder(self) -> StreamDecoder:
+        raise NotImplementedError

@@ -11,7 +11,7 @@ the latter). Dynamic options from ``zpi_request_options`` are merged into the bo
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..messages import (
@@ -34,6 +34,7 @@ from .base import (
 )
 from .catalog import ModelEntry
 from .convert import (
+    HTTPProvider,
     context_text,
     images_of,
     make_streamer,
@@ -51,25 +52,18 @@ _MARKERS = ('"content":"', '"reasoning_content":"', '"arguments":"')
 _ARGS = "args"
 
 
-class OpenAIProvider:
+class OpenAIProvider(HTTPProvider):
     """One model behind a Chat Completions endpoint (``base_url`` + ``/chat/completions``)."""
 
     name = "openai"
 
     def __init__(self, entry: ModelEntry, settings: Mapping[str, Any], **kwargs: Any) -> None:
-        self.entry = entry
-        self.model = entry.model
-        self._http = make_streamer(entry, settings, "/chat/completions",
-                                   auth={"authorization": "Bearer {key}"}, **kwargs)
+        super().__init__(entry, make_streamer(entry, settings, "/chat/completions",
+                                              auth={"authorization": "Bearer {key}"},
+                                              **kwargs))
 
-    def __repr__(self) -> str:
-        return f"<OpenAIProvider {self.entry.name!r} at {self._http.url}>"
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._http.stream(self.body(request), lambda: ChatDecoder(self.name))
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
+    def decoder(self) -> ChatDecoder:
+        return ChatDecoder(self.name)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request``."""

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import UsageError
+from ..listview import ListView
 from ..messages import Message, TextContent, ToolResultMessage
 from . import history
 from .codec import build_record, decode_record, dump_line, encode_record
@@ -425,25 +426,11 @@ class SessionManager:
         return self._append(type(record), fields, envelope)
 
 
-class _RecordsView(Sequence[Record]):
+class _RecordsView(ListView[Record]):
     """Read-only and copy-free: later appends do not show in an existing view."""
 
-    __slots__ = ("_items", "_len")
-
-    def __init__(self, items: list[Record]) -> None:
-        self._items, self._len = items, len(items)
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self._items[: self._len][index]
-        if index < 0:
-            index += self._len
-        if not 0 <= index < self._len:
-            raise IndexError("record index out of range")
-        return self._items[index]
+    __slots__ = ()
+    what = "record"
 
 
 @contextlib.contextmanager
