@@ -166,7 +166,8 @@ class AgentLoop:
                 continue
             if await self._deliver_queued():
                 continue
-            stop = await hooks.stop(s.view, message, continuations)
+            stop = (await hooks.stop(s.view, message, continuations) if s.parent is None
+                    else await s.parent.stop(s, message, continuations))
             if stop.continue_with and continuations < self.max_continuations:
                 continuations += 1
                 s.add_message(UserMessage.text(stop.continue_with))

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .resources import ResourceLoader
     from .settings import SettingsManager
     from .snapshot import PluginSnapshot
+    from .subagents import SubagentLink, SubagentResult
     from .tools.base import Tool, ToolCall
     from .tools.file_state import FileReadState
     from .transcript import SessionManager
@@ -149,6 +150,7 @@ class AgentSession:
         agent_dir: Path | None = None,
         start_source: str = "startup",
         permissions: PermissionPolicy | None = None,
+        parent: SubagentLink | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -194,7 +196,10 @@ class AgentSession:
         self.interrupt_reason: str | None = None
         #: ``zpi_session_start`` runs once, at the first run, with this source
         self.start_source = start_source
-        self.session_started = False
+        #: a sub-agent's link to its parent (``subagents.run_subagent``): no session start or
+        #: end hooks, stop decided by ``zpi_subagent_stop``, usage counted in the parent's
+        self.parent = parent
+        self.session_started = parent is not None
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[Subscriber] = []
@@ -313,6 +318,14 @@ class AgentSession:
 
         return context_usage(self)
 
+    async def run_subagent(self, agent_type: str, prompt: str, *,
+                           max_turns: int | None = None) -> SubagentResult:
+        """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
+        ``general-purpose``); see :mod:`zpi_host.subagents`."""
+        from .subagents import run_subagent
+
+        return await run_subagent(self, agent_type, prompt, max_turns=max_turns)
+
     async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
         """Tell the user something outside the conversation (``zpi_notification`` plugins
         deliver it: desktop notifications, chat webhooks). The host sends
@@ -364,6 +377,8 @@ class AgentSession:
 
     def record_usage(self, usage: Usage) -> None:
         """Add one request's usage to the totals; cost from the catalog, or flagged unpriced."""
+        if self.parent is not None:
+            self.parent.parent.record_usage(usage)
         self.usage = self.usage + usage
         key = f"{self.provider.name}/{self.provider.model}"
         self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
@@ -393,11 +408,12 @@ class AgentSession:
         if self.is_running and self._run_done is not None:
             await self._run_done.wait()  # the aborted run records its interrupted calls
         try:
-            if self.session_started:
+            if self.session_started and self.parent is None:
                 await self.host.hooks.session_end(self.view, reason)
         finally:
             self._subscribers.clear()
             try:
-                await self.provider.aclose()
+                if self.parent is None:  # a sub-agent shares its parent's connection
+                    await self.provider.aclose()
             finally:
                 self.store.close()
