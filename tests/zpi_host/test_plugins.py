@@ -236,8 +236,9 @@ def test_duplicate_names_fail_the_later_plugin(zpi_env, zpi_plugins):
 
     zpi_plugins.register(A(), "a")
     host = PluginHost(PluginConfig(autoload=False)).load()
-    assert host.get("same").status == "failed"
-    assert "already registered" in host.get("same").error
+    assert host.get("same").status == "ok"  # the first keeps its name and record
+    duplicate = host.get("same (duplicate 1)")
+    assert duplicate.status == "failed" and "already registered" in duplicate.error
     assert host.get("a").status == "ok"
 
 
@@ -277,4 +278,5 @@ def test_installed_console_script_lists_plugins_as_json(zpi_env, tmp_path):
     assert names["builtins"] == {
         "name": "builtins", "distribution": "zpi-builtins", "version": "0.1.0",
         "source": "entrypoint", "hooks": [], "contributes": {}, "status": "ok", "error": None,
+        "warnings": [],
     }

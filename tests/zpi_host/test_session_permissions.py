@@ -180,3 +180,19 @@ async def test_exported_variables_reach_later_bash_calls(zpi_env, workspace):
     assert "value=from-a-hook" in model.requests[1].messages[-1].content[0].text
     assert session.view.permission_mode == "default"
     assert session.view.transcript_path == session.store.path
+
+
+async def test_a_loaded_skill_outside_the_workspace_may_be_read(zpi_env, workspace):
+    skill = zpi_env.agent_dir / "skills" / "notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: take notes\n---\nthe body\n")
+    (skill / "reference.md").write_text("more detail\n")
+    model = ScriptedModel([calls(("read", {"path": str(skill / "reference.md")}),
+                                 ("read", {"path": str(zpi_env.agent_dir / "settings.json")})),
+                           "ok"])
+    (zpi_env.agent_dir / "settings.json").write_text("{}")
+    session = await create_session(model="t:m", provider=model, cwd=workspace, host=host())
+    result = await session.run("use the skill")
+    await session.dispose()
+    assert "more detail" in model.requests[1].messages[-2].content[0].text
+    assert [d.tool for d in result.denials] == ["read"]  # the agent dir itself is not open

@@ -175,6 +175,16 @@ def make_permissions(
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
+def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
+    """The model reads a skill's body (and the files beside it) on demand: the folders of
+    loaded skills may be read wherever they are (a plugin's folder, the agent dir)."""
+    from .permissions import parse_rule
+
+    for skill in resources.skills:
+        permissions.rules.add("allow", parse_rule(f"read({Path(skill.root).resolve()}/**)",
+                                                  source="loaded skills"))
+
+
 def choose_model(
     options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
     environ: Mapping[str, str],
@@ -315,6 +325,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
+        allow_reading_skills(permissions, resources)
         return _session(options, host, provider, entry, tools, found.owners, prompt,
                         instructions, cwd, agent_dir, settings, settings_manager, store,
                         resources, reasoning, permissions, warnings)
@@ -341,7 +352,11 @@ def _session(
         "model": f"{provider.name}:{provider.model}", "reasoning_level": reasoning,
         "max_turns": options.max_turns, "tools": [t.name for t in tools],
     })
+    from .diagnostics import plugin_warnings
+
     warnings = [str(p) for p in settings_manager.problems] + early_warnings
+    warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
+                 for w in plugin_warnings(r.plugin)]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     previous = store.latest_snapshot()

@@ -9,7 +9,8 @@ from typing import Any
 from .plugins import PluginHost
 
 #: The keys of one ``--list-plugins --json`` row, in order. A test pins this shape.
-ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error")
+ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error",
+            "warnings")
 
 
 def plugin_rows(
@@ -43,8 +44,18 @@ def plugin_rows(
             "contributes": dict(sorted(contributes.items())),
             "status": status,
             "error": error,
+            "warnings": plugin_warnings(record.plugin),
         })
     return rows
+
+
+def plugin_warnings(plugin: object) -> list[str]:
+    """What a loaded plugin says is wrong but not fatal (``plugin.warnings``, a list of
+    strings: how compat adapters report unknown manifest fields and unsupported parts)."""
+    warnings = getattr(plugin, "warnings", None)
+    if not isinstance(warnings, list | tuple):
+        return []
+    return [str(w) for w in warnings]
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -67,6 +78,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{head}  {cell[-1]}".rstrip())
         if index and rows[index - 1]["error"]:
             lines.append(f"    {rows[index - 1]['status']}: {rows[index - 1]['error']}")
+        if index:
+            lines.extend(f"    warning: {w}" for w in rows[index - 1].get("warnings", ()))
     ok = sum(1 for r in rows if r["status"] == "ok")
     lines.append(f"\n{ok} of {len(rows)} plugins loaded")
     return "\n".join(lines)

@@ -541,5 +541,15 @@ async def collect_contributions(
                     impl.plugin_name, hook, f"expected a list, got {type(value).__name__}")))
                 continue
             names = found.setdefault(impl.plugin_name, {}).setdefault(kind, [])
-            names.extend(str(getattr(item, "name", item)) for item in value)
+            names.extend(_label(item) for item in value)
     return found, failed
+
+
+def _label(item: Any) -> str:
+    """How a contribution is named in listings: its name, else its folder (a resource
+    source), else its text."""
+    name = getattr(item, "name", None)
+    if isinstance(name, str):
+        return name
+    root = getattr(item, "root", None)
+    return str(root) if root is not None else str(item)

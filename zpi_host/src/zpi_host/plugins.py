@@ -331,6 +331,11 @@ class PluginHost:
 
     def _fail(self, record: PluginRecord, reason: str) -> None:
         record.fail(reason)
+        existing = self._records.get(record.name)
+        if existing is not None and existing is not record and existing.status == "ok":
+            # a second plugin under a loaded plugin's name: listed beside it, not over it
+            taken = sum(1 for name in self._records if name.startswith(record.name))
+            record.name = f"{record.name} (duplicate {taken})"
         self._records[record.name] = record
         if self.config.strict:
             raise PluginLoadError(record.name, reason)
