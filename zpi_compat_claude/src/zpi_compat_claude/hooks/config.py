@@ -1,0 +1,249 @@
+"""Claude Code hook configuration: events -> matcher groups -> handlers, parsed once.
+
+The same shape comes from a plugin's ``hooks/hooks.json``, an inline ``hooks`` object in its
+manifest and the ``hooks`` key of a Claude ``settings.json``. Parsing never raises for bad
+content: every problem becomes a diagnostic naming where it is, and only the bad part (an
+event, a group, a handler) is left out, so one typo does not disable a plugin's other hooks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .matchers import Matcher, MatcherError, compile_matcher
+
+#: The Claude Code events this host runs, in the order Claude documents them.
+EVENTS: tuple[str, ...] = (
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+    "PostToolUseFailure", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+    "Notification", "SessionEnd",
+)
+
+#: What each event's matcher is applied to; ``None``: the event has no matcher field.
+MATCH_FIELD: Mapping[str, str | None] = {
+    "SessionStart": "source",
+    "UserPromptSubmit": None,
+    "PreToolUse": "tool_name",
+    "PermissionRequest": "tool_name",
+    "PostToolUse": "tool_name",
+    "PostToolUseFailure": "tool_name",
+    "Stop": None,
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+    "PreCompact": "trigger",
+    "PostCompact": "trigger",
+    "Notification": "notification_type",
+    "SessionEnd": "reason",
+}
+
+#: Claude Code events this host has no equivalent for: reported, never run.
+CLAUDE_ONLY_EVENTS = frozenset({
+    "PermissionDenied", "Setup", "StopFailure", "TeammateIdle", "TaskCreated", "TaskCompleted",
+    "ConfigChange", "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged",
+    "FileChanged", "Elicitation", "ElicitationResult", "UserPromptExpansion", "PostToolBatch",
+})
+
+#: seconds a handler may run when neither it nor the settings say otherwise (Claude's default)
+DEFAULT_TIMEOUT_S = 60.0
+
+#: ``shell`` values a command handler may name; the default is bash.
+SHELLS = ("bash", "sh")
+DEFAULT_SHELL = "bash"
+
+#: Claude handler types other than ``command``: reported as not supported, never run.
+UNSUPPORTED_TYPES = frozenset({"http", "prompt", "agent", "mcp_tool"})
+
+_HANDLER_KEYS = frozenset({"type", "command", "timeout", "shell", "once", "async",
+                           "statusMessage", "if", "asyncRewake"})
+_GROUP_KEYS = frozenset({"matcher", "hooks"})
+
+
+@attrs.frozen
+class CommandHandler:
+    """One ``{"type": "command", ...}`` handler. ``timeout_s`` None: the plugin's default."""
+
+    command: str
+    timeout_s: float | None = None
+    shell: str = DEFAULT_SHELL
+    once: bool = False
+    where: str = ""
+
+
+@attrs.frozen
+class MatcherGroup:
+    """Handlers that run when ``matcher`` matches the event's match field."""
+
+    matcher: Matcher
+    handlers: tuple[CommandHandler, ...]
+    where: str = ""
+
+
+@attrs.frozen
+class HookConfig:
+    """A plugin's hooks: event name -> matcher groups (only events with handlers)."""
+
+    events: Mapping[str, tuple[MatcherGroup, ...]] = attrs.field(factory=dict)
+    description: str | None = None
+
+    def event_names(self) -> list[str]:
+        """The events that have at least one handler, in Claude's documented order."""
+        return [e for e in EVENTS if any(g.handlers for g in self.events.get(e, ()))]
+
+    def merged(self, other: HookConfig) -> HookConfig:
+        """This configuration followed by ``other`` (hooks.json plus inline manifest hooks)."""
+        events = {name: tuple(groups) for name, groups in self.events.items()}
+        for name, groups in other.events.items():
+            events[name] = events.get(name, ()) + tuple(groups)
+        return HookConfig(events, self.description or other.description)
+
+    def __bool__(self) -> bool:
+        return bool(self.event_names())
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def _handler(raw: Any, where: str, problems: list[str]) -> CommandHandler | None:
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: a handler must be an object with \"type\" and \"command\", "
+                        f"got {type(raw).__name__}; skipped")
+        return None
+    kind = raw.get("type")
+    if kind in UNSUPPORTED_TYPES:
+        problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
+                        "\"command\" handlers run); skipped")
+        return None
+    if kind != "command":
+        problems.append(f"{where}: unknown handler type {kind!r} (Claude Code's are command, "
+                        "http, prompt, agent; this host runs command); skipped")
+        return None
+    command = raw.get("command")
+    if not isinstance(command, str) or not command.strip():
+        problems.append(f"{where}: \"command\" must be a non-empty string; skipped")
+        return None
+    for key in sorted(k for k in raw if k not in _HANDLER_KEYS):
+        problems.append(f"{where}: unknown field {key!r} ignored")
+    timeout: float | None = None
+    if raw.get("timeout") is not None:
+        timeout = _number(raw["timeout"])
+        if timeout is None:
+            problems.append(f"{where}: \"timeout\" must be a number of seconds greater than 0, "
+                            f"got {raw['timeout']!r}; the default is used")
+    shell = raw.get("shell", DEFAULT_SHELL)
+    if shell is None:
+        shell = DEFAULT_SHELL
+    if shell not in SHELLS:
+        problems.append(f"{where}: shell {shell!r} is not supported by this host (use "
+                        f"{' or '.join(map(repr, SHELLS))}); skipped")
+        return None
+    once = raw.get("once", False)
+    if not isinstance(once, bool):
+        problems.append(f"{where}: \"once\" must be true or false, got {once!r}; ignored")
+        once = False
+    if raw.get("async") or raw.get("asyncRewake"):
+        problems.append(f"{where}: \"async\" handlers are not supported: it runs like any "
+                        "other handler and the event waits for it")
+    if raw.get("if") is not None:
+        problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
+                        "every event its matcher matches")
+    return CommandHandler(command, timeout, shell, once, where)
+
+
+def _group(event: str, raw: Any, where: str, problems: list[str]) -> MatcherGroup | None:
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: a matcher group must be an object with \"hooks\", got "
+                        f"{type(raw).__name__}; skipped")
+        return None
+    for key in sorted(k for k in raw if k not in _GROUP_KEYS):
+        problems.append(f"{where}: unknown field {key!r} ignored")
+    value = raw.get("matcher")
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{where}: \"matcher\" must be a string, got {type(value).__name__}; "
+                        "its handlers are skipped")
+        return None
+    try:
+        matcher = compile_matcher(value)
+    except MatcherError as exc:
+        problems.append(f"{where}: {exc}; its handlers are skipped")
+        return None
+    if MATCH_FIELD[event] is None and matcher.kind != "all":
+        problems.append(f"{where}: {event} has no matcher; {value!r} is ignored and its "
+                        "handlers run for every event")
+        matcher = compile_matcher(None)
+    handlers_raw = raw.get("hooks")
+    if not isinstance(handlers_raw, list):
+        problems.append(f"{where}: \"hooks\" must be a list of handlers; skipped")
+        return None
+    handlers = []
+    for i, item in enumerate(handlers_raw):
+        handler = _handler(item, f"{where}.hooks[{i}]", problems)
+        if handler is not None:
+            handlers.append(handler)
+    return MatcherGroup(matcher, tuple(handlers), where)
+
+
+def _unknown_event(name: str, where: str) -> str:
+    if name in CLAUDE_ONLY_EVENTS:
+        return (f"{where}: {name} is a Claude Code event this host does not have; its "
+                "handlers never run")
+    close = difflib.get_close_matches(name, EVENTS, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{where}: unknown hook event {name!r}{hint}; it is skipped"
+
+
+def parse_hooks(data: Any, where: str) -> tuple[HookConfig, list[str]]:
+    """Parse a hooks configuration; never raises.
+
+    ``data`` is either a hooks file (``{"description"?, "hooks": {event: [...]}}``) or the
+    event mapping itself (the ``hooks`` value of a settings file). ``where`` names the source
+    in diagnostics (``"/path/hooks/hooks.json"``). Returns the configuration of everything
+    usable and one diagnostic per problem.
+    """
+    problems: list[str] = []
+    if data is None:
+        return HookConfig(), problems
+    if not isinstance(data, Mapping):
+        problems.append(f"{where}: hooks must be a JSON object, got {type(data).__name__}")
+        return HookConfig(), problems
+    description: str | None = None
+    prefix = "hooks"
+    events_raw: Any = data
+    if "hooks" in data:
+        events_raw = data["hooks"]
+        desc = data.get("description")
+        if desc is not None and not isinstance(desc, str):
+            problems.append(f"{where}: \"description\" must be a string; ignored")
+        elif isinstance(desc, str):
+            description = desc
+        for key in sorted(str(k) for k in data if k not in ("hooks", "description")):
+            problems.append(f"{where}: unknown top-level field {key!r} ignored")
+        if not isinstance(events_raw, Mapping):
+            problems.append(f"{where}: \"hooks\" must be an object mapping event names to "
+                            f"lists of matcher groups, got {type(events_raw).__name__}")
+            return HookConfig(description=description), problems
+    events: dict[str, tuple[MatcherGroup, ...]] = {}
+    for name, groups_raw in events_raw.items():
+        here = f"{where}: {prefix}.{name}"
+        if name not in MATCH_FIELD:
+            problems.append(_unknown_event(str(name), where))
+            continue
+        if not isinstance(groups_raw, list):
+            problems.append(f"{here}: must be a list of matcher groups, got "
+                            f"{type(groups_raw).__name__}; skipped")
+            continue
+        groups = []
+        for i, raw in enumerate(groups_raw):
+            group = _group(name, raw, f"{here}[{i}]", problems)
+            if group is not None and group.handlers:
+                groups.append(group)
+        if groups:
+            events[name] = tuple(groups)
+    return HookConfig(events, description), problems

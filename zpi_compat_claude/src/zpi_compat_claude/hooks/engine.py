@@ -1,0 +1,302 @@
+"""HookEngine: one plugin's hook handlers prepared, matched and run; what every event shares.
+
+``plugin.ClaudeHooks`` adds the per-event hook implementations on top. Here: substituting and
+indexing the configuration once, matching (precompiled matchers, a per-value cache, identical
+commands once), running the matching handlers in parallel with the event JSON on stdin and the
+documented environment, and reporting what they say to the user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .config import DEFAULT_TIMEOUT_S, MATCH_FIELD, CommandHandler, HookConfig
+
+if TYPE_CHECKING:
+    from .output import HandlerResult
+
+#: the logger every diagnostic is written to as a warning
+LOGGER = "zpi_compat_claude.hooks"
+#: this host's permission modes in Claude's spelling (``ask`` has no Claude equivalent)
+PERMISSION_MODES: Mapping[str, str] = {
+    "default": "default", "ask": "default", "plan": "plan", "bypass": "bypassPermissions",
+}
+
+MAX_DIAGNOSTICS = 500
+_MAX_CACHE = 512
+
+
+@attrs.frozen
+class HookDiagnostic:
+    """Something a handler did that the user should know: a non-blocking error (``error``) or
+    a message meant for the user (``warning``: ``systemMessage``, stderr of an observer)."""
+
+    plugin: str
+    event: str
+    command: str | None
+    message: str
+    level: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.event} hook" if self.command is None else (
+            f"{self.event} hook `{_short(self.command)}`")
+        return f"{self.plugin}: {where}: {self.message}"
+
+
+@attrs.frozen
+class ReadyHandler:
+    """A handler ready to run: its command after substitution, its timeout decided."""
+
+    command: str
+    shell: str
+    timeout_s: float
+    once: bool
+    key: int
+
+
+def _short(command: str, limit: int = 80) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def join_texts(texts: Iterable[str | None]) -> str | None:
+    """Texts for the model joined by blank lines; None when there is none."""
+    return "\n\n".join(t for t in texts if t) or None
+
+
+_environ_cache: list[Any] = [None, None]
+
+
+def process_environment() -> dict[str, str]:
+    """A copy of ``os.environ``. Decoding it costs more than running a small hook's Python,
+    so the decoded copy is reused while the raw environment is unchanged (a cheap compare)."""
+    raw = getattr(os.environ, "_data", None)
+    if not isinstance(raw, dict):
+        return dict(os.environ)
+    if _environ_cache[0] != raw:
+        _environ_cache[0], _environ_cache[1] = dict(raw), dict(os.environ)
+    return dict(_environ_cache[1])
+
+
+class HookEngine:
+    """What all events of one plugin share: prepared handlers, matching, running, reporting.
+
+    Arguments: as ``ClaudeHooks``, the class to use (it adds the hook implementations).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        root: Path,
+        hooks: HookConfig,
+        data_dir: Path,
+        env: Mapping[str, str],
+        substitute: Callable[[str], str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.name = name
+        self.root = Path(root)
+        self.data_dir = Path(data_dir)
+        self.env: dict[str, str] = {str(k): str(v) for k, v in env.items()}
+        self.timeout_s = float(timeout_s)
+        self.config = hooks
+        #: what handlers reported (newest last); each is also logged as a warning
+        self.diagnostics: deque[HookDiagnostic] = deque(maxlen=MAX_DIAGNOSTICS)
+        self._groups: dict[str, list[tuple[Any, tuple[ReadyHandler, ...]]]] = {}
+        self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
+        self._once_done: set[tuple[str, int]] = set()
+        self._pending: dict[str, list[str]] = {}
+        self._data_ready = False
+        self._has_once = any(h.once for groups in hooks.events.values() for g in groups
+                             for h in g.handlers)
+        self._prepare(hooks, substitute)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _prepare(self, hooks: HookConfig, substitute: Callable[[str], str]) -> None:
+        key = 0
+        for event in hooks.event_names():
+            groups = []
+            for group in hooks.events[event]:
+                handlers = []
+                for handler in group.handlers:
+                    ready = self._ready(event, handler, substitute, key)
+                    key += 1
+                    if ready is not None:
+                        handlers.append(ready)
+                if handlers:
+                    groups.append((group.matcher, tuple(handlers)))
+            if groups:
+                self._groups[event] = groups
+                self._cache[event] = {}
+
+    def _ready(self, event: str, handler: CommandHandler, substitute: Callable[[str], str],
+               key: int) -> ReadyHandler | None:
+        try:
+            command = substitute(handler.command)
+        except Exception as exc:
+            self._report(event, handler.command,
+                         f"could not substitute its variables ({type(exc).__name__}: {exc}); "
+                         "skipped")
+            return None
+        if not isinstance(command, str) or not command.strip():
+            self._report(event, handler.command, "the command is empty after substitution; "
+                                                 "skipped")
+            return None
+        timeout = handler.timeout_s if handler.timeout_s is not None else self.timeout_s
+        return ReadyHandler(command, handler.shell, timeout, handler.once, key)
+
+    def hook_events(self) -> list[str]:
+        """The Claude events this object runs handlers for (for ``--list-plugins``)."""
+        return [event for event in MATCH_FIELD if event in self._groups]
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def _report(self, event: str, command: str | None, message: str,
+                level: str = "error") -> None:
+        diagnostic = HookDiagnostic(self.name, event, command, message, level)
+        self.diagnostics.append(diagnostic)
+        import logging
+
+        logging.getLogger(LOGGER).warning("%s", diagnostic)
+
+    # ------------------------------------------------------------------ matching
+
+    def _matching(self, event: str, value: str | None) -> tuple[ReadyHandler, ...]:
+        """The handlers of ``event`` whose matcher matches ``value``, identical commands
+        once; cached per value."""
+        cache = self._cache.get(event)
+        if cache is None:
+            return ()
+        found = cache.get(value)
+        if found is not None:
+            return found
+        seen: set[tuple[str, str]] = set()
+        handlers: list[ReadyHandler] = []
+        for matcher, group in self._groups[event]:
+            if matcher.matches(value):
+                for handler in group:
+                    if (handler.shell, handler.command) not in seen:
+                        seen.add((handler.shell, handler.command))
+                        handlers.append(handler)
+        if len(cache) >= _MAX_CACHE:
+            cache.clear()
+        found = cache[value] = tuple(handlers)
+        return found
+
+    def _due(self, session: Any, handlers: tuple[ReadyHandler, ...]) -> tuple[ReadyHandler, ...]:
+        """Leave out ``once`` handlers that already ran in this session."""
+        if not handlers or not self._has_once:
+            return handlers
+        sid = str(getattr(session, "session_id", ""))
+        due = tuple(h for h in handlers if not h.once or (sid, h.key) not in self._once_done)
+        self._once_done.update((sid, h.key) for h in due if h.once)
+        return due
+
+    # ------------------------------------------------------------------ running
+
+    def _environment(self, cwd: Path, env_file: Path | None) -> dict[str, str]:
+        env = process_environment()
+        env.update(self.env)
+        env["CLAUDE_PROJECT_DIR"] = str(cwd)
+        env["CLAUDE_PLUGIN_ROOT"] = str(self.root)
+        env["CLAUDE_PLUGIN_DATA"] = str(self.data_dir)
+        if env_file is not None:
+            env["CLAUDE_ENV_FILE"] = str(env_file)
+        return env
+
+    async def _run(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
+                   fields: Mapping[str, Any], *, env_file: Path | None = None,
+                   ) -> list[HandlerResult]:
+        """Run ``handlers`` in parallel with the event's JSON on stdin; their results in
+        configuration order. Problems and user messages are reported here."""
+        import anyio
+
+        from .output import HandlerResult, interpret
+        from .runner import run_command
+        from .transcript import transcript_for
+
+        cwd = Path(getattr(session, "cwd", None) or os.getcwd())
+        session_id = str(getattr(session, "session_id", ""))
+        if not self._data_ready:
+            try:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+                self._data_ready = True
+            except OSError as exc:
+                self._report(event, None, f"could not create CLAUDE_PLUGIN_DATA "
+                                          f"{self.data_dir}: {exc}")
+        try:
+            transcript = str(transcript_for(session_id, getattr(session, "messages", ()), cwd,
+                                            _version()))
+        except OSError as exc:
+            self._report(event, None, f"could not write the transcript for the hook: {exc}")
+            transcript = ""
+        mode = str(getattr(session, "permission_mode", "default"))
+        payload = {
+            "session_id": session_id, "transcript_path": transcript, "cwd": str(cwd),
+            "permission_mode": PERMISSION_MODES.get(mode, mode), "hook_event_name": event,
+            **fields,
+        }
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        env = self._environment(cwd, env_file)
+        results: list[HandlerResult] = [HandlerResult() for _ in handlers]
+
+        async def one(index: int, handler: ReadyHandler) -> None:
+            outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
+                                        env=env, cwd=cwd, timeout_s=handler.timeout_s)
+            results[index] = interpret(event, outcome)
+
+        if len(handlers) == 1:
+            await one(0, handlers[0])
+        else:
+            async with anyio.create_task_group() as group:
+                for index, handler in enumerate(handlers):
+                    group.start_soon(one, index, handler)
+        for handler, result in zip(handlers, results, strict=True):
+            for problem in result.problems:
+                self._report(event, handler.command, problem)
+            for message in result.messages:
+                self._report(event, handler.command, message, "warning")
+        return results
+
+    def _unsupported_stop(self, event: str, results: Sequence[HandlerResult],
+                          instead: str) -> None:
+        for result in results:
+            if result.stop:
+                why = f" ({result.stop_reason})" if result.stop_reason else ""
+                self._report(event, None, f"a handler answered continue: false{why}; this "
+                                          f"host cannot stop the session from {event}, so "
+                                          f"{instead}", "warning")
+
+    def _blocked_reason(self, event: str, results: Sequence[HandlerResult],
+                        handlers: Sequence[ReadyHandler], verb: str) -> str:
+        reasons = []
+        for handler, result in zip(handlers, results, strict=True):
+            if result.stop:
+                reasons.append(result.stop_reason or f"a {event} hook stopped the session")
+            elif result.block:
+                reasons.append(result.reason or f"{verb} by the {event} hook "
+                                                 f"`{_short(handler.command)}` (no reason given)")
+        return "; ".join(reasons)
+
+
+_VERSION: list[str] = []
+
+
+def _version() -> str:
+    if not _VERSION:
+        try:
+            from importlib.metadata import version
+
+            _VERSION.append(version("zpi-compat-claude"))
+        except Exception:
+            _VERSION.append("")
+    return _VERSION[0]

@@ -1,0 +1,69 @@
+"""Claude Code hook matchers, compiled once per configuration.
+
+Claude's rule: an empty, missing or ``*`` matcher matches everything; a value made only of
+letters, digits, ``_``, ``-``, ``,``, ``|`` and spaces is a list of exact names (``Edit|Write``,
+``Read, Grep``); anything else is an unanchored regular expression searched in the name
+(``Edit.*`` also matches ``NotebookEdit``; ``mcp__.*`` every MCP tool).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import attrs
+
+_EXACT_LIST = re.compile(r"[A-Za-z0-9_ ,|-]*")
+_SPLIT = re.compile(r"[|,]")
+
+MatcherKind = Literal["all", "names", "regex"]
+
+
+class MatcherError(ValueError):
+    """A matcher that is not a valid regular expression; the handlers under it are skipped."""
+
+    def __init__(self, value: str, problem: str) -> None:
+        super().__init__(f"matcher {value!r} is not a valid regular expression: {problem}")
+        self.value, self.problem = value, problem
+
+
+@attrs.frozen
+class Matcher:
+    """One compiled matcher; :meth:`matches` is all a dispatch pays for a group."""
+
+    source: str
+    kind: MatcherKind
+    names: frozenset[str] = frozenset()
+    pattern: re.Pattern[str] | None = None
+
+    def matches(self, value: str | None) -> bool:
+        """Whether ``value`` (a tool name in Claude's spelling, a source, a trigger, ...) is
+        matched. ``None`` (an event without a matcher field) is matched by everything."""
+        if self.kind == "all" or value is None:
+            return True
+        if self.kind == "names":
+            return value in self.names
+        assert self.pattern is not None
+        return self.pattern.search(value) is not None
+
+
+MATCH_ALL = Matcher("*", "all")
+
+
+def compile_matcher(value: str | None) -> Matcher:
+    """Compile a matcher string; MatcherError when it is an invalid regular expression."""
+    if value is None:
+        return MATCH_ALL
+    text = value.strip()
+    if text in ("", "*"):
+        return Matcher(value, "all")
+    if _EXACT_LIST.fullmatch(text):
+        names = frozenset(part.strip() for part in _SPLIT.split(text) if part.strip())
+        if not names:
+            return Matcher(value, "all")
+        return Matcher(value, "names", names=names)
+    try:
+        pattern = re.compile(value)
+    except re.error as exc:
+        raise MatcherError(value, str(exc)) from None
+    return Matcher(value, "regex", pattern=pattern)

@@ -1,0 +1,435 @@
+"""ClaudeHooks: one plugin folder's hook handlers, run from the kernel's ``zpi_*`` hooks.
+
+Which ``zpi_*`` hook runs which Claude event is the table in ``docs/hooks.md`` ("Claude Code
+and ZCode events"); ``docs/claude-hooks.md`` describes the whole engine.
+
+Costs: an object exposes hook implementations only for the events its configuration has (they
+are installed per instance in ``__init__``), so a folder without tool events does not switch
+off the loop's early start of read-only calls, and unused hooks cost nothing. Each
+implementation is a plain function that matches first (precompiled matchers, a per-value
+cache) and returns ``None`` at once when no handler matches; only a match returns a coroutine,
+which the kernel awaits within its budget. The transcript rendering, the event JSON and the
+environment are built only then.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zpi_host.hookspecs import hookimpl
+
+from .config import DEFAULT_TIMEOUT_S, HookConfig
+from .engine import HookEngine, ReadyHandler, join_texts
+from .toolnames import (
+    CLAUDE_NAMES,
+    claude_tool_input,
+    claude_tool_name,
+    claude_tool_response,
+    host_tool_input,
+)
+
+if TYPE_CHECKING:
+    from .output import HandlerResult
+
+#: most PreToolUse contexts kept for calls whose result has not come yet
+_MAX_PENDING = 256
+
+#: kernel hook -> (the private method that implements it, the events that need it)
+KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "zpi_session_start": ("_session_start", ("SessionStart",)),
+    "zpi_user_prompt": ("_user_prompt", ("UserPromptSubmit",)),
+    "zpi_before_tool": ("_before_tool", ("PreToolUse",)),
+    "zpi_permission_request": ("_permission_request", ("PermissionRequest",)),
+    # PreToolUse context given without a decision is delivered with the call's result
+    "zpi_after_tool": ("_after_tool", ("PostToolUse", "PreToolUse")),
+    "zpi_tool_failed": ("_tool_failed", ("PostToolUseFailure", "PreToolUse")),
+    "zpi_stop": ("_stop", ("Stop",)),
+    "zpi_subagent_start": ("_subagent_start", ("SubagentStart",)),
+    "zpi_subagent_stop": ("_subagent_stop", ("SubagentStop",)),
+    "zpi_before_compact": ("_before_compact", ("PreCompact",)),
+    "zpi_after_compact": ("_after_compact", ("PostCompact",)),
+    "zpi_notification": ("_notification", ("Notification",)),
+    "zpi_session_end": ("_session_end", ("SessionEnd",)),
+}
+
+
+class ClaudeHooks(HookEngine):
+    """The hook handlers of one Claude plugin folder (or settings file), as a zpi plugin.
+
+    Arguments: ``name``, the plugin's name (``claude:<folder>``) used in diagnostics; ``root``,
+    the plugin folder (``CLAUDE_PLUGIN_ROOT``); ``hooks``, the parsed configuration;
+    ``data_dir``, its persistent data folder (``CLAUDE_PLUGIN_DATA``, created on first use);
+    ``env``, extra environment for its commands (``CLAUDE_PLUGIN_OPTION_<KEY>`` ...);
+    ``substitute``, applied to each command once (``${CLAUDE_PLUGIN_ROOT}``,
+    ``${user_config.KEY}`` ...); ``timeout_s``, the default handler timeout (setting
+    ``compat.claude.hook_timeout``).
+
+    Register the object itself (or an object of a subclass, initialised with this
+    ``__init__``), or copy :meth:`hookimpls` onto a combined plugin object.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        root: Path,
+        hooks: HookConfig,
+        data_dir: Path,
+        env: Mapping[str, str],
+        substitute: Callable[[str], str],
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        super().__init__(name=name, root=root, hooks=hooks, data_dir=data_dir, env=env,
+                         substitute=substitute, timeout_s=timeout_s)
+        for hook, method in self.hookimpls().items():
+            setattr(self, hook, method)
+
+    def hookimpls(self) -> dict[str, Callable[..., Any]]:
+        """The ``zpi_*`` hook implementations this configuration needs, bound to this object
+        and marked with ``@hookimpl``; copy them onto another object to combine plugins."""
+        out: dict[str, Callable[..., Any]] = {}
+        for hook, (private, events) in KERNEL_HOOKS.items():
+            if any(event in self._groups for event in events):
+                out[hook] = _marked(getattr(type(self), private), hook, self)
+        return out
+
+    # ------------------------------------------------------------------ hook implementations
+    # Each is a plain function: None when nothing matches, else a coroutine the kernel awaits.
+
+    def _session_start(self, session: Any, source: str) -> Any:
+        handlers = self._due(session, self._matching("SessionStart", source))
+        if not handlers:
+            return None
+        return self._on_session_start(session, source, handlers)
+
+    async def _on_session_start(self, session: Any, source: str,
+                                handlers: tuple[ReadyHandler, ...]) -> list[str] | None:
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="zpi-claude-env-", suffix=".sh")
+        os.close(fd)
+        env_file = Path(name)
+        try:
+            results = await self._run("SessionStart", session, handlers,
+                                      {"source": source, "model": getattr(session, "model", "")},
+                                      env_file=env_file)
+            self._apply_env_file(session, env_file)
+        finally:
+            env_file.unlink(missing_ok=True)
+        self._unsupported_stop("SessionStart", results, "the session goes on")
+        contexts = [c for r in results for c in r.contexts]
+        return contexts or None
+
+    def _apply_env_file(self, session: Any, env_file: Path) -> None:
+        from .runner import parse_env_file
+
+        try:
+            text = env_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self._report("SessionStart", None, f"could not read CLAUDE_ENV_FILE: {exc}")
+            return
+        if not text.strip():
+            return
+        base = {**os.environ, **dict(getattr(session, "environment", {}) or {})}
+        found, problems = parse_env_file(text, base)
+        for problem in problems:
+            self._report("SessionStart", None, problem)
+        for name, value in found:
+            try:
+                session.set_environment(name, value)
+            except Exception as exc:
+                self._report("SessionStart", None, f"could not export {name}: {exc}")
+
+    def _user_prompt(self, session: Any, prompt: str) -> Any:
+        handlers = self._due(session, self._matching("UserPromptSubmit", None))
+        if not handlers:
+            return None
+        return self._on_user_prompt(session, prompt, handlers)
+
+    async def _on_user_prompt(self, session: Any, prompt: str,
+                              handlers: tuple[ReadyHandler, ...]) -> Any:
+        from zpi_host.decisions import PromptDecision
+
+        results = await self._run("UserPromptSubmit", session, handlers, {"prompt": prompt})
+        blocked = any(r.block or r.stop for r in results)
+        context = join_texts(c for r in results for c in r.contexts)
+        if not blocked and context is None:
+            return None
+        reason = self._blocked_reason("UserPromptSubmit", results, handlers, "blocked")
+        return PromptDecision(block=blocked, reason=(reason or None) if blocked else None,
+                              context=context)
+
+    # tools ------------------------------------------------------------------------------
+
+    def _tool_fields(self, session: Any, call: Any) -> dict[str, Any]:
+        cwd = getattr(session, "cwd", None) or os.getcwd()
+        return {"tool_name": claude_tool_name(call.name),
+                "tool_input": claude_tool_input(call.name, call.arguments, cwd),
+                "tool_use_id": call.id}
+
+    def _before_tool(self, session: Any, call: Any, tool: Any) -> Any:
+        handlers = self._matching("PreToolUse", CLAUDE_NAMES.get(call.name, call.name))
+        if not handlers or not (handlers := self._due(session, handlers)):
+            return None
+        return self._on_before_tool(session, call, handlers)
+
+    async def _on_before_tool(self, session: Any, call: Any,
+                              handlers: tuple[ReadyHandler, ...]) -> Any:
+        from zpi_host.decisions import ToolDecision
+
+        event = "PreToolUse"
+        results = await self._run(event, session, handlers, self._tool_fields(session, call))
+        context = join_texts(c for r in results for c in r.contexts)
+        behavior = _winner(results, ("deny", "ask", "allow"))
+        if behavior == "deny":
+            self._unsupported_stop(event, results, "the call was denied instead")
+            return ToolDecision.deny(
+                self._blocked_reason(event, results, handlers, "denied"), context=context)
+        updated = self._updated_input(event, call, results, behavior)
+        if behavior is None:
+            if context is not None:
+                self._stash(call.id, context)
+            return None
+        reason = "; ".join(r.permission_reason for r in results
+                           if r.permission == behavior and r.permission_reason) or None
+        return ToolDecision("ask" if behavior == "ask" else "allow", reason, updated, context)
+
+    def _updated_input(self, event: str, call: Any, results: Sequence[HandlerResult],
+                       behavior: str | None) -> dict[str, Any] | None:
+        updated = None
+        for result in results:
+            if result.updated_input is None:
+                continue
+            if result.permission in ("allow", "ask"):
+                updated = result.updated_input
+            elif result.permission is None:
+                self._report(event, None, "updatedInput without permissionDecision allow or "
+                                          "ask is ignored (Claude applies it only with one)")
+        if updated is None or behavior not in ("allow", "ask"):
+            return None
+        return host_tool_input(call.name, updated)
+
+    def _stash(self, call_id: str, context: str) -> None:
+        if len(self._pending) >= _MAX_PENDING:
+            self._pending.pop(next(iter(self._pending)))
+        self._pending.setdefault(call_id, []).append(context)
+
+    def _permission_request(self, session: Any, call: Any, tool: Any, reason: str) -> Any:
+        handlers = self._due(session, self._matching("PermissionRequest",
+                                                     claude_tool_name(call.name)))
+        if not handlers:
+            return None
+        return self._on_permission_request(session, call, handlers)
+
+    async def _on_permission_request(self, session: Any, call: Any,
+                                     handlers: tuple[ReadyHandler, ...]) -> Any:
+        from zpi_host.decisions import ToolDecision
+
+        event = "PermissionRequest"
+        results = await self._run(event, session, handlers, self._tool_fields(session, call))
+        behavior = _winner(results, ("deny", "allow"))
+        if behavior == "deny":
+            self._unsupported_stop(event, results, "the call was denied instead")
+            return ToolDecision.deny(self._blocked_reason(event, results, handlers, "denied"))
+        if behavior == "allow":
+            updated = None
+            for result in results:
+                if result.permission == "allow" and result.updated_input is not None:
+                    updated = host_tool_input(call.name, result.updated_input)
+            return ToolDecision.allow(updated_input=updated)
+        return None
+
+    def _after_tool(self, session: Any, call: Any, result: Any) -> Any:
+        pending = self._pending.pop(call.id, None) if self._pending else None
+        handlers = self._matching("PostToolUse", CLAUDE_NAMES.get(call.name, call.name))
+        if not handlers or not (handlers := self._due(session, handlers)):
+            return join_texts(pending) if pending else None
+        return self._on_after_tool(session, call, result, handlers, pending)
+
+    async def _on_after_tool(self, session: Any, call: Any, result: Any,
+                             handlers: tuple[ReadyHandler, ...], pending: list[str] | None) -> Any:
+        from zpi_host.decisions import ToolResultPatch
+
+        event = "PostToolUse"
+        cwd = getattr(session, "cwd", None) or os.getcwd()
+        fields = self._tool_fields(session, call)
+        fields["tool_response"] = claude_tool_response(
+            call.name, call.arguments, result.text_content, result.details, cwd)
+        results = await self._run(event, session, handlers, fields)
+        contexts = list(pending or ())
+        for handler_result in results:
+            contexts.extend(handler_result.contexts)
+            if handler_result.stop:
+                contexts.append("A hook asked to stop: "
+                                + (handler_result.stop_reason or "no reason given"))
+        self._unsupported_stop(event, results, "its reason was given to the model")
+        content = None
+        for handler_result in results:
+            if handler_result.updated_output is not None:
+                content = handler_result.updated_output
+        context = join_texts(contexts)
+        if context is None and content is None:
+            return None
+        return ToolResultPatch(context=context, content=content)
+
+    def _tool_failed(self, session: Any, call: Any, result: Any) -> Any:
+        pending = self._pending.pop(call.id, None) if self._pending else None
+        handlers = self._due(session, self._matching("PostToolUseFailure",
+                                                     claude_tool_name(call.name)))
+        if not handlers:
+            return join_texts(pending) if pending else None
+        return self._on_tool_failed(session, call, result, handlers, pending)
+
+    async def _on_tool_failed(self, session: Any, call: Any, result: Any,
+                              handlers: tuple[ReadyHandler, ...], pending: list[str] | None) -> Any:
+        event = "PostToolUseFailure"
+        fields = self._tool_fields(session, call)
+        fields["error"] = result.text_content
+        fields["is_interrupt"] = bool((result.details or {}).get("interrupted"))
+        results = await self._run(event, session, handlers, fields)
+        contexts = list(pending or ())
+        for handler_result in results:
+            contexts.extend(handler_result.contexts)
+            if handler_result.stop:
+                contexts.append("A hook asked to stop: "
+                                + (handler_result.stop_reason or "no reason given"))
+        self._unsupported_stop(event, results, "its reason was given to the model")
+        return join_texts(contexts)
+
+    # stopping ---------------------------------------------------------------------------
+
+    def _stop(self, session: Any, message: Any, continuation: int) -> Any:
+        handlers = self._due(session, self._matching("Stop", None))
+        if not handlers:
+            return None
+        fields = {"stop_hook_active": continuation > 0,
+                  "last_assistant_message": getattr(message, "text", "")}
+        return self._on_stop("Stop", session, handlers, fields)
+
+    def _subagent_stop(self, session: Any, agent_type: str, agent_id: str, message: Any,
+                       continuation: int) -> Any:
+        handlers = self._due(session, self._matching("SubagentStop", agent_type))
+        if not handlers:
+            return None
+        fields = {"stop_hook_active": continuation > 0, "agent_id": agent_id,
+                  "agent_type": agent_type,
+                  "last_assistant_message": getattr(message, "text", "")}
+        return self._on_stop("SubagentStop", session, handlers, fields)
+
+    async def _on_stop(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
+                       fields: Mapping[str, Any]) -> Any:
+        from zpi_host.decisions import StopDecision
+
+        results = await self._run(event, session, handlers, fields)
+        stops = [r for r in results if r.stop]
+        if stops:  # continue: false wins over any "block": the run stops
+            for result in stops:
+                self._report(event, None, "stopped: " + (result.stop_reason or "continue: "
+                                                         "false"), "warning")
+            return None
+        reasons = []
+        for handler, result in zip(handlers, results, strict=True):
+            if result.block:
+                if not result.reason:
+                    self._report(event, handler.command, "blocked stopping without a reason; "
+                                                         "the model is asked to go on")
+                reasons.append(result.reason or f"A {event} hook asked you to continue.")
+        return StopDecision("\n\n".join(reasons)) if reasons else None
+
+    # sub-agents, compaction, observers ----------------------------------------------------
+
+    def _subagent_start(self, session: Any, agent_type: str, agent_id: str, prompt: str) -> Any:
+        handlers = self._due(session, self._matching("SubagentStart", agent_type))
+        if not handlers:
+            return None
+        return self._on_context_event("SubagentStart", session, handlers,
+                                      {"agent_id": agent_id, "agent_type": agent_type})
+
+    async def _on_context_event(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
+                                fields: Mapping[str, Any]) -> str | None:
+        results = await self._run(event, session, handlers, fields)
+        self._unsupported_stop(event, results, "it goes on")
+        return join_texts(c for r in results for c in r.contexts)
+
+    def _before_compact(self, session: Any, preparation: Any) -> Any:
+        trigger = str(getattr(preparation, "trigger", "auto"))
+        handlers = self._due(session, self._matching("PreCompact", trigger))
+        if not handlers:
+            return None
+        fields = {"trigger": trigger,
+                  "custom_instructions": getattr(preparation, "instructions", None) or ""}
+        return self._on_before_compact(session, handlers, fields)
+
+    async def _on_before_compact(self, session: Any, handlers: tuple[ReadyHandler, ...],
+                                 fields: Mapping[str, Any]) -> Any:
+        from zpi_host.decisions import CompactDecision
+
+        event = "PreCompact"
+        results = await self._run(event, session, handlers, fields)
+        if any(r.block or r.stop for r in results):
+            return CompactDecision(cancel=True, reason=self._blocked_reason(
+                event, results, handlers, "cancelled"))
+        return None
+
+    def _after_compact(self, session: Any, result: Any) -> Any:
+        trigger = str(getattr(result, "trigger", "auto"))
+        return self._observe("PostCompact", session, trigger, {
+            "trigger": trigger, "compact_summary": getattr(result, "summary", "")})
+
+    def _notification(self, session: Any, message: str, title: str | None, kind: str) -> Any:
+        return self._observe("Notification", session, kind, {
+            "message": message, "title": title, "notification_type": kind})
+
+    def _session_end(self, session: Any, reason: str) -> Any:
+        return self._observe("SessionEnd", session, reason, {"reason": reason})
+
+    def _observe(self, event: str, session: Any, value: str | None,
+                 fields: Mapping[str, Any]) -> Any:
+        handlers = self._due(session, self._matching(event, value))
+        if not handlers:
+            return None
+        return self._on_observe(event, session, handlers, fields)
+
+    async def _on_observe(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
+                          fields: Mapping[str, Any]) -> None:
+        results = await self._run(event, session, handlers, fields)
+        self._unsupported_stop(event, results, "it goes on")
+        return None
+
+
+def _winner(results: Sequence[HandlerResult], order: Sequence[str]) -> str | None:
+    """The strongest permission among ``results`` (``continue: false`` counts as deny)."""
+    present = {r.permission for r in results} | ({"deny"} if any(r.stop for r in results)
+                                                 else set())
+    return next((kind for kind in order if kind in present), None)
+
+
+def _marked(function: Any, hook: str, owner: ClaudeHooks) -> Any:
+    """``function`` (a method of ClaudeHooks) bound to ``owner`` as the hook implementation
+    ``hook``: a copy of the function carries the ``@hookimpl`` mark, so the class itself
+    exposes no hook and each object only the hooks its configuration needs."""
+    clone = types.FunctionType(function.__code__, function.__globals__, hook,
+                               function.__defaults__, function.__closure__)
+    clone.__qualname__ = f"{type(owner).__name__}.{hook}"
+    clone.__doc__ = function.__doc__
+    return types.MethodType(hookimpl(clone), owner)
+
+
+def make_hooks_plugin(
+    *,
+    name: str,
+    root: Path,
+    hooks: HookConfig,
+    data_dir: Path,
+    env: Mapping[str, str],
+    substitute: Callable[[str], str],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ClaudeHooks:
+    """A ClaudeHooks object exposing only the hook implementations ``hooks`` needs (the same
+    as calling the class; kept as the factory the folder loader calls)."""
+    return ClaudeHooks(name=name, root=root, hooks=hooks, data_dir=data_dir, env=env,
+                       substitute=substitute, timeout_s=timeout_s)

@@ -1,0 +1,277 @@
+"""Running one command handler: a shell in its own process group, the event's JSON on stdin.
+
+The handler's timeout is enforced here (the kernel's per-implementation budget only cancels the
+whole dispatch): when it runs out, every process the command started is stopped, not just the
+shell, and the outcome says it timed out. Output is captured up to a cap per stream so that a
+chatty hook cannot exhaust memory. anyio is imported only when a command actually runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .config import DEFAULT_TIMEOUT_S
+
+__all__ = ["DEFAULT_TIMEOUT_S", "CommandOutcome", "parse_env_file", "run_command", "shell_argv"]
+
+#: bytes kept of each of stdout and stderr; the rest is counted and dropped
+OUTPUT_CAP = 1024 * 1024
+#: seconds to read output still in the pipes once the shell has exited (background children)
+DRAIN_AFTER_EXIT = 1.0
+READ_SIZE = 64 * 1024
+#: event JSON up to this size is written before the output is read (it fits in a pipe buffer)
+INLINE_STDIN = 16 * 1024
+
+
+@attrs.frozen
+class CommandOutcome:
+    """How one handler ended. ``exit_code`` is None when it timed out or could not start."""
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None
+    dropped_bytes: int = 0
+
+    def describe(self) -> str:
+        """A short account of a failure for diagnostics."""
+        if self.error is not None:
+            return self.error
+        if self.timed_out:
+            return "timed out; its processes were stopped"
+        detail = self.stderr.strip() or self.stdout.strip()
+        first = detail.splitlines()[0] if detail else ""
+        status = f"exited {self.exit_code}"
+        if self.exit_code is not None and self.exit_code < 0:
+            status = f"was killed by signal {-self.exit_code}"
+        return f"{status}: {first[:500]}" if first else status
+
+
+def shell_argv(shell: str, command: str) -> list[str]:
+    """``bash -c COMMAND`` (bash from /bin, else PATH, else sh) or ``sh -c COMMAND``."""
+    if shell == "sh":
+        return ["/bin/sh" if os.access("/bin/sh", os.X_OK) else "sh", "-c", command]
+    if os.access("/bin/bash", os.X_OK):
+        return ["/bin/bash", "-c", command]
+    return [shutil.which("bash") or "/bin/sh", "-c", command]
+
+
+#: Characters of a command that needs no shell: words, paths, options and plain quotes. Any
+#: expansion, glob, redirection, pipe, list, subshell or escape sends it through the shell.
+_PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_\-./:=,+@% \t'\"]+")
+#: First words the shell itself would handle (builtins, keywords); ``true``/``false`` behave the
+#: same as the programs of that name.
+_SHELL_WORDS = frozenset({
+    "alias", "bg", "bind", "break", "builtin", "caller", "case", "cd", "command", "compgen",
+    "complete", "compopt", "continue", "coproc", "declare", "dirs", "disown", "do", "done",
+    "echo", "elif", "else", "enable", "esac", "eval", "exec", "exit", "export", "fc", "fg", "fi",
+    "for", "function", "getopts", "hash", "help", "history", "if", "in", "jobs", "kill", "let",
+    "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray",
+    "readonly", "return", "select", "set", "shift", "shopt", "source", "suspend", "test", "then",
+    "time", "times", "trap", "type", "typeset", "ulimit", "umask", "unalias", "unset", "until",
+    "wait", "while", "[", "[[", "]]", "!", ".", ":",
+})
+
+
+def direct_argv(command: str, env: Mapping[str, str], cwd: Path) -> list[str] | None:
+    """The program and arguments of ``command`` when running it through a shell would do
+    nothing but split the words and find the program on PATH (``python3 /p/hook.py``,
+    ``true``); None when the shell is needed. Running such a command directly saves a shell
+    start per handler without changing what runs. Like a shell's command hash, the lookup is
+    remembered (if the program goes away, starting it fails and the shell runs the command)."""
+    found = _direct(command, env.get("PATH", os.defpath), str(cwd))
+    return None if found is None else list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _direct(command: str, path: str, cwd: str) -> tuple[str, ...] | None:
+    if not _PLAIN_COMMAND.fullmatch(command):
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or words[0] in _SHELL_WORDS or "=" in words[0]:
+        return None
+    if "/" in words[0]:
+        program = os.path.join(cwd, words[0])
+        return tuple(words) if os.path.isfile(program) and os.access(program, os.X_OK) else None
+    found = shutil.which(words[0], path=path)
+    return None if found is None else (found, *words[1:])
+
+
+class _Capture:
+    """Reads one pipe to its end, keeping at most ``OUTPUT_CAP`` bytes."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.dropped = 0
+        self.done: Any = None
+
+    async def read(self, stream: Any) -> None:
+        import anyio
+
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive(READ_SIZE)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                room = OUTPUT_CAP - self.kept
+                if room > 0:
+                    self.chunks.append(chunk[:room])
+                    self.kept += min(room, len(chunk))
+                self.dropped += max(0, len(chunk) - max(room, 0))
+        finally:
+            self.done.set()
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+async def _feed(stream: Any, data: bytes) -> None:
+    """Write the event JSON and close stdin; a hook that never reads it is not an error."""
+    import anyio
+
+    gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+    try:
+        with contextlib.suppress(*gone):
+            await stream.send(data)
+    finally:
+        with contextlib.suppress(*gone):
+            await stream.aclose()
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> Any:
+    import anyio
+
+    return await anyio.open_process(
+        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )
+
+
+async def run_command(
+    command: str,
+    *,
+    shell: str,
+    stdin: bytes,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout_s: float,
+) -> CommandOutcome:
+    """Run ``command`` with ``shell -c`` (directly when it needs no shell, see
+    :func:`direct_argv`), ``stdin`` on its standard input, in ``cwd``.
+
+    Never raises for the command's own failures (they are in the outcome); cancellation from
+    outside stops the process group and propagates.
+    """
+    import anyio
+
+    from zpi_host.tools.bash import stop_process_group
+
+    environment = dict(env)
+    environment["PWD"] = str(cwd)  # as the shell would set it
+    direct = direct_argv(command, environment, cwd)
+    argv = direct or shell_argv(shell, command)
+    try:
+        process = await _start(argv, cwd, environment)
+    except OSError as exc:
+        if direct is None:
+            return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc}")
+        argv = shell_argv(shell, command)  # e.g. a script without #!: the shell runs it
+        try:
+            process = await _start(argv, cwd, environment)
+        except OSError as exc2:
+            return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc2}")
+    pgid = process.pid  # start_new_session: the shell leads its own process group
+    out, err = _Capture(), _Capture()
+    out.done, err.done = anyio.Event(), anyio.Event()
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as tg:
+            if len(stdin) <= INLINE_STDIN:
+                await _feed(process.stdin, stdin)  # fits in the pipe: no reader needed yet
+            else:
+                tg.start_soon(_feed, process.stdin, stdin)
+            tg.start_soon(out.read, process.stdout)
+            tg.start_soon(err.read, process.stderr)
+            with anyio.move_on_after(timeout_s) as deadline:
+                await process.wait()
+            timed_out = deadline.cancelled_caught
+            if timed_out:
+                await stop_process_group(process, pgid)
+            with anyio.move_on_after(DRAIN_AFTER_EXIT):
+                await out.done.wait()
+                await err.done.wait()
+            tg.cancel_scope.cancel()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_process_group(process, pgid)
+            await process.aclose()
+        raise
+    with anyio.CancelScope(shield=True):
+        await process.aclose()
+    return CommandOutcome(
+        None if timed_out else process.returncode, out.text(), err.text(), timed_out,
+        dropped_bytes=out.dropped + err.dropped,
+    )
+
+
+_ASSIGNMENT = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def parse_env_file(text: str, environ: Mapping[str, str]) -> tuple[list[tuple[str, str]],
+                                                                   list[str]]:
+    """The assignments a SessionStart hook wrote to ``CLAUDE_ENV_FILE``.
+
+    Lines are ``export NAME=value`` or ``NAME=value``; a value in single quotes is literal,
+    otherwise ``$NAME`` and ``${NAME}`` are expanded from ``environ`` and the assignments
+    before it (so ``export PATH="$PATH:/opt/x/bin"`` works). Blank lines and ``#`` comments
+    are skipped; anything else is reported and skipped (the file is parsed, not run).
+    """
+    known = dict(environ)
+    found: list[tuple[str, str]] = []
+    problems: list[str] = []
+
+    def expand(value: str) -> str:
+        return _VARIABLE.sub(lambda m: known.get(m.group(1) or m.group(2), ""), value)
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _ASSIGNMENT.match(stripped)
+        if match is None:
+            problems.append(f"CLAUDE_ENV_FILE line {number}: {stripped[:100]!r} is not "
+                            "'export NAME=value'; skipped")
+            continue
+        name, raw = match.group(1), match.group(2).strip()
+        if len(raw) >= 2 and raw[0] == raw[-1] == "'":
+            value = raw[1:-1]
+        elif len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            value = expand(raw[1:-1].replace('\\"', '"'))
+        else:
+            value = expand(raw.split(" #", 1)[0].strip())
+        if "\0" in value:
+            problems.append(f"CLAUDE_ENV_FILE line {number}: the value of {name} holds a NUL "
+                            "character; skipped")
+            continue
+        known[name] = value
+        found.append((name, value))
+    return found, problems
