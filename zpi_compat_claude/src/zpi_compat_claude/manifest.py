@@ -1,0 +1,332 @@
+"""``.claude-plugin/plugin.json``: read, type-check and resolve a plugin's manifest.
+
+The manifest is optional; without it the plugin is named after its folder and every component
+sits in its default place. A known field of the wrong type fails the plugin (Claude Code refuses
+such a plugin too); an unknown field is a warning, because newer Claude Code versions add fields
+and a plugin written for them should still load here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from zpi_host.errors import ZpiError
+
+MANIFEST_PATH = ".claude-plugin/plugin.json"
+
+#: Claude Code's rule for a manifest ``name``: kebab-case.
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+#: A name taken from a folder (no manifest): what the host accepts as a namespace.
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_OPTION_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+OPTION_TYPES = ("string", "number", "boolean", "directory", "file")
+
+#: Every field of the reference, with the JSON shapes it may take.
+_STR, _LIST, _OBJ = "text", "list", "object"
+KNOWN_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "$schema": (_STR,),
+    "name": (_STR,),
+    "version": (_STR,),
+    "description": (_STR,),
+    "author": (_OBJ,),
+    "homepage": (_STR,),
+    "repository": (_STR,),
+    "license": (_STR,),
+    "keywords": (_LIST,),
+    "commands": (_STR, _LIST),
+    "agents": (_STR, _LIST),
+    "skills": (_STR, _LIST),
+    "outputStyles": (_STR, _LIST),
+    "hooks": (_STR, _OBJ, _LIST),
+    "mcpServers": (_STR, _OBJ, _LIST),
+    "lspServers": (_STR, _OBJ, _LIST),
+    "userConfig": (_OBJ,),
+    "dependencies": (_LIST,),
+}
+
+
+class ManifestError(ZpiError):
+    """A manifest, or a path in it, that the plugin cannot load with; the message names the
+    file and the field and says what to change."""
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, str):
+        return _STR
+    if isinstance(value, list):
+        return _LIST
+    if isinstance(value, dict):
+        return _OBJ
+    return {bool: "boolean", int: "number", float: "number", type(None): "null"}.get(
+        type(value), type(value).__name__)
+
+
+def _describe(shapes: Sequence[str]) -> str:
+    words = {_STR: "a string", _LIST: "a list", _OBJ: "an object"}
+    return " or ".join(words[s] for s in shapes)
+
+
+@attrs.frozen
+class UserOption:
+    """One ``userConfig`` entry: a value the user supplies (here: in settings)."""
+
+    key: str
+    type: str = "string"
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
+    default: Any = None
+    sensitive: bool = False
+    multiple: bool = False
+    min: float | None = None
+    max: float | None = None
+
+    @property
+    def env_name(self) -> str:
+        """``CLAUDE_PLUGIN_OPTION_<KEY>``: the key upper-cased, other characters as ``_``."""
+        return "CLAUDE_PLUGIN_OPTION_" + re.sub(r"[^A-Z0-9_]", "_", self.key.upper())
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` does not fit this option, or None."""
+        if self.multiple:
+            if not isinstance(value, list):
+                return f"must be a list (the option takes several values), got {value!r}"
+            for item in value:
+                problem = self._single_problem(item)
+                if problem:
+                    return problem
+            return None
+        return self._single_problem(value)
+
+    def _single_problem(self, value: Any) -> str | None:
+        if self.type == "boolean":
+            return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+        if self.type == "number":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"must be a number, got {value!r}"
+            if self.min is not None and value < self.min:
+                return f"must be at least {self.min:g}, got {value!r}"
+            if self.max is not None and value > self.max:
+                return f"must be at most {self.max:g}, got {value!r}"
+            return None
+        return None if isinstance(value, str) else f"must be a string, got {value!r}"
+
+
+@attrs.frozen
+class Manifest:
+    """The parts of ``plugin.json`` the host uses, type-checked; ``raw`` keeps the rest."""
+
+    name: str
+    version: str | None = None
+    description: str | None = None
+    commands: tuple[str, ...] | None = None
+    agents: tuple[str, ...] | None = None
+    skills: tuple[str, ...] = ()
+    output_styles: tuple[str, ...] = ()
+    hooks: tuple[Any, ...] = ()
+    mcp_servers: tuple[Any, ...] = ()
+    lsp_servers: tuple[Any, ...] = ()
+    user_config: tuple[UserOption, ...] = ()
+    dependencies: tuple[str, ...] = ()
+    path: Path | None = None
+    raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``; ManifestError with line and column when it does not parse."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); "
+                            "save it as UTF-8") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                            f"{exc.msg}; fix the file") from exc
+
+
+def folder_name_problem(name: str) -> str | None:
+    """Why a folder (or installed-plugin) name cannot name a plugin, or None."""
+    if _FOLDER_NAME.fullmatch(name):
+        return None
+    return (f"the plugin has no manifest name and its folder name {name!r} cannot be used as a "
+            "namespace (letters, digits, '.', '_' and '-' only); rename the folder or add "
+            f"{MANIFEST_PATH} with a kebab-case \"name\"")
+
+
+def read_manifest(root: Path, warnings: list[str]) -> Manifest | None:
+    """The manifest of the plugin in ``root`` (None when it has none). Unknown fields are
+    appended to ``warnings``; anything else wrong raises ManifestError."""
+    path = root / MANIFEST_PATH
+    if not path.exists():
+        return None
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: the manifest must be a JSON object, got {_shape(data)}")
+    for key, value in data.items():
+        shapes = KNOWN_FIELDS.get(key)
+        if shapes is None:
+            warnings.append(f"{path}: unknown field {key!r} (ignored; this host knows "
+                            f"{', '.join(sorted(k for k in KNOWN_FIELDS if k != '$schema'))})")
+        elif _shape(value) not in shapes:
+            raise ManifestError(f"{path}: field {key!r} must be {_describe(shapes)}, got "
+                                f"{_shape(value)} {json.dumps(value)[:60]}; fix the manifest")
+    name = data.get("name")
+    if name is None:
+        raise ManifestError(f"{path}: the manifest has no \"name\"; add a kebab-case name such "
+                            f"as \"{_suggest(root.name)}\" (or delete the file to use the "
+                            "folder name)")
+    if not _KEBAB.fullmatch(name):
+        raise ManifestError(f"{path}: plugin name {name!r} must be kebab-case (lowercase "
+                            f"letters, digits and single hyphens), e.g. \"{_suggest(name)}\"")
+    _check_items(path, data, "keywords", str)
+    _check_author(path, data.get("author"))
+    return Manifest(
+        name=name,
+        version=data.get("version"),
+        description=data.get("description"),
+        commands=_paths(path, data, "commands"),
+        agents=_paths(path, data, "agents"),
+        skills=_paths(path, data, "skills") or (),
+        output_styles=_paths(path, data, "outputStyles") or (),
+        hooks=_entries(path, data, "hooks"),
+        mcp_servers=_entries(path, data, "mcpServers"),
+        lsp_servers=_entries(path, data, "lspServers"),
+        user_config=_user_config(path, data.get("userConfig")),
+        dependencies=_dependencies(path, data.get("dependencies")),
+        path=path,
+        raw=data,
+    )
+
+
+def _suggest(name: str) -> str:
+    kebab = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return kebab or "my-plugin"
+
+
+def _check_items(path: Path, data: Mapping[str, Any], key: str, kind: type) -> None:
+    for index, item in enumerate(data.get(key) or ()):
+        if not isinstance(item, kind):
+            raise ManifestError(f"{path}: {key}[{index}] must be a string, got "
+                                f"{_shape(item)} {json.dumps(item)[:60]}")
+
+
+def _check_author(path: Path, author: Any) -> None:
+    if author is None:
+        return
+    for key in ("name", "email", "url"):
+        if key in author and not isinstance(author[key], str):
+            raise ManifestError(f"{path}: author.{key} must be a string, got "
+                                f"{_shape(author[key])}")
+
+
+def _paths(path: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ManifestError(f"{path}: {key}[{index}] must be a path string such as "
+                                f"\"./{key}/\", got {_shape(item)} {json.dumps(item)[:60]}")
+    return tuple(items)
+
+
+def _entries(path: Path, data: Mapping[str, Any], key: str) -> tuple[Any, ...]:
+    """A path, an inline object, or a list of either."""
+    value = data.get(key)
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    for index, item in enumerate(items):
+        if not isinstance(item, str | dict):
+            raise ManifestError(f"{path}: {key}[{index}] must be a path string or an object, "
+                                f"got {_shape(item)}")
+    return tuple(items)
+
+
+def _dependencies(path: Path, value: Any) -> tuple[str, ...]:
+    names = []
+    for index, item in enumerate(value or ()):
+        name = item.get("name") if isinstance(item, dict) else item
+        if not isinstance(name, str):
+            raise ManifestError(f"{path}: dependencies[{index}] must be a plugin name or an "
+                                f"object with a \"name\", got {json.dumps(item)[:60]}")
+        names.append(name.split("@", 1)[0])
+    return tuple(names)
+
+
+def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
+    options = []
+    for key, spec in (value or {}).items():
+        where = f"{path}: userConfig.{key}"
+        if not _OPTION_KEY.fullmatch(key):
+            raise ManifestError(f"{where}: option keys must be letters, digits and '_', not "
+                                "starting with a digit (they become environment variables)")
+        if not isinstance(spec, dict):
+            raise ManifestError(f"{where} must be an object with at least a \"type\", got "
+                                f"{_shape(spec)}")
+        kind = spec.get("type", "string")
+        if kind not in OPTION_TYPES:
+            raise ManifestError(f"{where}.type must be one of {', '.join(OPTION_TYPES)}, got "
+                                f"{json.dumps(kind)}")
+        for field in ("title", "description"):
+            if not isinstance(spec.get(field, ""), str):
+                raise ManifestError(f"{where}.{field} must be a string")
+        for field in ("required", "sensitive", "multiple"):
+            if not isinstance(spec.get(field, False), bool):
+                raise ManifestError(f"{where}.{field} must be true or false")
+        for field in ("min", "max"):
+            bound = spec.get(field)
+            if bound is not None and (isinstance(bound, bool)
+                                      or not isinstance(bound, int | float)):
+                raise ManifestError(f"{where}.{field} must be a number")
+        option = UserOption(
+            key=key, type=kind, title=spec.get("title"), description=spec.get("description"),
+            required=spec.get("required", False), default=spec.get("default"),
+            sensitive=spec.get("sensitive", False), multiple=spec.get("multiple", False),
+            min=spec.get("min"), max=spec.get("max"),
+        )
+        if option.default is not None:
+            problem = option.problem(option.default)
+            if problem:
+                raise ManifestError(f"{where}.default {problem}")
+        options.append(option)
+    return tuple(options)
+
+
+def resolve_component(root: Path, value: str, field: str) -> Path:
+    """A manifest path (``./x``) as an absolute path inside ``root``, symlinks resolved.
+
+    Raises ManifestError when it does not start with ``./`` or leads outside the plugin
+    (``./../x``, a symlink to elsewhere): Claude Code only reads a plugin's own files.
+    """
+    where = f"{root / MANIFEST_PATH}: {field} path {value!r}"
+    if not value.startswith("./"):
+        hint = ("" if value.startswith(("/", "~", "..")) else f"; write \"./{value}\"")
+        raise ManifestError(f"{where} must start with './' (relative to the plugin folder)"
+                            f"{hint}")
+    real_root = root.resolve()
+    target = (root / value).resolve()
+    if target != real_root and not target.is_relative_to(real_root):
+        raise ManifestError(f"{where} leads outside the plugin folder (it resolves to "
+                            f"{target}); plugins may only use their own files: move the file "
+                            "into the plugin")
+    return target
+
+
+def contained(root: Path, path: Path) -> Path | None:
+    """``path`` resolved if it stays inside ``root`` (resolved), else None."""
+    real_root = root.resolve()
+    target = path.resolve()
+    return target if target == real_root or target.is_relative_to(real_root) else None
