@@ -171,7 +171,8 @@ class HookCalls:
 
     def policy_for(self, hook: str, plugin: str) -> HookPolicy:
         """The budget and error policy of ``plugin``'s implementation of ``hook``."""
-        return self.policies.policy_for(hook, plugin)
+        policies = self.policies
+        return policies._cache.get((hook, plugin)) or policies.policy_for(hook, plugin)
 
     # ------------------------------------------------------------------------- machinery
 
@@ -208,21 +209,25 @@ class HookCalls:
         when it raises or overruns."""
         plugin = impl.plugin_name
         budget = self.policy_for(hook, plugin).budget_s
-
-        def overran(seconds: float) -> None:
-            self._diagnose(Diagnostic(plugin, hook, (
-                f"plugin {plugin!r} took {seconds:.1f} s in {hook}, over its budget of "
-                f"{budget:g} s; a plain function cannot be interrupted, so its answer was used "
-                "(make it `async def` to be held to the budget)")))
-
+        tracing = self._host.config.trace
         try:
-            value = await run_impl(impl, hook, kwargs, budget, on_overrun=overran)
+            value = await run_impl(impl, hook, kwargs, budget, on_overrun=lambda seconds:
+                                   self._overran(plugin, hook, budget or 0.0, seconds))
         except HookError as exc:
-            self._trace(f"{hook} <- {plugin}: raised {type(exc.cause).__name__}: {exc.cause}")
+            if tracing:
+                self._trace(f"{hook} <- {plugin}: raised {type(exc.cause).__name__}: "
+                            f"{exc.cause}")
             raise
-        self._trace(f"{hook} <- {plugin}: "
-                    + ("no answer" if value is None else "answered " + _short(value)))
+        if tracing:  # formatting an answer is not free: only when someone reads it
+            self._trace(f"{hook} <- {plugin}: "
+                        + ("no answer" if value is None else "answered " + _short(value)))
         return value
+
+    def _overran(self, plugin: str, hook: str, budget: float, seconds: float) -> None:
+        self._diagnose(Diagnostic(plugin, hook, (
+            f"plugin {plugin!r} took {seconds:.1f} s in {hook}, over its budget of "
+            f"{budget:g} s; a plain function cannot be interrupted, so its answer was used "
+            "(make it `async def` to be held to the budget)")))
 
     def _check(self, hook: str, plugin: str, value: Any) -> None:
         """HookAnswerError when ``value`` (not None) is not an answer ``hook`` allows."""
@@ -264,7 +269,9 @@ class HookCalls:
         by its plugin's policy. An exception of a ``passthrough`` type is the hook's way of
         answering and propagates unwrapped whatever the policy."""
         impls = self.implementations(hook)
-        self._trace(f"{hook}({', '.join(kwargs)}) -> [{', '.join(i.plugin_name for i in impls)}]")
+        if self._host.config.trace:
+            self._trace(f"{hook}({', '.join(kwargs)}) -> "
+                        f"[{', '.join(i.plugin_name for i in impls)}]")
         out: list[Attributed] = []
         for impl in impls:
             try:

@@ -337,28 +337,38 @@ async def run_impl(
     """
     plugin = impl.plugin_name
     started = time.monotonic()
-    timed_out = awaited = False
     try:
         value = impl.function(*[kwargs[name] for name in impl.argnames])
-        if inspect.isawaitable(value):
-            pending, value, awaited = value, None, True
-            if budget_s is None:
-                value = await pending
-            else:
-                import anyio
+    except Exception as exc:
+        raise HookError(plugin, hook, exc) from exc
+    # ``None`` (most answers) is checked first: ``inspect.isawaitable`` costs microseconds
+    if value is not None and inspect.isawaitable(value):
+        return await _await_answer(value, plugin, hook, budget_s)
+    if budget_s is not None and on_overrun is not None:
+        elapsed = time.monotonic() - started
+        if elapsed > budget_s:
+            on_overrun(elapsed)
+    return value
 
-                with anyio.move_on_after(budget_s) as scope:
-                    value = await pending
-                # cancel_called: the budget ran out, even if the coroutine swallowed the
-                # cancellation and returned something anyway
-                timed_out = scope.cancel_called
+
+async def _await_answer(pending: Any, plugin: str, hook: str, budget_s: float | None) -> Any:
+    """Await an ``async`` implementation's answer; cancelled at ``budget_s``."""
+    timed_out = False
+    value = None
+    try:
+        if budget_s is None:
+            value = await pending
+        else:
+            import anyio
+
+            with anyio.move_on_after(budget_s) as scope:
+                value = await pending
+            # cancel_called: the budget ran out, even if the coroutine swallowed the
+            # cancellation and returned something anyway
+            timed_out = scope.cancel_called
     except Exception as exc:
         raise HookError(plugin, hook, exc) from exc
     if timed_out:
         assert budget_s is not None
         raise HookTimeoutError(plugin, hook, budget_s)
-    if not awaited and budget_s is not None and on_overrun is not None:
-        elapsed = time.monotonic() - started
-        if elapsed > budget_s:
-            on_overrun(elapsed)
     return value
