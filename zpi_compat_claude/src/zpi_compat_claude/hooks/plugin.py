@@ -72,19 +72,9 @@ class ClaudeHooks(HookEngine):
     ``__init__``), or copy :meth:`hookimpls` onto a combined plugin object.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        root: Path,
-        hooks: HookConfig,
-        data_dir: Path,
-        env: Mapping[str, str],
-        substitute: Callable[[str], str],
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        super().__init__(name=name, root=root, hooks=hooks, data_dir=data_dir, env=env,
-                         substitute=substitute, timeout_s=timeout_s)
+    def __init__(self, **options: Any) -> None:
+        """The keyword arguments of :class:`HookEngine`."""
+        super().__init__(**options)
         for hook, method in self.hookimpls().items():
             setattr(self, hook, method)
 
