@@ -24,6 +24,8 @@ def zpi_load_plugins(host: Any) -> None:
     installed plugins (``compat.claude.use_installed``), ``~/.claude`` and the project's
     ``.claude``, and the hooks of the Claude settings files named in
     ``compat.claude.settings_sources``."""
+    if _nothing_to_load(host):
+        return  # the common case costs a few stat calls, not the folder machinery's imports
     from zpi_host.settings import agent_dir
 
     from .discovery import (
@@ -56,6 +58,21 @@ def zpi_load_plugins(host: Any) -> None:
             if record is None or record.status != "ok":
                 folder.warnings.append(f"depends on plugin {dependency!r}, which is not "
                                        "loaded; add its folder with --plugin-dir")
+
+
+def _nothing_to_load(host: Any) -> bool:
+    """True when no setting names a Claude folder and neither ``~/.claude`` nor the project's
+    ``.claude`` holds skills, commands or agents (checked with the standard library only)."""
+    import os
+
+    compat = host.config.settings.get("compat")
+    claude = compat.get("claude") if isinstance(compat, dict) else None
+    if compat is not None and (not isinstance(compat, dict) or claude is not None):
+        return False  # configured (or misconfigured: the full path reports it)
+    home = Path(os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude"))
+    cwd = Path(host.config.cwd or os.getcwd())
+    return not any((folder / part).is_dir() for folder in (home, cwd / ".claude")
+                   for part in ("skills", "commands", "agents"))
 
 
 def _report(host: Any, name: str, reason: str, path: Path | None = None) -> None:
