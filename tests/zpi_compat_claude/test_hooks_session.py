@@ -159,11 +159,15 @@ async def test_failing_handlers_are_diagnostics_and_a_timed_out_one_is_killed(
     zpi_plugins.register(hooks, "claude:hooks-failing-sh")
     model = ScriptedModel([bash("echo still runs"), "done"])
     session = await create_session(model="t:m", provider=model, cwd=workspace, host=host())
+    events = []
+    session.subscribe(events.append)
     result = await run(session)
     assert result.result == "done"
     (ran,) = results(session)
     assert not ran.is_error and ran.content[0].text.strip() == "still runs"
     assert contexts(session) == ["failing-sh: look at the output again"]
+    warned = [e.message for e in events if e.type == "warning"]
+    assert any("timed out" in w for w in warned) and any("exited 1" in w for w in warned)
     messages = [d.message for d in hooks.diagnostics]
     assert any(m.startswith("timed out") for m in messages), messages
     assert any(m.startswith("printed invalid JSON") for m in messages), messages

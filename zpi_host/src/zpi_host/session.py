@@ -114,6 +114,12 @@ class SessionView:
         """Variables added to the environment of later bash calls (``set_environment``)."""
         return dict(self._s.environment)
 
+    def warn(self, message: str) -> None:
+        """Tell the user something went wrong without stopping anything (a hook handler that
+        timed out, printed invalid output ...): a ``warning`` event at the next turn
+        boundary, each distinct message once."""
+        self._s.warnings.append(str(message))
+
     def set_environment(self, name: str, value: str) -> None:
         """Export ``name=value`` to the bash calls that follow (how a Claude SessionStart hook's
         ``CLAUDE_ENV_FILE`` takes effect). The one change a plugin may make through a view."""
@@ -339,13 +345,12 @@ class AgentSession:
         diagnostics = self.host.hooks.diagnostics
         while diagnostics:
             d = diagnostics.popleft()
-            text = f"plugin {d.plugin!r} in {d.hook}: {d.message}" + (
-                f" (handled: {d.policy})" if d.policy else "")
-            if text not in self._reported:
-                self._reported.add(text)
-                self.warnings.append(text)
-        warnings, self.warnings = self.warnings, []
-        return warnings
+            self.warnings.append(f"plugin {d.plugin!r} in {d.hook}: {d.message}" + (
+                f" (handled: {d.policy})" if d.policy else ""))
+        fresh = [w for w in dict.fromkeys(self.warnings) if w not in self._reported]
+        self._reported.update(fresh)
+        self.warnings = []
+        return fresh
 
     async def deliver_warnings(self) -> None:
         if self.wants_events:

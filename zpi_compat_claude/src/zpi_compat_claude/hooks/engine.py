@@ -110,6 +110,7 @@ class HookEngine:
         self.config = hooks
         #: what handlers reported (newest last); each is also logged as a warning
         self.diagnostics: deque[HookDiagnostic] = deque(maxlen=MAX_DIAGNOSTICS)
+        self._reported = 0  # diagnostics ever reported (the deque forgets the oldest)
         self._groups: dict[str, list[tuple[Any, tuple[ReadyHandler, ...]]]] = {}
         self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
         self._once_done: set[tuple[str, int]] = set()
@@ -164,6 +165,7 @@ class HookEngine:
                 level: str = "error") -> None:
         diagnostic = HookDiagnostic(self.name, event, command, message, level)
         self.diagnostics.append(diagnostic)
+        self._reported += 1
         import logging
 
         logging.getLogger(LOGGER).warning("%s", diagnostic)
@@ -216,6 +218,22 @@ class HookEngine:
     async def _run(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
                    fields: Mapping[str, Any], *, env_file: Path | None = None,
                    ) -> list[HandlerResult]:
+        """Run ``handlers``; what they reported (timeouts, bad output, ``systemMessage``)
+        also goes to the session's user as warnings (``SessionView.warn``)."""
+        before = self._reported
+        try:
+            return await self._run_handlers(event, session, handlers, fields,
+                                            env_file=env_file)
+        finally:
+            warn = getattr(session, "warn", None)
+            fresh = min(self._reported - before, len(self.diagnostics))
+            if callable(warn) and fresh:
+                for diagnostic in list(self.diagnostics)[-fresh:]:
+                    warn(str(diagnostic))
+
+    async def _run_handlers(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
+                            fields: Mapping[str, Any], *, env_file: Path | None = None,
+                            ) -> list[HandlerResult]:
         """Run ``handlers`` in parallel with the event's JSON on stdin; their results in
         configuration order. Problems and user messages are reported here."""
         import anyio
