@@ -156,6 +156,7 @@ def test_agent_dir_defaults_to_the_environment(tmp_path: Path, project: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZPI_AGENT_DIR", str(tmp_path / "env-agent"))
     with SessionManager.create(project) as m:
+        m.append_message(UserMessage.text("hello"))
         sid = m.session_id
     assert (tmp_path / "env-agent" / "sessions").is_dir()
     assert [i.session_id for i in list_sessions(project)] == [sid]

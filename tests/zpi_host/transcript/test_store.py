@@ -141,6 +141,7 @@ def test_given_session_ids_are_checked(agent: Path, project: Path) -> None:
     sid = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
     with SessionManager.create(project, agent_dir=agent, session_id=sid.upper()) as manager:
         assert manager.session_id == sid
+        manager.append_message(UserMessage.text("kept"))
     with pytest.raises(SessionExistsError, match="already exists"):
         SessionManager.create(project, agent_dir=agent, session_id=sid)
     for bad in ("../../etc/passwd", "x", ""):
@@ -150,6 +151,7 @@ def test_given_session_ids_are_checked(agent: Path, project: Path) -> None:
 
 def test_open_by_id_path_and_missing(agent: Path, project: Path, tmp_path: Path) -> None:
     with SessionManager.create(project, agent_dir=agent) as manager:
+        manager.append_message(UserMessage.text("kept"))
         sid, path = manager.session_id, manager.path
     with SessionManager.open(sid, agent_dir=agent, cwd=tmp_path / "elsewhere") as m:
         assert m.path == path  # found in another project
@@ -159,6 +161,16 @@ def test_open_by_id_path_and_missing(agent: Path, project: Path, tmp_path: Path)
         SessionManager.open("1b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b", agent_dir=agent)
     with pytest.raises(SessionNotFoundError, match="no session file"):
         SessionManager.open(tmp_path / "none.jsonl")
+
+
+def test_a_session_created_and_never_used_leaves_no_file(agent: Path, project: Path) -> None:
+    with SessionManager.create(project, agent_dir=agent) as manager:
+        path = manager.path
+        assert path.exists()  # locked and owned while open
+    assert not path.exists()
+    with SessionManager.create(project, agent_dir=agent) as manager:
+        manager.append_message(UserMessage.text("used"))
+    assert manager.path.exists()
 
 
 def test_invalid_appends_write_nothing(agent: Path, project: Path) -> None:

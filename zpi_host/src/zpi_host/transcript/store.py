@@ -84,6 +84,7 @@ class SessionManager:
         self._closed = False
         self._unsynced = False
         self._sync_dir = new_file
+        self._new_file = new_file
         self._valid_size = transcript.valid_size
         self._torn = transcript.size > transcript.valid_size
         self._needs_newline = transcript.needs_newline
@@ -332,8 +333,13 @@ class SessionManager:
         """Sync, release the file and its lock. Idempotent; appending afterwards is an error."""
         if self._closed:
             return
+        empty = self._new_file and self.path is not None and len(self._records) == 1
         try:
-            self.sync()
+            if empty:  # created and never used: leave no empty session behind
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)  # type: ignore[arg-type]
+            else:
+                self.sync()
         finally:
             self._closed = True
             if self._finalizer is not None:
