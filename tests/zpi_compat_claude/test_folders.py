@@ -412,3 +412,25 @@ def test_corpus_folders_stay_unchanged(zpi_env, tmp_path):
     load_host(claude_settings([CORPUS / "minimal", CORPUS / "placeholders"]), tmp_path)
     assert sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*")) == before
     shutil.rmtree(zpi_env.agent_dir / "plugin-cache")
+
+
+def test_copies_unused_for_two_weeks_are_pruned_when_a_new_one_is_made(tmp_path):
+    import os
+    import time
+
+    from zpi_compat_claude.freeze import KEEP_UNUSED_DAYS, freeze
+
+    source = tmp_path / "plugin"
+    (source / "skills" / "a").mkdir(parents=True)
+    (source / "skills" / "a" / "SKILL.md").write_text("---\ndescription: one\n---\n")
+    cache = tmp_path / "cache"
+    first = freeze(source, cache, [])
+    (cache / f"{first.key}.index.json").write_text("{}")  # a derived sibling
+    old = time.time() - (KEEP_UNUSED_DAYS + 1) * 86_400
+    os.utime(first.root, (old, old))
+    (source / "skills" / "a" / "SKILL.md").write_text("---\ndescription: two\n---\n")
+    second = freeze(source, cache, [])
+    assert second.key != first.key and second.root.is_dir()
+    assert not first.root.exists() and not (cache / f"{first.key}.index.json").exists()
+    recent = freeze(source, cache, [])  # in use again: refreshed, not pruned
+    assert recent.root == second.root and second.root.is_dir()

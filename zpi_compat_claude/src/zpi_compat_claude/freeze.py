@@ -12,7 +12,9 @@ mtime, inode) to the content hash, so an unchanged folder costs one ``stat`` per
 read; a copy that exists is never written again. Symlinks inside the folder are followed (the
 copy holds what they point to, as Claude Code's plugin cache does), except a link to a folder
 outside the plugin, which stays a link (following it could mean copying a whole disk);
-``.git`` is skipped. Old copies are not deleted: a session resumed later may still use one.
+``.git`` is skipped. A copy's folder time is refreshed whenever a session uses it; when a new
+copy is made, copies of the same plugin unused for ``KEEP_UNUSED_DAYS`` are removed (a session
+running that long would be the only loser, and it would see its plugin files vanish).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _INDEX_ENTRIES = 32  # signatures remembered per plugin
 #: Beyond these the folder is refused: ``--plugin-dir ~`` must not copy a home folder.
 MAX_ENTRIES = 100_000
 MAX_BYTES = 1 << 30
+#: copies of a plugin not used by any session for this long are removed when a new one is made
+KEEP_UNUSED_DAYS = 14
 
 
 class FreezeError(ZpiError):
@@ -195,6 +199,7 @@ def freeze(source: Path, cache: Path, warnings: list[str]) -> Snapshot:
             index = {k: v for k, v in index.items() if k != signature}
             index[signature] = key
             _store(cache, key, entries)
+            prune(cache, keep=key)
             try:
                 _write_json(index_path, dict(list(index.items())[-_INDEX_ENTRIES:]))
             except OSError as exc:
@@ -204,7 +209,40 @@ def freeze(source: Path, cache: Path, warnings: list[str]) -> Snapshot:
     root = cache / key
     if not root.is_dir():  # removed since it was memoised
         _store(cache, key, entries)
+    with contextlib.suppress(OSError):
+        os.utime(root)  # "last used": what pruning goes by
     return Snapshot(key, root, source)
+
+
+def prune(cache: Path, keep: str, max_age_s: float = KEEP_UNUSED_DAYS * 86_400) -> list[str]:
+    """Remove this plugin's copies (and their derived ``<hash>.*`` siblings) unused for
+    ``max_age_s``, except ``keep``. Returns the removed hashes; failures are ignored (the
+    cache is only a cache)."""
+    import time
+
+    now = time.time()
+    removed = []
+    try:
+        names = [entry.name for entry in os.scandir(cache)]
+    except OSError:
+        return removed
+    for name in names:
+        if name == keep or name.startswith(".") or "." in name or not (cache / name).is_dir():
+            continue
+        try:
+            if now - (cache / name).stat().st_mtime < max_age_s:
+                continue
+        except OSError:
+            continue
+        for sibling in [n for n in names if n == name or n.startswith(name + ".")]:
+            target = cache / sibling
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    target.unlink()
+        removed.append(name)
+    return removed
 
 
 def _store(cache: Path, key: str, entries: list[FileEntry]) -> None:
