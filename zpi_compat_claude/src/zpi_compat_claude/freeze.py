@@ -221,7 +221,7 @@ def prune(cache: Path, keep: str, max_age_s: float = KEEP_UNUSED_DAYS * 86_400) 
     import time
 
     now = time.time()
-    removed = []
+    removed: list[str] = []
     try:
         names = [entry.name for entry in os.scandir(cache)]
     except OSError:
