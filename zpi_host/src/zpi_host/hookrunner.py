@@ -12,13 +12,13 @@ This module is on the ``--list-plugins`` path: it imports only the standard libr
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import attrs
 
 from .errors import HookAnswerError, HookError, UsageError
 
@@ -37,7 +37,7 @@ SETTINGS_KEYS = ("timeout", "timeouts", "on_error", "policies", "max_stop_contin
 WILDCARD = "*"
 
 
-@dataclass(frozen=True, slots=True)
+@attrs.frozen
 class HookPolicy:
     """How one plugin's implementation of one hook is run: its budget and its error policy.
 
@@ -174,7 +174,7 @@ def _hook_name(key: str, name: str, *, wildcard: bool) -> str:
     if name in NOT_GOVERNED:
         raise HookSettingsError(key, NOT_GOVERNED[name])
     if name not in DEFAULT_ON_ERROR:
-        close = difflib.get_close_matches(name, list(DEFAULT_ON_ERROR), n=1)
+        close = _close_matches(name, list(DEFAULT_ON_ERROR), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         allowed = " or '*'" if wildcard else ""
         raise HookSettingsError(key, f"{name!r} is not a hook{hint}; use a zpi_* hook name"
@@ -226,7 +226,7 @@ def _table(
             raise HookSettingsError(here, f"for every hook, use the setting {global_key}")
         elif name.startswith("zpi_"):
             by_hook[_hook_name(here, name, wildcard=False)] = parse(here, value)
-        elif difflib.get_close_matches(name, list(DEFAULT_ON_ERROR), n=1):
+        elif _close_matches(name, list(DEFAULT_ON_ERROR), n=1):
             _hook_name(here, name, wildcard=False)  # raises with "did you mean"
         else:
             raise HookSettingsError(here, f"{name!r} is not a hook; to configure the plugin "
@@ -258,7 +258,7 @@ class HookPolicies:
             raise HookSettingsError("hooks", f"must be an object, got {type(raw).__name__}")
         unknown = [k for k in raw if k not in SETTINGS_KEYS]
         if unknown:
-            close = difflib.get_close_matches(str(unknown[0]), SETTINGS_KEYS, n=1)
+            close = _close_matches(str(unknown[0]), SETTINGS_KEYS, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise HookSettingsError(_key("hooks", str(unknown[0])),
                                     f"unknown setting{hint}; known: {', '.join(SETTINGS_KEYS)}")
@@ -372,3 +372,10 @@ async def _await_answer(pending: Any, plugin: str, hook: str, budget_s: float | 
         assert budget_s is not None
         raise HookTimeoutError(plugin, hook, budget_s)
     return value
+
+
+def _close_matches(word: str, choices: Any, n: int = 1) -> list[str]:
+    """Did-you-mean candidates (difflib imported only when a setting is wrong)."""
+    import difflib
+
+    return difflib.get_close_matches(word, list(choices), n=n)
