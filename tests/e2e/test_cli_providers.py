@@ -53,6 +53,8 @@ def test_run_against_the_loopback_server(tmp_path, fmt, variable):
     sent = requests[0].headers.get("authorization") or requests[0].headers.get("x-api-key")
     assert KEY in sent
     assert "buy milk" in json.dumps(requests[1].json["messages"][-1])
+    (transcript,) = (tmp_path / "home/.zpi/agent/sessions").rglob("*.jsonl")
+    assert "buy milk" in transcript.read_text() and KEY not in transcript.read_text()
 
 
 def test_a_refused_key_fails_the_run_without_showing_it(tmp_path):
