@@ -349,9 +349,13 @@ async def test_continue_false_blocks_a_prompt_and_overrides_a_stop_block(
         second = await session.run("please STOP")
     finally:
         await session.dispose()
-    assert first.result == "answer" and len(model.requests) == 1
-    assert second.is_error and "no prompts with STOP" in second.result
-    assert any(d.level == "warning" and "enough" in d.message for d in hooks.diagnostics)
+    # continue: false ends the run (RunStopped) and wins over a Stop hook's block
+    assert (first.result, first.stop_reason) == ("answer", "hook_stopped")
+    assert len(model.requests) == 1
+    assert second.stop_reason == "hook_stopped" and not second.is_error
+    assert second.result == "stopped by a hook: no prompts with STOP"
+    assert not any(isinstance(m, UserMessage) and "STOP" in m.text_content
+                   for m in session.messages)  # the prompt never reached the history
 
 
 async def test_system_message_is_a_warning_and_session_end_runs(zpi_env, zpi_plugins,

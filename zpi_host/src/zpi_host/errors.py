@@ -66,3 +66,12 @@ class ContextOverflowError(ZpiError):
         super().__init__(message)
         self.provider = provider
         self.status = status
+
+
+class RunStopped(ZpiError):
+    """A hook asked to end the run now (Claude Code's ``continue: false``).
+
+    Raise it from any lifecycle hook implementation: it passes through every error policy, the
+    loop closes the calls in flight as interrupted and the run ends with stop reason
+    ``hook_stopped`` and this message; the session can run again afterwards.
+    """

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import HookAnswerError, HookError, ZpiError
+from .errors import HookAnswerError, HookError, RunStopped, ZpiError
 from .hookrunner import (
     CLOSED_ANSWERS,
     DEFAULT_HOOK_POLICIES,
@@ -279,7 +279,8 @@ class HookCalls:
                 if value is not None:
                     self._check(hook, impl.plugin_name, value)
             except HookError as exc:
-                if passthrough and isinstance(exc.cause, passthrough):
+                if isinstance(exc.cause, RunStopped) or (
+                        passthrough and isinstance(exc.cause, passthrough)):
                     raise exc.cause from exc
                 self._handle(exc, hook)
                 continue

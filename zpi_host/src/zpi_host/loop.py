@@ -16,7 +16,7 @@ import anyio
 
 from .commands import expand_prompt
 from .compaction import CompactionSettings, compact, over_threshold
-from .errors import ContextOverflowError, ZpiError
+from .errors import ContextOverflowError, RunStopped, ZpiError
 from .events import (
     InputDelivered,
     MessageEnd,
@@ -95,11 +95,11 @@ class AgentLoop:
             try:
                 outcome = await self._run(prompt)
             except ZpiError as exc:
-                outcome = _Outcome("", "error", str(exc))
+                outcome = self._failed(exc)
             except BaseExceptionGroup as group:  # a tool batch's task group wraps errors
                 leaf = _single_leaf(group)
                 if isinstance(leaf, ZpiError):
-                    outcome = _Outcome("", "error", str(leaf))
+                    outcome = self._failed(leaf)
                 elif leaf is not None and not isinstance(leaf, anyio.get_cancelled_exc_class()):
                     raise leaf from group
                 else:
@@ -128,6 +128,18 @@ class AgentLoop:
             with anyio.CancelScope(shield=True):
                 await s.emit(RunEnd(result))
         return result
+
+    def _failed(self, exc: ZpiError) -> _Outcome:
+        """A typed error ends the run; a hook's RunStopped ends it on purpose, with the calls
+        in flight closed as interrupted so the history stays valid."""
+        if isinstance(exc, RunStopped):
+            self._close_interrupted_calls()
+            self.s.warnings.append(f"a hook stopped the run: {exc}")
+            last = self.s.messages[-1] if self.s.messages else None
+            if isinstance(last, AssistantMessage) and not last.tool_calls and self.turns:
+                return _Outcome(last.text, "hook_stopped")  # stopped when it would stop
+            return _Outcome(f"stopped by a hook: {exc}", "hook_stopped")
+        return _Outcome("", "error", str(exc))
 
     # ------------------------------------------------------------------------ the run
 

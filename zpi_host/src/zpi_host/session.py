@@ -6,6 +6,7 @@ history, tools, model, usage, subscribers, and the abort handle.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import UsageError
+from .errors import RunStopped, UsageError
 from .events import Event
 from .listview import ListView
 from .messages import Message, Usage
@@ -414,7 +415,8 @@ class AgentSession:
             await self._run_done.wait()  # the aborted run records its interrupted calls
         try:
             if self.session_started and self.parent is None:
-                await self.host.hooks.session_end(self.view, reason)
+                with contextlib.suppress(RunStopped):  # no run left to stop
+                    await self.host.hooks.session_end(self.view, reason)
         finally:
             self._subscribers.clear()
             try:

@@ -22,6 +22,8 @@ from .config import DEFAULT_TIMEOUT_S, MATCH_FIELD, CommandHandler, HookConfig
 if TYPE_CHECKING:
     from .output import HandlerResult
 
+#: events with no run to stop: ``continue: false`` there is only reported
+OUTSIDE_A_RUN = frozenset({"SessionEnd", "Notification"})
 #: the logger every diagnostic is written to as a warning
 LOGGER = "zpi_compat_claude.hooks"
 #: this host's permission modes in Claude's spelling (``ask`` has no Claude equivalent)
@@ -222,8 +224,15 @@ class HookEngine:
         also goes to the session's user as warnings (``SessionView.warn``)."""
         before = self._reported
         try:
-            return await self._run_handlers(event, session, handlers, fields,
-                                            env_file=env_file)
+            results = await self._run_handlers(event, session, handlers, fields,
+                                               env_file=env_file)
+            stops = [r.stop_reason or f"a {event} hook answered continue: false"
+                     for r in results if r.stop]
+            if stops and event not in OUTSIDE_A_RUN:
+                from zpi_host.errors import RunStopped
+
+                raise RunStopped("; ".join(stops))
+            return results
         finally:
             warn = getattr(session, "warn", None)
             fresh = min(self._reported - before, len(self.diagnostics))
@@ -287,6 +296,7 @@ class HookEngine:
 
     def _unsupported_stop(self, event: str, results: Sequence[HandlerResult],
                           instead: str) -> None:
+        """``continue: false`` where there is no run to stop (``OUTSIDE_A_RUN``)."""
         for result in results:
             if result.stop:
                 why = f" ({result.stop_reason})" if result.stop_reason else ""
@@ -298,9 +308,7 @@ class HookEngine:
                         handlers: Sequence[ReadyHandler], verb: str) -> str:
         reasons = []
         for handler, result in zip(handlers, results, strict=True):
-            if result.stop:
-                reasons.append(result.stop_reason or f"a {event} hook stopped the session")
-            elif result.block:
+            if result.block:
                 reasons.append(result.reason or f"{verb} by the {event} hook "
                                                  f"`{_short(handler.command)}` (no reason given)")
         return "; ".join(reasons)

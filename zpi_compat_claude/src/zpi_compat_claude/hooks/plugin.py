@@ -110,7 +110,6 @@ class ClaudeHooks(HookEngine):
             self._apply_env_file(session, env_file)
         finally:
             env_file.unlink(missing_ok=True)
-        self._unsupported_stop("SessionStart", results, "the session goes on")
         contexts = [c for r in results for c in r.contexts]
         return contexts or None
 
@@ -176,7 +175,6 @@ class ClaudeHooks(HookEngine):
         context = join_texts(c for r in results for c in r.contexts)
         behavior = _winner(results, ("deny", "ask", "allow"))
         if behavior == "deny":
-            self._unsupported_stop(event, results, "the call was denied instead")
             return ToolDecision.deny(
                 self._blocked_reason(event, results, handlers, "denied"), context=context)
         updated = self._updated_input(event, call, results, behavior)
@@ -223,7 +221,6 @@ class ClaudeHooks(HookEngine):
         results = await self._run(event, session, handlers, self._tool_fields(session, call))
         behavior = _winner(results, ("deny", "allow"))
         if behavior == "deny":
-            self._unsupported_stop(event, results, "the call was denied instead")
             return ToolDecision.deny(self._blocked_reason(event, results, handlers, "denied"))
         if behavior == "allow":
             updated = None
@@ -253,10 +250,6 @@ class ClaudeHooks(HookEngine):
         contexts = list(pending or ())
         for handler_result in results:
             contexts.extend(handler_result.contexts)
-            if handler_result.stop:
-                contexts.append("A hook asked to stop: "
-                                + (handler_result.stop_reason or "no reason given"))
-        self._unsupported_stop(event, results, "its reason was given to the model")
         content = None
         for handler_result in results:
             if handler_result.updated_output is not None:
@@ -284,10 +277,6 @@ class ClaudeHooks(HookEngine):
         contexts = list(pending or ())
         for handler_result in results:
             contexts.extend(handler_result.contexts)
-            if handler_result.stop:
-                contexts.append("A hook asked to stop: "
-                                + (handler_result.stop_reason or "no reason given"))
-        self._unsupported_stop(event, results, "its reason was given to the model")
         return join_texts(contexts)
 
     # stopping ---------------------------------------------------------------------------
@@ -314,13 +303,7 @@ class ClaudeHooks(HookEngine):
                        fields: Mapping[str, Any]) -> Any:
         from zpi_host.decisions import StopDecision
 
-        results = await self._run(event, session, handlers, fields)
-        stops = [r for r in results if r.stop]
-        if stops:  # continue: false wins over any "block": the run stops
-            for result in stops:
-                self._report(event, None, "stopped: " + (result.stop_reason or "continue: "
-                                                         "false"), "warning")
-            return None
+        results = await self._run(event, session, handlers, fields)  # continue: false raised
         reasons = []
         for handler, result in zip(handlers, results, strict=True):
             if result.block:
@@ -342,7 +325,6 @@ class ClaudeHooks(HookEngine):
     async def _on_context_event(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
                                 fields: Mapping[str, Any]) -> str | None:
         results = await self._run(event, session, handlers, fields)
-        self._unsupported_stop(event, results, "it goes on")
         return join_texts(c for r in results for c in r.contexts)
 
     def _before_compact(self, session: Any, preparation: Any) -> Any:
