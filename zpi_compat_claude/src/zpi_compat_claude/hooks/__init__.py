@@ -6,7 +6,7 @@ Light to import (no anyio): the folder loader builds these objects while plugins
 
 from .config import EVENTS, CommandHandler, HookConfig, MatcherGroup, parse_hooks
 from .engine import HookDiagnostic
-from .plugin import ClaudeHooks, make_hooks_plugin
+from .plugin import ClaudeHooks
 
 __all__ = ["EVENTS", "ClaudeHooks", "CommandHandler", "HookConfig", "HookDiagnostic",
-           "MatcherGroup", "make_hooks_plugin", "parse_hooks"]
+           "MatcherGroup", "parse_hooks"]

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from zpi_host.hookspecs import hookimpl
 
-from .config import DEFAULT_TIMEOUT_S, HookConfig
 from .engine import HookEngine, ReadyHandler, join_texts
 from .toolnames import (
     CLAUDE_NAMES,
@@ -389,19 +388,3 @@ def _marked(function: Any, hook: str, owner: ClaudeHooks) -> Any:
     clone.__qualname__ = f"{type(owner).__name__}.{hook}"
     clone.__doc__ = function.__doc__
     return types.MethodType(hookimpl(clone), owner)
-
-
-def make_hooks_plugin(
-    *,
-    name: str,
-    root: Path,
-    hooks: HookConfig,
-    data_dir: Path,
-    env: Mapping[str, str],
-    substitute: Callable[[str], str],
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-) -> ClaudeHooks:
-    """A ClaudeHooks object exposing only the hook implementations ``hooks`` needs (the same
-    as calling the class; kept as the factory the folder loader calls)."""
-    return ClaudeHooks(name=name, root=root, hooks=hooks, data_dir=data_dir, env=env,
-                       substitute=substitute, timeout_s=timeout_s)
