@@ -246,3 +246,22 @@ async def test_session_start_once_per_session_and_end_on_dispose(zpi_env, zpi_pl
     unused = await create_session(model="t:m", provider=ScriptedModel([]), cwd=tmp_path)
     await unused.dispose()
     assert len(plugin.calls) == 4  # a session that never ran neither starts nor ends
+
+
+async def test_only_the_last_answers_figure_counts(zpi_env, tmp_path):
+    # an older figure described a shorter history: once a later answer came without one, it
+    # neither sizes the context nor triggers another compaction
+    model = with_window(ScriptedModel([turn("one", input_tokens=990), "the summary", "three",
+                                       "four"]), window=1000)
+    session = await create_session(model="t:m", provider=model, cwd=tmp_path, host=host(),
+                                   settings=SMALL)
+    await session.run("a")
+    assert session.get_context_usage().last_reported_input_tokens == 990
+    await session.run("b")  # 990 > 1000 - 100: compacted first
+    usage = session.get_context_usage()
+    assert usage.last_reported_input_tokens is None and usage.estimated
+    result = await session.run("c")  # no second compaction
+    await session.dispose()
+    assert result.result == "four"
+    summaries = [r for r in model.requests if r.system_prompt == SUMMARY_SYSTEM_PROMPT]
+    assert len(model.requests) == 4 and len(summaries) == 1

@@ -177,12 +177,12 @@ def make_permissions(
 
 def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
     """The model reads a skill's body (and the files beside it) on demand: the folders of
-    loaded skills may be read wherever they are (a plugin's folder, the agent dir)."""
+    loaded skills may be read wherever they are (a plugin's folder, the agent dir). One rule
+    per folder holding skills, not per skill: every tool call walks the rules."""
     from .permissions import parse_rule
 
-    for skill in resources.skills:
-        permissions.rules.add("allow", parse_rule(f"read({Path(skill.root).resolve()}/**)",
-                                                  source="loaded skills"))
+    for folder in sorted({Path(skill.root).resolve().parent for skill in resources.skills}):
+        permissions.rules.add("allow", parse_rule(f"read({folder}/**)", source="loaded skills"))
 
 
 def choose_model(

@@ -99,11 +99,14 @@ def reported_input(message: AssistantMessage) -> int:
 
 
 def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
-    """(index of the last assistant message with reported input, that input) or None."""
+    """(index of the last assistant message, the input the provider reported for it) or None
+    when it reported none. Only the last answer counts (an older figure describes a shorter
+    history), which also keeps this O(1) per turn whatever the history's length."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if isinstance(message, AssistantMessage) and reported_input(message) > 0:
-            return index, reported_input(message)
+        if isinstance(message, AssistantMessage):
+            tokens = reported_input(message)
+            return (index, tokens) if tokens > 0 else None
     return None
 
 
