@@ -157,7 +157,6 @@ class AgentLoop:
         if decision.blocked:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
             return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
-        s.start_recording()
         s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
         for context in decision.contexts:
             s.add_message(ContextMessage(context.value, context.plugin))

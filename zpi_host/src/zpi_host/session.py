@@ -190,7 +190,6 @@ class AgentSession:
         self.model_usage: dict[str, Usage] = {}
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
-        self._started = False
         self._run_done: Any = None
         if permissions is None:
             from .permissions import build_policy
@@ -361,10 +360,8 @@ class AgentSession:
                 await self.emit(WarningEvent(warning))
 
     def start_recording(self) -> None:
-        """At the first send: write the snapshot, and model or reasoning changes."""
-        if self._started:
-            return
-        self._started = True
+        """Once, when the session starts (the loop's first run): write the snapshot, and model
+        or reasoning changes."""
         store = self.store
         if self.snapshot is not None:
             data = self.snapshot.to_json()
