@@ -130,3 +130,19 @@ def test_listing_parses_no_markdown_once_cached(tmp_path, env):
     assert all(run.returncode == 0 for run in runs), runs[0].stderr
     assert runs[0].stderr.strip() == "['frontmatter', 'yaml']"  # the first load parses
     assert runs[1].stderr.strip() == "[]"
+
+
+def test_listing_shows_what_a_folder_cannot_do_as_warnings(tmp_path, env):
+    plugin = copy_plugin("servers", tmp_path)
+    skills = copy_plugin("one-skill", tmp_path)
+    rows = json.loads(zpi("--list-plugins", "--json", "--plugin-dir", str(plugin),
+                          "--plugin-dir", str(skills), cwd=tmp_path, env=env).stdout)
+    by_name = {row["name"]: row for row in rows}
+    servers = by_name["claude:servers"]
+    assert servers["status"] == "ok"
+    assert any("MCP servers are not supported" in w for w in servers["warnings"])
+    sources = [row for name, row in by_name.items() if name != "claude:servers"
+               and name.startswith("claude:")][0]["contributes"]["resources"]
+    assert all(source.startswith("/") for source in sources)  # folders, not object reprs
+    table = zpi("--list-plugins", "--plugin-dir", str(plugin), cwd=tmp_path, env=env).stdout
+    assert "    warning: MCP servers are not supported" in table
