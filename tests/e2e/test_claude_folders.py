@@ -141,8 +141,9 @@ def test_listing_shows_what_a_folder_cannot_do_as_warnings(tmp_path, env):
     servers = by_name["claude:servers"]
     assert servers["status"] == "ok"
     assert any("MCP servers are not supported" in w for w in servers["warnings"])
-    sources = [row for name, row in by_name.items() if name != "claude:servers"
-               and name.startswith("claude:")][0]["contributes"]["resources"]
+    (skill_row,) = [row for name, row in by_name.items()
+                    if name.startswith("claude:") and name != "claude:servers"]
+    sources = skill_row["contributes"]["resources"]
     assert all(source.startswith("/") for source in sources)  # folders, not object reprs
     table = zpi("--list-plugins", "--plugin-dir", str(plugin), cwd=tmp_path, env=env).stdout
     assert "    warning: MCP servers are not supported" in table
