@@ -163,5 +163,6 @@ def register_hooks(host: Any, ctx: LoadContext, name: str, config: Any,
         return
     if not hasattr(plugin, "warnings"):
         plugin.warnings = list(diagnostics)  # type: ignore[attr-defined]
-    host.register_plugin(plugin, name, source=ctx.dialect.name,
-                         contributes={"hooks": events, **(extra or {})})
+    contributes = {kind: names for kind, names in {"hooks": events, **(extra or {})}.items()
+                   if names}
+    host.register_plugin(plugin, name, source=ctx.dialect.name, contributes=contributes)
