@@ -165,3 +165,21 @@ async def test_config_file_hooks_run_user_then_workspace_then_plugin(zpi_env, wo
     problems = [d.message for d in config.diagnostics]
     assert any("over the capture limit" in p for p in problems)  # maxOutputBytes 64
     assert any("printed invalid JSON" in p for p in problems)
+
+
+async def test_permission_request_hook_allows_a_call_that_needs_approval(zpi_env, workspace,
+                                                                         tmp_path):
+    plugin = copy_plugin("hooks-zc", tmp_path / "plugins")
+    host = load_host(zcode_settings([plugin]), workspace)
+    model = ScriptedModel([bash("echo approved"), "a", "b", "c", "d"])
+    session = await create_session(model="t:m", provider=model, cwd=workspace, host=host,
+                                   permission_mode="ask")
+    try:
+        await session.run("go")
+    finally:
+        await session.dispose()
+    (ran,) = results(session)
+    assert not ran.is_error and ran.content[0].text.strip() == "approved"
+    (asked,) = [r["input"] for r in seen(zpi_env.agent_dir) if r["event"] == "PermissionRequest"]
+    assert asked["toolName"] == "Bash" and asked["toolInput"] == {"command": "echo approved"}
+    assert asked["hookEventName"] == "PermissionRequest"
