@@ -301,8 +301,7 @@ def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str,
     another of the dialect's personal folders: the ``parts`` it may hold (skills, agents,
     commands), not namespaced, used in place (they belong to the user, not to a plugin
     someone installed). Commands named in ``taken`` (command -> the earlier folder that has
-    it) are skipped. None
-    when the folder has none of them."""
+    it) are skipped. None when the folder has none of them."""
     present = [part for part in parts if (path / part).is_dir()]
     if not present:
         return None

@@ -119,7 +119,7 @@ def _handler(raw: Any, where: str, problems: list[str],
                         f"got {type(raw).__name__}; skipped")
         return None
     kind = raw.get("type")
-    runs = " and ".join(f"\"{kind}\"" for kind in sorted(dialect.handler_types))
+    runs = " and ".join(f"\"{known}\"" for known in sorted(dialect.handler_types))
     if kind in UNSUPPORTED_TYPES and kind not in dialect.handler_types:
         problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
                         f"{runs} handlers run); skipped")
