@@ -158,6 +158,7 @@ class AgentSession:
         start_source: str = "startup",
         permissions: PermissionPolicy | None = None,
         parent: SubagentLink | None = None,
+        remove_spill_at_dispose: bool = False,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -175,6 +176,8 @@ class AgentSession:
         self.max_turns = max_turns
         self.reasoning_level = reasoning_level
         self.spill_dir = spill_dir
+        #: an in-memory session's spill folder goes with it (a saved one's stays for resume)
+        self.remove_spill_at_dispose = remove_spill_at_dispose
         self.settings_manager = settings_manager
         self.resources = resources
         self.snapshot = snapshot
@@ -421,3 +424,7 @@ class AgentSession:
                     await self.provider.aclose()
             finally:
                 self.store.close()
+                if self.remove_spill_at_dispose and self.spill_dir is not None:
+                    from .spill import remove_spill_folder
+
+                    remove_spill_folder(self.spill_dir)
