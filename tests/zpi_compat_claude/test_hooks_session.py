@@ -505,3 +505,20 @@ async def test_a_hanging_handler_times_out_as_a_non_blocking_error_not_a_deny(
     warned = [e.message for e in events if e.type == "warning"]
     assert any("timed out" in w for w in warned), warned
     assert not process_running(int((tmp_path / "hang.pid").read_text()))
+
+
+@pytest.mark.parametrize("passed", [False, True], ids=["default", "passed by setting"])
+async def test_hook_commands_do_not_get_the_key_variables(zpi_env, zpi_plugins, workspace,
+                                                          tmp_path, monkeypatch, passed):
+    key = "sk-hook-test-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    seen = tmp_path / "seen.txt"
+    command = f'echo "${{ANTHROPIC_API_KEY:-unset}}" > {seen}'
+    hooks, _ = make_hooks({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": command}]}]}}, tmp_path, name="env")
+    zpi_plugins.register(hooks, "claude:env")
+    settings = {"secrets": {"pass_to_commands": True}} if passed else {}
+    session = await create_session(model="t:m", provider=ScriptedModel([bash("true"), "done"]),
+                                   cwd=workspace, host=host(), settings=settings)
+    await run(session)
+    assert seen.read_text().strip() == (key if passed else "unset")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .permissions import PermissionPolicy
     from .providers.base import Provider, ProviderFactory
     from .providers.catalog import ModelEntry
+    from .redaction import Redactor
     from .resources import ResourceLoader
     from .session import AgentSession
     from .settings import SettingsManager
@@ -179,6 +180,36 @@ def make_permissions(
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
+def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
+    """The provider keys this session's settings and environment may use: kept out of
+    everything it prints and records (see :mod:`zpi_host.redaction`)."""
+    from .redaction import Redactor
+
+    return Redactor.from_settings(settings, environ)
+
+
+def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
+                    warnings: list[str]) -> frozenset[str]:
+    """The key variables kept out of the commands the session starts (setting
+    ``secrets.pass_to_commands``, from the user's settings only: a repository's project
+    settings must not hand the keys to the commands its model runs). A bad value is a
+    warning, and all of them are kept out."""
+    from .redaction import SecretsSettingError, hidden_variables, key_variables
+
+    project = manager.layer("project").get("secrets")
+    if isinstance(project, Mapping) and "pass_to_commands" in project:
+        warnings.append(f"{manager.project_path}: a project may not set "
+                        "secrets.pass_to_commands (it would give the provider keys to the "
+                        "commands its model runs); ignored. Set it in your user settings.")
+        user = manager.layer("user").get("secrets")
+        settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    try:
+        return hidden_variables(settings)
+    except SecretsSettingError as exc:
+        warnings.append(f"{exc}; passing none of them (see docs/permissions.md, \"Secrets\")")
+        return key_variables(settings)
+
+
 def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
     """The model reads a skill's body (and the files beside it) on demand: the folders of
     loaded skills may be read wherever they are (a plugin's folder, the agent dir). One rule
@@ -331,9 +362,13 @@ async def create_session(**kwargs: Any) -> AgentSession:
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
         allow_reading_skills(permissions, resources)
         spill = prepare_spill(permissions, agent_dir, store)
-        return _session(options, host, provider, entry, tools, found.owners, prompt,
-                        instructions, cwd, agent_dir, settings, settings_manager, store,
-                        resources, reasoning, permissions, warnings, spill)
+        hidden = command_secrets(settings_manager, settings, warnings)
+        session = _session(options, host, provider, entry, tools, found.owners, prompt,
+                           instructions, cwd, agent_dir, settings, settings_manager, store,
+                           resources, reasoning, permissions, warnings, spill)
+        session.hidden_variables = hidden
+        session.redactor = session.store.redactor = redactor_for(settings, environ)
+        return session
     except BaseException:
         if provider is not None and options.provider is None:
             await provider.aclose()
