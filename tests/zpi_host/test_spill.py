@@ -162,3 +162,15 @@ async def test_a_new_session_prunes_old_folders(zpi_env, tmp_path) -> None:
     session = await create_session(model="t:m", provider=ScriptedModel(["hi"]), cwd=tmp_path)
     await session.dispose()
     assert not stale.exists()
+
+
+def test_nothing_is_removed_through_a_symlinked_spill_root(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    (victim / SID).mkdir(parents=True)
+    (victim / SID / "precious.txt").write_text("keep me")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    os.symlink(victim, spill_root(agent))
+    assert prune_spill(agent) == []
+    delete_session(SID, agent_dir=agent)
+    assert (victim / SID / "precious.txt").read_text() == "keep me"

@@ -123,17 +123,40 @@ def create_spill_file(folder: Path, prefix: str) -> tuple[Path, IO[bytes]]:
         os.close(fd)
 
 
-def remove_spill_folder(folder: Path) -> None:
-    """Remove a spill folder and its files (a symlink in its place is only unlinked)."""
+def _open_root(root: Path) -> int | None:
+    """The spill root, checked as for writing; None when it is missing or not safe (then
+    nothing is removed through it)."""
     try:
-        info = os.lstat(folder)
+        return _open_dir(str(root), root, parent_fd=None, private=False, create=False)
+    except SpillFolderError:
+        return None
+
+
+def _remove(name: str, root_fd: int) -> None:
+    """Remove entry ``name`` of the spill root: a folder with its files (fd-based, does not
+    follow symlinks), anything else is unlinked."""
+    try:
+        info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(folder, ignore_errors=True)  # fd-based: does not follow symlinks
+        shutil.rmtree(name, dir_fd=root_fd, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
-            os.unlink(folder)
+            os.unlink(name, dir_fd=root_fd)
+
+
+def remove_spill_folder(folder: Path) -> None:
+    """Remove a spill folder and its files; never through a symlinked or foreign spill root
+    (a symlink in the folder's place is only unlinked)."""
+    folder = Path(folder)
+    root_fd = _open_root(folder.parent)
+    if root_fd is None:
+        return
+    try:
+        _remove(folder.name, root_fd)
+    finally:
+        os.close(root_fd)
 
 
 def prune_spill(agent_dir: Path, *, keep: str | None = None,
@@ -141,22 +164,27 @@ def prune_spill(agent_dir: Path, *, keep: str | None = None,
     """Remove the spill folders nobody needs any more (rules in the module doc); ``keep`` is
     the folder name of the session being assembled. Returns the names removed; problems are
     ignored (the next session tries again)."""
-    root = spill_root(agent_dir)
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
+    root_fd = _open_root(spill_root(agent_dir))
+    if root_fd is None:
         return []
+    try:
+        return _prune(root_fd, Path(agent_dir), keep, max_age_days)
+    finally:
+        os.close(root_fd)
+
+
+def _prune(root_fd: int, agent_dir: Path, keep: str | None, max_age_days: float) -> list[str]:
     from .transcript.paths import iter_session_files
 
     saved: set[str] | None = None
     removed = []
     now = time.time()
-    for entry in entries:
-        match = _FOLDER.fullmatch(entry.name)
-        if entry.name == keep or match is None:
+    for name in os.listdir(root_fd):
+        match = _FOLDER.fullmatch(name)
+        if name == keep or match is None:
             continue
         try:
-            info = entry.stat(follow_symlinks=False)
+            info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
         except OSError:
             continue
         if not stat.S_ISDIR(info.st_mode):
@@ -165,11 +193,11 @@ def prune_spill(agent_dir: Path, *, keep: str | None = None,
             gone = not _alive(int(match["pid"]))
         else:
             if saved is None:
-                saved = {p.stem for p in iter_session_files(Path(agent_dir))}
+                saved = {p.stem for p in iter_session_files(agent_dir)}
             gone = match["id"] not in saved or now - info.st_mtime > max_age_days * 86_400
         if gone:
-            remove_spill_folder(Path(entry.path))
-            removed.append(entry.name)
+            _remove(name, root_fd)
+            removed.append(name)
     return removed
 
 
