@@ -522,3 +522,21 @@ async def test_hook_commands_do_not_get_the_key_variables(zpi_env, zpi_plugins, 
                                    cwd=workspace, host=host(), settings=settings)
     await run(session)
     assert seen.read_text().strip() == (key if passed else "unset")
+
+
+async def test_a_key_a_hook_prints_is_redacted_in_its_diagnostic(zpi_env, zpi_plugins,
+                                                                 workspace, tmp_path,
+                                                                 monkeypatch, caplog):
+    key = "sk-hook-test-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    hooks, _ = make_hooks({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": 'echo "oops $OPENAI_API_KEY" >&2; exit 1'}]}]}},
+        tmp_path, name="leaky")
+    zpi_plugins.register(hooks, "claude:leaky")
+    session = await create_session(model="t:m", provider=ScriptedModel([bash("true"), "done"]),
+                                   cwd=workspace, host=host(),
+                                   settings={"secrets": {"pass_to_commands": True}})
+    await run(session)
+    (diagnostic,) = hooks.diagnostics
+    assert diagnostic.message == "exited 1: oops [redacted]"
+    assert key not in caplog.text and "oops [redacted]" in caplog.text

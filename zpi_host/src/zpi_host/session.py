@@ -122,6 +122,12 @@ class SessionView:
         provider keys, unless ``secrets.pass_to_commands`` passes them."""
         return self._s.hidden_variables
 
+    def redact(self, text: str) -> str:
+        """``text`` with the session's provider keys replaced by ``[redacted]`` (for what a
+        plugin logs or shows itself; events, warnings and the transcript are redacted
+        already)."""
+        return self._s.redactor.text(text)
+
     def warn(self, message: str) -> None:
         """Tell the user something went wrong without stopping anything (a hook handler that
         timed out, printed invalid output ...): a ``warning`` event at the next turn

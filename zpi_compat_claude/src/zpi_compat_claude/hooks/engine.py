@@ -297,11 +297,14 @@ class HookEngine:
             async with anyio.create_task_group() as group:
                 for index, handler in enumerate(handlers):
                     group.start_soon(one, index, handler)
+        # what a handler printed may hold a key it was given (secrets.pass_to_commands):
+        # redacted before it is logged or shown
+        redact = getattr(session, "redact", None) or str
         for handler, result in zip(handlers, results, strict=True):
             for problem in result.problems:
-                self._report(event, handler.command, problem)
+                self._report(event, handler.command, redact(problem))
             for message in result.messages:
-                self._report(event, handler.command, message, "warning")
+                self._report(event, handler.command, redact(message), "warning")
         return results
 
     def _unsupported_stop(self, event: str, results: Sequence[HandlerResult],
