@@ -101,8 +101,10 @@ class HeadTailBuffer:
 
     Up to ``limit_bytes`` everything stays in memory. Past it, the first and last
     ``limit_bytes // 2`` bytes stay in memory and every byte, from the first, goes to a spill
-    file, so the file is the complete output. Feed bytes with :meth:`feed`, then call
-    :meth:`finish` once (or :meth:`discard` to drop everything, spill file included).
+    file in ``spill_dir`` (a session's private spill folder; ``None``: the output is not
+    saved and the preview says so), so the file is the complete output. Feed bytes with
+    :meth:`feed`, then call :meth:`finish` once (or :meth:`discard` to drop everything, spill
+    file included).
     """
 
     def __init__(
