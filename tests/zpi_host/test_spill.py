@@ -68,6 +68,15 @@ def test_a_folder_open_to_others_is_refused(tmp_path: Path) -> None:
         create_spill_file(folder, "zpi-bash")
 
 
+def test_a_sticky_shared_root_is_accepted_for_a_private_folder(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    path, file = create_spill_file(shared / "mine", "zpi-bash")
+    file.close()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a folder to another user")
 def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
     folder = spill_folder(tmp_path / "agent", SID)

@@ -7,9 +7,10 @@ place would let another user plant a symlink there and turn that rule into read-
 
 The folder is made on first use, mode 0700, and is only ever entered through file
 descriptors opened with ``O_NOFOLLOW``: the spill root must be owned by this user and not
-writable by others, the session folder owned by this user and private (no group or other
-bits). Anything else is refused with :class:`SpillFolderError` and the output is then not
-saved (the tool result says why). Files are created with ``O_EXCL | O_NOFOLLOW``, mode 0600.
+writable by others (or be a sticky folder such as ``/tmp``, where others cannot move what is
+ours), the session folder owned by this user and private (no group or other bits). Anything
+else is refused with :class:`SpillFolderError` and the output is then not saved (the tool
+result says why). Files are created with ``O_EXCL | O_NOFOLLOW``, mode 0600.
 
 Clean-up (:func:`prune_spill`, run when a session is assembled): the folder of a saved session
 goes when the session is deleted (``delete_session``) or when nothing was spilled into it for
@@ -60,6 +61,8 @@ def _check(fd: int, path: Path, *, private: bool) -> None:
     info = os.fstat(fd)
     if not stat.S_ISDIR(info.st_mode):
         raise SpillFolderError(f"spill folder {path} is not a folder")
+    if not private and info.st_mode & stat.S_ISVTX and info.st_uid in (0, os.geteuid()):
+        return  # a sticky folder such as /tmp: others cannot move or replace what is ours
     if info.st_uid != os.geteuid():
         raise SpillFolderError(f"spill folder {path} belongs to user {info.st_uid}, not to you "
                                f"({os.geteuid()}); remove it, the host makes a new one")
