@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .permissions import PermissionPolicy
     from .providers.base import Provider, ProviderFactory
     from .providers.catalog import ModelEntry
+    from .redaction import Redactor
     from .resources import ResourceLoader
     from .session import AgentSession
     from .settings import SettingsManager
@@ -156,11 +157,17 @@ def make_host(
                                             cwd=cwd)).load()
 
 
-def spill_dir() -> Path:
-    """Where tool output beyond the output limit is kept for the model to read."""
-    import tempfile
+def prepare_spill(permissions: PermissionPolicy, agent_dir: Path, store: SessionManager
+                  ) -> Path:
+    """The session's private spill folder (see :mod:`zpi_host.spill`): the model may read
+    its own cut tool output there, and in no other spill folder. Old folders are pruned."""
+    from .permissions import parse_rule
+    from .spill import prune_spill, spill_folder
 
-    return Path(tempfile.gettempdir()).resolve() / "zpi-spill"
+    folder = spill_folder(agent_dir, store.session_id, in_memory=store.in_memory_only)
+    prune_spill(agent_dir, keep=folder.name)
+    permissions.rules.add("allow", parse_rule(f"read({folder}/**)", source="spill folder"))
+    return folder
 
 
 def make_permissions(
@@ -183,11 +190,39 @@ def make_permissions(
                         "bypass (it would switch off permission checks for whoever opens it); "
                         f"using {mode or 'default'}. Choose bypass with --permission-mode "
                         "bypass or in your user settings.")
-    # the model may always read the files its own cut tool output was spilled to
-    allow = [*options.allow, f"read({spill_dir()}/**)"]
-    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=allow,
+    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
                         deny=options.deny, add_dirs=options.add_dirs,
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
+
+
+def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
+    """The provider keys this session's settings and environment may use: kept out of
+    everything it prints and records (see :mod:`zpi_host.redaction`)."""
+    from .redaction import Redactor
+
+    return Redactor.from_settings(settings, environ)
+
+
+def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
+                    warnings: list[str]) -> frozenset[str]:
+    """The key variables kept out of the commands the session starts (setting
+    ``secrets.pass_to_commands``, from the user's settings only: a repository's project
+    settings must not hand the keys to the commands its model runs). A bad value is a
+    warning, and all of them are kept out."""
+    from .redaction import SecretsSettingError, hidden_variables, key_variables
+
+    project = manager.layer("project").get("secrets")
+    if isinstance(project, Mapping) and "pass_to_commands" in project:
+        warnings.append(f"{manager.project_path}: a project may not set "
+                        "secrets.pass_to_commands (it would give the provider keys to the "
+                        "commands its model runs); ignored. Set it in your user settings.")
+        user = manager.layer("user").get("secrets")
+        settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    try:
+        return hidden_variables(settings)
+    except SecretsSettingError as exc:
+        warnings.append(f"{exc}; passing none of them (see docs/permissions.md, \"Secrets\")")
+        return key_variables(settings)
 
 
 def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
@@ -342,9 +377,14 @@ async def create_session(**kwargs: Any) -> AgentSession:
             opened = True
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
         allow_reading_skills(permissions, resources)
-        return _session(options, host, provider, entry, tools, found.owners, prompt,
-                        instructions, cwd, agent_dir, settings, settings_manager, store,
-                        resources, reasoning, permissions, warnings)
+        spill = prepare_spill(permissions, agent_dir, store)
+        hidden = command_secrets(settings_manager, settings, warnings)
+        session = _session(options, host, provider, entry, tools, found.owners, prompt,
+                           instructions, cwd, agent_dir, settings, settings_manager, store,
+                           resources, reasoning, permissions, warnings, spill)
+        session.hidden_variables = hidden
+        session.redactor = session.store.redactor = redactor_for(settings, environ)
+        return session
     except BaseException:
         if provider is not None and options.provider is None:
             await provider.aclose()
@@ -358,7 +398,7 @@ def _session(
     tools: list[Any], owners: Mapping[str, str], prompt: str, instructions: tuple[Any, ...],
     cwd: Path, agent_dir: Path, settings: dict[str, Any], settings_manager: SettingsManager,
     store: SessionManager, resources: ResourceLoader, reasoning: str,
-    permissions: PermissionPolicy, early_warnings: list[str],
+    permissions: PermissionPolicy, early_warnings: list[str], spill: Path,
 ) -> AgentSession:
     from .session import AgentSession
     from .snapshot import plugin_changes, take_snapshot
@@ -384,7 +424,8 @@ def _session(
     return AgentSession(
         host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
-        reasoning_level=reasoning, spill_dir=spill_dir(),
+        reasoning_level=reasoning, spill_dir=spill,
+        remove_spill_at_dispose=store.in_memory_only,
         store=store, settings_manager=settings_manager, resources=resources,
         start_source="resume" if store.records and len(store.records) > 1 else "startup",
         permissions=permissions,

@@ -183,6 +183,7 @@ class ToolCallRunner:
             get_tool=session.tools.get,
             on_update=on_update,
             env=session.environment or None,
+            hidden_env=session.hidden_variables,
         )
 
 

@@ -221,8 +221,13 @@ class HookEngine:
 
     # ------------------------------------------------------------------ running
 
-    def _environment(self, cwd: Path, env_file: Path | None) -> dict[str, str]:
+    def _environment(self, cwd: Path, env_file: Path | None, hidden: Iterable[str] = ()
+                     ) -> dict[str, str]:
+        """The process environment without ``hidden`` (the session's provider key variables,
+        ``SessionView.hidden_variables``), plus the plugin's and the documented variables."""
         env = process_environment()
+        for name in hidden:
+            env.pop(name, None)
         env.update(self.env)
         env["CLAUDE_PROJECT_DIR"] = str(cwd)
         env["CLAUDE_PLUGIN_ROOT"] = str(self.root)
@@ -290,7 +295,12 @@ class HookEngine:
         if self.dialect.camel_case_input:
             payload.update({camel_case(key): value for key, value in list(payload.items())})
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
-        env = self._environment(cwd, env_file)
+        hidden = getattr(session, "hidden_variables", None)
+        if hidden is None:  # not a kernel session view: keep the host's keys out anyway
+            from zpi_host.redaction import key_variables
+
+            hidden = key_variables(None)
+        env = self._environment(cwd, env_file, hidden)
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
@@ -307,11 +317,14 @@ class HookEngine:
             async with anyio.create_task_group() as group:
                 for index, handler in enumerate(handlers):
                     group.start_soon(one, index, handler)
+        # what a handler printed may hold a key it was given (secrets.pass_to_commands):
+        # redacted before it is logged or shown
+        redact = getattr(session, "redact", None) or str
         for handler, result in zip(handlers, results, strict=True):
             for problem in result.problems:
-                self._report(event, handler.command, problem)
+                self._report(event, handler.command, redact(problem))
             for message in result.messages:
-                self._report(event, handler.command, message, "warning")
+                self._report(event, handler.command, redact(message), "warning")
         return results
 
     def dialect_environment(self, cwd: Path) -> dict[str, str]:

@@ -56,6 +56,11 @@ KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: Seconds beyond a handler's timeout for stopping its process group (SIGTERM, SIGKILL after
+#: 1.5 s, waiting for it to go) and reading what is left in its pipes.
+STOP_GRACE_S = 10.0
+
+
 class ClaudeHooks(HookEngine):
     """The hook handlers of one Claude plugin folder (or settings file), as a zpi plugin.
 
@@ -76,6 +81,20 @@ class ClaudeHooks(HookEngine):
         super().__init__(**options)
         for hook, method in self.hookimpls().items():
             setattr(self, hook, method)
+        #: the kernel budget each implementation needs (``zpi_host.hookrunner``): its
+        #: handlers' own timeouts govern, a timed-out handler is a non-blocking error
+        self.zpi_budget_floors = self.budget_floors()
+
+    def budget_floors(self) -> dict[str, float]:
+        """Per kernel hook: the longest handler timeout of each Claude event it runs, added
+        up over those events, plus the time to stop a timed-out handler and read its output."""
+        floors = {}
+        for hook, (_, events) in KERNEL_HOOKS.items():
+            longest = [max(h.timeout_s for _, group in self._groups.get(event, ()) for h in group)
+                       for event in events if event in self._groups]
+            if longest:
+                floors[hook] = sum(longest) + STOP_GRACE_S
+        return floors
 
     def hookimpls(self) -> dict[str, Callable[..., Any]]:
         """The ``zpi_*`` hook implementations this configuration needs, bound to this object

@@ -98,10 +98,10 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
             **_base_url_override(args, model),
         )
     except (UsageError, CliUsageError) as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (PluginLoadError, ZpiError) as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
         return EXIT_FAILED
     fmt = args.output_format
     if fmt == "stream-json":
@@ -120,6 +120,14 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
     else:
         print(json.dumps(result_dict(result)), flush=True)
     return EXIT_FAILED if result.is_error else EXIT_OK
+
+
+def _redacted(exc: BaseException) -> str:
+    """An error's message without the provider keys of this environment (no session yet to
+    know the catalog's: the default key variables)."""
+    from ..redaction import Redactor
+
+    return Redactor.from_settings(None, os.environ).text(str(exc))
 
 
 def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:

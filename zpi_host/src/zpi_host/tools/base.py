@@ -129,6 +129,8 @@ class ToolContext:
     get_tool: Callable[[str], Tool | None] = lambda name: None
     on_update: Callable[[ToolUpdate], None] = lambda update: None
     env: Mapping[str, str] | None = None
+    #: variables removed from the host's environment before ``env`` is added (provider keys)
+    hidden_env: frozenset[str] = frozenset()
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved
