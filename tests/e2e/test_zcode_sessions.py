@@ -135,3 +135,18 @@ def test_list_plugins_shows_zcode_folders_config_and_failures(tmp_path, env, wor
     assert found["zcode:config"]["contributes"]["files"] == [str(user)]
     table = zpi("--list-plugins", "--plugin-dir", str(kit), cwd=work, env=env)
     assert "zcode:zc.kit_1" in table.stdout and "zcode:config" in table.stdout
+
+
+def test_listing_zcode_plugins_stays_light(tmp_path, env, work):
+    """``--list-plugins`` with ZCode folders and config hooks imports no httpx, anyio, cattrs."""
+    user_config(Path(env["HOME"]), "user-config.json")
+    kit = copy_plugin("hooks-zc", tmp_path / "plugins")
+    code = ("import sys, io, contextlib\nfrom zpi_host.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['--list-plugins', '--plugin-dir', {str(kit)!r}])\n"
+            "print(sorted(m for m in ('httpx', 'anyio', 'cattrs') if m in sys.modules))\n"
+            "print('zpi_compat_zcode.config_hooks' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=work, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "True"]
