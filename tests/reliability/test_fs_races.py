@@ -75,12 +75,13 @@ class Tally:
 
     trials: int = 0
     ok: int = 0
+    changed: int = 0
     leaks: list[str] = attrs.Factory(list)
     crashes: list[str] = attrs.Factory(list)
 
     def report(self, name: str) -> str:
-        return (f"{name}: {self.trials} trials, {self.ok} succeeded, {len(self.leaks)} leaks, "
-                f"{len(self.crashes)} crashes")
+        return (f"{name}: {self.trials} trials, {self.ok} succeeded, {self.changed} refused as "
+                f"changed during the call, {len(self.leaks)} leaks, {len(self.crashes)} crashes")
 
 
 def host() -> PluginHost:
@@ -119,6 +120,7 @@ async def run_batch(tally: Tally, turns: list, **options) -> list:
         text = "".join(getattr(c, "text", "") for c in message.content)
         if crashed(text):
             tally.crashes.append(text[:300])
+        tally.changed += message.is_error and "changed during the call" in text
     return found
 
 

@@ -338,3 +338,14 @@ def test_nofollow_open_refuses_a_symlink_as_final_component(tmp_path):
     os.symlink(tmp_path / "a", tmp_path / "l")
     with pytest.raises(nofollow.PathChangedError):
         nofollow.open_regular(tmp_path / "l")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("raw", ["bad\x00name", "\ud800.txt"])
+async def test_a_path_that_cannot_be_a_file_name_is_a_denial(ws, ctx, raw):
+    verdict = await check(policy(ws, "plan"), READ, path=raw)
+    assert not verdict.allowed and "cannot be a file name" in verdict.reason
+    with pytest.raises(ToolFailure, match="cannot be a file name"):
+        call(READ, ctx, path=raw)
+    with pytest.raises(ToolFailure, match="cannot be a file name"):
+        call(WRITE, ctx, path=raw, content="x")

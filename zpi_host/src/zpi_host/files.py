@@ -306,7 +306,7 @@ def _precheck(changes: Sequence[FileChange], resolved: bool, fault: Fault,
         absolute = Path(os.path.abspath(path))
         try:
             real = absolute if resolved else nofollow.resolve(absolute)
-        except nofollow.PathChangedError as exc:
+        except nofollow.UnusablePathError as exc:
             raise _refuse(path, f"cannot write {path}: {exc}") from exc
         if real in seen:
             raise _refuse(path, f"{path} appears twice in one change (also as {seen[real]}); "
@@ -556,7 +556,7 @@ def sweep_stale_temps(directory: Path | str) -> list[Path]:
     try:
         real = nofollow.resolve(Path(os.path.abspath(directory)))
         fd = nofollow.open_directory(real)
-    except (OSError, nofollow.PathChangedError):
+    except (OSError, nofollow.UnusablePathError):
         return []
     try:
         return _sweep_fd(fd, real)

@@ -28,7 +28,18 @@ _CHANGED: Final = frozenset({errno.ELOOP, errno.EINVAL, errno.EMLINK})
 RESOLVE_TRIES: Final = 5
 
 
-class PathChangedError(ZpiError):
+class UnusablePathError(ZpiError):
+    """A path the file tools cannot use as it is (the message says why and what to do)."""
+
+
+class BadPathError(UnusablePathError):
+    """Text that cannot be a file name on this system (a NUL byte, a lone surrogate)."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{str(path)!r} cannot be a file name: {problem}; give a valid path")
+
+
+class PathChangedError(UnusablePathError):
     """A path changed while a tool used it: a symlink appeared where the checked path had
     none, or a link was swapped while it was being resolved."""
 
@@ -41,13 +52,15 @@ class PathChangedError(ZpiError):
 def resolve(path: Path | str) -> Path:
     """``os.path.realpath`` of an absolute path, retried when a link changes while it is being
     resolved (``readlink`` then fails with EINVAL); :class:`PathChangedError` if it keeps
-    changing."""
+    changing, :class:`BadPathError` for text that cannot be a file name."""
     error: OSError | None = None
     for _ in range(RESOLVE_TRIES):
         try:
             return Path(os.path.realpath(path))
         except OSError as exc:
             error = exc
+        except ValueError as exc:  # embedded NUL; UnicodeEncodeError for a lone surrogate
+            raise BadPathError(path, str(exc)) from None
     raise PathChangedError(path, f"resolving it failed {RESOLVE_TRIES} times, last with "
                                  f"{type(error).__name__}: {error}")
 

@@ -139,7 +139,8 @@ class WorkspaceRoots:
 
     def judge(self, raw: str) -> JudgedPath:
         """Where ``raw`` is, which root holds it, and how many hard links the file there has.
-        Raises :class:`~zpi_host.nofollow.PathChangedError`."""
+        Raises :class:`~zpi_host.nofollow.UnusablePathError` (the path keeps changing, or
+        cannot be a file name)."""
         real = self.resolve(raw)
         return JudgedPath(raw, real, self.root_holding(real), hard_links(real))
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from ..nofollow import PathChangedError
+from ..nofollow import UnusablePathError
 from . import matching, paths
 from .results import (
     MODES,
@@ -126,7 +126,7 @@ class PermissionPolicy:
                 judged = tuple(self.roots.judge(raw) for raw in paths.paths_of(name, args))
                 result = await self._check(tool, call, name, args, hook, judged, ask_hook,
                                            notify)
-            except PathChangedError as exc:
+            except UnusablePathError as exc:
                 return _deny("path", str(exc))
         if not result.allowed or not judged:
             return result

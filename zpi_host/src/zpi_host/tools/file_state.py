@@ -38,12 +38,12 @@ class FileChangedError(FileStateError):
 def _key(path: Path | str) -> Path:
     """The real absolute path (the tools pass paths already resolved, which stay as they are;
     one that keeps changing while resolved is keyed as written)."""
-    from ..nofollow import PathChangedError, resolve
+    from ..nofollow import UnusablePathError, resolve
 
     absolute = Path(os.path.abspath(path))
     try:
         return resolve(absolute)
-    except PathChangedError:
+    except UnusablePathError:
         return absolute
 
 

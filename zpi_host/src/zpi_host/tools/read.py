@@ -127,8 +127,8 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
     try:
         target = ctx.target(raw)
         fd, st = nofollow.open_regular(target.real)
-    except nofollow.PathChangedError as exc:
-        raise ToolFailure(f"{shown}: {exc}", {**details, "changed": True}) from None
+    except nofollow.UnusablePathError as exc:
+        raise ToolFailure(str(exc), details) from None
     except (FileNotFoundError, NotADirectoryError) as exc:
         if missing_ok:
             return None

@@ -19,7 +19,7 @@ import attrs
 if TYPE_CHECKING:
     from ..files import FileFingerprint
 
-from ..nofollow import PathChangedError
+from ..nofollow import UnusablePathError
 from .base import (
     Tool,
     ToolArgumentError,
@@ -140,8 +140,8 @@ def execute_write(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         shown = display_path(path, ctx.cwd)
         try:
             real = ctx.target(args["path"]).real
-        except PathChangedError as exc:
-            raise ToolFailure(f"{shown}: {exc}", {"path": str(path), "changed": True}) from None
+        except UnusablePathError as exc:
+            raise ToolFailure(str(exc), {"path": str(path)}) from None
     else:
         path, shown, real = found.path, found.shown, found.real
         if ctx.file_state is None:
