@@ -607,8 +607,10 @@ def _process_alive(pid: int) -> bool:
 
 
 def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
-    """On resume: sweep the stale temporary files from every directory a file tool call of
-    the transcript (``tool_use`` records) wrote into; returns the paths removed."""
+    """On resume: sweep the stale temporary files from the directory of every path a file
+    tool call of the transcript named (``tool_use`` records of the tools in
+    ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
+    one directory listing each); returns the paths removed."""
     from .permissions.paths import absolute, paths_of
 
     folders: dict[Path, None] = {}
