@@ -415,6 +415,13 @@ def _session(
                  for w in plugin_warnings(r.plugin)]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
+    if len(store.records) > 1:  # reopened: writes a killed run left half done
+        from .files import sweep_touched_folders
+
+        swept = sweep_touched_folders(store.records, cwd)
+        if swept:
+            warnings.append(f"removed {len(swept)} temporary file(s) that a killed run left: "
+                            + ", ".join(str(p) for p in swept[:5]))
     previous = store.latest_snapshot()
     if previous is not None:
         changes = plugin_changes(previous, snapshot.to_json())
