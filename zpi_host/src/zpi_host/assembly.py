@@ -115,15 +115,30 @@ async def collect_providers(
     return factories
 
 
-def with_plugin_dirs(settings: dict[str, Any], dirs: Any) -> dict[str, Any]:
-    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``."""
-    if isinstance(dirs, str | Path):
-        raise UsageError("plugin_dirs must be a list of folders")
+#: a plugin folder holding this folder is a ZCode plugin: ``--plugin-dir`` gives it to the
+#: ``zcode`` adapter (a dual Claude/ZCode folder has both manifests and goes there too)
+ZCODE_MARKER = ".zcode-plugin"
+
+
+def with_plugin_dirs(settings: dict[str, Any], dirs: Any,
+                     zcode_dirs: Any = ()) -> dict[str, Any]:
+    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``, or in
+    ``compat.zcode.plugin_dirs`` when the folder has ``.zcode-plugin/``; ``zcode_dirs``
+    (``--zcode-plugin-dir``) always go to ZCode's."""
+    for value, option in ((dirs, "plugin_dirs"), (zcode_dirs, "zcode_plugin_dirs")):
+        if isinstance(value, str | Path):
+            raise UsageError(f"{option} must be a list of folders")
+    routed: dict[str, list[str]] = {"claude": [], "zcode": []}
+    for raw in dirs:
+        path = Path(raw).expanduser().resolve()
+        routed["zcode" if (path / ZCODE_MARKER).is_dir() else "claude"].append(str(path))
+    routed["zcode"] += [str(Path(d).expanduser().resolve()) for d in zcode_dirs]
     compat = dict(settings.get("compat") or {})
-    claude = dict(compat.get("claude") or {})
-    known = claude.get("plugin_dirs") or []
-    claude["plugin_dirs"] = [str(Path(d).expanduser().resolve()) for d in dirs] + list(known)
-    compat["claude"] = claude
+    for key, given in routed.items():
+        if given:
+            section = dict(compat.get(key) or {})
+            section["plugin_dirs"] = given + list(section.get("plugin_dirs") or [])
+            compat[key] = section
     return {**settings, "compat": compat}
 
 
@@ -336,8 +351,9 @@ async def create_session(**kwargs: Any) -> AgentSession:
         cwd = resolve_cwd(options.cwd, store)
         settings_manager = load_settings(options, agent_dir, cwd)
         settings = settings_manager.snapshot()
-        if options.plugin_dirs:
-            settings = with_plugin_dirs(settings, options.plugin_dirs)
+        if options.plugin_dirs or options.zcode_plugin_dirs:
+            settings = with_plugin_dirs(settings, options.plugin_dirs,
+                                        options.zcode_plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
         warnings = list(host.hooks.configure(settings))
