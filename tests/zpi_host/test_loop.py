@@ -159,6 +159,34 @@ async def test_script_running_out_is_a_clear_error(zpi_env, zpi_plugins, tmp_pat
     assert again.is_error and "has 1 turn(s) and the session asked for turn 2" in again.result
 
 
+async def test_facts_are_recorded_before_their_events(zpi_env, zpi_plugins, tmp_path):
+    """``tool_end`` and ``message_end`` come after the transcript holds their fact, and tool
+    results are still recorded in the model's order (parallel calls included)."""
+    rec = Recorder()
+    model = ScriptedModel([calls(("look", "a"), ("look", "b"), ("poke", "c"), ("poke", "d")),
+                           {"text": "done"}])
+    session = await session_for(zpi_plugins, tmp_path, model, rec)
+    checked = []
+
+    def on_event(event):
+        records = session.store.records
+        if event.type == "tool_end":
+            recorded = [r.call_id for r in records if r.TYPE == "tool_result"]
+            assert event.result.call_id in recorded
+            checked.append(event.result.call_id)
+        elif event.type == "message_end":
+            assert records[-1].TYPE == "assistant" and records[-1].message == event.message
+            checked.append("message")
+
+    session.subscribe(on_event)
+    result = await session.run("go")
+    assert not result.is_error
+    ids = [c.id for c in session.messages[1].tool_calls]
+    assert checked == ["message", *ids, "message"]
+    order = [r.call_id for r in session.store.records if r.TYPE == "tool_result"]
+    assert order == ids
+
+
 async def test_abort_during_model_stream(zpi_env, zpi_plugins, tmp_path):
     started = anyio.Event()
 
