@@ -89,6 +89,8 @@ class AgentLoop:
         self._pending: list[ToolCallContent] = []
         #: calls the runner ran (they had a tool_start, so their result gets a tool_end)
         self._ran: set[str] = set()
+        #: the current message's message_end was emitted (its calls' tool_end may follow)
+        self._announced = False
         self._recording = anyio.Lock()
         self._usage, self._stop_reason = Usage(), "end_turn"
 
@@ -258,17 +260,18 @@ class AgentLoop:
                                    request.tools, options, request.reasoning_level)
         # Read-only calls started while streaming run in this task group; the message is
         # recorded as soon as the stream ends, then the group waits for those calls.
+        self._announced = False
         error: Exception | None = None
         message: AssistantMessage | None = None
         async with anyio.create_task_group() as early:
             try:
                 message = await self._stream(request, events, early, started)
-                async with self._recording:  # early calls record their results after this
-                    s.add_message(message)
-                    self._pending = list(message.tool_calls)
-                    s.record_usage(message.usage)
-                    if events:
-                        await s.emit(MessageEnd(message))
+                s.add_message(message)  # no checkpoint before: it precedes any journal record
+                self._pending = list(message.tool_calls)
+                s.record_usage(message.usage)
+                if events:
+                    await s.emit(MessageEnd(message))
+                self._announced = True  # early calls' tool_end events may follow now
                 await self._record_ready()
             except Exception as exc:  # re-raised below, unwrapped from the task group
                 error = exc
@@ -339,6 +342,8 @@ class AgentLoop:
     async def _record_ready(self) -> None:
         """Record the finished results that are next in the model's order, each followed by
         its ``tool_end``: no consumer sees a result the transcript does not hold."""
+        if not self._announced:
+            return
         async with self._recording:
             while self._pending and self._pending[0].id in self._results:
                 call = self._pending.pop(0)
