@@ -7,9 +7,12 @@ second signal exits at once, still without a traceback and leaving a transcript 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,58 @@ def test_a_second_sigint_exits_at_once(places):
     resume(workspace, agent, transcript)
     closed = tool_results(transcript)["call_1_0"]
     assert closed.is_error and closed.content[0].text == INTERRUPTED_TEXT
+
+
+class StuckStart:
+    """A host stuck while it starts: its scripted model file is a FIFO nobody writes, so it
+    blocks reading it (the event loop cannot run) until :meth:`release`."""
+
+    def __init__(self, workspace: Path, agent: Path) -> None:
+        self.fifo = workspace.parent / "model.fifo"
+        os.mkfifo(self.fifo)
+        self.process = start_run(["--model", f"scripted:{self.fifo}", "go"], cwd=workspace,
+                                 agent_dir=agent)
+        self.writer: int | None = None
+        assert wait_until(self._reader_waits), "the host never opened its model file"
+
+    def _reader_waits(self) -> bool:  # a FIFO opens for writing only once a reader holds it
+        with contextlib.suppress(OSError):
+            self.writer = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        return self.writer is not None
+
+    def release(self) -> None:
+        """End of file: the host reads an empty script and goes on."""
+        if self.writer is not None:
+            os.close(self.writer)
+            self.writer = None
+
+    def finish(self) -> str:
+        try:
+            _, stderr = self.process.communicate(timeout=WAIT)
+        finally:
+            self.process.kill()
+            self.release()
+        return stderr.decode()
+
+
+def test_a_signal_while_starting_stops_before_the_run(places):
+    workspace, agent, _ = places
+    stuck = StuckStart(workspace, agent)
+    stuck.process.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # not a measurement: the signal lands while the host is still stuck
+    stuck.release()
+    stderr = stuck.finish()
+    assert stuck.process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "stopped before the run began" in stderr
+
+
+def test_a_second_sigint_exits_even_when_the_host_is_stuck(places):
+    """The event loop cannot act on the first Ctrl-C; the second still ends the process."""
+    workspace, agent, _ = places
+    stuck = StuckStart(workspace, agent)
+    stuck.process.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # not a measurement: gives the first signal time to be handled
+    stuck.process.send_signal(signal.SIGINT)
+    stderr = stuck.finish()
+    assert stuck.process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "SIGINT again: exiting now" in stderr
