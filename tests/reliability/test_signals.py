@@ -87,9 +87,12 @@ def test_a_signal_aborts_the_run_cleanly(places, signum, code, fmt):
     finally:
         kill_group(pgid)
     if fmt == "stream-json":
-        result = json.loads(stdout.splitlines()[-1])
-        assert (result["type"], result["stop_reason"], result["is_error"]) == \
+        lines = [json.loads(line) for line in stdout.splitlines()]
+        assert (lines[-1]["type"], lines[-1]["stop_reason"], lines[-1]["is_error"]) == \
             ("result", "aborted", True)
+        ends = [e["result"] for e in lines if e["type"] == "tool_end"]  # its start has an end
+        assert [(e["call_id"], e["details"].get("interrupted")) for e in ends] == \
+            [("call_1_0", True)]
     else:
         assert "--resume" in stderr  # text mode says how to go on
     transcript = session_file(agent)

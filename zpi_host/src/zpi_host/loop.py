@@ -87,7 +87,7 @@ class AgentLoop:
         self._results: dict[str, ToolResultMessage] = {}
         #: calls of the recorded assistant message still without a recorded result, in order
         self._pending: list[ToolCallContent] = []
-        #: calls the runner ran (they had a tool_start, so their result gets a tool_end)
+        #: calls given to the runner (they had a tool_start, so their result gets a tool_end)
         self._ran: set[str] = set()
         #: the current message's message_end was emitted (its calls' tool_end may follow)
         self._announced = False
@@ -332,8 +332,8 @@ class AgentLoop:
     async def _run_into(self, call: ToolCallContent) -> None:
         reason = self.s.interrupt_reason
         if reason is None:
-            result = await self.runner.run(call.as_call())
             self._ran.add(call.id)
+            result = await self.runner.run(call.as_call())
         else:
             result = not_run_result(call, f"the run was interrupted: {reason}")
         self._results[call.id] = result
@@ -375,9 +375,10 @@ class AgentLoop:
         recorded = []
         for call in self._pending:
             done = self._results.pop(call.id, None)
-            self.s.add_message(done if done is not None else interrupted_result(call))
-            if done is not None and call.id in self._ran:
-                recorded.append(done)
+            result = done if done is not None else interrupted_result(call)
+            self.s.add_message(result)
+            if call.id in self._ran:  # it had a tool_start: its consumer waits for an end
+                recorded.append(result)
         self._pending = []
         self._results.clear()
         self.s.end_turn()
