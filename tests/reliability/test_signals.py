@@ -116,13 +116,14 @@ def test_a_second_sigint_exits_at_once(places):
         process.send_signal(signal.SIGINT)
         assert process.stderr is not None
         first = process.stderr.readline().decode()
-        assert "SIGINT: stopping the run" in first
+        assert "SIGINT: stopping the run" in first, first
+        assert process.poll() is None and group_alive(pgid), "the first stop did not wait"
         process.send_signal(signal.SIGINT)
         _, rest = (b.decode() for b in process.communicate(timeout=WAIT))
         stderr = first + rest
         assert process.returncode == 130, stderr
-        assert "SIGINT again: exiting now" in stderr
-        assert "Traceback" not in stderr
+        assert "SIGINT again: exiting now" in stderr, stderr
+        assert "Traceback" not in stderr, stderr
         assert wait_until(lambda: not group_alive(pgid)), "the sleep is still running"
     finally:
         watchdog.cancel()

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+
+if TYPE_CHECKING:
+    from .signals import RunSignals
 
 
 def add_run_parser(commands: Any) -> None:
@@ -86,7 +89,8 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
         return await _run_session(args, model, blocked, signals)
 
 
-async def _run_session(args: Any, model: str | None, blocked: list[str], signals: Any) -> int:
+async def _run_session(args: Any, model: str | None, blocked: list[str],
+                       signals: RunSignals) -> int:
     """Create the session, run it, print the result. The first SIGINT/SIGTERM cancels the
     start-up or aborts the run (see :mod:`.signals`)."""
     import anyio
@@ -118,7 +122,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str], signals
         if session is not None:
             await session.dispose()
         print("zpi-host: stopped before the run began", file=sys.stderr)
-        return signals.code or EXIT_FAILED
+        return signals.code if signals.code is not None else EXIT_FAILED
     fmt = args.output_format
     if fmt == "stream-json":
         session.subscribe(_print_event)
@@ -140,7 +144,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str], signals
     else:
         print(json.dumps(result_dict(result)), flush=True)
     if signals.code is not None:
-        return int(signals.code)
+        return signals.code
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
