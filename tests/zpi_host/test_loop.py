@@ -159,6 +159,69 @@ async def test_script_running_out_is_a_clear_error(zpi_env, zpi_plugins, tmp_pat
     assert again.is_error and "has 1 turn(s) and the session asked for turn 2" in again.result
 
 
+async def test_facts_are_recorded_before_their_events(zpi_env, zpi_plugins, tmp_path):
+    """``tool_end`` and ``message_end`` come after the transcript holds their fact, and tool
+    results are still recorded in the model's order (parallel calls included)."""
+    rec = Recorder()
+    model = ScriptedModel([calls(("look", "a"), ("look", "b"), ("poke", "c"), ("poke", "d")),
+                           {"text": "done"}])
+    session = await session_for(zpi_plugins, tmp_path, model, rec)
+    checked = []
+
+    def on_event(event):
+        records = session.store.records
+        if event.type == "tool_end":
+            recorded = [r.call_id for r in records if r.TYPE == "tool_result"]
+            assert event.result.call_id in recorded
+            checked.append(event.result.call_id)
+        elif event.type == "message_end":
+            assert records[-1].TYPE == "assistant" and records[-1].message == event.message
+            checked.append("message")
+
+    session.subscribe(on_event)
+    result = await session.run("go")
+    assert not result.is_error
+    ids = [c.id for c in session.messages[1].tool_calls]
+    assert checked == ["message", *ids, "message"]
+    order = [r.call_id for r in session.store.records if r.TYPE == "tool_result"]
+    assert order == ids
+
+
+async def test_fsync_per_record_syncs_before_the_event(zpi_env, zpi_plugins, tmp_path,
+                                                     monkeypatch):
+    """``sessions.fsync: record``: the record is on disk (fsynced), not only written, when its
+    ``tool_end`` or ``message_end`` is emitted."""
+    import zpi_host.transcript.store as store_module
+
+    synced = [-1]  # the file's size at the last fsync
+    real_fsync = os.fsync
+
+    def measuring_fsync(fd):
+        real_fsync(fd)
+        synced[0] = os.fstat(fd).st_size
+
+    monkeypatch.setattr(store_module.os, "fsync", measuring_fsync)
+    rec = Recorder()
+    model = ScriptedModel([calls(("poke", "a"), ("poke", "b")), {"text": "done"}])
+    session = await session_for(zpi_plugins, tmp_path, model, rec,
+                                settings={"sessions": {"fsync": "record"}})
+    path = session.store.path
+    assert path is not None
+    checked = []
+
+    def on_event(event):
+        if event.type in ("tool_end", "message_end"):
+            assert synced[0] == path.stat().st_size, event.type
+            fact = event.result if event.type == "tool_end" else event.message
+            assert session.store.records[-1].message == fact
+            checked.append(event.type)
+
+    session.subscribe(on_event)
+    assert not (await session.run("go")).is_error
+    assert checked == ["message_end", "tool_end", "tool_end", "message_end"]
+    await session.dispose()
+
+
 async def test_abort_during_model_stream(zpi_env, zpi_plugins, tmp_path):
     started = anyio.Event()
 

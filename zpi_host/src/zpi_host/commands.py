@@ -45,7 +45,9 @@ class CommandContext:
         if "bash" not in self._session.tools:
             return "(the bash tool is not enabled in this session)"
         call = ToolCall(f"cmd_{next(_call_ids)}", "bash", {"command": command})
-        result = await ToolCallRunner(self._session).run(call)
+        runner = ToolCallRunner(self._session)
+        result = await runner.run(call)
+        await runner.report_end(result)
         return "\n".join(getattr(c, "text", "") for c in result.content).strip()
 
 

@@ -5,6 +5,10 @@ task group; anything else runs alone, in order; results are recorded in the mode
 read-only call may start while the model is still streaming, unless a tool hook is registered
 (hooks must see every call first). Per-turn work does not depend on the history's length: the
 request gets a copy-free view of the history.
+
+Durability (docs/reliability.md): an event that reports a fact (``message_end``, ``tool_end``)
+is emitted only after the fact is in the transcript. A result is recorded as soon as it and
+every result before it (in the model's order) are done, then its ``tool_end`` follows.
 """
 
 from __future__ import annotations
@@ -79,7 +83,15 @@ class AgentLoop:
             hooks_settings.get("max_stop_continuations", DEFAULT_MAX_STOP_CONTINUATIONS))
         self.compaction = CompactionSettings.from_settings(session.settings)
         self.turns = 0
+        #: finished results not recorded yet, by call id
         self._results: dict[str, ToolResultMessage] = {}
+        #: calls of the recorded assistant message still without a recorded result, in order
+        self._pending: list[ToolCallContent] = []
+        #: calls given to the runner (they had a tool_start, so their result gets a tool_end)
+        self._ran: set[str] = set()
+        #: the current message's message_end was emitted (its calls' tool_end may follow)
+        self._announced = False
+        self._recording = anyio.Lock()
         self._usage, self._stop_reason = Usage(), "end_turn"
 
     async def run(self, prompt: str) -> RunResult:
@@ -105,8 +117,10 @@ class AgentLoop:
                 else:
                     raise
         if outcome is None:  # cancelled by abort()
-            self._close_interrupted_calls()
             outcome = _Outcome("", "aborted", "the run was aborted")
+        if self._pending:  # aborted, stopped by a hook or failed with calls in flight
+            with anyio.CancelScope(shield=True):
+                await self._close_open_calls()
         result = RunResult(
             result=outcome.text if outcome.error is None else outcome.error,
             is_error=outcome.error is not None,
@@ -133,7 +147,6 @@ class AgentLoop:
         """A typed error ends the run; a hook's RunStopped ends it on purpose, with the calls
         in flight closed as interrupted so the history stays valid."""
         if isinstance(exc, RunStopped):
-            self._close_interrupted_calls()
             self.s.warnings.append(f"a hook stopped the run: {exc}")
             last = self.s.messages[-1] if self.s.messages else None
             if isinstance(last, AssistantMessage) and not last.tool_calls and self.turns:
@@ -215,14 +228,13 @@ class AgentLoop:
         calls = message.tool_calls
 
         if message.error is not None:
-            for call in calls:
-                done = self._results.pop(call.id, None)
-                s.add_message(done if done is not None else not_run_result(
+            for call in self._pending:
+                self._results.setdefault(call.id, not_run_result(
                     call, f"the model's response broke off before it ended ({message.error})"))
+            await self._record_ready()
         elif calls:
             await self._run_calls([c for c in calls if c.id not in started])
-            for call in calls:
-                s.add_message(self._results.pop(call.id))
+            await self._record_ready()
             for context in self.runner.contexts:
                 s.add_message(context)
             self.runner.contexts.clear()
@@ -248,15 +260,19 @@ class AgentLoop:
                                    request.tools, options, request.reasoning_level)
         # Read-only calls started while streaming run in this task group; the message is
         # recorded as soon as the stream ends, then the group waits for those calls.
+        self._announced = False
         error: Exception | None = None
         message: AssistantMessage | None = None
         async with anyio.create_task_group() as early:
             try:
                 message = await self._stream(request, events, early, started)
-                s.add_message(message)
+                s.add_message(message)  # no checkpoint before: it precedes any journal record
+                self._pending = list(message.tool_calls)
                 s.record_usage(message.usage)
                 if events:
                     await s.emit(MessageEnd(message))
+                self._announced = True  # early calls' tool_end events may follow now
+                await self._record_ready()
             except Exception as exc:  # re-raised below, unwrapped from the task group
                 error = exc
                 early.cancel_scope.cancel()
@@ -315,8 +331,26 @@ class AgentLoop:
 
     async def _run_into(self, call: ToolCallContent) -> None:
         reason = self.s.interrupt_reason
-        self._results[call.id] = (await self.runner.run(call.as_call()) if reason is None
-                                  else not_run_result(call, f"the run was interrupted: {reason}"))
+        if reason is None:
+            self._ran.add(call.id)
+            result = await self.runner.run(call.as_call())
+        else:
+            result = not_run_result(call, f"the run was interrupted: {reason}")
+        self._results[call.id] = result
+        await self._record_ready()
+
+    async def _record_ready(self) -> None:
+        """Record the finished results that are next in the model's order, each followed by
+        its ``tool_end``: no consumer sees a result the transcript does not hold."""
+        if not self._announced:
+            return
+        async with self._recording:
+            while self._pending and self._pending[0].id in self._results:
+                call = self._pending.pop(0)
+                result = self._results.pop(call.id)
+                self.s.add_message(result)
+                if call.id in self._ran:
+                    await self.runner.report_end(result)
 
     async def _run_calls(self, calls: list[ToolCallContent]) -> None:
         """Batches: a run of parallel-safe calls together, anything else alone, in order."""
@@ -334,17 +368,22 @@ class AgentLoop:
                 await self._run_into(calls[i])
                 i += 1
 
-    def _close_interrupted_calls(self) -> None:
-        """After an abort: every call of the last assistant message gets a result (the finished
-        one or an "interrupted" one), so the history stays valid for the next run."""
-        messages = self.s.messages
-        if not messages or not isinstance(messages[-1], AssistantMessage):
-            return
-        for call in messages[-1].tool_calls:
+    async def _close_open_calls(self) -> None:
+        """After an abort, a hook's stop or an error: every call of the last assistant message
+        gets a result (the finished one or an "interrupted" one), so the history stays valid
+        for the next run; everything is recorded before any ``tool_end`` is emitted."""
+        recorded = []
+        for call in self._pending:
             done = self._results.pop(call.id, None)
-            self.s.add_message(done if done is not None else interrupted_result(call))
+            result = done if done is not None else interrupted_result(call)
+            self.s.add_message(result)
+            if call.id in self._ran:  # it had a tool_start: its consumer waits for an end
+                recorded.append(result)
+        self._pending = []
         self._results.clear()
         self.s.end_turn()
+        for result in recorded:
+            await self.runner.report_end(result)
 
 
 def _content(

@@ -47,6 +47,8 @@ class ToolCallRunner:
         self.output_limit = int(limit)
 
     async def run(self, call: ToolCall) -> ToolResultMessage:
+        """Run one call to its result message. The caller records it, then calls
+        :meth:`report_end` (a ``tool_end`` comes only after the result is recorded)."""
         session = self.session
         events = session.wants_events
         if events:
@@ -63,10 +65,13 @@ class ToolCallRunner:
             self.contexts.extend(ContextMessage(c.value, c.plugin) for c in patch.contexts)
         details = dict(result.details or {})
         details.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
-        message = ToolResultMessage(call.id, call.name, result.content, result.is_error, details)
-        if events:
-            await session.emit(ToolEnd(message))
-        return message
+        return ToolResultMessage(call.id, call.name, result.content, result.is_error, details)
+
+    async def report_end(self, message: ToolResultMessage) -> None:
+        """The ``tool_end`` event of a call whose result is recorded (or, for a command's bash,
+        final: it is not part of the transcript)."""
+        if self.session.wants_events:
+            await self.session.emit(ToolEnd(message))
 
     async def _execute(self, call: ToolCall) -> ToolResult:
         session = self.session

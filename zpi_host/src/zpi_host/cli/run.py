@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+
+if TYPE_CHECKING:
+    from .signals import RunSignals
 
 
 def add_run_parser(commands: Any) -> None:
@@ -83,42 +86,69 @@ def _usage(usage: Any) -> dict[str, int]:
 
 
 async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
+    from .signals import RunSignals
+
+    with RunSignals() as signals:
+        return await _run_session(args, model, blocked, signals)
+
+
+async def _run_session(args: Any, model: str | None, blocked: list[str],
+                       signals: RunSignals) -> int:
+    """Create the session, run it, print the result. The first SIGINT/SIGTERM cancels the
+    start-up or aborts the run (see :mod:`.signals`)."""
+    import anyio
+
     from ..assembly import create_session
     from ..errors import PluginLoadError, UsageError, ZpiError
 
-    try:
-        session = await create_session(
-            model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
-            resume=args.resume, continue_recent=args.continue_recent,
-            persist=not args.no_session, blocked_plugins=blocked,
-            permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-            add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
-            zcode_plugin_dirs=args.zcode_plugin_dir,
-            interactive=args.output_format == "text" and sys.stdin.isatty(),
-            **_base_url_override(args, model),
-        )
-    except (UsageError, CliUsageError) as exc:
-        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except (PluginLoadError, ZpiError) as exc:
-        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+    session = None
+    with anyio.CancelScope() as startup:
+        signals.on_first(startup.cancel)
+        try:
+            session = await create_session(
+                model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
+                resume=args.resume, continue_recent=args.continue_recent,
+                persist=not args.no_session, blocked_plugins=blocked,
+                permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
+                add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
+                zcode_plugin_dirs=args.zcode_plugin_dir,
+                interactive=args.output_format == "text" and sys.stdin.isatty(),
+                **_base_url_override(args, model),
+            )
+        except (UsageError, CliUsageError) as exc:
+            print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        except (PluginLoadError, ZpiError) as exc:
+            print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
+            return EXIT_FAILED
+    signals.on_first(None)
+    if session is None or signals.code is not None:  # stopped before the run began
+        if session is not None:
+            await session.dispose()
+        print("zpi-host: stopped before the run began", file=sys.stderr)
+        return signals.code if signals.code is not None else EXIT_FAILED
     fmt = args.output_format
     if fmt == "stream-json":
         session.subscribe(_print_event)
     elif fmt == "text":
         session.subscribe(_print_activity)
+    signals.on_first(session.abort)
     try:
         result = await session.run(args.prompt)
     finally:
+        signals.on_first(None)
         await session.dispose()
     if fmt == "text":
-        if result.is_error:
+        if signals.code is not None:
+            print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
+        elif result.is_error:
             print(f"zpi-host: error: {result.result}", file=sys.stderr)
         else:
             print(result.result)
     else:
         print(json.dumps(result_dict(result)), flush=True)
+    if signals.code is not None:
+        return signals.code
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
@@ -128,6 +158,13 @@ def _redacted(exc: BaseException) -> str:
     from ..redaction import Redactor
 
     return Redactor.from_settings(None, os.environ).text(str(exc))
+
+
+def _stopped(result: Any, session: Any) -> str:
+    """What text mode says after a signal stopped the run."""
+    where = ("" if session.store.in_memory_only else
+             f"; continue with: zpi-host run --resume {result.session_id} PROMPT")
+    return f"the run was stopped by a signal ({result.stop_reason}){where}"
 
 
 def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from .. import process_groups
 from ..redaction import without
 from .base import Tool, ToolArgumentError, ToolContext, ToolFailure, ToolMetadata, ToolResult
 from .output import DEFAULT_CAPTURE_LIMIT, HeadTailBuffer
@@ -246,6 +247,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
     except OSError as exc:
         raise ToolFailure(f"could not start {shell}: {exc}") from exc
     pgid = process.pid  # start_new_session: the shell leads its own group
+    process_groups.track(pgid)  # a forced exit kills it even without time to stop it here
     try:
         timed_out = stopped_background = False
         async with anyio.create_task_group() as tg:
@@ -265,10 +267,12 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
         with anyio.CancelScope(shield=True):
             await stop_process_group(process, pgid)
             await process.aclose()
+            process_groups.untrack(pgid)
             buffer.discard()
         raise
     with anyio.CancelScope(shield=True):
         await process.aclose()
+    process_groups.untrack(pgid)
     captured = buffer.finish()
     output = captured.text.rstrip("\n")
     exit_code = None if timed_out else process.returncode

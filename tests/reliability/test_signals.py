@@ -1,0 +1,190 @@
+"""SIGINT and SIGTERM sent to a real ``zpi-host run`` while bash runs ``sleep``.
+
+The first signal aborts the run cleanly: exit 130 or 143, no traceback, the sleep's process
+group gone, the call closed as interrupted in the transcript, and the session resumable. A
+second signal exits at once, still without a traceback and leaving a transcript that resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers.host_process import (
+    WAIT,
+    group_alive,
+    kill_group,
+    open_calls,
+    run,
+    session_file,
+    start_run,
+    tool_results,
+    wait_until,
+)
+
+from zpi_host.transcript.store import INTERRUPTED_TEXT
+
+
+def sleeping_script(folder: Path, pid_file: Path, prefix: str = "") -> Path:
+    """One bash call that writes its process group id to ``pid_file`` and sleeps."""
+    script = folder / "sleep.jsonl"
+    command = f"{prefix}echo $$ > {pid_file}; sleep 300"
+    turns = [{"text": "sleeping", "tool_calls": [{"name": "bash",
+                                                  "arguments": {"command": command}}]},
+             {"text": "never reached"}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    return script
+
+
+def pgid_of(pid_file: Path) -> int:
+    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip()), \
+        "the bash call never started"
+    return int(pid_file.read_text())
+
+
+def resume(workspace: Path, agent: Path, transcript: Path) -> None:
+    """A real resume with a short follow-up: it must accept the transcript and go on."""
+    follow_up = workspace.parent / "follow-up.jsonl"
+    follow_up.write_text(json.dumps({"text": "resumed"}) + "\n", encoding="utf-8")
+    out = run(["--resume", transcript.stem, "--output-format", "json", "--model",
+               f"scripted:{follow_up}", "go on"], cwd=workspace, agent_dir=agent)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"] == "resumed"
+    assert "Traceback" not in out.stderr
+    assert open_calls(transcript) == []
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path, Path]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace, tmp_path / "agent", tmp_path / "pid"
+
+
+@pytest.mark.parametrize(("signum", "code", "fmt"), [
+    (signal.SIGINT, 130, "stream-json"),
+    (signal.SIGTERM, 143, "text"),
+])
+def test_a_signal_aborts_the_run_cleanly(places, signum, code, fmt):
+    workspace, agent, pid_file = places
+    script = sleeping_script(workspace.parent, pid_file)
+    process = start_run(["--output-format", fmt, "--model", f"scripted:{script}", "go"],
+                        cwd=workspace, agent_dir=agent)
+    pgid = pgid_of(pid_file)
+    try:
+        process.send_signal(signum)
+        stdout, stderr = (b.decode() for b in process.communicate(timeout=WAIT))
+        assert process.returncode == code, stderr
+        assert "Traceback" not in stderr and "Traceback" not in stdout
+        assert f"{signal.Signals(signum).name}: stopping the run" in stderr
+        assert wait_until(lambda: not group_alive(pgid)), "the sleep is still running"
+    finally:
+        kill_group(pgid)
+    if fmt == "stream-json":
+        lines = [json.loads(line) for line in stdout.splitlines()]
+        assert (lines[-1]["type"], lines[-1]["stop_reason"], lines[-1]["is_error"]) == \
+            ("result", "aborted", True)
+        ends = [e["result"] for e in lines if e["type"] == "tool_end"]  # its start has an end
+        assert [(e["call_id"], e["details"].get("interrupted")) for e in ends] == \
+            [("call_1_0", True)]
+    else:
+        assert "--resume" in stderr  # text mode says how to go on
+    transcript = session_file(agent)
+    assert open_calls(transcript) == []  # closed by the aborted run itself, not by a resume
+    closed = tool_results(transcript)["call_1_0"]
+    assert closed.is_error and closed.details.get("interrupted") is True
+    resume(workspace, agent, transcript)
+
+
+def test_a_second_sigint_exits_at_once(places):
+    """The command ignores SIGTERM, so a clean stop would wait out the grace period before
+    SIGKILL; the second Ctrl-C does not wait: it kills the group and exits."""
+    workspace, agent, pid_file = places
+    script = sleeping_script(workspace.parent, pid_file, prefix="trap '' TERM; ")
+    process = start_run(["--output-format", "stream-json", "--model", f"scripted:{script}",
+                         "go"], cwd=workspace, agent_dir=agent)
+    pgid = pgid_of(pid_file)
+    watchdog = threading.Timer(WAIT, process.kill)
+    watchdog.start()
+    try:
+        process.send_signal(signal.SIGINT)
+        assert process.stderr is not None
+        first = process.stderr.readline().decode()
+        assert "SIGINT: stopping the run" in first, first
+        assert process.poll() is None and group_alive(pgid), "the first stop did not wait"
+        process.send_signal(signal.SIGINT)
+        _, rest = (b.decode() for b in process.communicate(timeout=WAIT))
+        stderr = first + rest
+        assert process.returncode == 130, stderr
+        assert "SIGINT again: exiting now" in stderr, stderr
+        assert "Traceback" not in stderr, stderr
+        assert wait_until(lambda: not group_alive(pgid)), "the sleep is still running"
+    finally:
+        watchdog.cancel()
+        kill_group(pgid)
+    transcript = session_file(agent)
+    assert [c[:2] for c in open_calls(transcript)] == [("call_1_0", "bash")]  # no time to close
+    resume(workspace, agent, transcript)
+    closed = tool_results(transcript)["call_1_0"]
+    assert closed.is_error and closed.content[0].text == INTERRUPTED_TEXT
+
+
+class StuckStart:
+    """A host stuck while it starts: its scripted model file is a FIFO nobody writes, so it
+    blocks reading it (the event loop cannot run) until :meth:`release`."""
+
+    def __init__(self, workspace: Path, agent: Path) -> None:
+        self.fifo = workspace.parent / "model.fifo"
+        os.mkfifo(self.fifo)
+        self.process = start_run(["--model", f"scripted:{self.fifo}", "go"], cwd=workspace,
+                                 agent_dir=agent)
+        self.writer: int | None = None
+        assert wait_until(self._reader_waits), "the host never opened its model file"
+
+    def _reader_waits(self) -> bool:  # a FIFO opens for writing only once a reader holds it
+        with contextlib.suppress(OSError):
+            self.writer = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        return self.writer is not None
+
+    def release(self) -> None:
+        """End of file: the host reads an empty script and goes on."""
+        if self.writer is not None:
+            os.close(self.writer)
+            self.writer = None
+
+    def finish(self) -> str:
+        try:
+            _, stderr = self.process.communicate(timeout=WAIT)
+        finally:
+            self.process.kill()
+            self.release()
+        return stderr.decode()
+
+
+def test_a_signal_while_starting_stops_before_the_run(places):
+    workspace, agent, _ = places
+    stuck = StuckStart(workspace, agent)
+    stuck.process.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # not a measurement: the signal lands while the host is still stuck
+    stuck.release()
+    stderr = stuck.finish()
+    assert stuck.process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "stopped before the run began" in stderr
+
+
+def test_a_second_sigint_exits_even_when_the_host_is_stuck(places):
+    """The event loop cannot act on the first Ctrl-C; the second still ends the process."""
+    workspace, agent, _ = places
+    stuck = StuckStart(workspace, agent)
+    stuck.process.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # not a measurement: gives the first signal time to be handled
+    stuck.process.send_signal(signal.SIGINT)
+    stderr = stuck.finish()
+    assert stuck.process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "SIGINT again: exiting now" in stderr
