@@ -1,33 +1,36 @@
 """Claude hook dispatch: what loaded hook configurations cost per tool call.
 
 1. Non-matching handlers. A session of N turns (default 200) with an instant model, each turn
-   one ``read`` of a small file, runs without Claude hooks and with 20 Claude hook
-   configurations loaded (20 ClaudeHooks plugins with PreToolUse, PostToolUse,
+   one ``read`` of a small file, no transcript, runs without Claude hooks and with 20 Claude
+   hook configurations loaded (20 ClaudeHooks plugins with PreToolUse, PostToolUse,
    PostToolUseFailure and PermissionRequest handlers whose matchers, names and regular
    expressions, do not match ``Read``, plus a SessionStart handler for ``clear`` only). For
-   reference it also runs with 20 plain zpi plugins that implement the same kernel hooks and
-   return None at once: what the kernel's hook facade costs per plugin, whatever the plugin
-   does. The variants run alternately several times in the same process; the medians are
-   compared (the best rounds are shown too). Target: with / without <= 1.2 (a handler that
-   does not match costs only the match).
-2. Matching handlers. The per-call cost of a PreToolUse hook whose handler is the command
-   ``true`` (matched, transcript brought up to date, event JSON on stdin, process run and
-   awaited, output interpreted), next to spawning ``true`` directly the same way (pipes, own
-   process group), in alternating batches; medians compared. Target: hook / spawn <= 1.5.
+   information it also runs with 20 plain zpi plugins implementing the same kernel hooks that
+   return None at once (the kernel's hook facade). Target: with / without <= 1.2.
+2. A matching handler inside a real run. A session of M turns (default 100) of one ``read``
+   each, persisted into a temporary agent dir (so the hook gets a real ``transcript_path``),
+   with one Claude plugin whose PreToolUse handler is the command ``true`` matching ``Read``,
+   and the same session without it. The hook's cost per call is the difference of their
+   per-turn times. The baseline, in the same event loop, spawns ``true`` M times the way a
+   host must (``anyio.open_process``, pipes, its own session, stdin closed, awaited).
+   Target: hook / spawn <= 1.5.
 
-    python benchmarks/hook_dispatch.py [--turns 200] [--rounds 9] [--calls 300]
+All variants of a part alternate, ``--rounds`` times, in one process.
+
+    python benchmarks/hook_dispatch.py [--turns 200] [--calls 100] [--rounds 9] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _measure import ainterleave, banner, compare, emit
 
 NON_MATCHING_TARGET = 1.2
 MATCHING_TARGET = 1.5
@@ -109,27 +112,8 @@ def make_host(root: Path, plugins: int, kind: str = "claude") -> Any:
 
 
 async def per_turn(turns: int, root: Path, plugins: int, kind: str = "claude") -> float:
-    """Seconds per turn of a session of ``turns`` read calls."""
-    from zpi_host.assembly import create_session
-    from zpi_host.testing import FunctionModel
-
-    read_call = {"tool_calls": [{"name": "read", "arguments": {"path": "small.txt"}}]}
-    count = [0]
-
-    def model(request: Any) -> Any:
-        count[0] += 1
-        return read_call if count[0] < turns else {"text": "done"}
-
-    session = await create_session(model="function:bench", provider=FunctionModel(model),
-                                   cwd=root, host=make_host(root, plugins, kind), tools=["read"],
-                                   persist=False)
-    started = time.perf_counter()
-    result = await session.run("read small.txt again and again")
-    elapsed = time.perf_counter() - started
-    await session.dispose()
-    if result.is_error or result.num_turns != turns:
-        raise SystemExit(f"run failed: {result.stop_reason} {result.error}")
-    return elapsed / turns
+    """Seconds per turn of an unpersisted session of ``turns`` reads with ``plugins`` loaded."""
+    return await run_turns(turns, root, make_host(root, plugins, kind), None)
 
 
 async def spawn_true(calls: int) -> float:
@@ -148,101 +132,80 @@ async def spawn_true(calls: int) -> float:
     return (time.perf_counter() - started) / calls
 
 
-class TrueHook:
-    """A session whose one plugin has a PreToolUse handler ``true`` matching Read."""
+async def matching_turn(turns: int, root: Path, agent: Path, hook: bool) -> float:
+    """Seconds per turn of a persisted session of ``turns`` reads, with or without one Claude
+    plugin whose PreToolUse handler ``true`` matches Read."""
+    from zpi_host.plugins import PluginConfig, PluginHost
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    async def __aenter__(self) -> TrueHook:
-        from zpi_host.assembly import create_session
-        from zpi_host.plugins import PluginConfig, PluginHost
-        from zpi_host.testing import ScriptedModel
-        from zpi_host.tools import ToolCall
-
-        self.host = PluginHost(PluginConfig(autoload=False)).load()
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    hooks = None
+    if hook:
         config = {"PreToolUse": [{"matcher": "Read",
                                   "hooks": [{"type": "command", "command": "true"}]}]}
-        self.hooks = claude_hooks(999, config, self.root)
-        self.host.register_plugin(self.hooks, "claude:bench-true", source="claude")
-        self.session = await create_session(model="t:m", provider=ScriptedModel(["ok"]),
-                                            cwd=self.root, host=self.host, tools=["read"],
-                                            persist=False)
-        await self.session.run("hello")  # a short history to render
-        self.call = ToolCall("call-1", "read", {"path": "small.txt"})
-        self.tool = self.session.tools["read"]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.session.dispose()
-
-    async def per_call(self, calls: int) -> float:
-        """Seconds per ``zpi_before_tool`` call (match, transcript, JSON, run, interpret)."""
-        started = time.perf_counter()
-        for _ in range(calls):
-            decision = await self.host.hooks.before_tool(self.session.view, self.call,
-                                                         self.tool)
-            if decision.behavior is not None:
-                raise SystemExit(f"unexpected decision {decision}")
-        elapsed = time.perf_counter() - started
-        if self.hooks.diagnostics:
-            raise SystemExit(f"the hook failed: {self.hooks.diagnostics[0]}")
-        return elapsed / calls
+        hooks = claude_hooks(999, config, root)
+        host.register_plugin(hooks, "claude:bench-true", source="claude")
+    seconds = await run_turns(turns, root, host, agent)
+    if hooks is not None and hooks.diagnostics:
+        raise SystemExit(f"the hook failed: {hooks.diagnostics[0]}")
+    return seconds
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "NOT met"
+async def run_turns(turns: int, root: Path, host: Any, agent: Path | None) -> float:
+    """Seconds per turn of a session of ``turns`` reads of small.txt; persisted into ``agent``
+    (a temporary agent dir) when given, so hooks get a real transcript."""
+    from zpi_host.assembly import create_session
+    from zpi_host.testing import FunctionModel
+
+    read_call = {"tool_calls": [{"name": "read", "arguments": {"path": "small.txt"}}]}
+    count = [0]
+
+    def model(request: Any) -> Any:
+        count[0] += 1
+        return read_call if count[0] < turns else {"text": "done"}
+
+    session = await create_session(model="function:bench", provider=FunctionModel(model),
+                                   cwd=root, host=host, tools=["read"],
+                                   persist=agent is not None, agent_dir=agent)
+    started = time.perf_counter()
+    result = await session.run("read small.txt again and again")
+    elapsed = time.perf_counter() - started
+    await session.dispose()
+    if result.is_error or result.num_turns != turns:
+        raise SystemExit(f"run failed: {result.stop_reason} {result.error}")
+    return elapsed / turns
 
 
 async def amain(turns: int, rounds: int, calls: int) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-hooks-") as tmp:
-        root = Path(tmp).resolve()
+        root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
+        root.mkdir()
         (root / "small.txt").write_text("".join(f"line {i}\n" for i in range(20)))
-        await per_turn(20, root, 0)  # warm imports and caches
-        await per_turn(20, root, PLUGINS)
-        bare: list[float] = []
-        loaded: list[float] = []
-        noop: list[float] = []
-        for _ in range(rounds):
-            bare.append(await per_turn(turns, root, 0))
-            loaded.append(await per_turn(turns, root, PLUGINS))
-            noop.append(await per_turn(turns, root, PLUGINS, "noop"))
-        spawn: list[float] = []
-        hook: list[float] = []
-        async with TrueHook(root) as true_hook:
-            await spawn_true(5)
-            await true_hook.per_call(5)
-            batch = 10
-            for _ in range(max(1, calls // batch)):  # alternate small batches: noise hits both
-                spawn.append(await spawn_true(batch))
-                hook.append(await true_hook.per_call(batch))
-    med, best = statistics.median, min
-    without, with_hooks, kernel = med(bare), med(loaded), med(noop)
-    ratio = with_hooks / without
-    print(f"1. non-matching handlers: {turns} turns of one read, {rounds} alternating rounds, "
-          "median (best in brackets)")
-    print(f"   without Claude hooks:                {without * 1e6:8.1f} µs per tool call "
-          f"({best(bare) * 1e6:.1f})")
-    print(f"   with {PLUGINS} Claude hook configurations:  {with_hooks * 1e6:8.1f} µs "
-          f"({best(loaded) * 1e6:.1f}); {(with_hooks - without) * 1e6 / PLUGINS:+.2f} µs each")
-    print(f"   with {PLUGINS} no-op zpi plugins:           {kernel * 1e6:8.1f} µs "
-          f"({best(noop) * 1e6:.1f}); {(kernel - without) * 1e6 / PLUGINS:+.2f} µs each "
-          "(the kernel's hook facade)")
-    print(f"   with / without: {ratio:.3f} (target <= {NON_MATCHING_TARGET}) -> "
-          f"{verdict(ratio <= NON_MATCHING_TARGET)}; best rounds: "
-          f"{best(loaded) / best(bare):.3f}")
-    print(f"   (for information: no-op plugins / without {kernel / without:.3f}; Claude hooks / "
-          f"no-op plugins {with_hooks / kernel:.3f})")
-    direct, dispatched = med(spawn), med(hook)
-    ratio2 = dispatched / direct
-    print(f"2. matching handler `true`: {calls} calls each in alternating batches of 10, median "
-          "(best in brackets)")
-    print(f"   spawning `true` directly:       {direct * 1e3:8.3f} ms per call "
-          f"({best(spawn) * 1e3:.3f})")
-    print(f"   PreToolUse hook running `true`: {dispatched * 1e3:8.3f} ms per call "
-          f"({best(hook) * 1e3:.3f})")
-    print(f"   hook / spawn: {ratio2:.3f} (target <= {MATCHING_TARGET}) -> "
-          f"{verdict(ratio2 <= MATCHING_TARGET)}; best batches: {best(hook) / best(spawn):.3f}")
+        non_matching = await ainterleave({
+            "without": lambda: per_turn(turns, root, 0),
+            "claude": lambda: per_turn(turns, root, PLUGINS),
+            "noop": lambda: per_turn(turns, root, PLUGINS, "noop"),
+        }, rounds)
+        # 2. one matching hook in a real (persisted) run; the spawn baseline in the same loop
+        matching = await ainterleave({
+            "without": lambda: matching_turn(calls, root, agent, hook=False),
+            "hook": lambda: matching_turn(calls, root, agent, hook=True),
+            "spawn": lambda: spawn_true(calls),
+        }, rounds)
+    hook_cost = [h - w for h, w in zip(matching["hook"], matching["without"], strict=True)]
+    rows = [
+        compare(f"hook_dispatch: {PLUGINS} non-matching Claude hook configs, per turn",
+                non_matching["claude"], non_matching["without"], unit="µs", scale=1e6,
+                target=NON_MATCHING_TARGET,
+                note=f"baseline = the same {turns}-turn read session without hooks"),
+        compare(f"hook_dispatch: {PLUGINS} no-op zpi plugins, per turn (kernel facade)",
+                non_matching["noop"], non_matching["without"], unit="µs", scale=1e6, op=""),
+        compare("hook_dispatch: matching PreToolUse command hook `true`, in a real run",
+                hook_cost, matching["spawn"], target=MATCHING_TARGET,
+                note=f"zpi = per-turn time of a persisted {calls}-turn read session with the "
+                "hook minus without it; baseline = anyio.open_process(['true']) with pipes, "
+                "own session, awaited, in the same loop"),
+    ]
+    emit(rows, "hook_dispatch")
     return 0
 
 
@@ -251,10 +214,15 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=100,
+                        help="turns of the matching-hook session (= hook calls, = spawns)")
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
     args = parser.parse_args()
-    if args.turns < 2 or args.rounds < 1 or args.calls < 1:
-        parser.error("--turns must be at least 2, --rounds and --calls at least 1")
+    if args.quick:
+        args.turns, args.rounds, args.calls = 10, 1, 5
+    if args.turns < 2 or args.rounds < 1 or args.calls < 2:
+        parser.error("--turns and --calls must be at least 2, --rounds at least 1")
+    banner("hook_dispatch", args.quick)
     return asyncio.run(amain(args.turns, args.rounds, args.calls))
 
 

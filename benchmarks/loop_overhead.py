@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import tempfile
@@ -60,7 +61,7 @@ class Run:
 
     def __init__(self, stamps: list[float], total: float) -> None:
         self.total = total
-        self.turns = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+        self.turns = [b - a for a, b in itertools.pairwise(stamps)]
 
     def first(self, size: int) -> float:
         return sum(self.turns[:size])
@@ -198,6 +199,33 @@ def rows_for(label: str, zpi: list[Run], peer: list[Run] | None, turns: int) -> 
     return rows
 
 
+async def alternate(turns: int, rounds: int, root: Path, agent: Path, journals: Path | None,
+                    with_peer: bool) -> tuple[list[Run], list[Run]]:
+    """``rounds`` sessions of each side, alternating; persistence when ``journals`` is set."""
+    persist = journals is not None
+    results: dict[str, list[Run]] = {"zpi": [], "peer": []}
+    count = [0]
+
+    def journal() -> Path | None:
+        count[0] += 1
+        return journals / f"run-{count[0]}.jsonl" if journals is not None else None
+
+    def side(name: str, fn: Callable[[], Awaitable[Run]]) -> Callable[[], Awaitable[float]]:
+        async def measured() -> float:
+            run = await fn()
+            results[name].append(run)
+            return run.total
+        return measured
+
+    await run_zpi(min(turns, 20), root, agent, persist)  # warm imports and caches
+    sides = {"zpi": side("zpi", lambda: run_zpi(turns, root, agent, persist))}
+    if with_peer:
+        await run_pydantic_ai(min(turns, 20), root, journal())
+        sides["peer"] = side("peer", lambda: run_pydantic_ai(turns, root, journal()))
+    await ainterleave(sides, rounds, warmup=0)
+    return results["zpi"], results["peer"]
+
+
 async def amain(turns: int, rounds: int, persistence: bool) -> int:
     missing = pydantic_ai_missing()
     rows: list[Row] = []
@@ -208,34 +236,12 @@ async def amain(turns: int, rounds: int, persistence: bool) -> int:
         write_small_file(root)
         journals = Path(tmp, "peer-journals")
         journals.mkdir()
-        variants = [("none", False)] + ([("transcript", True)] if persistence else [])
-        for label, persist in variants:
-            results: dict[str, list[Run]] = {"zpi": [], "peer": []}
-
-            def side(name: str, fn: Callable[[], Awaitable[Run]]) -> Any:
-                async def measured() -> float:
-                    run = await fn()
-                    results[name].append(run)
-                    return run.total
-                return measured
-
-            counter = [0]
-
-            def journal(persist: bool = persist) -> Path | None:
-                counter[0] += 1
-                return journals / f"run-{counter[0]}.jsonl" if persist else None
-
-            sides = {"zpi": side("zpi", lambda persist=persist: run_zpi(turns, root, agent,
-                                                                       persist))}
-            if missing is None:
-                sides["peer"] = side("peer", lambda: run_pydantic_ai(turns, root, journal()))
-            await run_zpi(min(turns, 20), root, agent, persist)  # warm imports and caches
-            if missing is None:
-                await run_pydantic_ai(min(turns, 20), root, journal())
-            await ainterleave(sides, rounds, warmup=0)
-            zpi_runs = results["zpi"]
-            peer_runs = results["peer"] if missing is None else None
-            rows += rows_for(label, zpi_runs, peer_runs, turns)
+        for label, persist in [("none", False)] + ([("transcript", True)] if persistence
+                                                   else []):
+            zpi_runs, peer_runs = await alternate(turns, rounds, root, agent,
+                                                  journals if persist else None,
+                                                  with_peer=missing is None)
+            rows += rows_for(label, zpi_runs, peer_runs if missing is None else None, turns)
     if missing is not None:
         print(f"PydanticAI is not importable ({missing}): install pydantic-ai-slim to compare")
     print(f"turns per session: {turns}, each a read of a {FILE_LINES}-line file; instant "
