@@ -12,11 +12,13 @@ line per row: ``BENCH-ROW {json}``.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import platform
+import shutil
 import statistics
-import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -167,10 +169,11 @@ def machine() -> str:
             f"{os.cpu_count()} CPUs, load average {load}")
 
 
-def quick_or(quick: bool, quick_value: Any, full_value: Any) -> Any:
-    return quick_value if quick else full_value
-
-
-def banner(name: str, quick: bool) -> None:
+def begin(name: str, quick: bool) -> None:
+    """Print what runs where, and point ``ZPI_AGENT_DIR`` at a fresh temporary directory
+    (removed at exit): no benchmark reads or writes the user's ``~/.zpi``."""
+    agent = tempfile.mkdtemp(prefix="zpi-bench-agent-")
+    atexit.register(shutil.rmtree, agent, ignore_errors=True)
+    os.environ["ZPI_AGENT_DIR"] = agent
     print(f"== {name}{' (quick: figures are not meaningful)' if quick else ''}; {machine()}",
-          file=sys.stdout, flush=True)
+          flush=True)

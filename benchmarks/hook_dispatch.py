@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import ainterleave, banner, compare, emit
+from _measure import ainterleave, begin, compare, emit
 
 NON_MATCHING_TARGET = 1.2
 MATCHING_TARGET = 1.5
@@ -222,7 +222,7 @@ def main() -> int:
         args.turns, args.rounds, args.calls = 10, 1, 5
     if args.turns < 2 or args.rounds < 1 or args.calls < 2:
         parser.error("--turns and --calls must be at least 2, --rounds at least 1")
-    banner("hook_dispatch", args.quick)
+    begin("hook_dispatch", args.quick)
     return asyncio.run(amain(args.turns, args.rounds, args.calls))
 
 

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from _measure import Row, ainterleave, banner, compare, emit
+from _measure import Row, ainterleave, begin, compare, emit
 
 RATIO_TARGET = 0.1
 GROWTH_TARGET = 2.0
@@ -263,7 +263,7 @@ def main() -> int:
         args.turns, args.rounds = 20, 1
     if args.turns < 2 or args.rounds < 1:
         parser.error("--turns must be at least 2 and --rounds at least 1")
-    banner("loop_overhead", args.quick)
+    begin("loop_overhead", args.quick)
     return asyncio.run(amain(args.turns, args.rounds, not args.no_transcript))
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _measure import Row, ainterleave, atimed, banner, compare, emit
+from _measure import Row, ainterleave, atimed, begin, compare, emit
 
 from zpi_host import hookimpl
 
@@ -130,7 +130,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.sleep = 1, 0.01
-    banner("parallel_tools", args.quick)
+    begin("parallel_tools", args.quick)
     return asyncio.run(amain(max(1, args.rounds), args.sleep))
 
 

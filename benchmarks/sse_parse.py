@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from _loopback import LoopbackServer, realistic
-from _measure import ainterleave, banner, compare, emit
+from _measure import ainterleave, begin, compare, emit
 
 TARGET = 0.5
 WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while",
@@ -141,7 +141,7 @@ async def measure(server: LoopbackServer, fmt: str, size_mb: float, rounds: int)
     print(f"{fmt}: {mb:.1f} MB, {sse_events} SSE events (one write each) -> "
           f"{seen[-1]} provider stream events; {text_chars} text characters, "
           f"{tool_calls} tool calls")
-    name = f"sse_parse {fmt} ({mb:.0f} MB, realistic fields)"
+    name = f"sse_parse {fmt} ({mb:.3g} MB, realistic fields)"
     return [compare(name, samples["zpi"], samples["bare"], unit="MB/s", scale=1, op=">=",
                     target=TARGET),
             compare(f"{name}, per client CPU second", cpu["zpi"][1:], cpu["bare"][1:],
@@ -170,7 +170,7 @@ def main() -> int:
         args.size_mb, args.rounds = 0.5, 1
     if args.size_mb <= 0 or args.rounds < 1:
         parser.error("--size-mb must be positive and --rounds at least 1")
-    banner("sse_parse", args.quick)
+    begin("sse_parse", args.quick)
     return asyncio.run(amain(args.size_mb, args.rounds))
 
 

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import Row, ainterleave, atimed, banner, compare, emit, interleave, timed
+from _measure import Row, ainterleave, atimed, begin, compare, emit, interleave, timed
 
 RATIO_TARGET = 1.5
 FOLLOW_UP = "one more thing"
@@ -197,7 +197,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.records, args.appends, args.rounds = 300, 30, 1
-    banner("transcript_load", args.quick)
+    begin("transcript_load", args.quick)
     from zpi_host.transcript import SessionManager
 
     with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
