@@ -7,7 +7,7 @@
    expressions, do not match ``Read``, plus a SessionStart handler for ``clear`` only). For
    information it also runs with 20 plain zpi plugins implementing the same kernel hooks that
    return None at once (the kernel's hook facade). Target: with / without <= 1.2.
-2. A matching handler inside a real run. A session of M turns (default 100) of one ``read``
+2. A matching handler inside a real run. A session of M turns (default 200) of one ``read``
    each, persisted into a temporary agent dir (so the hook gets a real ``transcript_path``),
    with one Claude plugin whose PreToolUse handler is the command ``true`` matching ``Read``,
    and the same session without it. The hook's cost per call is the difference of their
@@ -17,7 +17,7 @@
 
 All variants of a part alternate, ``--rounds`` times, in one process.
 
-    python benchmarks/hook_dispatch.py [--turns 200] [--calls 100] [--rounds 9] [--quick]
+    python benchmarks/hook_dispatch.py [--turns 200] [--calls 200] [--rounds 9] [--quick]
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--calls", type=int, default=100,
+    parser.add_argument("--calls", type=int, default=200,
                         help="turns of the matching-hook session (= hook calls, = spawns)")
     parser.add_argument("--quick", action="store_true", help="a small run that only checks")
     args = parser.parse_args()
