@@ -1,18 +1,18 @@
 """Benchmark: the bash tool on a command printing 500 MB.
 
 Checks the two promises of bounded capture: the host's memory does not grow with the output
-(target: peak RSS growth <= 64 MiB) and the spill file holds every byte. Prints the figures
-and, as the baseline ratio, the tool's wall time against the same command run with its output
-sent to /dev/null in this process.
+(target: peak RSS growth <= 64 MiB, sampled every 5 ms) and the spill file holds every byte.
+The row is the tool's wall time against the same command run with its output sent to
+/dev/null (``subprocess.run``), alternating, for information.
 
-Run: ``python benchmarks/bash_output.py``. Exits 0 when the output was captured correctly
-(the memory target is reported, not enforced); 1 if the tool failed or the spill file is
-incomplete.
+Run: ``python benchmarks/bash_output.py [--mb 500] [--rounds 3] [--quick]``. Exits 0 when the
+output was captured correctly (the memory target is reported, not enforced); 1 if the tool
+failed or the spill file is incomplete.
 """
 
 from __future__ import annotations
 
-import resource
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 
 import anyio
+from _measure import begin, compare, emit, interleave
 
 from zpi_host.tools.base import ToolContext, ToolResult, ToolUpdate
 from zpi_host.tools.bash import prepare_bash_args, run_bash
 
 TOTAL_BYTES = 500_000_000
 LINE = "a" * 99  # 100 bytes with the newline
-COMMAND = f"yes {LINE} | head -c {TOTAL_BYTES}"
 TARGET_MIB = 64
 MIB = 1024 * 1024
 
@@ -69,55 +69,62 @@ class RssSampler:
         self._thread.join()
 
 
-async def run_tool(spill_dir: Path) -> tuple[ToolResult, int, float]:
+async def run_tool(spill_dir: Path, command: str) -> tuple[ToolResult, int, float]:
     updates: list[ToolUpdate] = []
     ctx = ToolContext(cwd=spill_dir, call_id="bench", spill_dir=spill_dir,
                       on_update=updates.append)
-    args = prepare_bash_args({"command": COMMAND, "timeout": 600})
+    args = prepare_bash_args({"command": command, "timeout": 600})
     started = time.perf_counter()
     result = await run_bash(args, ctx)
     return result, len(updates), time.perf_counter() - started
 
 
-def baseline_seconds() -> float:
-    started = time.perf_counter()
-    subprocess.run(["/bin/bash", "-c", COMMAND], stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - started
-
-
 def main() -> int:
-    base = baseline_seconds()
-    with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
-        spill_dir = Path(tmp)
-        # warm up anyio and the event loop so their one-off allocations are not counted
-        anyio.run(lambda: anyio.sleep(0))
-        rss_before = _status_kib("VmRSS") or 0
-        maxrss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        with RssSampler() as sampler:
-            result, n_updates, seconds = anyio.run(run_tool, spill_dir)
-        maxrss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        details = dict(result.details or {})
-        path = details.get("full_output_path")
-        spill_size = Path(path).stat().st_size if path else 0
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=int, default=TOTAL_BYTES // 1_000_000,
+                        help="megabytes the command prints (default 500)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
+    args = parser.parse_args()
+    total, rounds = (5_000_000, 1) if args.quick else (args.mb * 1_000_000, max(1, args.rounds))
+    command = f"yes {LINE} | head -c {total}"
+    begin("bash_output", args.quick)
+    anyio.run(lambda: anyio.sleep(0))  # the event loop's one-off allocations are not counted
+    growth: list[float] = []
+    outcome: list[tuple[ToolResult, int]] = []
 
-    growth_mib = (sampler.peak_kib - rss_before) / 1024
-    print(f"command:              {COMMAND[:40]}... ({TOTAL_BYTES:,} bytes)")
-    print(f"tool result:          error={result.is_error} exit_code={details.get('exit_code')}")
-    print(f"bytes captured:       {details.get('total_bytes'):,}")
-    print(f"spill file size:      {spill_size:,} (every byte: {spill_size == TOTAL_BYTES})")
-    print(f"result text size:     {len(result.text_content.encode()):,} bytes")
-    print(f"progress updates:     {n_updates}")
-    print(f"RSS before:           {rss_before / 1024:.1f} MiB")
-    print(f"peak RSS (sampled):   {sampler.peak_kib / 1024:.1f} MiB")
-    print(f"peak RSS growth:      {growth_mib:.1f} MiB (target <= {TARGET_MIB} MiB: "
-          f"{'met' if growth_mib <= TARGET_MIB else 'NOT met'})")
-    print(f"ru_maxrss growth:     {(maxrss_after - maxrss_before) / 1024:.1f} MiB")
-    print(f"tool wall time:       {seconds:.2f} s ({TOTAL_BYTES / MIB / seconds:.0f} MiB/s)")
-    print(f"baseline (>/dev/null): {base:.2f} s")
-    print(f"ratio tool/baseline:  {seconds / base:.2f}x")
-    ok = (not result.is_error and details.get("total_bytes") == TOTAL_BYTES
-          and spill_size == TOTAL_BYTES)
-    return 0 if ok else 1
+    def tool() -> float:
+        with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
+            spill_dir = Path(tmp)
+            rss_before = _status_kib("VmRSS") or 0
+            with RssSampler() as sampler:
+                result, _updates, seconds = anyio.run(run_tool, spill_dir, command)
+            growth.append((sampler.peak_kib - rss_before) / 1024)
+            path = (result.details or {}).get("full_output_path")
+            outcome.append((result, Path(path).stat().st_size if path else 0))
+        return seconds
+
+    def baseline() -> float:
+        started = time.perf_counter()
+        subprocess.run(["/bin/bash", "-c", command], stdout=subprocess.DEVNULL, check=True)
+        return time.perf_counter() - started
+
+    samples = interleave({"zpi": tool, "baseline": baseline}, rounds, warmup=0)
+    for result, spill_size in outcome:
+        details = dict(result.details or {})
+        if result.is_error or details.get("total_bytes") != total or spill_size != total:
+            print(f"the tool lost output: error={result.is_error}, captured "
+                  f"{details.get('total_bytes')}, spill file {spill_size} of {total} bytes")
+            return 1
+    print(f"command: {command[:40]}... ({total:,} bytes); every byte in the spill file; "
+          f"peak RSS growth {max(growth):.1f} MiB (target <= {TARGET_MIB} MiB: "
+          f"{'met' if max(growth) <= TARGET_MIB else 'NOT met'})")
+    emit([compare(f"bash_output: {total // 1_000_000} MB through the bash tool",
+                  samples["zpi"], samples["baseline"], op="",
+                  note=f"baseline = bash -c with output to /dev/null; peak RSS growth "
+                  f"{max(growth):.1f} MiB (target <= {TARGET_MIB} MiB)")], "bash_output")
+    return 0
 
 
 if __name__ == "__main__":

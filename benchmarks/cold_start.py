@@ -1,64 +1,105 @@
-"""Cold start of ``zpi-host --list-plugins --json`` against the floor of any pluggy host.
+"""Cold start of whole ``zpi-host`` processes against the floor of any pluggy host.
 
-Runs both commands alternately (at least 7 times each) and prints the medians and the ratio.
-Target: ratio <= 2.0. The floor imports pluggy and scans the ``zpi.plugins`` entry points,
-which every entry-point plugin host must do.
+The floor imports pluggy and scans the ``zpi.plugins`` entry points, which every entry-point
+plugin host must do. Measured against it, alternating, ``--rounds`` times each:
 
-Both run with bytecode caching allowed (``PYTHONDONTWRITEBYTECODE`` removed from their
-environment) and after a warm-up run: pip compiles an installed package's modules, and an
-editable install writes them on first import, so a user's second start never compiles. With
-the variable set, every run would compile zpi's modules from source while the floor's
-(site-packages) are compiled already.
+- ``zpi-host --list-plugins --json`` (target <= 2.0);
+- the same with one Claude plugin folder (``--plugin-dir``: a manifest, a skill, a command and
+  a hooks file) (target <= 2.0);
+- a one-turn ``zpi-host run --model scripted:FILE "hello"`` (answers text; the session is
+  written into a temporary agent dir, as a user's run is) (target <= 2.5).
 
-    python benchmarks/cold_start.py [--runs N]
+All run with a temporary ``ZPI_AGENT_DIR`` and with bytecode caching allowed
+(``PYTHONDONTWRITEBYTECODE`` removed from their environment) after a warm-up run: pip
+compiles an installed package's modules and an editable install writes them on first import,
+so a user's second start never compiles.
+
+    python benchmarks/cold_start.py [--rounds 15] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import time
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+from _measure import begin, compare, emit, interleave, timed
 
 FLOOR = [sys.executable, "-c",
          "import pluggy, importlib.metadata as m; m.entry_points(group='zpi.plugins')"]
 
 
-def zpi_command() -> list[str]:
-    exe = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
-    return [exe, "--list-plugins", "--json"]
+def zpi_host() -> str:
+    return shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def claude_plugin(root: Path) -> Path:
+    """A small Claude plugin folder: manifest, one skill, one command, one hooks file."""
+    folder = root / "bench-plugin"
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(
+        {"name": "bench-plugin", "version": "1.0.0", "description": "benchmark plugin"}))
+    (folder / "skills" / "greet").mkdir(parents=True)
+    (folder / "skills" / "greet" / "SKILL.md").write_text(
+        "---\nname: greet\ndescription: Greets the user.\n---\nSay hello.\n")
+    (folder / "commands").mkdir()
+    (folder / "commands" / "hello.md").write_text("---\ndescription: Say hello\n---\nHello!\n")
+    (folder / "hooks").mkdir()
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}))
+    return folder
 
 
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=ENV)
-    return time.perf_counter() - start
+def runner(command: list[str], env: dict[str, str], cwd: Path) -> Callable[[], None]:
+    def run() -> None:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env, cwd=cwd)
+    return run
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=15)
-    runs = max(7, parser.parse_args().runs)
-    zpi = zpi_command()
-    timed(zpi), timed(FLOOR)  # warm the file cache once for both
-    zpi_times, floor_times = [], []
-    for _ in range(runs):
-        zpi_times.append(timed(zpi))
-        floor_times.append(timed(FLOOR))
-    zpi_median = statistics.median(zpi_times)
-    floor_median = statistics.median(floor_times)
-    ratio = zpi_median / floor_median
-    print(f"runs each:                 {runs}")
-    print(f"floor (pluggy + entry points) median: {floor_median * 1000:.1f} ms")
-    print(f"zpi-host --list-plugins --json median: {zpi_median * 1000:.1f} ms")
-    print(f"ratio: {ratio:.2f}x (target <= 2.0) -> {'met' if ratio <= 2.0 else 'NOT met'}")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
+    args = parser.parse_args()
+    rounds = 1 if args.quick else max(3, args.rounds)
+    begin("cold_start", args.quick)
+    with tempfile.TemporaryDirectory(prefix="zpi-bench-start-") as tmp:
+        root = Path(tmp)
+        project = root / "project"
+        project.mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["ZPI_AGENT_DIR"] = str(root / "agent")
+        script = root / "hello.jsonl"
+        script.write_text(json.dumps({"text": "hello"}) + "\n")
+        plugin = claude_plugin(root)
+        commands = {
+            "list": [zpi_host(), "--list-plugins", "--json"],
+            "list_claude": [zpi_host(), "--plugin-dir", str(plugin), "--list-plugins",
+                            "--json"],
+            "run": [zpi_host(), "run", "--model", f"scripted:{script}", "hello"],
+            "floor": FLOOR,
+        }
+        sides = {name: timed(runner(command, env, project))
+                 for name, command in commands.items()}
+        samples = interleave(sides, rounds)
+    floor = samples["floor"]
+    rows = [
+        compare("cold_start: --list-plugins --json", samples["list"], floor, target=2.0,
+                note="baseline = python importing pluggy and scanning the zpi.plugins "
+                "entry points"),
+        compare("cold_start: --list-plugins --json, one Claude plugin folder",
+                samples["list_claude"], floor, target=2.0),
+        compare("cold_start: one-turn scripted `run`, whole process", samples["run"], floor,
+                target=2.5),
+    ]
+    emit(rows, "cold_start")
     return 0
 
 

@@ -1,26 +1,28 @@
 """Claude and ZCode hook dispatch: what loaded hook configurations cost per tool call.
 
 1. Non-matching handlers. A session of N turns (default 200) with an instant model, each turn
-   one ``read`` of a small file, runs without Claude hooks and with 20 Claude hook
-   configurations loaded (20 ClaudeHooks plugins with PreToolUse, PostToolUse,
+   one ``read`` of a small file, no transcript, runs without Claude hooks and with 20 Claude
+   hook configurations loaded (20 ClaudeHooks plugins with PreToolUse, PostToolUse,
    PostToolUseFailure and PermissionRequest handlers whose matchers, names and regular
    expressions, do not match ``Read``, plus a SessionStart handler for ``clear`` only). For
-   reference it also runs with 20 plain zpi plugins that implement the same kernel hooks and
-   return None at once: what the kernel's hook facade costs per plugin, whatever the plugin
-   does. The variants run alternately several times in the same process; the medians are
-   compared (the best rounds are shown too). Target: with / without <= 1.2 (a handler that
-   does not match costs only the match).
-2. Matching handlers. The per-call cost of a PreToolUse hook whose handler is the command
-   ``true`` (matched, transcript brought up to date, event JSON on stdin, process run and
-   awaited, output interpreted), next to spawning ``true`` directly the same way (pipes, own
-   process group), in alternating batches; medians compared. Target: hook / spawn <= 1.5.
+   information it also runs with 20 plain zpi plugins implementing the same kernel hooks that
+   return None at once (the kernel's hook facade). Target: with / without <= 1.2.
+2. A matching handler inside a real run. A session of M turns (default 200) of one ``read``
+   each, persisted into a temporary agent dir (so the hook gets a real ``transcript_path``),
+   with one Claude plugin whose PreToolUse handler is the command ``true`` matching ``Read``,
+   and the same session without it. The hook's cost per call is the difference of their
+   per-turn times. The baseline, in the same event loop, spawns ``true`` M times the way a
+   host must (``anyio.open_process``, pipes, its own session, stdin closed, awaited).
+   Target: hook / spawn <= 1.5. For information, the run with the hook is also compared
+   whole with the same run where a plain zpi plugin spawns ``true`` itself before each call
+   (no subtraction, so steadier under load, but the shared per-turn cost dilutes the ratio).
 
-Both parts run for each dialect (``--dialect claude``, ``zcode`` or ``both``, the default) with
-the same targets: ZCode's configurations are the same handlers read by ZCode's dialect (its
-matcher rules, camelCase input, output cap), and its matching handler is a ``process`` handler
-(argv ``true``, no shell).
+All variants of a part alternate, ``--rounds`` times, in one process. Both parts run for each
+dialect (``--dialect claude``, ``zcode`` or ``both``, the default) with the same targets: ZCode's
+configurations are the same handlers read by ZCode's dialect (its matcher rules, camelCase
+input, output cap), and its matching handler is a ``process`` handler (argv ``true``, no shell).
 
-    python benchmarks/hook_dispatch.py [--turns 200] [--rounds 9] [--calls 300]
+    python benchmarks/hook_dispatch.py [--turns 200] [--calls 200] [--rounds 9] [--quick]
                                        [--dialect both]
 """
 
@@ -28,12 +30,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _measure import ainterleave, begin, compare, emit
 
 NON_MATCHING_TARGET = 1.2
 MATCHING_TARGET = 1.5
@@ -64,6 +67,7 @@ def dialect_of(kind: str) -> Any:
 
 
 def claude_hooks(index: int, config: dict[str, Any], root: Path, kind: str = "claude") -> Any:
+    """One hooks plugin of ``kind``'s dialect (``claude`` or ``zcode``) over ``config``."""
     from zpi_compat_claude.hooks import ClaudeHooks, parse_hooks
 
     dialect = dialect_of(kind)
@@ -128,27 +132,8 @@ def make_host(root: Path, plugins: int, kind: str = "claude") -> Any:
 
 
 async def per_turn(turns: int, root: Path, plugins: int, kind: str = "claude") -> float:
-    """Seconds per turn of a session of ``turns`` read calls."""
-    from zpi_host.assembly import create_session
-    from zpi_host.testing import FunctionModel
-
-    read_call = {"tool_calls": [{"name": "read", "arguments": {"path": "small.txt"}}]}
-    count = [0]
-
-    def model(request: Any) -> Any:
-        count[0] += 1
-        return read_call if count[0] < turns else {"text": "done"}
-
-    session = await create_session(model="function:bench", provider=FunctionModel(model),
-                                   cwd=root, host=make_host(root, plugins, kind), tools=["read"],
-                                   persist=False)
-    started = time.perf_counter()
-    result = await session.run("read small.txt again and again")
-    elapsed = time.perf_counter() - started
-    await session.dispose()
-    if result.is_error or result.num_turns != turns:
-        raise SystemExit(f"run failed: {result.stop_reason} {result.error}")
-    return elapsed / turns
+    """Seconds per turn of an unpersisted session of ``turns`` reads with ``plugins`` loaded."""
+    return await run_turns(turns, root, make_host(root, plugins, kind), None)
 
 
 async def spawn_true(calls: int) -> float:
@@ -167,114 +152,119 @@ async def spawn_true(calls: int) -> float:
     return (time.perf_counter() - started) / calls
 
 
-class TrueHook:
-    """A session whose one plugin has a PreToolUse handler ``true`` matching Read (for ZCode a
-    ``process`` handler: argv ``["true"]``, no shell)."""
+class SpawnsTrue:
+    """A plain zpi plugin that, before each tool call, spawns ``true`` itself the way
+    :func:`spawn_true` does: the least a host can do to run a command per call."""
 
-    def __init__(self, root: Path, kind: str = "claude") -> None:
-        self.root = root
-        self.kind = kind
+    @staticmethod
+    def make() -> Any:
+        from zpi_host.hookspecs import hookimpl
 
-    async def __aenter__(self) -> TrueHook:
-        from zpi_host.assembly import create_session
-        from zpi_host.plugins import PluginConfig, PluginHost
-        from zpi_host.testing import ScriptedModel
-        from zpi_host.tools import ToolCall
+        class _SpawnsTrue:
+            @hookimpl
+            async def zpi_before_tool(self, session: Any, call: Any, tool: Any) -> None:
+                await spawn_true(1)
+                return None
 
-        self.host = PluginHost(PluginConfig(autoload=False)).load()
-        handler = ({"type": "process", "command": "true", "args": []} if self.kind == "zcode"
+        return _SpawnsTrue()
+
+
+async def matching_turn(turns: int, root: Path, agent: Path, kind: str,
+                        dialect: str = "claude") -> float:
+    """Seconds per turn of a persisted session of ``turns`` reads: without hooks
+    (``kind="none"``), with one hooks plugin of ``dialect`` whose PreToolUse handler ``true``
+    matches Read (``"hook"``; for ZCode a ``process`` handler, argv ``["true"]``, no shell), or
+    with a plain plugin spawning ``true`` itself before each call (``"spawn"``)."""
+    from zpi_host.plugins import PluginConfig, PluginHost
+
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    hooks = None
+    if kind == "spawn":
+        host.register_plugin(SpawnsTrue.make(), "bench-spawns-true")
+    if kind == "hook":
+        handler = ({"type": "process", "command": "true", "args": []} if dialect == "zcode"
                    else {"type": "command", "command": "true"})
         config = {"PreToolUse": [{"matcher": "Read", "hooks": [handler]}]}
-        self.hooks = claude_hooks(999, config, self.root, self.kind)
-        self.host.register_plugin(self.hooks, f"{self.kind}:bench-true", source=self.kind)
-        self.session = await create_session(model="t:m", provider=ScriptedModel(["ok"]),
-                                            cwd=self.root, host=self.host, tools=["read"],
-                                            persist=False)
-        await self.session.run("hello")  # a short history to render
-        self.call = ToolCall("call-1", "read", {"path": "small.txt"})
-        self.tool = self.session.tools["read"]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.session.dispose()
-
-    async def per_call(self, calls: int) -> float:
-        """Seconds per ``zpi_before_tool`` call (match, transcript, JSON, run, interpret)."""
-        started = time.perf_counter()
-        for _ in range(calls):
-            decision = await self.host.hooks.before_tool(self.session.view, self.call,
-                                                         self.tool)
-            if decision.behavior is not None:
-                raise SystemExit(f"unexpected decision {decision}")
-        elapsed = time.perf_counter() - started
-        if self.hooks.diagnostics:
-            raise SystemExit(f"the hook failed: {self.hooks.diagnostics[0]}")
-        return elapsed / calls
+        hooks = claude_hooks(999, config, root, dialect)
+        host.register_plugin(hooks, f"{dialect}:bench-true", source=dialect)
+    seconds = await run_turns(turns, root, host, agent)
+    if hooks is not None and hooks.diagnostics:
+        raise SystemExit(f"the hook failed: {hooks.diagnostics[0]}")
+    return seconds
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "NOT met"
+async def run_turns(turns: int, root: Path, host: Any, agent: Path | None) -> float:
+    """Seconds per turn of a session of ``turns`` reads of small.txt; persisted into ``agent``
+    (a temporary agent dir) when given, so hooks get a real transcript."""
+    from zpi_host.assembly import create_session
+    from zpi_host.testing import FunctionModel
+
+    read_call = {"tool_calls": [{"name": "read", "arguments": {"path": "small.txt"}}]}
+    count = [0]
+
+    def model(request: Any) -> Any:
+        count[0] += 1
+        return read_call if count[0] < turns else {"text": "done"}
+
+    session = await create_session(model="function:bench", provider=FunctionModel(model),
+                                   cwd=root, host=host, tools=["read"],
+                                   persist=agent is not None, agent_dir=agent)
+    started = time.perf_counter()
+    result = await session.run("read small.txt again and again")
+    elapsed = time.perf_counter() - started
+    await session.dispose()
+    if result.is_error or result.num_turns != turns:
+        raise SystemExit(f"run failed: {result.stop_reason} {result.error}")
+    return elapsed / turns
 
 
-async def measure(kind: str, root: Path, turns: int, rounds: int, calls: int) -> bool:
-    """Both parts for one dialect; True when both targets are met."""
-    label = {"claude": "Claude", "zcode": "ZCode"}[kind]
-    await per_turn(20, root, 0)  # warm imports and caches
-    await per_turn(20, root, PLUGINS, kind)
-    bare: list[float] = []
-    loaded: list[float] = []
-    noop: list[float] = []
-    for _ in range(rounds):
-        bare.append(await per_turn(turns, root, 0))
-        loaded.append(await per_turn(turns, root, PLUGINS, kind))
-        noop.append(await per_turn(turns, root, PLUGINS, "noop"))
-    spawn: list[float] = []
-    hook: list[float] = []
-    async with TrueHook(root, kind) as true_hook:
-        await spawn_true(5)
-        await true_hook.per_call(5)
-        batch = 10
-        for _ in range(max(1, calls // batch)):  # alternate small batches: noise hits both
-            spawn.append(await spawn_true(batch))
-            hook.append(await true_hook.per_call(batch))
-    med, best = statistics.median, min
-    without, with_hooks, kernel = med(bare), med(loaded), med(noop)
-    ratio = with_hooks / without
-    print(f"[{label}] 1. non-matching handlers: {turns} turns of one read, {rounds} alternating "
-          "rounds, median (best in brackets)")
-    print(f"   without {label} hooks:                {without * 1e6:8.1f} µs per tool call "
-          f"({best(bare) * 1e6:.1f})")
-    print(f"   with {PLUGINS} {label} hook configurations:  {with_hooks * 1e6:8.1f} µs "
-          f"({best(loaded) * 1e6:.1f}); {(with_hooks - without) * 1e6 / PLUGINS:+.2f} µs each")
-    print(f"   with {PLUGINS} no-op zpi plugins:           {kernel * 1e6:8.1f} µs "
-          f"({best(noop) * 1e6:.1f}); {(kernel - without) * 1e6 / PLUGINS:+.2f} µs each "
-          "(the kernel's hook facade)")
-    print(f"   with / without: {ratio:.3f} (target <= {NON_MATCHING_TARGET}) -> "
-          f"{verdict(ratio <= NON_MATCHING_TARGET)}; best rounds: "
-          f"{best(loaded) / best(bare):.3f}")
-    print(f"   (for information: no-op plugins / without {kernel / without:.3f}; {label} hooks / "
-          f"no-op plugins {with_hooks / kernel:.3f})")
-    direct, dispatched = med(spawn), med(hook)
-    ratio2 = dispatched / direct
-    what = "process handler" if kind == "zcode" else "handler"
-    print(f"[{label}] 2. matching {what} `true`: {calls} calls each in alternating batches of "
-          "10, median (best in brackets)")
-    print(f"   spawning `true` directly:       {direct * 1e3:8.3f} ms per call "
-          f"({best(spawn) * 1e3:.3f})")
-    print(f"   PreToolUse hook running `true`: {dispatched * 1e3:8.3f} ms per call "
-          f"({best(hook) * 1e3:.3f})")
-    print(f"   hook / spawn: {ratio2:.3f} (target <= {MATCHING_TARGET}) -> "
-          f"{verdict(ratio2 <= MATCHING_TARGET)}; best batches: {best(hook) / best(spawn):.3f}")
-    return ratio <= NON_MATCHING_TARGET and ratio2 <= MATCHING_TARGET
+async def measure(dialect: str, root: Path, agent: Path, turns: int, rounds: int,
+                  calls: int) -> list[Any]:
+    """Both parts for one dialect, as table rows."""
+    label = {"claude": "Claude", "zcode": "ZCode"}[dialect]
+    non_matching = await ainterleave({
+        "without": lambda: per_turn(turns, root, 0),
+        "hooks": lambda: per_turn(turns, root, PLUGINS, dialect),
+        "noop": lambda: per_turn(turns, root, PLUGINS, "noop"),
+    }, rounds)
+    # 2. one matching hook in a real (persisted) run; the spawn baseline in the same loop
+    matching = await ainterleave({
+        "without": lambda: matching_turn(calls, root, agent, "none"),
+        "hook": lambda: matching_turn(calls, root, agent, "hook", dialect),
+        "spawn": lambda: spawn_true(calls),
+        "spawn_run": lambda: matching_turn(calls, root, agent, "spawn"),
+    }, rounds)
+    hook_cost = [h - w for h, w in zip(matching["hook"], matching["without"], strict=True)]
+    handler = "process handler" if dialect == "zcode" else "command hook"
+    return [
+        compare(f"hook_dispatch: {PLUGINS} non-matching {label} hook configs, per turn",
+                non_matching["hooks"], non_matching["without"], unit="µs", scale=1e6,
+                target=NON_MATCHING_TARGET,
+                note=f"baseline = the same {turns}-turn read session without hooks"),
+        compare(f"hook_dispatch: {PLUGINS} no-op zpi plugins, per turn (kernel facade; "
+                f"{label} round)",
+                non_matching["noop"], non_matching["without"], unit="µs", scale=1e6, op=""),
+        compare(f"hook_dispatch: matching {label} PreToolUse {handler} `true`, in a real run",
+                hook_cost, matching["spawn"], target=MATCHING_TARGET,
+                note=f"zpi = per-turn time of a persisted {calls}-turn read session with the "
+                "hook minus without it; baseline = anyio.open_process(['true']) with pipes, "
+                "own session, awaited, in the same loop"),
+        compare(f"hook_dispatch: run with the matching {label} hook vs run with a plugin "
+                "spawning `true`, per turn", matching["hook"], matching["spawn_run"],
+                unit="ms", op="", note="both whole runs (no subtraction: steadier, but the "
+                "shared turn cost dilutes the ratio)"),
+    ]
 
 
-async def amain(turns: int, rounds: int, calls: int, dialect: str = "both") -> int:
-    kinds = ["claude", "zcode"] if dialect == "both" else [dialect]
+async def amain(turns: int, rounds: int, calls: int, dialects: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-hooks-") as tmp:
-        root = Path(tmp).resolve()
+        root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
+        root.mkdir()
         (root / "small.txt").write_text("".join(f"line {i}\n" for i in range(20)))
-        for kind in kinds:
-            await measure(kind, root, turns, rounds, calls)
+        rows: list[Any] = []
+        for dialect in dialects:
+            rows += await measure(dialect, root, agent, turns, rounds, calls)
+    emit(rows, "hook_dispatch")
     return 0
 
 
@@ -283,12 +273,18 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=200,
+                        help="turns of the matching-hook session (= hook calls, = spawns)")
     parser.add_argument("--dialect", choices=("claude", "zcode", "both"), default="both")
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
     args = parser.parse_args()
-    if args.turns < 2 or args.rounds < 1 or args.calls < 1:
-        parser.error("--turns must be at least 2, --rounds and --calls at least 1")
-    return asyncio.run(amain(args.turns, args.rounds, args.calls, args.dialect))
+    if args.quick:
+        args.turns, args.rounds, args.calls = 10, 1, 5
+    if args.turns < 2 or args.rounds < 1 or args.calls < 2:
+        parser.error("--turns and --calls must be at least 2, --rounds at least 1")
+    begin("hook_dispatch", args.quick)
+    dialects = ["claude", "zcode"] if args.dialect == "both" else [args.dialect]
+    return asyncio.run(amain(args.turns, args.rounds, args.calls, dialects))
 
 
 if __name__ == "__main__":

@@ -1,97 +1,137 @@
-"""Parallel tool calls: 8 read-only, concurrency-safe calls in one turn vs a single call.
+"""Parallel tool calls: 8 read-only, concurrency-safe calls in one turn against a single call.
 
-Each of 8 tools (``sleep_0`` .. ``sleep_7``, metadata read_only, concurrency_safe, no side
-effects) awaits ``anyio.sleep(0.2)``. One session's model asks for all 8 in one turn, another
-session's model asks for one; both then answer with text. If the loop runs the calls
-together, the 8-call run takes about as long as the 1-call run. Each is repeated and the
-medians are compared. Target: ratio <= 1.3.
+Three kinds of tool, each in two sessions: one whose model asks for 8 calls in one turn, one
+whose model asks for 1; both then answer with text. The time is ``session.run`` of the whole
+two-turn session. If the loop runs the calls together, 8 take about as long as 1.
 
-    python benchmarks/parallel_tools.py [--runs 5]
+- async: 8 tools (``sleep_0`` .. ``sleep_7``) that ``await anyio.sleep(0.1)``;
+- sync: 8 plain ``def`` tools that block in ``time.sleep(0.1)`` (a synchronous tool waiting
+  on I/O: a database driver, a blocking HTTP client, a slow disk);
+- kernel ``read``: 8 reads of 8 different 2,000-line files (the kernel tool is synchronous).
+
+All carry metadata read_only, concurrency_safe, no side effects. The 1-call and 8-call
+sessions alternate, ``--rounds`` times. Target: 8 calls / 1 call <= 1.3 for each kind.
+
+    python benchmarks/parallel_tools.py [--rounds 7] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+from _measure import Row, ainterleave, atimed, begin, compare, emit
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.messages import ToolResultMessage
-from zpi_host.plugins import PluginConfig, PluginHost
-from zpi_host.testing import ScriptedModel
-from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 
 TOOLS = 8
-SLEEP = 0.2
 TARGET = 1.3
-SAFE = ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False)
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+READ_LINES = 2000
 
 
-def sleep_tool(index: int) -> Tool:
-    async def execute(args: Any, ctx: Any) -> ToolResult:
-        await anyio.sleep(SLEEP)
-        return ToolResult.text(f"slept {SLEEP}s")
+def sleep_tools(seconds: float, sync: bool) -> list[Any]:
+    from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 
-    return Tool(f"sleep_{index}", f"Sleep {SLEEP} seconds.", SCHEMA, execute, SAFE)
+    safe = ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False)
+
+    async def execute_async(args: Any, ctx: Any) -> ToolResult:
+        await anyio.sleep(seconds)
+        return ToolResult.text(f"slept {seconds}s")
+
+    def execute_sync(args: Any, ctx: Any) -> ToolResult:
+        time.sleep(seconds)
+        return ToolResult.text(f"slept {seconds}s")
+
+    execute = execute_sync if sync else execute_async
+    return [Tool(f"sleep_{i}", f"Sleep {seconds} seconds.", SCHEMA, execute, safe)
+            for i in range(TOOLS)]
 
 
-class SleepTools:
+class Tools:
+    """A plugin registering the given tools."""
+
+    def __init__(self, tools: list[Any]) -> None:
+        self.tools = tools
+
     @hookimpl
-    def zpi_register_tools(self) -> list[Tool]:
-        return [sleep_tool(i) for i in range(TOOLS)]
+    def zpi_register_tools(self) -> list[Any]:
+        return self.tools
 
 
-async def timed_run(root: Path, calls: int) -> float:
-    model = ScriptedModel([
-        {"tool_calls": [{"name": f"sleep_{i}", "arguments": {}} for i in range(calls)]},
-        {"text": "done"},
-    ])
+async def session_run(root: Path, calls: list[dict[str, Any]], tools: list[Any] | None) -> None:
+    """One two-turn session: ``calls`` in the first turn, then text."""
+    from zpi_host.assembly import create_session
+    from zpi_host.messages import ToolResultMessage
+    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.testing import ScriptedModel
+
     host = PluginHost(PluginConfig(autoload=False)).load()
-    host.register_plugin(SleepTools(), "bench-sleep-tools")
-    session = await create_session(model="scripted:bench", provider=model, cwd=root, host=host)
-    started = time.perf_counter()
-    result = await session.run("sleep")
-    elapsed = time.perf_counter() - started
-    await session.dispose()
+    if tools is not None:
+        host.register_plugin(Tools(tools), "bench-tools")
+    model = ScriptedModel([{"tool_calls": calls}, {"text": "done"}])
+    session = await create_session(model="scripted:bench", provider=model, cwd=root, host=host,
+                                   persist=False,
+                                   tools=[c["name"] for c in calls] if tools is None else None)
+    try:
+        result = await session.run("go")
+    finally:
+        await session.dispose()
     if result.is_error or result.result != "done":
-        raise SystemExit(f"run with {calls} call(s) failed: {result.stop_reason} {result.error}")
+        raise SystemExit(f"run with {len(calls)} call(s) failed: {result.stop_reason} "
+                         f"{result.error}")
     results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
-    if len(results) != calls or any(r.is_error for r in results):
-        raise SystemExit(f"run with {calls} call(s): unexpected tool results {results}")
-    return elapsed
+    if len(results) != len(calls) or any(r.is_error for r in results):
+        raise SystemExit(f"run with {len(calls)} call(s): unexpected tool results {results}")
 
 
-async def amain(runs: int) -> int:
+async def measure(kind: str, root: Path, rounds: int, seconds: float) -> Row:
+    if kind == "read":
+        tools = None
+        calls = [{"name": "read", "arguments": {"path": f"file_{i}.py"}} for i in range(TOOLS)]
+    else:
+        tools = sleep_tools(seconds, sync=kind == "sync")
+        calls = [{"name": f"sleep_{i}", "arguments": {}} for i in range(TOOLS)]
+    samples = await ainterleave({
+        "one": atimed(lambda: session_run(root, calls[:1], tools)),
+        "eight": atimed(lambda: session_run(root, calls, tools)),
+    }, rounds)
+    what = {"async": f"async tools awaiting a {seconds * 1000:.0f} ms sleep",
+            "sync": f"sync tools blocking {seconds * 1000:.0f} ms",
+            "read": f"kernel read of {READ_LINES}-line files"}[kind]
+    return compare(f"parallel_tools: {TOOLS} {what} vs 1", samples["eight"], samples["one"],
+                   target=TARGET, note="baseline = the same session with 1 call"
+                   if kind == "async" else "")
+
+
+async def amain(rounds: int, seconds: float) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
         root = Path(tmp).resolve()
-        await timed_run(root, 1)  # warm imports
-        single, parallel = [], []
-        for _ in range(runs):
-            single.append(await timed_run(root, 1))
-            parallel.append(await timed_run(root, TOOLS))
-    one, many = statistics.median(single), statistics.median(parallel)
-    ratio = many / one
-    print(f"runs each: {runs}; each call sleeps {SLEEP * 1000:.0f} ms")
-    print(f"1 call in one turn, median:        {one * 1000:8.1f} ms")
-    print(f"{TOOLS} calls in one turn, median:       {many * 1000:8.1f} ms "
-          f"(sequential would be {TOOLS * SLEEP * 1000:.0f} ms)")
-    print(f"ratio: {ratio:.3f}x (target <= {TARGET}) -> {'met' if ratio <= TARGET else 'NOT met'}")
+        for i in range(TOOLS):
+            (root / f"file_{i}.py").write_text("".join(
+                f"    value_{n} = compute(value_{n - 1}, {i})  # line {n}\n"
+                for n in range(READ_LINES)), encoding="utf-8")
+        rows = [await measure(kind, root, rounds, seconds) for kind in ("async", "sync", "read")]
+    emit(rows, "parallel_tools")
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=5)
-    return asyncio.run(amain(max(1, parser.parse_args().runs)))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--sleep", type=float, default=0.1, help="seconds each sleep tool waits")
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.sleep = 1, 0.01
+    begin("parallel_tools", args.quick)
+    return asyncio.run(amain(max(1, args.rounds), args.sleep))
 
 
 if __name__ == "__main__":

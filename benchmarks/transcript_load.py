@@ -1,4 +1,4 @@
-"""Transcript load: resuming a 100,000-record session against a bare ``json.loads`` of its lines.
+"""Transcript load: resuming a 100,000-record session, against ``json.loads`` of its lines.
 
 A session of N records (default 100,000) is written through ``SessionManager`` with a
 realistic mix: a user prompt every few turns, assistant messages with thinking (signed), text
@@ -6,32 +6,44 @@ and one or two tool calls, a ``tool_use`` journal record and a ``tool_result`` p
 output is 0.3-6 KB of numbered source lines or command output, and now and then a context
 message. No compaction, so the whole history is rebuilt: the worst case.
 
-Resuming = ``SessionManager.open`` (read, parse, validate the whole chain, recover the tool
-journal) + ``messages()`` (the context) + the state accessors. The baseline, in the same run,
-reads the same file and calls ``json.loads`` on every line, nothing else. Both are timed
-best-of-R, interleaved. Target: resume / bare parse <= 2.5. The reader pauses the
-cyclic garbage collector while it builds records; the ratio against a bare parse with the
-collector paused too is printed for information.
+Measured, each against its baseline, alternating ``--rounds`` times:
+
+1. What users run, as whole processes: ``zpi-host run --resume ID --model scripted:FILE
+   "one more thing"`` (start, resume, one scripted turn answering text, append that turn,
+   exit) against a process that reads the same file and calls ``json.loads`` on each line
+   as text (``for line in open(path, encoding="utf-8")``) with the garbage collector in its
+   default state. The turn the run appends is cut off again after each run (the file is
+   truncated back to its size), so every run resumes the same N records. Target <= 1.5.
+2. The public API in this process: ``create_session(resume=ID, ...)`` with a scripted model,
+   ``session.run`` of the same one-turn follow-up, ``dispose``; against ``json.loads`` of
+   each line as text in this process, default GC. For information.
 
 Also timed (for information): appending 10,000 records with the default fsync policy
 ("turn": a flushed write per record, fsync once per turn of three records, as the session
-does), and listing the session (``list_sessions``).
+does).
 
-    python benchmarks/transcript_load.py [--records 100000] [--appends 10000] [--repeat 5]
+    python benchmarks/transcript_load.py [--records 100000] [--rounds 5] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import asyncio
 import json
+import os
 import random
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-RATIO_TARGET = 2.5
+from _measure import Row, ainterleave, atimed, begin, compare, emit, interleave, timed
+
+RATIO_TARGET = 1.5
+FOLLOW_UP = "one more thing"
 WORDS = ["def", "return", "import", "class", "self", "value", "result", "path", "file", "line",
          "error", "None", "True", "False", "for", "in", "if", "else", "while", "try", "except",
          "with", "as", "yield", "async", "await", "lambda"]
@@ -109,38 +121,70 @@ def play(manager: Any, turns: list[list[tuple[str, Any]]], sync: bool = True) ->
             manager.sync()
 
 
-def best(fn: Any, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times)
+
+BASELINE_SOURCE = """
+import json, sys
+with open(sys.argv[1], encoding="utf-8") as lines:
+    records = [json.loads(line) for line in lines if line.strip()]
+print(len(records))
+"""
 
 
-def bare(path: Path) -> int:
-    return len([json.loads(line) for line in path.read_bytes().split(b"\n") if line])
+def zpi_host_exe() -> str:
+    return shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
-def bare_gc_paused(path: Path) -> int:
-    gc.disable()
-    try:
-        return bare(path)
-    finally:
-        gc.enable()
+def read_lines(path: Path) -> int:
+    """The in-process baseline: every line as text through ``json.loads``, default GC."""
+    with path.open(encoding="utf-8") as lines:
+        return len([json.loads(line) for line in lines if line.strip()])
 
 
-def resume(path: Path) -> int:
-    from zpi_host.transcript import SessionManager
+class Resumes:
+    """Runs the resume of one session file again and again, cutting off what a run appends."""
 
-    with SessionManager.open(path) as manager:
-        messages = manager.messages()
-        manager.last_model(), manager.last_reasoning_level(), manager.latest_snapshot()
-        return len(messages)
+    def __init__(self, path: Path, session_id: str, agent: Path, cwd: Path, script: Path):
+        self.path, self.session_id, self.agent, self.cwd = path, session_id, agent, cwd
+        self.script = script
+        self.size = path.stat().st_size
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        self.env["ZPI_AGENT_DIR"] = str(agent)
 
+    def restore(self) -> None:
+        os.truncate(self.path, self.size)
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "NOT met"
+    def process(self) -> None:
+        command = [zpi_host_exe(), "run", "--resume", self.session_id, "--model",
+                   f"scripted:{self.script}", "--cwd", str(self.cwd), "--output-format",
+                   "json", FOLLOW_UP]
+        done = subprocess.run(command, env=self.env, capture_output=True, text=True,
+                              check=False)
+        self.restore()
+        if done.returncode != 0 or '"is_error": false' not in done.stdout:
+            raise SystemExit(f"zpi-host run --resume failed ({done.returncode}): "
+                             f"{done.stdout[-500:]} {done.stderr[-2000:]}")
+
+    def baseline_process(self) -> None:
+        subprocess.run([sys.executable, "-c", BASELINE_SOURCE, str(self.path)], env=self.env,
+                       check=True, stdout=subprocess.DEVNULL)
+
+    async def api(self) -> None:
+        from zpi_host.assembly import create_session
+        from zpi_host.testing import ScriptedModel
+
+        session = await create_session(resume=self.session_id, agent_dir=self.agent,
+                                       provider=ScriptedModel(["ok"]), model="scripted:bench",
+                                       cwd=self.cwd)
+        try:
+            result = await session.run(FOLLOW_UP)
+        finally:
+            await session.dispose()
+        self.restore()
+        if result.is_error:
+            raise SystemExit(f"resume through the API failed: {result.error}")
+
+    async def baseline_api(self) -> None:
+        read_lines(self.path)
 
 
 def main() -> int:
@@ -148,28 +192,35 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--appends", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
     args = parser.parse_args()
-    from zpi_host.transcript import SessionManager, list_sessions
+    if args.quick:
+        args.records, args.appends, args.rounds = 300, 30, 1
+    begin("transcript_load", args.quick)
+    from zpi_host.transcript import SessionManager
 
     with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
-        agent, cwd = Path(tmp) / "agent", Path(tmp) / "project"
+        agent, cwd = Path(tmp, "agent"), Path(tmp, "project")
+        cwd.mkdir()
+        script = Path(tmp, "follow-up.jsonl")
+        script.write_text(json.dumps({"text": "ok"}) + "\n", encoding="utf-8")
         started = time.perf_counter()
         with SessionManager.create(cwd, agent_dir=agent) as manager:
             play(manager, Writer().turns(args.records - 1), sync=False)  # setup: no fsync
-            path = manager.path
+            path, session_id = manager.path, manager.session_id
             records = len(manager.records)
         assert path is not None
         written = time.perf_counter() - started
         size = path.stat().st_size
-        bare(path), resume(path)  # warm the page cache and imports
-        bare_times, paused_times, resume_times = [], [], []
-        for _ in range(args.repeat):  # interleaved, so drift hits all alike
-            bare_times.append(best(lambda: bare(path), 1))
-            paused_times.append(best(lambda: bare_gc_paused(path), 1))
-            resume_times.append(best(lambda: resume(path), 1))
-        t_bare, t_paused, t_resume = min(bare_times), min(paused_times), min(resume_times)
-        t_list = best(lambda: list_sessions(cwd, agent_dir=agent), args.repeat)
+        print(f"session: {records} records, {size / 1e6:.1f} MB (written in {written:.1f} s)")
+        resumes = Resumes(path, session_id, agent, cwd, script)
+        whole = interleave({"zpi": timed(resumes.process),
+                            "baseline": timed(resumes.baseline_process)}, args.rounds)
+        api = asyncio.run(ainterleave({"zpi": atimed(resumes.api),
+                                       "baseline": atimed(resumes.baseline_api)}, args.rounds))
+        if path.stat().st_size != size:
+            raise SystemExit("the session file changed size: the benchmark is broken")
 
         turns = Writer(seed=11).turns(args.appends)
         with SessionManager.create(cwd, agent_dir=agent) as target:
@@ -177,18 +228,17 @@ def main() -> int:
             play(target, turns)
             t_append = time.perf_counter() - started
             appended = len(target.records) - 1
-
-    print(f"session: {records} records, {size / 1e6:.1f} MB (written in {written:.1f} s)")
-    print(f"bare json.loads of every line: {t_bare * 1000:10.1f} ms")
-    print(f"resume (open + validate + context): {t_resume * 1000:5.1f} ms")
-    ratio = t_resume / t_bare
-    print(f"resume / bare parse: {ratio:.2f} (target <= {RATIO_TARGET}) -> "
-          f"{verdict(ratio <= RATIO_TARGET)}")
-    print(f"  (for information: the bare parse with the garbage collector paused, as the reader "
-          f"does, takes {t_paused * 1000:.1f} ms; resume / that: {t_resume / t_paused:.2f})")
-    print(f"list_sessions (one {records}-record session): {t_list * 1000:.1f} ms")
-    print(f"append {appended} records, fsync per turn: {t_append:.2f} s = "
+    print(f"for information: append {appended} records, fsync per turn: {t_append:.2f} s = "
           f"{appended / t_append:,.0f} records/s")
+    rows: list[Row] = [
+        compare(f"transcript_load: run --resume, {records} records, whole process",
+                whole["zpi"], whole["baseline"], target=RATIO_TARGET,
+                note="baseline = python reading the lines, json.loads each, default GC"),
+        compare(f"transcript_load: create_session(resume) + 1 turn, {records} records",
+                api["zpi"], api["baseline"], op="",
+                note="in-process; baseline = json.loads of each line, default GC"),
+    ]
+    emit(rows, "transcript_load")
     return 0
 
 

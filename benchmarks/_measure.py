@@ -1,0 +1,179 @@
+"""Shared measuring for the benchmarks: interleaved rounds, medians and spread, and the table.
+
+Every benchmark compares zpi with a baseline measured in the same run. The two (or more)
+sides run in alternating order round after round (A B, B A, A B, ...), so drift in the
+machine's load hits both alike. A row reports the median of each side, the ratio of the
+medians, and as the spread the lowest and highest ratio of the single rounds (each round's
+zpi sample against the baseline sample taken next to it).
+
+Each benchmark prints its rows as a small table and, for ``run_all.py``, one machine-readable
+line per row: ``BENCH-ROW {json}``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ROW_PREFIX = "BENCH-ROW "
+
+
+def interleave(sides: Mapping[str, Callable[[], float]], rounds: int,
+               warmup: int = 1) -> dict[str, list[float]]:
+    """Call each side once per round, in alternating order; each call returns its sample
+    (seconds, or any figure). ``warmup`` rounds run first and are not kept."""
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for index in range(warmup + rounds):
+        order = names if index % 2 == 0 else names[::-1]
+        for name in order:
+            value = sides[name]()
+            if index >= warmup:
+                samples[name].append(value)
+    return samples
+
+
+async def ainterleave(sides: Mapping[str, Callable[[], Awaitable[float]]], rounds: int,
+                      warmup: int = 1) -> dict[str, list[float]]:
+    """:func:`interleave` for async sides (all in the same event loop)."""
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for index in range(warmup + rounds):
+        order = names if index % 2 == 0 else names[::-1]
+        for name in order:
+            value = await sides[name]()
+            if index >= warmup:
+                samples[name].append(value)
+    return samples
+
+
+def timed(fn: Callable[[], Any]) -> Callable[[], float]:
+    """A side that returns the seconds ``fn()`` took."""
+    def run() -> float:
+        started = time.perf_counter()
+        fn()
+        return time.perf_counter() - started
+    return run
+
+
+def atimed(fn: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[float]]:
+    """A side that returns the seconds ``await fn()`` took."""
+    async def run() -> float:
+        started = time.perf_counter()
+        await fn()
+        return time.perf_counter() - started
+    return run
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: zpi against its baseline."""
+
+    measure: str
+    zpi: float            # median, in ``unit``
+    baseline: float       # median, in ``unit``
+    unit: str
+    ratio: float          # zpi median / baseline median
+    op: str               # "<=" or ">=" (the ratio against the target); "" = no target
+    target: float | None
+    low: float            # lowest single-round ratio
+    high: float           # highest single-round ratio
+    rounds: int
+    note: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        if self.target is None or not self.op:
+            return None
+        return self.ratio <= self.target if self.op == "<=" else self.ratio >= self.target
+
+    def verdict(self) -> str:
+        return {None: "info", True: "met", False: "MISSED"}[self.met]
+
+    def target_text(self) -> str:
+        return f"{self.op} {self.target:g}" if self.target is not None and self.op else "-"
+
+
+def compare(measure: str, zpi: Sequence[float], baseline: Sequence[float], *, unit: str = "ms",
+            scale: float = 1000.0, op: str = "<=", target: float | None = None,
+            note: str = "") -> Row:
+    """A row from paired samples (same length, taken round by round). ``scale`` turns the
+    samples into ``unit`` (seconds -> ms by default)."""
+    if not zpi or len(zpi) != len(baseline):
+        raise ValueError(f"{measure}: need paired samples, got {len(zpi)} and {len(baseline)}")
+    per_round = [z / b for z, b in zip(zpi, baseline, strict=True)]
+    z_med, b_med = statistics.median(zpi), statistics.median(baseline)
+    return Row(measure, z_med * scale, b_med * scale, unit, z_med / b_med, op, target,
+               min(per_round), max(per_round), len(zpi), note)
+
+
+def emit(rows: Iterable[Row], title: str = "") -> list[Row]:
+    """Print ``rows`` as a table and as machine-readable lines; returns them."""
+    rows = list(rows)
+    print()
+    print(format_table(rows, title))
+    for row in rows:
+        print(ROW_PREFIX + json.dumps(asdict(row)), flush=True)
+    return rows
+
+
+def parse_rows(text: str) -> list[Row]:
+    """The rows printed by :func:`emit` in ``text``."""
+    return [Row(**json.loads(line[len(ROW_PREFIX):])) for line in text.splitlines()
+            if line.startswith(ROW_PREFIX)]
+
+
+def _num(value: float) -> str:
+    if value != value:  # nan
+        return "n/a"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def format_table(rows: Sequence[Row], title: str = "") -> str:
+    header = ("measure", "zpi", "baseline", "ratio", "target", "verdict", "spread (rounds)")
+    lines = [(r.measure, f"{_num(r.zpi)} {r.unit}", f"{_num(r.baseline)} {r.unit}",
+              f"{r.ratio:.2f}x", r.target_text(), r.verdict(),
+              f"{r.low:.2f}-{r.high:.2f}x ({r.rounds})") for r in rows]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h)
+              for i, h in enumerate(header)]
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
+    out = [title] if title else []
+    out += [fmt(header), fmt(["-" * w for w in widths]), *(fmt(line) for line in lines)]
+    notes = [f"  {r.measure}: {r.note}" for r in rows if r.note]
+    if notes:
+        out += ["notes:", *notes]
+    return "\n".join(out)
+
+
+def machine() -> str:
+    """One line about where the figures were taken (they mean little without it)."""
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return (f"python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+            f"{os.cpu_count()} CPUs, load average {load}")
+
+
+def begin(name: str, quick: bool) -> None:
+    """Print what runs where, and point ``ZPI_AGENT_DIR`` at a fresh temporary directory
+    (removed at exit): no benchmark reads or writes the user's ``~/.zpi``."""
+    agent = tempfile.mkdtemp(prefix="zpi-bench-agent-")
+    atexit.register(shutil.rmtree, agent, ignore_errors=True)
+    os.environ["ZPI_AGENT_DIR"] = agent
+    print(f"== {name}{' (quick: figures are not meaningful)' if quick else ''}; {machine()}",
+          flush=True)

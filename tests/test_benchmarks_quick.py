@@ -1,0 +1,80 @@
+"""Every benchmark still runs: each in its quick mode, as its own process.
+
+The figures of a quick run mean nothing and are not looked at; what is checked is that the
+benchmark finishes, verifies its own results (a wrong tool result or a lost byte exits
+non-zero) and prints its rows for ``run_all.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+ROW_PREFIX = "BENCH-ROW "
+ROW_FIELDS = {"measure", "zpi", "baseline", "unit", "ratio", "op", "target", "low", "high",
+              "rounds", "note"}
+
+#: each benchmark and (the start of) the measures it must print
+EXPECTED = {
+    "cold_start": ["cold_start: --list-plugins --json", "cold_start: one-turn scripted"],
+    "loop_overhead": ["loop none:", "loop transcript:"],
+    "provider_turns": ["provider_turns openai:", "provider_turns anthropic:"],
+    "parallel_tools": ["parallel_tools: 8 async", "parallel_tools: 8 sync",
+                       "parallel_tools: 8 kernel read"],
+    "bash_output": ["bash_output:"],
+    "sse_parse": ["sse_parse openai", "sse_parse anthropic"],
+    "transcript_load": ["transcript_load: run --resume", "transcript_load: create_session"],
+    "hook_dispatch": ["hook_dispatch: 20 non-matching", "hook_dispatch: matching"],
+}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ZPI_AGENT_DIR"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def rows(output: str) -> list[dict[str, object]]:
+    return [json.loads(line[len(ROW_PREFIX):]) for line in output.splitlines()
+            if line.startswith(ROW_PREFIX)]
+
+
+def test_every_benchmark_file_is_covered() -> None:
+    scripts = {p.stem for p in BENCHMARKS.glob("*.py") if not p.stem.startswith("_")}
+    assert scripts - {"run_all"} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_benchmark_runs_in_quick_mode(name: str) -> None:
+    done = run(str(BENCHMARKS / f"{name}.py"), "--quick")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    printed = rows(done.stdout)
+    for row in printed:
+        assert set(row) == ROW_FIELDS
+        assert row["rounds"] >= 1  # type: ignore[operator]
+    measures = [str(row["measure"]) for row in printed]
+    for start in EXPECTED[name]:
+        assert any(m.startswith(start) for m in measures), (start, measures)
+    assert "measure" in done.stdout and "baseline" in done.stdout  # its own table
+
+
+def test_run_all_prints_one_table_of_the_rows() -> None:
+    done = run(str(BENCHMARKS / "run_all.py"), "--quick", "bash_output", "hook_dispatch")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    table = done.stdout.split("=" * 100, 1)[1]
+    for start in EXPECTED["bash_output"] + EXPECTED["hook_dispatch"]:
+        assert start in table
+    assert "targets met" in table
+
+
+def test_run_all_refuses_an_unknown_benchmark() -> None:
+    done = run(str(BENCHMARKS / "run_all.py"), "--quick", "no_such_benchmark")
+    assert done.returncode == 2
+    assert "unknown benchmark(s) no_such_benchmark" in done.stderr
