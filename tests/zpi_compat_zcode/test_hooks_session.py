@@ -183,3 +183,21 @@ async def test_permission_request_hook_allows_a_call_that_needs_approval(zpi_env
     (asked,) = [r["input"] for r in seen(zpi_env.agent_dir) if r["event"] == "PermissionRequest"]
     assert asked["toolName"] == "Bash" and asked["toolInput"] == {"command": "echo approved"}
     assert asked["hookEventName"] == "PermissionRequest"
+
+
+async def test_matching_handlers_run_one_after_another_in_configuration_order(
+        zpi_env, workspace, tmp_path):
+    """ZCode runs an event's handlers in order (Claude Code runs them in parallel): a slow
+    first handler still finishes before the second starts."""
+    config = zpi_env.home / ".zcode" / "cli" / "config.json"
+    config.parent.mkdir(parents=True)
+    log = workspace / "order.log"
+    config.write_text(json.dumps({"hooks": {"enabled": True, "events": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": f"sleep 0.5; echo slow-first >> {log}"},
+                   {"type": "command", "command": f"echo quick-second >> {log}"}]}]}}}))
+    session, _, _ = await session_with(tmp_path, workspace, ["done"])
+    try:
+        await session.run("go")
+    finally:
+        await session.dispose()
+    assert log.read_text().split() == ["slow-first", "quick-second"]

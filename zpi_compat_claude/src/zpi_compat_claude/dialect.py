@@ -99,6 +99,9 @@ class Dialect:
     max_stop_continuations: int | None = None
     #: SessionStart handlers get ``CLAUDE_ENV_FILE``
     env_file: bool = True
+    #: the matching handlers of one event run one after another in configuration order
+    #: (ZCode: user, workspace, then plugin hooks) rather than in parallel (Claude Code)
+    sequential_handlers: bool = False
 
     def plugin(self, name: str) -> str:
         """The registered name of plugin ``name``: ``claude:name``."""

@@ -57,4 +57,5 @@ ZCODE = Dialect(
     replaces_tool_output=False,
     max_stop_continuations=3,
     env_file=False,
+    sequential_handlers=True,
 )

@@ -263,8 +263,9 @@ class HookEngine:
     async def _run_handlers(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
                             fields: Mapping[str, Any], *, env_file: Path | None = None,
                             ) -> list[HandlerResult]:
-        """Run ``handlers`` in parallel with the event's JSON on stdin; their results in
-        configuration order. Problems and user messages are reported here."""
+        """Run ``handlers`` with the event's JSON on stdin, in parallel (or one after another
+        when the dialect says so); their results in configuration order. Problems and user
+        messages are reported here."""
         import anyio
 
         from .output import HandlerResult, interpret
@@ -311,8 +312,9 @@ class HookEngine:
             results[index] = interpret(event, cap_output(outcome, handler.output_cap),
                                        self.dialect)
 
-        if len(handlers) == 1:
-            await one(0, handlers[0])
+        if len(handlers) == 1 or self.dialect.sequential_handlers:
+            for index, handler in enumerate(handlers):
+                await one(index, handler)
         else:
             async with anyio.create_task_group() as group:
                 for index, handler in enumerate(handlers):
