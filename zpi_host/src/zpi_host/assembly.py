@@ -136,9 +136,15 @@ def make_host(
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
                          f"{disabled!r}")
-    return PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
+    host = PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
                                             settings_disabled=disabled, settings=settings,
                                             cwd=cwd)).load()
+    for name, plugin in options.plugins.items():
+        record = host.register_plugin(plugin, name)
+        if record.status != "ok":
+            raise UsageError(f"the plugin {name!r} given in plugins= could not be registered: "
+                             f"{record.error}")
+    return host
 
 
 def spill_dir() -> Path:
@@ -168,21 +174,27 @@ def make_permissions(
                         "bypass (it would switch off permission checks for whoever opens it); "
                         f"using {mode or 'default'}. Choose bypass with --permission-mode "
                         "bypass or in your user settings.")
-    # the model may always read the files its own cut tool output was spilled to
-    allow = [*options.allow, f"read({spill_dir()}/**)"]
-    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=allow,
+    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
                         deny=options.deny, add_dirs=options.add_dirs,
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
-def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
-    """The model reads a skill's body (and the files beside it) on demand: the folders of
-    loaded skills may be read wherever they are (a plugin's folder, the agent dir). One rule
-    per folder holding skills, not per skill: every tool call walks the rules."""
-    from .permissions import parse_rule
+def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
+                             tools: list[Any]) -> None:
+    """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
+    model: the files its own cut tool output was spilled to, and a skill's body (and the files
+    beside it) wherever it is (a plugin's folder, the agent dir). One rule per folder holding
+    skills, not per skill: every tool call walks the rules."""
+    from .permissions import READ_TOOLS, parse_rule
 
-    for folder in sorted({Path(skill.root).resolve().parent for skill in resources.skills}):
-        permissions.rules.add("allow", parse_rule(f"read({folder}/**)", source="loaded skills"))
+    readers = [t.name for t in tools if t.name in READ_TOOLS]
+    folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
+    for name in readers:
+        permissions.rules.add("allow", parse_rule(f"{name}({spill_dir()}/**)",
+                                                  source="spilled tool output"))
+        for folder in folders:
+            permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
+                                                      source="loaded skills"))
 
 
 def choose_model(
@@ -276,12 +288,17 @@ def choose_reasoning(
 
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
-    tools: list[Any], append: str | None,
+    tools: list[Any], append: str | None, replace: str | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
+    """The base prompt, context files, skills, instructions and ``append``; ``replace``
+    (the ``system_prompt`` option) stands instead of all but ``append``."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
-    parts = [BASE_PROMPT.format(cwd=cwd)]
-    parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
-    parts += [i.text for i in instructions]
+    if replace is not None:
+        parts = [replace]
+    else:
+        parts = [BASE_PROMPT.format(cwd=cwd)]
+        parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
+        parts += [i.text for i in instructions]
     if append:
         parts.append(append)
     prompt = await host.hooks.system_prompt("\n\n".join(parts), tools, instructions, resources)
@@ -318,14 +335,15 @@ async def create_session(**kwargs: Any) -> AgentSession:
                              custom_tools=options.custom_tools, no_tools=options.no_tools,
                              tools=options.tools, exclude_tools=options.exclude_tools)
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
-                                                  options.append_system_prompt)
+                                                  options.append_system_prompt,
+                                                  options.system_prompt)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings)
         if store is None:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
-        allow_reading_skills(permissions, resources)
+        allow_reading_host_files(permissions, resources, tools)
         return _session(options, host, provider, entry, tools, found.owners, prompt,
                         instructions, cwd, agent_dir, settings, settings_manager, store,
                         resources, reasoning, permissions, warnings)
