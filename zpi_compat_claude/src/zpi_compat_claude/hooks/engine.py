@@ -247,8 +247,7 @@ class HookEngine:
         configuration order. Problems and user messages are reported here."""
         import anyio
 
-        from .output import HandlerResult, interpret
-        from .runner import run_command
+        from .output import HandlerResult
         from .transcript import transcript_for
 
         cwd = Path(getattr(session, "cwd", None) or os.getcwd())
@@ -277,9 +276,7 @@ class HookEngine:
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
-            outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
-                                        env=env, cwd=cwd, timeout_s=handler.timeout_s)
-            results[index] = interpret(event, outcome)
+            results[index] = await self._call_handler(event, handler, payload, data, env, cwd)
 
         if len(handlers) == 1:
             await one(0, handlers[0])
@@ -293,6 +290,18 @@ class HookEngine:
             for message in result.messages:
                 self._report(event, handler.command, message, "warning")
         return results
+
+    async def _call_handler(self, event: str, handler: ReadyHandler, payload: Mapping[str, Any],
+                            data: bytes, env: Mapping[str, str], cwd: Path) -> HandlerResult:
+        """Run one handler: its command with the event's JSON (``data``, the encoded
+        ``payload``) on stdin. A subclass may answer otherwise (the SDK calls Python callbacks
+        with ``payload``) and keeps matching, combining and reporting."""
+        from .output import interpret
+        from .runner import run_command
+
+        outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
+                                    env=env, cwd=cwd, timeout_s=handler.timeout_s)
+        return interpret(event, outcome)
 
     def _unsupported_stop(self, event: str, results: Sequence[HandlerResult],
                           instead: str) -> None:

@@ -22,7 +22,7 @@ import attrs
 from ..errors import UsageError, ZpiError
 from .accounting import Budget, context_usage_dict
 from .messages import Message, ResultMessage
-from .options import PERMISSION_MODES, AgentOptions
+from .options import PERMISSION_MODES, AgentOptions, UnsupportedOptionError
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -96,8 +96,14 @@ class SDKClient:
         kwargs = options.session_kwargs()
         plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
         if options.hooks:
-            from .hooks import callback_hooks_plugin
-
+            try:
+                from .hooks import callback_hooks_plugin
+            except ImportError as exc:
+                if not (exc.name or "").startswith("zpi_compat_claude"):
+                    raise
+                raise UnsupportedOptionError(
+                    "hooks", "Python hook callbacks are run by the Claude adapter; install "
+                    "zpi-compat-claude") from None
             plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
         kwargs["plugins"] = plugins
         if options.can_use_tool is not None:

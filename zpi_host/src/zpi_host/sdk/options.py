@@ -44,7 +44,7 @@ class UnsupportedOptionError(UsageError):
         self.option = option
 
 
-@attrs.define(kw_only=True)
+@attrs.define
 class HookMatcher:
     """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
     expression, or None for all), ``hooks`` (async ``(input, tool_use_id, context) -> dict``)
