@@ -54,7 +54,8 @@ class Backend:
         fields.setdefault("cwd", self.cwd)
         fields.setdefault("agent_dir", self.agent_dir)
         if self.kind == "scripted":
-            self.scripted = ScriptedModel(self._turns)
+            self.scripted = ScriptedModel(self._turns)  # a new model answers the new turns
+            self._turns = []
             fields.setdefault("model", "scripted:memory")
             fields.setdefault("provider", self.scripted)
         else:
