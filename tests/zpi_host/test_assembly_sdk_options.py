@@ -53,6 +53,6 @@ async def test_plugins_are_registered_on_the_session_host(zpi_env, tmp_path):
         await create_session(model="scripted:x", provider=ScriptedModel(["a"]),
                              host=PluginHost(PluginConfig(autoload=False)).load(),
                              plugins={"greeter": Greeter()})
-    with pytest.raises(UsageError, match="'zpi.tools' given in plugins= could not be"):
+    with pytest.raises(UsageError, match=r"'zpi\.tools' given in plugins= could not be"):
         await create_session(model="scripted:x", provider=ScriptedModel(["a"]), cwd=tmp_path,
                              persist=False, plugins={"zpi.tools": Greeter()})
