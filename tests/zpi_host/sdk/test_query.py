@@ -211,3 +211,12 @@ async def test_bad_streamed_input_raises_a_typed_error(scripted):
 
     with pytest.raises(UsageError, match="'type': 'user'"):
         await collect(query(prompts(), scripted.turns("x").options()))
+
+
+async def test_an_unpriced_model_costs_nothing_and_is_flagged(backend):
+    if backend.kind == "scripted":
+        pytest.skip("the scripted model is never priced")
+    backend.turns({"text": "x", "usage": USAGE})
+    result = (await collect(query("hi", backend.options(model=f"{backend.kind}:bare"))))[-1]
+    usage = result.model_usage[f"{backend.kind}/bare"]
+    assert (usage["unpriced"], usage["costUSD"], result.total_cost_usd) == (True, 0.0, 0.0)

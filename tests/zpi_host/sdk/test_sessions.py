@@ -144,3 +144,19 @@ async def test_a_live_session_cannot_be_deleted_or_renamed_while_it_runs(scripte
             delete_session(session_id)
     delete_session(session_id)
     assert get_session_info(session_id) is None
+
+
+async def test_totals_are_restored_on_resume_and_usage_is_per_input(backend):
+    usage = {"input_tokens": 1000, "output_tokens": 500}
+    backend.turns({"text": "one", "usage": usage})
+    first = (await collect(query("a", backend.options())))[-1]
+    backend.turns({"text": "two", "usage": usage})
+    second = (await collect(query("b", backend.options(resume=first.session_id))))[-1]
+    assert second.usage["input_tokens"] == 1000  # this input only
+    totals = second.model_usage[backend.model_key]
+    assert (totals["inputTokens"], totals["outputTokens"]) == (2000, 1000)
+    if backend.kind != "scripted":
+        assert first.total_cost_usd == pytest.approx(0.002)
+        assert second.total_cost_usd == pytest.approx(0.004)
+        assert totals["costUSD"] == pytest.approx(0.004)
+        assert totals["unpriced"] is False

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..messages import Usage
     from ..session import AgentSession
 
-__all__ = ["Budget", "context_usage_dict", "model_usage", "usage_dict"]
+__all__ = ["Budget", "context_usage_dict", "model_usage", "restore_totals", "usage_dict"]
 
 
 def usage_dict(usage: Usage) -> dict[str, int]:
@@ -43,6 +43,39 @@ def model_usage(session: AgentSession) -> dict[str, dict[str, Any]]:
             "unpriced": key in session.unpriced_models,
         }
     return out
+
+
+def restore_totals(session: AgentSession) -> None:
+    """A resumed session's totals from its transcript: every recorded answer's usage (all
+    branches: what was spent stays spent), priced by the catalog of the session's settings.
+    Only the main loop's answers are recorded; sub-agent usage of earlier processes is not
+    restored. Call it before the first run."""
+    from ..messages import Usage
+    from ..providers.catalog import cost, resolve_model
+    from ..transcript import AssistantRecord
+
+    prices: dict[str, Any] = {}
+    for record in session.store.records:
+        if not isinstance(record, AssistantRecord):
+            continue
+        message = record.message
+        usage = message.usage
+        key = f"{message.provider}/{message.model}"
+        session.usage = session.usage + usage
+        session.model_usage[key] = session.model_usage.get(key, Usage()) + usage
+        if message.provider == "scripted":
+            continue
+        if key not in prices:
+            try:
+                prices[key] = resolve_model(f"{message.provider}:{message.model}",
+                                            session.settings).price
+            except Exception:  # a model the catalog no longer knows: unpriced
+                prices[key] = None
+        amount = cost(usage, prices[key])
+        if amount is None:
+            session.unpriced_models.add(key)
+            amount = 0.0
+        session.model_cost_usd[key] = session.model_cost_usd.get(key, 0.0) + amount
 
 
 class Budget:

@@ -75,6 +75,10 @@ class SDKClient:
         from .translate import Translator
 
         session = await self._create_session()
+        if self.options.resume is not None or self.options.continue_conversation:
+            from .accounting import restore_totals
+
+            restore_totals(session)
         self._translator = Translator(session, partial=self.options.include_partial_messages)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
         self._lock = anyio.Lock()
