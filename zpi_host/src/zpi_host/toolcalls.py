@@ -48,8 +48,7 @@ class ToolCallRunner:
 
     async def run(self, call: ToolCall) -> ToolResultMessage:
         session = self.session
-        events = session.wants_events
-        if events:
+        if session.wants_event("tool_start"):
             await session.emit(ToolStart(call.id, call.name, dict(call.arguments)))
         started = time.perf_counter()
         result = await self._execute(call)
@@ -64,7 +63,7 @@ class ToolCallRunner:
         details = dict(result.details or {})
         details.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
         message = ToolResultMessage(call.id, call.name, result.content, result.is_error, details)
-        if events:
+        if session.wants_event("tool_end"):
             await session.emit(ToolEnd(message))
         return message
 
@@ -135,7 +134,7 @@ class ToolCallRunner:
     async def _invoke(self, tool: Any, prepared: Any, call: ToolCall) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
-        if not self.session.wants_events:
+        if not self.session.wants_event("tool_update"):
             direct = tool.execute(prepared, self._context(call, lambda update: None))
             return await direct if inspect.isawaitable(direct) else direct
         import anyio

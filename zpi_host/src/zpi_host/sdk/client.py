@@ -30,12 +30,17 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaudeSDKClient", "SDKClient"]
 
+#: the session events the messages are made from (``translate.py``)
+WANTED_EVENTS = ("message_end", "tool_end", "warning", "compaction")
+#: and the start of each turn and the deltas, for partial messages
+PARTIAL_EVENTS = ("turn_start", "text_delta", "reasoning_delta")
+
 #: where the mode allowances of ``acceptEdits`` come from (removed when the mode changes)
 MODE_RULE_SOURCE = "permission mode acceptEdits"
 
 
 @attrs.frozen
-class _End:
+class End:
     """Marks the end of a ``query()`` stream; carries the error that ended it, if any."""
 
     error: BaseException | None = None
@@ -85,7 +90,12 @@ class SDKClient:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._session, self._group = session, group
-        session.subscribe(self._on_event)
+        wanted = set(WANTED_EVENTS)
+        if self.options.include_partial_messages:
+            wanted.update(PARTIAL_EVENTS)
+        if self.options.max_budget_usd is not None:
+            wanted.add("turn_start")
+        session.subscribe(self._on_event, wanted)
         for name, value in self.options.env.items():
             session.environment[str(name)] = str(value)
         self._apply_mode(self._mode)
@@ -191,7 +201,7 @@ class SDKClient:
         except Exception as exc:  # handed to the reader, not lost in the task group
             error = exc
         if end or error is not None:
-            self._send.send_nowait(_End(error))
+            self._send.send_nowait(End(error))
 
     async def _run_one(self, text: str) -> None:
         session = self.session
@@ -228,7 +238,7 @@ class SDKClient:
         if self._receive is None:
             raise UsageError("the client is not connected")
         async for message in self._receive:
-            if isinstance(message, _End):
+            if isinstance(message, End):
                 if message.error is not None:
                     raise message.error
                 continue
@@ -241,18 +251,18 @@ class SDKClient:
             if isinstance(message, ResultMessage):
                 return
 
-    def start_stream(self, prompts: AsyncIterable[Mapping[str, Any]]) -> None:
-        """``query()``'s streaming input: run each input, then mark the end of the stream."""
-        self._group.start_soon(self._run_stream, prompts, True)
+    def start_stream(self, prompts: str | AsyncIterable[Mapping[str, Any]]) -> None:
+        """``query()``'s input (one string, or each streamed message in turn), then an
+        :class:`End` mark on the stream."""
+        if isinstance(prompts, str):
+            self._group.start_soon(self._run_stream, _once(prompts), True)
+        else:
+            self._group.start_soon(self._run_stream, prompts, True)
 
-    async def receive_until_end(self) -> AsyncIterator[Message]:
-        """``query()``'s stream: every message until the input stream is used up."""
-        async for message in self._receive:
-            if isinstance(message, _End):
-                if message.error is not None:
-                    raise message.error
-                return
-            yield message
+    @property
+    def receive_stream(self) -> Any:
+        """The stream of messages (and :class:`End` marks) that the readers read."""
+        return self._receive
 
     # ------------------------------------------------------------------ control
 
@@ -315,6 +325,10 @@ class SDKClient:
 
 #: claude-agent-sdk's name
 ClaudeSDKClient = SDKClient
+
+
+async def _once(text: str) -> AsyncIterator[str]:
+    yield text
 
 
 def user_text(item: Any) -> str:

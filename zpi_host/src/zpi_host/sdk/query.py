@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
-from .client import SDKClient
+from .client import End, SDKClient
 from .messages import Message
 from .options import AgentOptions
 
@@ -25,13 +25,12 @@ async def query(prompt: str | AsyncIterable[Mapping[str, Any]],
     client = SDKClient(options)
     await client.connect()
     try:
-        if isinstance(prompt, str):
-            await client.query(prompt)
-            async for message in client.receive_response():
-                yield message
-        else:
-            client.start_stream(prompt)
-            async for message in client.receive_until_end():
-                yield message
+        client.start_stream(prompt)
+        async for message in client.receive_stream:
+            if isinstance(message, End):
+                if message.error is not None:
+                    raise message.error
+                return
+            yield message
     finally:
         await client.disconnect()

@@ -20,7 +20,6 @@ from ..events import (
     ReasoningDeltaEvent,
     TextDeltaEvent,
     ToolEnd,
-    ToolStart,
     TurnStart,
     WarningEvent,
 )
@@ -87,14 +86,6 @@ TERMINAL_REASONS = {"max_turns": "max_turns", "aborted": "aborted_streaming",
                     "hook_stopped": "hook_stopped", "error": "error"}
 
 
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=str))
-    return value
-
-
 class Translator:
     """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
 
@@ -103,7 +94,8 @@ class Translator:
         self.partial = partial
         self.inputs: dict[str, dict[str, Any]] = {}
         self.api_seconds = 0.0
-        self._request_started: float | None = None
+        #: when the model was last waited for: the input's start, or the last tool's end
+        self._waiting_since = time.perf_counter()
         self._block: str | None = None
         self._index = -1
 
@@ -112,6 +104,7 @@ class Translator:
     def start(self) -> None:
         self.api_seconds = 0.0
         self.inputs.clear()
+        self._waiting_since = time.perf_counter()
 
     def init_message(self, permission_mode: str) -> SystemMessage:
         s = self.session
@@ -165,21 +158,18 @@ class Translator:
         if isinstance(event, ReasoningDeltaEvent):
             return self._delta("thinking", "thinking_delta", event.text)
         if isinstance(event, TurnStart):
-            self._request_started = time.perf_counter()
             self._block, self._index = None, -1
             return [self._stream({"type": "message_start", "message": {
                 "role": "assistant", "model": self.session.view.model, "content": []}})] \
                 if self.partial else []
         if isinstance(event, MessageEnd):
             return self._message_end(event.message)
-        if isinstance(event, ToolStart):
-            self.inputs[event.call_id] = dict(event.arguments or {})
-            return []
         if isinstance(event, ToolEnd):
+            self._waiting_since = time.perf_counter()
             result = event.result
             block = ToolResultBlock(result.call_id, result_content(result.content),
                                     result.is_error)
-            details = _jsonable(dict(result.details)) if result.details else None
+            details = dict(result.details) if result.details else None
             return [UserMessage([block], tool_use_result=details)]
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
@@ -215,9 +205,11 @@ class Translator:
 
     def _message_end(self, message: KernelAssistant) -> list[Message]:
         s = self.session
-        if self._request_started is not None:
-            self.api_seconds += time.perf_counter() - self._request_started
-            self._request_started = None
+        now = time.perf_counter()  # the answer came: the wait since the last tool was the
+        self.api_seconds += now - self._waiting_since  # request (and its request hooks)
+        self._waiting_since = now
+        for call in message.tool_calls:  # the model's input, for permission_denials
+            self.inputs[call.id] = dict(call.arguments)
         out: list[Message] = []
         if self.partial:
             out += self._close_block()
