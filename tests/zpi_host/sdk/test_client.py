@@ -144,3 +144,43 @@ def test_importing_the_sdk_is_cheap_and_the_cli_listing_does_not_load_it():
     for code in (listing, importing):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
+
+
+async def test_closing_query_early_releases_the_session(scripted):
+    from contextlib import aclosing
+
+    from zpi_host.sdk import delete_session, get_session_info, query
+
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 30"}}]},
+                   "never")
+    options = scripted.options(permission_mode="bypassPermissions")
+    async with aclosing(query("wait", options)) as stream:
+        async for message in stream:
+            if isinstance(message, AssistantMessage):
+                session_id = message.session_id
+                break
+    assert get_session_info(session_id) is not None
+    delete_session(session_id)  # not open any more: the session was released
+    assert get_session_info(session_id) is None
+
+
+async def test_disconnect_while_an_input_runs(scripted):
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 30"}}]})
+    client = SDKClient(scripted.options(permission_mode="bypassPermissions"))
+    await client.connect()
+    await client.query("wait")
+    async for message in client.receive_messages():
+        if isinstance(message, AssistantMessage):
+            break
+    await client.disconnect()
+    from zpi_host.sdk import get_session_messages
+
+    history = get_session_messages(message.session_id)
+    assert [m.type for m in history] == ["user", "assistant", "user"], history
+
+
+async def test_bad_options_fail_before_anything_starts(scripted):
+    from zpi_host.sdk import query
+
+    with pytest.raises(UsageError, match="PROVIDER:MODEL"):
+        [m async for m in query("hi", scripted.options(model="nonsense", provider=None))]

@@ -160,3 +160,11 @@ async def test_totals_are_restored_on_resume_and_usage_is_per_input(backend):
         assert second.total_cost_usd == pytest.approx(0.004)
         assert totals["costUSD"] == pytest.approx(0.004)
         assert totals["unpriced"] is False
+
+
+async def test_continue_conversation_without_a_saved_session_starts_a_new_one(scripted):
+    scripted.turns("fresh")
+    options = scripted.options(continue_conversation=True, fork_session=True)
+    result = (await collect(query("hello", options)))[-1]
+    assert result.subtype == "success" and result.result == "fresh"
+    assert [s.session_id for s in list_sessions(str(scripted.cwd))] == [result.session_id]

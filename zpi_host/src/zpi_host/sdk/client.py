@@ -134,25 +134,30 @@ class SDKClient:
                 return await approve(name, arguments, context)
 
             kwargs["can_use_tool"] = approver
-        if options.fork_session:
+        if kwargs.get("continue_recent") and self._latest(kwargs) is None:
+            del kwargs["continue_recent"]  # nothing to continue: a new session
+            self.options = attrs.evolve(options, continue_conversation=False,
+                                        fork_session=False)
+        elif options.fork_session:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)
         return await create_session(**kwargs)
+
+    @staticmethod
+    def _latest(kwargs: Mapping[str, Any]) -> str | None:
+        """The latest session of the chosen working directory, or None."""
+        from ..transcript import list_sessions
+
+        cwd = Path(kwargs.get("cwd") or os.getcwd()).expanduser().resolve()
+        recent = list_sessions(cwd, agent_dir=kwargs.get("agent_dir"))
+        return recent[0].session_id if recent else None
 
     def _fork(self, kwargs: dict[str, Any]) -> str:
         """``fork_session``: resume a copy of the chosen session under a new id."""
         from .sessions import fork_session
 
-        source = kwargs.get("resume")
-        if source is None:
-            from ..transcript import list_sessions
-
-            cwd = Path(kwargs.get("cwd") or os.getcwd()).resolve()
-            recent = list_sessions(cwd, agent_dir=kwargs.get("agent_dir"))
-            if not recent:
-                raise UsageError(f"no session to continue in {cwd}; start one without "
-                                 "continue_conversation")
-            source = recent[0].session_id
+        source = kwargs.get("resume") or self._latest(kwargs)
+        assert source is not None  # continue_conversation without a session starts anew
         return fork_session(source, agent_dir=kwargs.get("agent_dir")).session_id
 
     async def disconnect(self) -> None:
@@ -162,12 +167,14 @@ class SDKClient:
             return
         self._session = self._group = None
         try:
-            session.abort()
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
-        finally:
-            self._send.close()
+            # aborts the running input and waits until it has recorded its interrupted calls
             await session.dispose()
+        finally:
+            group.cancel_scope.cancel()  # inputs still waiting for their turn
+            try:
+                await group.__aexit__(None, None, None)
+            finally:
+                self._send.close()
 
     async def __aenter__(self) -> SDKClient:
         await self.connect()
