@@ -11,6 +11,7 @@ from zpi_host.sdk import (
     AgentOptions,
     ClaudeAgentOptions,
     ResultMessage,
+    SystemMessage,
     UnsupportedOptionError,
     UserMessage,
     query,
@@ -115,8 +116,11 @@ async def test_tools_picks_and_disallowed_tools_removes(scripted):
     scripted.turns("a", "b")
     messages = await collect(query("hi", scripted.options(tools=["Read", "Bash"])))
     assert messages[0].data["tools"] == ["Read", "Bash"]
-    messages = await collect(query("hi", scripted.options(disallowed_tools=["Bash", "Write"])))
-    assert messages[0].data["tools"] == ["Read", "Edit"]
+    messages = await collect(query("hi", scripted.options(
+        disallowed_tools=["Bash", "Write", "Grep", "WebSearch"])))
+    assert messages[0].data["tools"] == ["Read", "Edit", "Glob"]
+    assert any(m.subtype == "warning" and "WebSearch" in m.data["message"]
+               for m in messages if isinstance(m, SystemMessage))
     scripted.turns("c")
     messages = await collect(query("hi", scripted.options(tools=[])))
     assert messages[0].data["tools"] == []

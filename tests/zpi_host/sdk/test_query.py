@@ -30,7 +30,7 @@ async def test_quick_start(backend):
     init, answer, result = messages
     assert isinstance(init, SystemMessage) and init.subtype == "init"
     assert init.data["session_id"] == result.session_id
-    assert init.data["tools"] == ["Read", "Write", "Edit", "Bash"]
+    assert init.data["tools"] == ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
     assert init.data["permissionMode"] == "default"
     assert init.data["cwd"] == str(backend.cwd)
     assert isinstance(answer, AssistantMessage)
@@ -87,7 +87,7 @@ async def test_the_model_sees_claude_tools_and_they_change_files(backend):
     else:
         names = [t.name for t in request.tools]
         read = next(t.parameters for t in request.tools if t.name == "Read")
-    assert names == ["Read", "Write", "Edit", "Bash"]
+    assert names == ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
     assert set(read["properties"]) == {"file_path", "offset", "limit"}
 
 

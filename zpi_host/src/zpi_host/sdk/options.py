@@ -34,6 +34,9 @@ PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 #: the kernel tools the standard tools stand in for (removed from what the model sees)
 KERNEL_TOOLS = ("read", "write", "edit", "bash")
+#: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
+#: names there are deny rules only: a tool this session may not have is not an error)
+STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 
 
 class UnsupportedOptionError(UsageError):
@@ -291,8 +294,8 @@ class AgentOptions:
 
     def _tool_selection(self) -> dict[str, Any]:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
-        bare names in ``disallowed_tools`` remove."""
-        removed = [n for n in self.disallowed_tools if isinstance(n, str) and "(" not in n]
+        bare standard names in ``disallowed_tools`` remove."""
+        removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
         out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed]}
         tools = self.tools
         if isinstance(tools, Mapping):

@@ -21,7 +21,7 @@ import attrs
 
 from ..hookspecs import hookimpl
 from ..permissions import COMMAND_ARGUMENTS, PATH_ARGUMENTS, READ_TOOLS
-from ..tools.base import Tool, ToolArgumentError, _check_object
+from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _check_object
 
 __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
@@ -146,9 +146,51 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
                         parameters=schema, prepare=prepare)
 
 
+#: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise
+#: the model still sees their schemas and a call says they are not supported
+PLACEHOLDER_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "Glob": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "The glob pattern, e.g. **/*.py."},
+        "path": {"type": "string", "description": "The folder to search (default: the "
+                                                  "working directory)."},
+    }, "required": ["pattern"], "additionalProperties": False},
+    "Grep": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "The regular expression to search for."},
+        "path": {"type": "string", "description": "The file or folder to search."},
+        "glob": {"type": "string", "description": "Only files matching this glob."},
+        "type": {"type": "string", "description": "Only files of this type (py, js ...)."},
+        "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"],
+                        "description": "What to show (default files_with_matches)."},
+        "-i": {"type": "boolean", "description": "Ignore case."},
+        "-n": {"type": "boolean", "description": "Show line numbers (content mode)."},
+        "-A": {"type": "integer", "description": "Lines of context after each match."},
+        "-B": {"type": "integer", "description": "Lines of context before each match."},
+        "-C": {"type": "integer", "description": "Lines of context around each match."},
+        "head_limit": {"type": "integer", "description": "Show at most this many results."},
+        "multiline": {"type": "boolean", "description": "Let . match newlines."},
+    }, "required": ["pattern"], "additionalProperties": False},
+}
+
+
+def placeholder(name: str) -> Tool:
+    """A search tool this host does not have: its schema, and a call that says so."""
+
+    def execute(args: Any, ctx: Any) -> Any:
+        raise ToolFailure(f"{name} is not supported by this host (no search plugin is "
+                          "installed); use Bash with find or grep instead")
+
+    return Tool(name, f"{name}: not available in this host; use Bash instead.",
+                PLACEHOLDER_SCHEMAS[name], execute,
+                ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False))
+
+
 def standard_tools(found: Sequence[Tool]) -> list[Tool]:
-    """The standard tools for the kernel tools among ``found``."""
-    return [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
+    """The standard tools for the kernel tools among ``found``, and placeholders for the
+    search tools no plugin provides."""
+    names = {t.name for t in found}
+    tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
+    tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
+    return tools
 
 
 class StandardToolsPlugin:
