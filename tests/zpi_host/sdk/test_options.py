@@ -188,3 +188,40 @@ async def test_stderr_receives_warnings(scripted, tmp_path):
     assert any("settings.json" in line for line in lines)
     assert any(m.subtype == "warning" for m in messages if hasattr(m, "subtype")
                and not isinstance(m, ResultMessage))
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+async def test_keys_and_base_urls_come_from_env(fmt, zpi_env, zpi_model_server, tmp_path,
+                                                monkeypatch):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
+                 "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    zpi_model_server.add_turns("hello")
+    key = f"sk-{fmt}-from-options"
+    variables = {"openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+                 "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}[fmt]
+    options = AgentOptions(model=f"{fmt}:test-model", cwd=tmp_path, setting_sources=[],
+                           env={variables[0]: key, variables[1]: zpi_model_server.base_url})
+    result = (await collect(query("hi", options)))[-1]
+    assert result.result == "hello"
+    headers = zpi_model_server.requests[0].headers
+    if fmt == "openai":
+        assert headers["authorization"] == f"Bearer {key}"
+    else:
+        assert headers["x-api-key"] == key
+
+
+async def test_the_model_comes_from_options_then_settings_then_zpi_model(
+        zpi_env, zpi_model_server, tmp_path):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    zpi_model_server.add_turns("a", "b")
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": zpi_model_server.base_url,
+           "ZPI_MODEL": "openai:from-variable"}
+    first = await collect(query("hi", AgentOptions(cwd=tmp_path, setting_sources=[], env=env)))
+    assert first[0].data["model"] == "openai:from-variable"
+    settings = json.dumps({"model": "openai:from-settings"})
+    second = await collect(query("hi", AgentOptions(cwd=tmp_path, settings=settings, env=env)))
+    assert second[0].data["model"] == "openai:from-settings"
+    assert [r.json["model"] for r in zpi_model_server.requests] == ["from-variable",
+                                                                    "from-settings"]

@@ -201,8 +201,9 @@ def choose_model(
     options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
     environ: Mapping[str, str],
 ) -> ModelEntry:
-    """Explicit choice, then the session's last model, then ``model`` in settings, then the
-    first configured model that has credentials. A model without credentials is refused."""
+    """Explicit choice, then the session's last model, then ``model`` in settings, then
+    ``ZPI_MODEL``, then the first configured model that has credentials. A model without
+    credentials is refused."""
     from .providers.catalog import credentials, list_models, resolve_model
 
     def usable(entry: ModelEntry, why: str) -> ModelEntry:
@@ -219,6 +220,8 @@ def choose_model(
         return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
     if isinstance(settings.get("model"), str):
         return usable(resolve_model(settings["model"], settings), "the setting 'model'")
+    if environ.get("ZPI_MODEL"):
+        return usable(resolve_model(environ["ZPI_MODEL"], settings), "the variable ZPI_MODEL")
     missing = []
     for entry in list_models(settings):
         credential = credentials(entry, environ)
@@ -231,8 +234,33 @@ def choose_model(
                      f"'models'.{why} To try the host offline: --model scripted:PATH")
 
 
+#: provider -> the variable naming its base URL, as the official SDKs read it
+BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
+                                   "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntry:
+    """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
+    the API key from its variable, and the base URL from ``OPENAI_BASE_URL`` /
+    ``ANTHROPIC_BASE_URL`` when no setting gives one."""
+    import attrs
+
+    from .providers.catalog import credentials
+
+    changes: dict[str, Any] = {}
+    if entry.api_key is None:
+        key = credentials(entry, environ).key
+        if key is not None:
+            changes["api_key"] = key
+    variable = BASE_URL_ENV.get(entry.provider)
+    if entry.base_url is None and variable and environ.get(variable):
+        changes["base_url"] = environ[variable]
+    return attrs.evolve(entry, **changes) if changes else entry
+
+
 async def make_provider(
-    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any]
+    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any],
+    environ: Mapping[str, str],
 ) -> Provider:
     if options.provider is not None:
         return options.provider  # type: ignore[no-any-return]
@@ -240,7 +268,7 @@ async def make_provider(
     if entry.provider not in factories:
         known = ", ".join(sorted(factories)) or "none"
         raise UsageError(f"unknown model provider {entry.provider!r} (installed: {known})")
-    return factories[entry.provider].create(entry, settings)
+    return factories[entry.provider].create(from_environment(entry, environ), settings)
 
 
 async def load_resources(
@@ -325,7 +353,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
         warnings = list(host.hooks.configure(settings))
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)
-        provider = await make_provider(options, host, entry, settings)
+        provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,

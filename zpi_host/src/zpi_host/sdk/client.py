@@ -300,7 +300,7 @@ class SDKClient:
     async def set_model(self, model: str | None = None) -> None:
         """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
         None: the model the session started with."""
-        from ..assembly import collect_providers
+        from ..assembly import collect_providers, from_environment
         from ..providers.catalog import resolve_model
 
         session = self.session
@@ -309,7 +309,8 @@ class SDKClient:
         spec = model or self.options.model
         if spec is None:
             raise UsageError("set_model: no model given and none was chosen in the options")
-        entry = resolve_model(spec, session.settings)
+        environ = {**os.environ, **{str(k): str(v) for k, v in self.options.env.items()}}
+        entry = from_environment(resolve_model(spec, session.settings), environ)
         factories = await collect_providers(session.host, session.settings)
         if entry.provider not in factories:
             raise UsageError(f"unknown model provider {entry.provider!r} (installed: "
