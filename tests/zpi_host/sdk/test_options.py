@@ -31,7 +31,7 @@ UNSUPPORTED_VALUES = {
     "resume_session_at": "u1", "resume_drops_turn": "u1",
     "agents": {"r": {"description": "d", "prompt": "p"}}, "skills": "all",
     "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
-    "thinking": {"type": "enabled"}, "output_format": {"type": "json_schema"},
+    "thinking": {"type": "enabled"},
     "enable_file_checkpointing": True, "session_store": object(), "task_budget": {"total": 1},
     "client_app": "me",
 }

@@ -249,9 +249,9 @@ def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntr
 
     changes: dict[str, Any] = {}
     if entry.api_key is None:
-        key = credentials(entry, environ).key
-        if key is not None:
-            changes["api_key"] = key
+        credential = credentials(entry, environ)
+        if credential.key is not None:
+            changes.update(api_key=credential.key, api_key_source=credential.source)
     variable = BASE_URL_ENV.get(entry.provider)
     if entry.base_url is None and variable and environ.get(variable):
         changes["base_url"] = environ[variable]

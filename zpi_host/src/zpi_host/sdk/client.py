@@ -218,11 +218,39 @@ class SDKClient:
             self._budget.start(session)
             started = time.perf_counter()
             self._send.send_nowait(translator.init_message(self._mode))
-            try:
-                run = await session.run(text)
-            except Exception as exc:
-                run = _failed_run(session, exc, started)
-            self._send.send_nowait(translator.result(run, self._budget, started))
+            run = await self._run(session, text, started)
+            structured = None
+            if self.options.output_format is not None:
+                run, structured = await self._structured(session, run, started)
+            self._send.send_nowait(translator.result(run, self._budget, started, structured))
+
+    async def _run(self, session: AgentSession, text: str, started: float) -> RunResult:
+        try:
+            return await session.run(text)
+        except Exception as exc:
+            return _failed_run(session, exc, started)
+
+    async def _structured(self, session: AgentSession, run: RunResult, started: float
+                          ) -> tuple[RunResult, tuple[Any, list[str]]]:
+        """``output_format``: the answer checked, and asked again while it does not fit
+        (the result counts every request)."""
+        from .structured import MAX_RETRIES, StructuredOutput
+
+        checker = StructuredOutput(self.options.output_format or {})
+        runs = [run]
+        value, problems = checker.parse(run.result)
+        while problems and len(runs) <= MAX_RETRIES and not run.is_error \
+                and not self._budget.exceeded:
+            run = await self._run(session, checker.retry_prompt(problems), started)
+            runs.append(run)
+            if not run.is_error:
+                value, problems = checker.parse(run.result)
+        total = runs[0].usage
+        for more in runs[1:]:
+            total = total + more.usage
+        combined = attrs.evolve(run, usage=total, num_turns=sum(r.num_turns for r in runs),
+                                denials=tuple(d for r in runs for d in r.denials))
+        return combined, (value, problems)
 
     async def _on_event(self, event: Event) -> None:
         from ..events import TurnStart, WarningEvent

@@ -89,7 +89,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "sandbox": "sandboxing is not implemented",
     "max_thinking_tokens": "a thinking token budget is not supported; use effort",
     "thinking": "thinking configuration is not supported; use effort",
-    "output_format": "structured output is not implemented yet",
     "enable_file_checkpointing": "file checkpoints are not implemented",
     "session_store": "session stores are not implemented yet",
     "task_budget": "task budgets are not implemented",
@@ -187,6 +186,10 @@ class AgentOptions:
                              "continue_conversation); give one of them")
         if self.hooks is not None and not isinstance(self.hooks, Mapping):
             raise UsageError("hooks must map event names to lists of HookMatcher")
+        if self.output_format is not None:
+            from .structured import StructuredOutput
+
+            StructuredOutput(self.output_format)
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise UsageError(f"can_use_tool must be an async callable, got "
                              f"{type(self.can_use_tool).__name__}")
@@ -216,6 +219,12 @@ class AgentOptions:
         if self.effort is not None:
             kwargs["reasoning_level"] = EFFORTS[self.effort]
         kwargs.update(self._prompt())
+        if self.output_format is not None:
+            from .structured import StructuredOutput
+
+            parts = [kwargs.get("append_system_prompt"),
+                     StructuredOutput(self.output_format).prompt()]
+            kwargs["append_system_prompt"] = "\n\n".join(p for p in parts if p)
         settings = self._settings()
         if settings is not None:
             kwargs["settings"] = settings

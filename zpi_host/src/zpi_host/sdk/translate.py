@@ -124,12 +124,19 @@ class Translator:
             "zpi_host_version": __version__,
         })
 
-    def result(self, run: RunResult, budget: Budget, started: float) -> ResultMessage:
+    def result(self, run: RunResult, budget: Budget, started: float,
+               structured: tuple[Any, list[str]] | None = None) -> ResultMessage:
+        """``structured``: (value, problems) of ``output_format``, when it is used."""
         s = self.session
         subtype = result_subtype(run, budget.exceeded)
+        if subtype == "success" and structured is not None and structured[1]:
+            subtype = "error_max_structured_output_retries"
         error = subtype != "success"
         errors = None
-        if subtype == "error_max_budget_usd":
+        if subtype == "error_max_structured_output_retries":
+            assert structured is not None
+            errors = [f"the answer did not match the output schema: {p}" for p in structured[1]]
+        elif subtype == "error_max_budget_usd":
             errors = [f"reached the maximum budget of ${budget.limit} for this query "
                       f"(spent ${budget.spent(s):.6f})"]
         elif error:
@@ -142,6 +149,7 @@ class Translator:
             stop_reason=None if error else run.stop_reason,
             total_cost_usd=s.total_cost_usd, usage=usage_dict(run.usage),
             result=None if error else run.result, model_usage=model_usage(s),
+            structured_output=structured[0] if structured is not None and not error else None,
             permission_denials=[{"tool_name": d.tool, "tool_use_id": d.call_id,
                                  "tool_input": self.inputs.get(d.call_id, {})}
                                 for d in run.denials],
