@@ -184,3 +184,12 @@ async def test_bad_options_fail_before_anything_starts(scripted):
 
     with pytest.raises(UsageError, match="PROVIDER:MODEL"):
         [m async for m in query("hi", scripted.options(model="nonsense", provider=None))]
+
+
+async def test_stop_task_fails_clearly(scripted):
+    client = SDKClient(scripted.options())
+    with pytest.raises(UsageError, match="not connected"):
+        await client.stop_task("t1")
+    async with client:
+        with pytest.raises(UsageError, match="no task 't1'"):
+            await client.stop_task("t1")

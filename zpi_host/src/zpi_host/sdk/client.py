@@ -80,25 +80,31 @@ class SDKClient:
         from .translate import Translator
 
         session = await self._create_session()
-        if self.options.resume is not None or self.options.continue_conversation:
-            from .accounting import restore_totals
+        try:
+            if self.options.resume is not None or self.options.continue_conversation:
+                from .accounting import restore_totals
 
-            restore_totals(session)
+                restore_totals(session)
+            for name, value in self.options.env.items():
+                session.environment[str(name)] = str(value)
+            self._session = session
+            self._apply_mode(self._mode)
+        except BaseException:
+            self._session = None
+            await session.dispose()
+            raise
         self._translator = Translator(session, partial=self.options.include_partial_messages)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
         self._lock = anyio.Lock()
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._session, self._group = session, group
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)
         if self.options.max_budget_usd is not None:
             wanted.add("turn_start")
         session.subscribe(self._on_event, wanted)
-        for name, value in self.options.env.items():
-            session.environment[str(name)] = str(value)
-        self._apply_mode(self._mode)
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
         if prompt is not None:
             await self.query(prompt)
 
@@ -189,8 +195,11 @@ class SDKClient:
     async def query(self, prompt: str | AsyncIterable[Mapping[str, Any]],
                     session_id: str = "default") -> None:
         """Send an input (a string, or an async iterable of user-message dicts, each one
-        input); its messages arrive on ``receive_messages``."""
-        session = self.session
+        input); its messages arrive on ``receive_messages``. ``session_id`` is accepted for
+        claude-agent-sdk's signature: a client has one session."""
+        if self._group is None:
+            raise UsageError("the client is not connected; call connect() or use "
+                             "'async with SDKClient(...)'")
         if isinstance(prompt, str):
             self._group.start_soon(self._run_one, prompt)
         elif isinstance(prompt, AsyncIterable):
@@ -198,7 +207,6 @@ class SDKClient:
         else:
             raise UsageError(f"prompt must be a string or an async iterable of user-message "
                              f"dicts, got {type(prompt).__name__}")
-        del session, session_id  # one session per client: session_id names it in Claude
 
     async def _run_stream(self, prompts: AsyncIterable[Mapping[str, Any]], end: bool) -> None:
         error: BaseException | None = None
@@ -353,6 +361,13 @@ class SDKClient:
         """How full the context is; never calls the model."""
         session = self.session
         return context_usage_dict(session.get_context_usage(), session.view.model)
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task. This host runs none yet (``Bash`` refuses
+        ``run_in_background``), so every id is unknown: a UsageError says so."""
+        self.session  # noqa: B018 - not connected: the same error as the other controls
+        raise UsageError(f"stop_task: there is no task {task_id!r}; this host runs no "
+                         "background tasks yet")
 
     async def get_server_info(self) -> dict[str, Any]:
         """What the ``init`` system message says."""
