@@ -168,3 +168,38 @@ async def test_continue_conversation_without_a_saved_session_starts_a_new_one(sc
     result = (await collect(query("hello", options)))[-1]
     assert result.subtype == "success" and result.result == "fresh"
     assert [s.session_id for s in list_sessions(str(scripted.cwd))] == [result.session_id]
+
+
+async def test_result_usage_is_the_main_loop_and_totals_include_sub_agents(scripted,
+                                                                           zpi_plugins):
+    from zpi_host import hookimpl
+    from zpi_host.sdk import SDKClient
+    from zpi_host.tools.base import Tool, ToolResult
+
+    holder: dict = {}
+
+    async def delegate(args, ctx):
+        child = await holder["client"].session.run_subagent("general-purpose", "sub task")
+        return ToolResult.text(child.result)
+
+    class Delegation:
+        @hookimpl
+        def zpi_register_tools(self):
+            return [Tool("delegate", "run a sub-agent", {"type": "object", "properties": {}},
+                         delegate)]
+
+    zpi_plugins.register(Delegation(), "delegation")
+    scripted.turns(
+        {"tool_calls": [{"name": "delegate", "arguments": {}}],
+         "usage": {"input_tokens": 10, "output_tokens": 1}},
+        {"text": "child answer", "usage": {"input_tokens": 1000, "output_tokens": 100}},
+        {"text": "done", "usage": {"input_tokens": 20, "output_tokens": 2}})
+    async with SDKClient(scripted.options(permission_mode="bypassPermissions")) as client:
+        holder["client"] = client
+        await client.query("delegate it")
+        messages = [m async for m in client.receive_response()]
+    result = messages[-1]
+    assert result.result == "done"
+    assert (result.usage["input_tokens"], result.usage["output_tokens"]) == (30, 3)
+    totals = result.model_usage[scripted.model_key]
+    assert (totals["inputTokens"], totals["outputTokens"]) == (1030, 103)

@@ -241,7 +241,8 @@ class SDKClient:
     async def _structured(self, session: AgentSession, run: RunResult, started: float
                           ) -> tuple[RunResult, tuple[Any, list[str]]]:
         """``output_format``: the answer checked, and asked again while it does not fit
-        (the result counts every request)."""
+        (the result counts every request: turns and denials here, usage in the
+        translator)."""
         from .structured import MAX_RETRIES, StructuredOutput
 
         checker = StructuredOutput(self.options.output_format or {})
@@ -253,10 +254,7 @@ class SDKClient:
             runs.append(run)
             if not run.is_error:
                 value, problems = checker.parse(run.result)
-        total = runs[0].usage
-        for more in runs[1:]:
-            total = total + more.usage
-        combined = attrs.evolve(run, usage=total, num_turns=sum(r.num_turns for r in runs),
+        combined = attrs.evolve(run, num_turns=sum(r.num_turns for r in runs),
                                 denials=tuple(d for r in runs for d in r.denials))
         return combined, (value, problems)
 

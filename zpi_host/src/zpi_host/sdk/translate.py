@@ -24,7 +24,7 @@ from ..events import (
     WarningEvent,
 )
 from ..messages import AssistantMessage as KernelAssistant
-from ..messages import TextContent, ThinkingContent, ToolCallContent
+from ..messages import TextContent, ThinkingContent, ToolCallContent, Usage
 from ..tools.base import ImageContent
 from .accounting import Budget, model_usage, usage_dict
 from .messages import (
@@ -93,6 +93,9 @@ class Translator:
         self.session = session
         self.partial = partial
         self.inputs: dict[str, dict[str, Any]] = {}
+        #: this input's main-loop usage: the answers of this session (a sub-agent's answers
+        #: come from its own session; the session's totals include them)
+        self.main_usage = Usage()
         self.api_seconds = 0.0
         #: when the model was last waited for: the input's start, or the last tool's end
         self._waiting_since = time.perf_counter()
@@ -102,6 +105,7 @@ class Translator:
     # ------------------------------------------------------------------ per input
 
     def start(self) -> None:
+        self.main_usage = Usage()
         self.api_seconds = 0.0
         self.inputs.clear()
         self._waiting_since = time.perf_counter()
@@ -147,7 +151,7 @@ class Translator:
             duration_api_ms=int(self.api_seconds * 1000),
             is_error=error, num_turns=run.num_turns, session_id=s.session_id,
             stop_reason=None if error else run.stop_reason,
-            total_cost_usd=s.total_cost_usd, usage=usage_dict(run.usage),
+            total_cost_usd=s.total_cost_usd, usage=usage_dict(self.main_usage),
             result=None if error else run.result, model_usage=model_usage(s),
             structured_output=structured[0] if structured is not None and not error else None,
             permission_denials=[{"tool_name": d.tool, "tool_use_id": d.call_id,
@@ -216,6 +220,7 @@ class Translator:
         now = time.perf_counter()  # the answer came: the wait since the last tool was the
         self.api_seconds += now - self._waiting_since  # request (and its request hooks)
         self._waiting_since = now
+        self.main_usage = self.main_usage + message.usage
         for call in message.tool_calls:  # the model's input, for permission_denials
             self.inputs[call.id] = dict(call.arguments)
         out: list[Message] = []
