@@ -147,3 +147,19 @@ def test_listing_shows_what_a_folder_cannot_do_as_warnings(tmp_path, env):
     assert all(source.startswith("/") for source in sources)  # folders, not object reprs
     table = zpi("--list-plugins", "--plugin-dir", str(plugin), cwd=tmp_path, env=env).stdout
     assert "    warning: MCP servers are not supported" in table
+
+
+def test_listing_names_a_symlink_leading_out_of_a_plugin(tmp_path, env):
+    plugin = copy_plugin("minimal", tmp_path / "plugins")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the plugin's")
+    os.symlink(secret, plugin / "leak.txt")
+    rows = json.loads(zpi("--list-plugins", "--json", "--plugin-dir", str(plugin),
+                          cwd=tmp_path, env=env).stdout)
+    (row,) = [row for row in rows if row["name"] == "claude:minimal"]
+    assert row["status"] == "ok"
+    assert any(f"{plugin / 'leak.txt'}: skipped: a symlink that leads outside" in w
+               for w in row["warnings"]), row["warnings"]
+    copies = list((Path(env["ZPI_AGENT_DIR"]) / "plugin-cache" / "claude" / "minimal").glob(
+        "*/leak.txt"))
+    assert copies == []

@@ -235,25 +235,31 @@ def test_snapshot_is_content_addressed(zpi_env, tmp_path):
     assert (first.root / "data.txt").read_text() == "data from the plugin\n"
 
 
-def test_snapshot_follows_inner_links_and_keeps_outer_ones(zpi_env, tmp_path):
+def test_snapshot_follows_inner_links_and_skips_outer_ones(zpi_env, tmp_path):
     plugin = copy_plugin("minimal", tmp_path / "plugins")
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "big.txt").write_text("outside")
     (tmp_path / "note.txt").write_text("linked file")
+    (plugin / "inner.txt").write_text("inner file")
     os.symlink(shared, plugin / "shared")
     os.symlink(tmp_path / "note.txt", plugin / "note.txt")
+    os.symlink(plugin / "inner.txt", plugin / "inner-link.txt")
     os.symlink(plugin / "skills", plugin / "skills-again")
     os.symlink(plugin, plugin / "skills" / "loop")
     folder = folder_of(load_host(claude_settings([plugin]), tmp_path), "claude:minimal")
     root = folder.root
-    assert (root / "note.txt").read_text() == "linked file" and not (root / "note.txt"
-                                                                      ).is_symlink()
-    assert (root / "shared").is_symlink() and os.readlink(root / "shared") == str(shared)
+    assert (root / "inner-link.txt").read_text() == "inner file"
+    assert not (root / "inner-link.txt").is_symlink()
     assert (root / "skills-again" / "tidy" / "SKILL.md").is_file()
+    # links leading outside are not copied and not kept: the rule of component/hook paths
+    assert not os.path.lexists(root / "note.txt") and not os.path.lexists(root / "shared")
     assert not (root / "skills" / "loop").exists()
     assert any("symlink loop" in w for w in folder.warnings)
-    assert any("used live, not frozen" in w for w in folder.warnings)
+    for link, target in (("note.txt", tmp_path / "note.txt"), ("shared", shared)):
+        assert any(w.startswith(f"{plugin / link}: skipped: a symlink that leads outside the "
+                                f"plugin folder (it resolves to {target})")
+                   for w in folder.warnings), folder.warnings
 
 
 def test_a_huge_folder_is_refused(zpi_env, tmp_path, monkeypatch):

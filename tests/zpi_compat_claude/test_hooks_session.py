@@ -477,3 +477,66 @@ async def test_sub_agent_compaction_and_notification_events(zpi_env, workspace, 
     assert notification == {**notification, "message": "waiting for you", "title": "zpi",
                             "notification_type": "idle_prompt"}
     assert all(e["session_id"] == session.session_id for e in events)
+
+
+@pytest.mark.parametrize("own_timeout", [True, False], ids=["own timeout", "default timeout"])
+async def test_a_hanging_handler_times_out_as_a_non_blocking_error_not_a_deny(
+        zpi_env, zpi_plugins, workspace, tmp_path, own_timeout):
+    """The handler's timeout (its own, or the default when it has none) governs, even when
+    the kernel budget is shorter: a timed-out handler is a warning and the tool runs."""
+    script = tmp_path / "hang.sh"
+    script.write_text(f"#!/bin/sh\necho $$ > {tmp_path / 'hang.pid'}\nexec sleep 30\n")
+    script.chmod(0o755)
+    handler = {"type": "command", "command": str(script)}
+    if own_timeout:
+        handler["timeout"] = 1
+    hooks, _ = make_hooks({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [handler]}]}},
+                          tmp_path, name="hang", timeout_s=60 if own_timeout else 1)
+    zpi_plugins.register(hooks, "claude:hang")
+    model = ScriptedModel([bash("echo ran"), "done"])
+    session = await create_session(model="t:m", provider=model, cwd=workspace, host=host(),
+                                   settings={"hooks": {"timeout": 0.3}})
+    events = []
+    session.subscribe(events.append)
+    result = await run(session)
+    assert result.result == "done" and not result.denials
+    (ran,) = results(session)
+    assert not ran.is_error and ran.content[0].text.strip() == "ran"
+    warned = [e.message for e in events if e.type == "warning"]
+    assert any("timed out" in w for w in warned), warned
+    assert not process_running(int((tmp_path / "hang.pid").read_text()))
+
+
+@pytest.mark.parametrize("passed", [False, True], ids=["default", "passed by setting"])
+async def test_hook_commands_do_not_get_the_key_variables(zpi_env, zpi_plugins, workspace,
+                                                          tmp_path, monkeypatch, passed):
+    key = "sk-hook-test-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    seen = tmp_path / "seen.txt"
+    command = f'echo "${{ANTHROPIC_API_KEY:-unset}}" > {seen}'
+    hooks, _ = make_hooks({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": command}]}]}}, tmp_path, name="env")
+    zpi_plugins.register(hooks, "claude:env")
+    settings = {"secrets": {"pass_to_commands": True}} if passed else {}
+    session = await create_session(model="t:m", provider=ScriptedModel([bash("true"), "done"]),
+                                   cwd=workspace, host=host(), settings=settings)
+    await run(session)
+    assert seen.read_text().strip() == (key if passed else "unset")
+
+
+async def test_a_key_a_hook_prints_is_redacted_in_its_diagnostic(zpi_env, zpi_plugins,
+                                                                 workspace, tmp_path,
+                                                                 monkeypatch, caplog):
+    key = "sk-hook-test-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    hooks, _ = make_hooks({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": 'echo "oops $OPENAI_API_KEY" >&2; exit 1'}]}]}},
+        tmp_path, name="leaky")
+    zpi_plugins.register(hooks, "claude:leaky")
+    session = await create_session(model="t:m", provider=ScriptedModel([bash("true"), "done"]),
+                                   cwd=workspace, host=host(),
+                                   settings={"secrets": {"pass_to_commands": True}})
+    await run(session)
+    (diagnostic,) = hooks.diagnostics
+    assert diagnostic.message == "exited 1: oops [redacted]"
+    assert key not in caplog.text and "oops [redacted]" in caplog.text

@@ -225,3 +225,13 @@ async def test_the_model_comes_from_options_then_settings_then_zpi_model(
     assert second[0].data["model"] == "openai:from-settings"
     assert [r.json["model"] for r in zpi_model_server.requests] == ["from-variable",
                                                                     "from-settings"]
+
+
+async def test_env_keys_stay_out_of_bash(scripted):
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {
+        "command": "echo key=${OPENAI_API_KEY:-none} other=$OTHER"}}]}, "ok")
+    options = scripted.options(env={"OPENAI_API_KEY": "sk-secret", "OTHER": "visible"},
+                               permission_mode="bypassPermissions")
+    messages = await collect(query("go", options))
+    result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    assert "key=none other=visible" in result.content

@@ -172,6 +172,11 @@ def test_directory_and_binary_refused(ctx: ToolContext, tmp_path: Path) -> None:
     p.write_bytes(b"a\x00b")
     with pytest.raises(ToolFailure, match="binary file"):
         read(ctx, "bin.dat")
+    # a refused read is no read: edit may not change what the model never saw
+    with pytest.raises(FileNotReadError):
+        run(ctx, "bin.dat", e("a", "b"))
+    assert ctx.file_state is not None
+    ctx.file_state.record(p, FileFingerprint.of(p))  # seen some other way: still binary
     with pytest.raises(ToolFailure, match=r"bin\.dat is a binary file \(3 bytes\)"):
         run(ctx, "bin.dat", e("a", "b"))
     assert p.read_bytes() == b"a\x00b"

@@ -259,7 +259,7 @@ def test_real_os_failure_mid_replace_rolls_back(tmp_path: Path) -> None:
     after = snapshot(tmp_path)
     for name in ("a.txt", "bin/run.sh"):
         assert after[name] == before[name]
-    assert not list((tmp_path / "bin").glob("*.zpi-tmp"))
+    assert not list((tmp_path / "bin").glob(".*.zpi-*.tmp"))
     assert not (tmp_path / "new").exists()
 
 
@@ -275,4 +275,4 @@ def test_change_during_commit_is_detected(tmp_path: Path) -> None:
     with pytest.raises(StaleFileError, match="changed on disk during the write"):
         commit(changes, _fault=race)
     assert a.read_bytes() == b"raced in"
-    assert not list(tmp_path.rglob("*.zpi-tmp"))
+    assert not list(tmp_path.rglob(".*.zpi-*.tmp"))

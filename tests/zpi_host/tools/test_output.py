@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import stat
 from pathlib import Path
 
 import pytest
@@ -83,15 +84,27 @@ def test_cut_does_not_split_utf8_characters(tmp_path: Path) -> None:
     assert out.spill_path is not None and out.spill_path.read_bytes() == "é".encode() * 1000
 
 
-def test_spill_dir_none_uses_temp_dir_and_discard_removes(tmp_path: Path) -> None:
-    buf = HeadTailBuffer(10, None, name_prefix="zpi-test")
+def test_discard_removes_the_spill_file(tmp_path: Path) -> None:
+    buf = HeadTailBuffer(10, tmp_path / "spill", name_prefix="zpi-test")
     buf.feed(b"0123456789abc")
     path = buf.spill_path
     assert path is not None and path.name.startswith("zpi-test-")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     buf.discard()
     assert not path.exists()
     with pytest.raises(RuntimeError):
         buf.feed(b"more")
+
+
+def test_without_a_spill_dir_nothing_is_saved_anywhere(tmp_path: Path) -> None:
+    buf = HeadTailBuffer(10, None)
+    buf.feed(b"0123456789abc")
+    out = buf.finish()
+    assert out.truncated and out.spill_path is None
+    assert "full output could not be saved: no spill folder was given" in out.text
+    result = protect_result(ToolResult.text("x" * 5000), limit_bytes=1024, spill_dir=None)
+    assert result.details["full_output_path"] is None
 
 
 def test_unwritable_spill_dir_is_reported_not_hidden(tmp_path: Path) -> None:

@@ -19,10 +19,11 @@ from typing import Any
 
 import attrs
 
-#: ``${NAME}`` variables a command body may use.
+#: ``${NAME}`` variables a command body may use (``CLAUDE_``, or a dialect's own prefix such
+#: as ``ZCODE_``; only names the caller gives values for are replaced).
 _VARIABLE = re.compile(
-    r"\$\{(CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA|CLAUDE_PROJECT_DIR|CLAUDE_SESSION_ID"
-    r"|CLAUDE_SKILL_DIR|user_config\.[A-Za-z_][A-Za-z0-9_]*)\}"
+    r"\$\{([A-Z][A-Z0-9]*_(?:PLUGIN_ROOT|PLUGIN_DATA|PROJECT_DIR|SESSION_ID|SKILL_DIR)"
+    r"|user_config\.[A-Za-z_][A-Za-z0-9_]*)\}"
 )
 #: `` !`cmd` `` and ``@path``, each at the start of a line or after whitespace.
 _INLINE = re.compile(r"(?<!\S)(?:!`(?P<command>[^`\n]+)`|@(?P<path>[^\s`]+))")
@@ -111,17 +112,18 @@ class CommandHandler:
     body: str
     #: plugin-level variables (root, data dir, user_config.KEY); session ones are added per call
     variables: Mapping[str, Value] = attrs.field(factory=dict, eq=False)
+    #: the dialect's variable prefixes (``CLAUDE``; ZCode: ``ZCODE`` and ``CLAUDE``)
+    prefixes: tuple[str, ...] = ("CLAUDE",)
 
     async def __call__(self, arguments: str, context: Any) -> str:
         from zpi_host.resources import expand_template
 
         session = context.session
         cwd = Path(session.cwd)
-        values: dict[str, Value] = {
-            **self.variables,
-            "CLAUDE_PROJECT_DIR": str(cwd),
-            "CLAUDE_SESSION_ID": str(session.session_id),
-        }
+        values: dict[str, Value] = dict(self.variables)
+        for prefix in self.prefixes:
+            values[f"{prefix}_PROJECT_DIR"] = str(cwd)
+            values[f"{prefix}_SESSION_ID"] = str(session.session_id)
         text = substitute(self.body, values)
         text = expand_template(text, arguments)
         return await expand_inline(text, context, cwd)

@@ -23,10 +23,10 @@ from zpi_host.errors import ZpiError
 from zpi_host.resources import Command
 
 from .commands import CommandHandler, Value, substitute
+from .dialect import CLAUDE, Dialect
 from .discovery import FolderRef, claude_options
 from .freeze import Snapshot, write_json_atomic
 from .manifest import (
-    MANIFEST_PATH,
     Manifest,
     ManifestError,
     UserOption,
@@ -126,8 +126,10 @@ class ComponentPaths:
     hooks: list[str]
 
     @classmethod
-    def check(cls, live: Path, manifest: Manifest | None, warnings: list[str]
-              ) -> ComponentPaths:
+    def check(cls, live: Path, manifest: Manifest | None, warnings: list[str],
+              dialect: Dialect = CLAUDE) -> ComponentPaths:
+        where = manifest.path if manifest and manifest.path else live / dialect.manifest_path
+
         def default(rel: str) -> list[str]:
             path = live / rel
             if not path.exists():
@@ -140,10 +142,10 @@ class ComponentPaths:
         def declared(values: Sequence[str], field: str) -> list[str]:
             rels = []
             for value in values:
-                target = resolve_component(live, value, field)
+                target = resolve_component(live, value, field, dialect, where)
                 if not target.exists():
-                    warnings.append(f"{live / MANIFEST_PATH}: {field} path {value!r} does not "
-                                    "exist (skipped)")
+                    warnings.append(f"{where}: {field} path {value!r} does not exist "
+                                    "(skipped)")
                     continue
                 rels.append(target.relative_to(live.resolve()).as_posix())
             return rels
@@ -243,7 +245,8 @@ def plugin_agents(root: Path, paths: ComponentPaths, folder: LoadedFolder,
 
 
 def build_layout(skills: Sequence[tuple[str, Path]], agents: Sequence[tuple[str, Path]],
-            variables: Mapping[str, Value], final: Path, tmp: Path) -> None:
+                 variables: Mapping[str, Value], final: Path, tmp: Path,
+                 prefixes: Sequence[str] = ("CLAUDE",)) -> None:
     """A folder laid out as the ResourceLoader expects (``skills/<name>``, ``agents/...``).
 
     Mostly relative links into the snapshot. A ``SKILL.md`` or agent file that uses
@@ -256,7 +259,8 @@ def build_layout(skills: Sequence[tuple[str, Path]], agents: Sequence[tuple[str,
         folder = tmp / "skills" / key
         folder.parent.mkdir(parents=True, exist_ok=True)
         text = (target / "SKILL.md").read_text(encoding="utf-8", errors="surrogateescape")
-        filled = substitute(text, {**variables, "CLAUDE_SKILL_DIR": str(target)})
+        filled = substitute(text, {**variables,
+                                   **{f"{p}_SKILL_DIR": str(target) for p in prefixes}})
         if filled == text:
             os.symlink(os.path.relpath(target, final / "skills"), folder)
             continue
@@ -309,12 +313,13 @@ def build_commands(files: Sequence[tuple[list[str], Path]], folder: LoadedFolder
             continue
         commands[command.name] = attrs.evolve(
             command, template=None,
-            handler=CommandHandler(command.name, parsed.body, dict(variables)))
+            handler=CommandHandler(command.name, parsed.body, dict(variables),
+                                   folder.dialect.prefixes))
     return tuple(commands.values())
 
 
 def hook_sources(live: Path, root: Path, manifest: Manifest | None, paths: ComponentPaths,
-                  warnings: list[str]) -> tuple[tuple[Any, str], ...]:
+                 warnings: list[str]) -> tuple[tuple[Any, str], ...]:
     sources: list[tuple[Any, str]] = []
     seen: set[str] = set()
     for rel in paths.hooks:
@@ -330,7 +335,7 @@ def hook_sources(live: Path, root: Path, manifest: Manifest | None, paths: Compo
         sources.append((data, str(live / rel)))
     for index, entry in enumerate(manifest.hooks if manifest else ()):
         if isinstance(entry, dict):
-            sources.append((entry, f"{live / MANIFEST_PATH}: hooks[{index}]"))
+            sources.append((entry, f"{manifest.path if manifest else live}: hooks[{index}]"))
     return tuple(sources)
 
 
@@ -340,8 +345,8 @@ def server_names(data: Any, key: str) -> list[str]:
     return sorted(data) if isinstance(data, dict) else []
 
 
-def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: list[str]
-                 ) -> tuple[str, ...]:
+def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: list[str],
+                dialect: Dialect = CLAUDE) -> tuple[str, ...]:
     """MCP and LSP servers and output styles: recorded, listed, not run (no MCP here)."""
     found: list[str] = []
     declared = {"mcpServers": manifest.mcp_servers if manifest else (),
@@ -356,7 +361,7 @@ def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: lis
             data = entry
             if isinstance(entry, str):
                 try:
-                    target = resolve_component(live, entry, field)
+                    target = resolve_component(live, entry, field, dialect)
                     data = read_json(root / target.relative_to(live.resolve()))
                 except ManifestError as exc:
                     warnings.append(f"{exc} (the {label} are not supported anyway)")
@@ -375,16 +380,17 @@ def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: lis
 
 def resolve_options(name: str, manifest: Manifest | None, ref: FolderRef, ctx: LoadContext,
              warnings: list[str]) -> tuple[tuple[UserOption, ...], dict[str, Any]]:
-    """userConfig values: settings ``compat.claude.plugins.<name>.options``, then (for a plugin
-    Claude Code installed) what Claude stored, then the declared default."""
+    """userConfig values: settings ``compat.<dialect>.plugins.<name>.options``, then (for a
+    plugin Claude Code installed) what Claude stored, then the declared default."""
     options = manifest.user_config if manifest else ()
+    key = f"compat.{ctx.dialect.name}.plugins.{name}.options"
     given = dict(ctx.config.plugin_options.get(name, {}))
     stored = claude_options(ctx.home, ref.plugin_id) if ref.plugin_id and options else {}
     known = {option.key for option in options}
-    for key in given:
-        if key not in known:
-            warnings.append(f"setting compat.claude.plugins.{name}.options.{key}: the plugin "
-                            "declares no such userConfig option (ignored)")
+    for given_key in given:
+        if given_key not in known:
+            warnings.append(f"setting {key}.{given_key}: the plugin declares no such "
+                            "userConfig option (ignored)")
     values: dict[str, Any] = {}
     problems = []
     for option in options:
@@ -392,13 +398,11 @@ def resolve_options(name: str, manifest: Manifest | None, ref: FolderRef, ctx: L
         label = f"option {option.key!r}" + (f" ({option.title})" if option.title else "")
         if value is None:
             if option.required:
-                problems.append(f"{label} is required: set compat.claude.plugins.{name}."
-                                f"options.{option.key} in settings")
+                problems.append(f"{label} is required: set {key}.{option.key} in settings")
             continue
         problem = option.problem(value)
         if problem:
-            problems.append(f"setting compat.claude.plugins.{name}.options.{option.key} "
-                            f"{problem}")
+            problems.append(f"setting {key}.{option.key} {problem}")
             continue
         values[option.key] = value
     if problems:

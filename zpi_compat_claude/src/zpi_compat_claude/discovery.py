@@ -16,7 +16,7 @@ the files named in ``compat.claude.settings_sources``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,42 +66,44 @@ class ClaudeSettings:
     hook_timeout: float | None = None
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], cwd: Path) -> ClaudeSettings:
-        """Read ``compat.claude``; relative folders are relative to ``cwd``."""
+    def from_settings(cls, settings: Mapping[str, Any], cwd: Path,
+                      key: str = "claude") -> ClaudeSettings:
+        """Read ``compat.<key>`` (``claude``; ``zcode`` for that dialect); relative folders
+        are relative to ``cwd``."""
         compat = settings.get("compat") or {}
-        claude = compat.get("claude") if isinstance(compat, Mapping) else None
+        claude = compat.get(key) if isinstance(compat, Mapping) else None
         if claude is None:
             return cls()
         if not isinstance(claude, Mapping):
-            raise ClaudeSettingsError("setting compat.claude must be an object")
+            raise ClaudeSettingsError(f"setting compat.{key} must be an object")
         dirs = _or(claude.get("plugin_dirs"), [])
         if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
-            raise ClaudeSettingsError("setting compat.claude.plugin_dirs must be a list of "
+            raise ClaudeSettingsError(f"setting compat.{key}.plugin_dirs must be a list of "
                                       f"folder paths, got {dirs!r}")
         use_installed = claude.get("use_installed", False)
         if not isinstance(use_installed, bool):
-            raise ClaudeSettingsError("setting compat.claude.use_installed must be true or "
+            raise ClaudeSettingsError(f"setting compat.{key}.use_installed must be true or "
                                       f"false, got {use_installed!r}")
         sources = _or(claude.get("settings_sources"), [])
         if not isinstance(sources, list) or any(s not in SETTINGS_SOURCES for s in sources):
             raise ClaudeSettingsError(
-                "setting compat.claude.settings_sources must be a list of "
+                f"setting compat.{key}.settings_sources must be a list of "
                 f"{', '.join(repr(s) for s in SETTINGS_SOURCES)}, got {sources!r}")
         plugins = _or(claude.get("plugins"), {})
         if not isinstance(plugins, Mapping):
-            raise ClaudeSettingsError("setting compat.claude.plugins must be an object: "
+            raise ClaudeSettingsError(f"setting compat.{key}.plugins must be an object: "
                                       "plugin name -> {\"options\": {...}}")
         options: dict[str, Mapping[str, Any]] = {}
         for name, entry in plugins.items():
             values = entry.get("options", {}) if isinstance(entry, Mapping) else None
             if not isinstance(values, Mapping):
-                raise ClaudeSettingsError(f"setting compat.claude.plugins.{name} must be an "
+                raise ClaudeSettingsError(f"setting compat.{key}.plugins.{name} must be an "
                                           "object with an \"options\" object")
             options[name] = values
         timeout = claude.get("hook_timeout")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(
                 timeout, int | float) or timeout <= 0):
-            raise ClaudeSettingsError("setting compat.claude.hook_timeout must be a number of "
+            raise ClaudeSettingsError(f"setting compat.{key}.hook_timeout must be a number of "
                                       f"seconds above 0, got {timeout!r}")
         root = Path(cwd)
         return cls(
@@ -137,8 +139,8 @@ def settings_file(source: str, home: Path, cwd: Path) -> Path:
     return cwd / ".claude" / name
 
 
-def configured_folders(config: ClaudeSettings) -> list[FolderRef]:
-    """``compat.claude.plugin_dirs`` (with ``--plugin-dir`` folders first), each once."""
+def configured_folders(config: ClaudeSettings, section: str = "claude") -> list[FolderRef]:
+    """``compat.<section>.plugin_dirs`` (with ``--plugin-dir`` folders first), each once."""
     seen: set[Path] = set()
     refs = []
     for path in config.plugin_dirs:
@@ -146,30 +148,39 @@ def configured_folders(config: ClaudeSettings) -> list[FolderRef]:
         if key in seen:
             continue
         seen.add(key)
-        refs.append(FolderRef(path, "compat.claude.plugin_dirs / --plugin-dir"))
+        refs.append(FolderRef(path, f"compat.{section}.plugin_dirs / --plugin-dir"))
     return refs
 
 
-def installed_folders(home: Path, cwd: Path) -> tuple[list[FolderRef], list[Broken]]:
+def installed_folders(home: Path, cwd: Path, *, prefix: str = "claude",
+                      product: str = "Claude Code", settings_label: str = "Claude's settings",
+                      enabled_files: Sequence[Path] | None = None,
+                      ) -> tuple[list[FolderRef], list[Broken]]:
     """The plugins Claude Code installed (``plugins/installed_plugins.json``, format 1 or 2)
     and enabled (``enabledPlugins`` in the user, project and local settings files; a later
     file decides for a plugin it names). A project-scoped install counts only in its project.
+    Another product keeping the same registry under its own ``home`` names its settings files
+    in ``enabled_files``; ``prefix``, ``product`` and ``settings_label`` name it in what is
+    reported.
     """
     registry = home / "plugins" / "installed_plugins.json"
     problems: list[str] = []
-    enabled = _enabled_plugins(home, cwd, problems)
+    files = enabled_files if enabled_files is not None else [
+        settings_file(source, home, cwd) for source in SETTINGS_SOURCES]
+    enabled = _enabled_plugins(files, problems)
+    installed = f"{prefix}:installed"
     if not registry.exists():
-        return [], [Broken("claude:installed", "; ".join(problems))] if problems else []
+        return [], [Broken(installed, "; ".join(problems))] if problems else []
     try:
         data = read_json(registry)
     except ManifestError as exc:
-        return [], [Broken("claude:installed", "; ".join([str(exc), *problems]))]
+        return [], [Broken(installed, "; ".join([str(exc), *problems]))]
     plugins = data.get("plugins") if isinstance(data, dict) else None
     if not isinstance(plugins, dict):
         problems.append(f"{registry}: expected an object with \"plugins\" (plugin id -> "
                         "installations); is this a newer format? Load the folders with "
-                        "compat.claude.plugin_dirs instead")
-        return [], [Broken("claude:installed", "; ".join(problems))]
+                        f"compat.{prefix}.plugin_dirs instead")
+        return [], [Broken(installed, "; ".join(problems))]
     refs: list[FolderRef] = []
     broken: list[Broken] = []
     here = cwd.resolve()
@@ -179,27 +190,27 @@ def installed_folders(home: Path, cwd: Path) -> tuple[list[FolderRef], list[Brok
         short = plugin_id.split("@", 1)[0]
         entries = plugins.get(plugin_id)
         if entries is None:
-            broken.append(Broken(f"claude:{short}", f"{plugin_id} is enabled in Claude's "
-                                 f"settings but not installed (not in {registry})"))
+            broken.append(Broken(f"{prefix}:{short}", f"{plugin_id} is enabled in "
+                                 f"{settings_label} but not installed (not in {registry})"))
             continue
         entry = _pick_installation(entries, here)
         if entry is None:
             continue  # installed for another project only
         raw_path = entry.get("installPath")
         if not isinstance(raw_path, str):
-            broken.append(Broken(f"claude:{short}", f"{registry}: {plugin_id} has no "
+            broken.append(Broken(f"{prefix}:{short}", f"{registry}: {plugin_id} has no "
                                  "installPath"))
             continue
         path = Path(raw_path).expanduser()
         if not path.is_dir():
-            broken.append(Broken(f"claude:{short}", f"{plugin_id} is installed at {path}, "
-                                 "which is not a folder; reinstall it with Claude Code"))
+            broken.append(Broken(f"{prefix}:{short}", f"{plugin_id} is installed at {path}, "
+                                 f"which is not a folder; reinstall it with {product}"))
             continue
         version = entry.get("version")
-        refs.append(FolderRef(path, f"installed by Claude Code ({plugin_id})", plugin_id,
+        refs.append(FolderRef(path, f"installed by {product} ({plugin_id})", plugin_id,
                               version if isinstance(version, str) else None))
     if problems:
-        broken.append(Broken("claude:installed", "; ".join(problems)))
+        broken.append(Broken(installed, "; ".join(problems)))
     return refs, broken
 
 
@@ -220,10 +231,9 @@ def _pick_installation(entries: Any, cwd: Path) -> Mapping[str, Any] | None:
     return user
 
 
-def _enabled_plugins(home: Path, cwd: Path, problems: list[str]) -> dict[str, Any]:
+def _enabled_plugins(files: Sequence[Path], problems: list[str]) -> dict[str, Any]:
     enabled: dict[str, Any] = {}
-    for source in SETTINGS_SOURCES:
-        path = settings_file(source, home, cwd)
+    for path in files:
         if not path.exists():
             continue
         try:

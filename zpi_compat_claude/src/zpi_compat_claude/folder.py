@@ -38,6 +38,7 @@ from .components import (
     skill_dirs_of,
     unsupported,
 )
+from .dialect import CLAUDE, Dialect, PersonalDir
 from .discovery import ClaudeSettings, FolderRef
 from .freeze import FreezeError, Snapshot, build_once, freeze
 from .manifest import Manifest, UserOption, folder_name_problem, read_manifest
@@ -55,18 +56,20 @@ class FolderSource(ResourceSource):
 
 @attrs.frozen
 class LoadContext:
-    """What loading needs besides the folder: the project, the agent dir, Claude's home."""
+    """What loading needs besides the folder: the project, the agent dir, the dialect's home
+    (``~/.claude``), the settings, and the dialect itself."""
 
     cwd: Path
     agent_dir: Path
     home: Path
     config: ClaudeSettings = attrs.field(factory=ClaudeSettings)
+    dialect: Dialect = CLAUDE
 
     def cache_dir(self, name: str) -> Path:
-        return self.agent_dir / "plugin-cache" / "claude" / name
+        return self.agent_dir / "plugin-cache" / self.dialect.name / name
 
     def data_dir(self, name: str) -> Path:
-        return self.agent_dir / "plugin-data" / "claude" / name
+        return self.agent_dir / "plugin-data" / self.dialect.name / name
 
 
 # ------------------------------------------------------------------------------ the folder
@@ -97,10 +100,13 @@ class LoadedFolder:
     manifest: Manifest | None = None
     snapshot: Snapshot | None = None
     warnings: list[str] = attrs.field(factory=list)
+    dialect: Dialect = CLAUDE
+    #: ``name@marketplace`` of an installed plugin (``ZCODE_PLUGIN_ID``; else the name)
+    plugin_id: str | None = None
 
     @property
     def plugin_name(self) -> str:
-        return f"claude:{self.name}"
+        return self.dialect.plugin(self.name)
 
     def qualified(self, name: str) -> str:
         return f"{self.namespace}:{name}" if self.namespace else name
@@ -116,9 +122,10 @@ class LoadedFolder:
         sees (commands); hook commands get them."""
         values: dict[str, Value] = {}
         if self.root is not None:
-            values["CLAUDE_PLUGIN_ROOT"] = str(self.root)
+            values.update(self.dialect.variables("PLUGIN_ROOT", str(self.root)))
         if self.data_dir is not None:
-            values["CLAUDE_PLUGIN_DATA"] = self.ensure_data_dir
+            for prefix in self.dialect.prefixes:
+                values[f"{prefix}_PLUGIN_DATA"] = self.ensure_data_dir
         by_key = {option.key: option for option in self.options}
         for key, value in self.option_values.items():
             option = by_key.get(key)
@@ -164,11 +171,20 @@ class ClaudeFolderPlugin:
         return list(self.folder.commands) or None
 
     def option_env(self) -> dict[str, str]:
-        """``CLAUDE_PLUGIN_OPTION_<KEY>`` for every option that has a value (sensitive ones
-        included: hook processes need them)."""
-        by_key = {option.key: option for option in self.folder.options}
-        return {by_key[key].env_name: format_option(value)
-                for key, value in self.folder.option_values.items() if key in by_key}
+        """``CLAUDE_PLUGIN_OPTION_<KEY>`` (and the dialect's twin) for every option that has a
+        value (sensitive ones included: hook processes need them); for a dialect with
+        ``identity_env``, ``<P>_PLUGIN_ID`` and ``<P>_PLUGIN_NAME``."""
+        folder = self.folder
+        by_key = {option.key: option for option in folder.options}
+        env: dict[str, str] = {}
+        for key, value in folder.option_values.items():
+            if key in by_key:
+                suffix = by_key[key].env_name.removeprefix("CLAUDE_")
+                env.update(folder.dialect.variables(suffix, format_option(value)))
+        if folder.dialect.identity_env:
+            env.update(folder.dialect.variables("PLUGIN_ID", folder.plugin_id or folder.name))
+            env.update(folder.dialect.variables("PLUGIN_NAME", folder.name))
+        return env
 
     def substitute(self, text: str) -> str:
         """``${CLAUDE_PLUGIN_ROOT}``, ``${CLAUDE_PLUGIN_DATA}`` and ``${user_config.KEY}`` in a
@@ -191,7 +207,7 @@ def make_plugin(folder: LoadedFolder, hook_timeout: float | None = None
     from .hooks import ClaudeHooks, parse_hooks
 
     data, where = merge_hook_sources(folder.hooks)
-    config, diagnostics = parse_hooks(data, where)
+    config, diagnostics = parse_hooks(data, where, folder.dialect)
     folder.warnings.extend(diagnostics)
     assert folder.root is not None and folder.data_dir is not None
     cls: Any = _combined(ClaudeHooks)
@@ -200,7 +216,7 @@ def make_plugin(folder: LoadedFolder, hook_timeout: float | None = None
     timeout = {} if hook_timeout is None else {"timeout_s": hook_timeout}
     ClaudeHooks.__init__(plugin, name=folder.plugin_name, root=folder.root, hooks=config,
                          data_dir=folder.data_dir, env=plugin.option_env(),
-                         substitute=plugin.substitute, **timeout)
+                         substitute=plugin.substitute, dialect=folder.dialect, **timeout)
     return plugin, list(plugin.hook_events())
 
 
@@ -223,22 +239,29 @@ def merge_hook_sources(sources: Sequence[tuple[Any, str]]) -> tuple[Any, str]:
 # ------------------------------------------------------------------------------ loading
 
 
+def personal_dir_path(entry: PersonalDir, ctx: LoadContext) -> Path:
+    """Where a personal folder of the dialect is for this project and user."""
+    base = {"~": ctx.home, "~user": Path.home(), ".": ctx.cwd}[entry.base]
+    return base / entry.path if entry.path else base
+
+
 def load_plugin_folder(ref: FolderRef, ctx: LoadContext) -> LoadedFolder:
     """Read and snapshot one plugin folder. Raises FolderError (or ManifestError) with the
     reason it cannot load."""
     live = ref.path
+    dialect = ctx.dialect
     if not live.is_dir():
         raise FolderError(f"{live} is not a folder (from {ref.origin}); fix the path")
     warnings: list[str] = []
-    manifest = read_manifest(live, warnings)
+    manifest = read_manifest(live, warnings, dialect)
     if manifest is not None:
         name = manifest.name
     else:
         name = ref.plugin_id.split("@", 1)[0] if ref.plugin_id else live.resolve().name
-        problem = folder_name_problem(name)
+        problem = folder_name_problem(name, dialect)
         if problem:
             raise FolderError(f"{live}: {problem}")
-    paths = ComponentPaths.check(live, manifest, warnings)
+    paths = ComponentPaths.check(live, manifest, warnings, dialect)
     options, values = resolve_options(name, manifest, ref, ctx, warnings)
     try:
         snapshot = freeze(live, ctx.cache_dir(name), warnings)
@@ -248,8 +271,9 @@ def load_plugin_folder(ref: FolderRef, ctx: LoadContext) -> LoadedFolder:
     folder = LoadedFolder(
         name=name, source=live, namespace=name, root=root, data_dir=ctx.data_dir(name),
         options=options, option_values=values, version=(manifest.version if manifest else None)
-        or ref.version, manifest=manifest, snapshot=snapshot, warnings=warnings,
-        dependencies=manifest.dependencies if manifest else (),
+        or ref.version or dialect.default_version, manifest=manifest, snapshot=snapshot,
+        warnings=warnings, dependencies=manifest.dependencies if manifest else (),
+        dialect=dialect, plugin_id=ref.plugin_id,
     )
     cache = MarkdownCache(snapshot.sibling(".index.json"))
     skills = plugin_skills(root, paths, name, cache, warnings)
@@ -258,47 +282,51 @@ def load_plugin_folder(ref: FolderRef, ctx: LoadContext) -> LoadedFolder:
         variables = folder.variables(sensitive=False)
         layout = layout_path(snapshot, variables)
         folder.resource_root = build_once(layout, functools.partial(
-            build_layout, skills, agents, variables, layout))
+            build_layout, skills, agents, variables, layout, prefixes=dialect.prefixes))
         folder.resource_kinds = frozenset(
             kind for kind, items in (("skills", skills), ("agents", agents)) if items)
     folder.skills = tuple(skill for skill, _ in skills)
     files = [(parts, root / rel) for parts, rel in paths.command_files(root, warnings)]
     folder.commands = build_commands(files, folder, cache, folder.variables(sensitive=False))
     folder.hooks = hook_sources(live, root, manifest, paths, warnings)
-    folder.unsupported = unsupported(live, root, manifest, warnings)
+    folder.unsupported = unsupported(live, root, manifest, warnings, dialect)
     cache.save(warnings)
     return folder
 
 
-def load_claude_dir(kind: str, path: Path, ctx: LoadContext,
-                    taken: set[str]) -> LoadedFolder | None:
-    """``~/.claude`` (``kind`` ``user``) or the project's ``.claude`` (``project``): skills,
-    agents and commands, not namespaced, used in place (they belong to the user, not to a
-    plugin someone installed). Commands named in ``taken`` (by the user folder) are skipped.
-    None when the folder has none of them."""
-    present = [part for part in ("skills", "commands", "agents") if (path / part).is_dir()]
+def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str, str],
+                    parts: Sequence[str] = ("skills", "commands", "agents"),
+                    ) -> LoadedFolder | None:
+    """``~/.claude`` (``kind`` ``user``) or the project's ``.claude`` (``project``), or
+    another of the dialect's personal folders: the ``parts`` it may hold (skills, agents,
+    commands), not namespaced, used in place (they belong to the user, not to a plugin
+    someone installed). Commands named in ``taken`` (command -> the earlier folder that has
+    it) are skipped. None when the folder has none of them."""
+    present = [part for part in parts if (path / part).is_dir()]
     if not present:
         return None
     warnings: list[str] = []
     folder = LoadedFolder(name=kind, source=path, namespace=None, warnings=warnings,
-                          resource_root=path,
+                          resource_root=path, dialect=ctx.dialect,
                           resource_kinds=frozenset(present) - {"commands"})
     folder.skills = tuple(skill.name for skill in skill_dirs_of(path / "skills"))
     folder.agents = tuple(file.stem for file, _ in markdown_below(path / "agents")) \
         if "agents" in present else ()
     digest = hashlib.sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
-    cache = MarkdownCache(ctx.agent_dir / "plugin-cache" / "claude" / "_dirs"
-                          / f"{digest[:16]}.json")
+    cache = MarkdownCache(ctx.cache_dir("_dirs") / f"{digest[:16]}.json")
     files: list[tuple[list[str], Path]] = []
     names: set[str] = set()
-    for file, parts in markdown_below(path / "commands") if "commands" in present else ():
-        name = parts[-1]  # Claude Code: subfolders organise, they do not rename
+    nested = ctx.dialect.nested_command_names
+    for file, segments in markdown_below(path / "commands") if "commands" in present else ():
+        # Claude Code: subfolders organise, they do not rename; ZCode: a/b.md is /a:b
+        name_parts = segments if nested else segments[-1:]
+        name = ":".join(name_parts)
         if name in names or name in taken:
             warnings.append(f"command {file}: /{name} is already defined "
-                            f"{'in this folder' if name in names else 'in ~/.claude'} (skipped)")
+                            f"in {'this folder' if name in names else taken[name]} (skipped)")
             continue
         names.add(name)
-        files.append(([name], file))
+        files.append((name_parts, file))
     folder.commands = build_commands(files, folder, cache, {})
     cache.save(warnings)
     return folder

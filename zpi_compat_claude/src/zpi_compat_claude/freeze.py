@@ -9,12 +9,14 @@ edited one gets a new copy for new sessions while running sessions keep the old 
 
 Keeping it cheap: a per-plugin ``stat-index.json`` maps a signature of the files' (path, size,
 mtime, inode) to the content hash, so an unchanged folder costs one ``stat`` per file, not a
-read; a copy that exists is never written again. Symlinks inside the folder are followed (the
-copy holds what they point to, as Claude Code's plugin cache does), except a link to a folder
-outside the plugin, which stays a link (following it could mean copying a whole disk);
-``.git`` is skipped. A copy's folder time is refreshed whenever a session uses it; when a new
-copy is made, copies of the same plugin unused for ``KEEP_UNUSED_DAYS`` are removed (a session
-running that long would be the only loser, and it would see its plugin files vanish).
+read; a copy that exists is never written again. Symlinks that stay inside the folder are
+followed (the copy holds what they point to, as Claude Code's plugin cache does). A symlink
+that leads outside the plugin, to a file or a folder, is left out of the copy with a warning
+naming it: the same rule as for component and hook command paths, which are refused when they
+lead outside (plugins may only use their own files). ``.git`` is skipped.
+A copy's folder time is refreshed whenever a session uses it; when a new copy is made, copies
+of the same plugin unused for ``KEEP_UNUSED_DAYS`` are removed (a session running that long
+would be the only loser, and it would see its plugin files vanish).
 """
 
 from __future__ import annotations
@@ -52,8 +54,6 @@ class FileEntry:
     path: Path
     is_dir: bool
     executable: bool = False
-    #: a symlinked folder that leads outside the plugin: kept as a link to this target
-    link: str | None = None
 
 
 @attrs.frozen
@@ -70,10 +70,9 @@ class Snapshot:
 
 
 def walk(root: Path, warnings: list[str] | None = None) -> list[FileEntry]:
-    """Every folder and file below ``root``, sorted, symlinks followed. A symlinked folder
-    that leads outside ``root`` is kept as a link (walking it could mean walking the whole
-    disk); a link back into a folder being walked (a loop), a broken link and special files
-    are skipped (reported in ``warnings``)."""
+    """Every folder and file below ``root``, sorted, symlinks inside ``root`` followed. A
+    symlink that leads outside ``root``, a link back into a folder being walked (a loop), a
+    broken link and special files are skipped (reported in ``warnings``)."""
     entries: list[FileEntry] = []
     notes = warnings if warnings is not None else []
     real_root = root.resolve()
@@ -101,15 +100,14 @@ def walk(root: Path, warnings: list[str] | None = None) -> list[FileEntry]:
             except OSError:
                 notes.append(f"{path}: skipped (a broken symlink or an unreadable entry)")
                 continue
+            if child.is_symlink():
+                target = path.resolve()
+                if target != real_root and not target.is_relative_to(real_root):
+                    notes.append(f"{path}: skipped: a symlink that leads outside the plugin "
+                                 f"folder (it resolves to {target}); plugins may only use "
+                                 "their own files, so it is not in the session's copy")
+                    continue
             if stat_module.S_ISDIR(info.st_mode):
-                if child.is_symlink():
-                    target = path.resolve()
-                    if target != real_root and not target.is_relative_to(real_root):
-                        notes.append(f"{path}: a link to a folder outside the plugin "
-                                     f"({target}); the snapshot keeps the link, so that "
-                                     "folder is used live, not frozen")
-                        entries.append(FileEntry(rel, path, False, link=str(target)))
-                        continue
                 ident = (info.st_dev, info.st_ino)
                 if ident in active:
                     notes.append(f"{path}: skipped (a symlink loop back to {path.resolve()})")
@@ -131,8 +129,8 @@ def walk(root: Path, warnings: list[str] | None = None) -> list[FileEntry]:
 def _signature(entries: list[FileEntry]) -> str:
     digest = hashlib.sha256()
     for entry in entries:
-        if entry.is_dir or entry.link is not None:
-            digest.update(f"d\0{entry.rel}\0{entry.link}\n".encode(errors="surrogateescape"))
+        if entry.is_dir:
+            digest.update(f"d\0{entry.rel}\n".encode(errors="surrogateescape"))
             continue
         info = entry.path.stat()
         digest.update(f"f\0{entry.rel}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
@@ -145,8 +143,8 @@ def content_hash(entries: list[FileEntry]) -> str:
     digest = hashlib.sha256()
     for entry in entries:
         digest.update(f"{'d' if entry.is_dir else 'f'}\0{entry.rel}\0{entry.executable}\0"
-                      f"{entry.link}\0".encode(errors="surrogateescape"))
-        if not entry.is_dir and entry.link is None:
+                      .encode(errors="surrogateescape"))
+        if not entry.is_dir:
             try:
                 with entry.path.open("rb") as handle:
                     file_digest = hashlib.file_digest(handle, "sha256")
@@ -258,8 +256,6 @@ def _store(cache: Path, key: str, entries: list[FileEntry]) -> None:
             destination = tmp / entry.rel
             if entry.is_dir:
                 destination.mkdir(exist_ok=True)
-            elif entry.link is not None:
-                os.symlink(entry.link, destination)
             else:
                 shutil.copy2(entry.path, destination)
         try:

@@ -18,10 +18,10 @@ import attrs
 
 from zpi_host.errors import ZpiError
 
-MANIFEST_PATH = ".claude-plugin/plugin.json"
+from .dialect import CLAUDE, Dialect
 
-#: Claude Code's rule for a manifest ``name``: kebab-case.
-_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MANIFEST_PATH = CLAUDE.manifest_path
+
 #: A name taken from a folder (no manifest): what the host accepts as a namespace.
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _OPTION_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -155,40 +155,52 @@ def read_json(path: Path) -> Any:
                             f"{exc.msg}; fix the file") from exc
 
 
-def folder_name_problem(name: str) -> str | None:
+def folder_name_problem(name: str, dialect: Dialect = CLAUDE) -> str | None:
     """Why a folder (or installed-plugin) name cannot name a plugin, or None."""
     if _FOLDER_NAME.fullmatch(name):
         return None
     return (f"the plugin has no manifest name and its folder name {name!r} cannot be used as a "
             "namespace (letters, digits, '.', '_' and '-' only); rename the folder or add "
-            f"{MANIFEST_PATH} with a kebab-case \"name\"")
+            f"{dialect.manifest_path} with a \"name\" ({dialect.plugin_name_rule})")
 
 
-def read_manifest(root: Path, warnings: list[str]) -> Manifest | None:
+def manifest_file(root: Path, dialect: Dialect = CLAUDE) -> Path | None:
+    """The first of the dialect's manifest locations that exists in ``root``."""
+    for rel in dialect.manifest_paths:
+        if (root / rel).exists():
+            return root / rel
+    return None
+
+
+def read_manifest(root: Path, warnings: list[str], dialect: Dialect = CLAUDE
+                  ) -> Manifest | None:
     """The manifest of the plugin in ``root`` (None when it has none). Unknown fields are
     appended to ``warnings``; anything else wrong raises ManifestError."""
-    path = root / MANIFEST_PATH
-    if not path.exists():
+    path = manifest_file(root, dialect)
+    if path is None:
         return None
     data = read_json(path)
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: the manifest must be a JSON object, got {_shape(data)}")
+    known = {**KNOWN_FIELDS, **dialect.extra_fields}
+    if dialect.author_text:
+        known["author"] = (_OBJ, _STR)
     for key, value in data.items():
-        shapes = KNOWN_FIELDS.get(key)
+        shapes = known.get(key)
         if shapes is None:
             warnings.append(f"{path}: unknown field {key!r} (ignored; this host knows "
-                            f"{', '.join(sorted(k for k in KNOWN_FIELDS if k != '$schema'))})")
+                            f"{', '.join(sorted(k for k in known if k != '$schema'))})")
         elif _shape(value) not in shapes:
             raise ManifestError(f"{path}: field {key!r} must be {_describe(shapes)}, got "
                                 f"{_shape(value)} {json.dumps(value)[:60]}; fix the manifest")
     name = data.get("name")
     if name is None:
-        raise ManifestError(f"{path}: the manifest has no \"name\"; add a kebab-case name such "
-                            f"as \"{_suggest(root.name)}\" (or delete the file to use the "
+        raise ManifestError(f"{path}: the manifest has no \"name\"; add a name such as "
+                            f"\"{_suggest(root.name)}\" (or delete the file to use the "
                             "folder name)")
-    if not _KEBAB.fullmatch(name):
-        raise ManifestError(f"{path}: plugin name {name!r} must be kebab-case (lowercase "
-                            f"letters, digits and single hyphens), e.g. \"{_suggest(name)}\"")
+    if not dialect.plugin_name.fullmatch(name):
+        raise ManifestError(f"{path}: plugin name {name!r} must be {dialect.plugin_name_rule}, "
+                            f"e.g. \"{_suggest(name)}\"")
     _check_items(path, data, "keywords", str)
     _check_author(path, data.get("author"))
     return Manifest(
@@ -222,7 +234,7 @@ def _check_items(path: Path, data: Mapping[str, Any], key: str, kind: type) -> N
 
 
 def _check_author(path: Path, author: Any) -> None:
-    if author is None:
+    if author is None or isinstance(author, str):
         return
     for key in ("name", "email", "url"):
         if key in author and not isinstance(author[key], str):
@@ -305,14 +317,20 @@ def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
     return tuple(options)
 
 
-def resolve_component(root: Path, value: str, field: str) -> Path:
-    """A manifest path (``./x``) as an absolute path inside ``root``, symlinks resolved.
+def resolve_component(root: Path, value: str, field: str, dialect: Dialect = CLAUDE,
+                      manifest: Path | None = None) -> Path:
+    """A manifest path (``./x``; ``x`` too where the dialect allows it) as an absolute path
+    inside ``root``, symlinks resolved.
 
-    Raises ManifestError when it does not start with ``./`` or leads outside the plugin
-    (``./../x``, a symlink to elsewhere): Claude Code only reads a plugin's own files.
+    Raises ManifestError when it does not start with ``./`` (where required), is absolute or
+    leads outside the plugin (``./../x``, a symlink to elsewhere): plugins only read their own
+    files.
     """
-    where = f"{root / MANIFEST_PATH}: {field} path {value!r}"
-    if not value.startswith("./"):
+    where = f"{manifest or root / dialect.manifest_path}: {field} path {value!r}"
+    if dialect.bare_paths and value.startswith(("/", "~")):
+        raise ManifestError(f"{where} must be relative to the plugin folder (\"./{field}/\" or "
+                            f"\"{field}/\"), not absolute")
+    if not dialect.bare_paths and not value.startswith("./"):
         hint = ("" if value.startswith(("/", "~", "..")) else f"; write \"./{value}\"")
         raise ManifestError(f"{where} must start with './' (relative to the plugin folder)"
                             f"{hint}")

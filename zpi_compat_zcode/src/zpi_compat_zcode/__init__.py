@@ -1,2 +1,3 @@
-"""Load ZCode plugin folders into the ZPI agent host (entry point ``zcode``), built on
-``zpi_compat_claude``."""
+"""Load ZCode plugin folders, config-file hooks, skills and commands into the ZPI agent host
+(entry point ``zcode``): ZCode's dialect (:data:`.dialect.ZCODE`) run by ``zpi_compat_claude``'s
+engine."""

@@ -1,5 +1,113 @@
-"""Entry-point plugin ``zcode``.
+"""Entry-point plugin ``zcode``: finds ZCode plugin folders, config-file hooks, skills and
+commands, and registers them through ``zpi_compat_claude``'s engine with ZCode's dialect.
 
-The ZCode dialect (manifest lookup order, handler types, events, limits) is not implemented
-yet; this plugin implements no hook and contributes nothing, as ``--list-plugins`` shows.
+Each plugin folder becomes ``zcode:<name>``; ``~/.zcode``, ``~/.agents``, the project's
+``.zcode`` and ``.agents`` become ``zcode:user``, ``zcode:user-agents``, ``zcode:project`` and
+``zcode:project-agents`` (not namespaced); the hooks of ZCode's config files are
+``zcode:config``. See ``docs/zcode-plugins.md``.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zpi_host import hookimpl
+
+if TYPE_CHECKING:
+    from zpi_compat_claude.folder import LoadContext, LoadedFolder
+
+
+@hookimpl
+def zpi_load_plugins(host: Any) -> None:
+    """Register, in this order: ``compat.zcode.plugin_dirs`` (``--zcode-plugin-dir`` and
+    ``--plugin-dir`` folders with ``.zcode-plugin/``), ZCode's installed plugins
+    (``compat.zcode.use_installed``), the personal folders, the config-file hooks (registered
+    last, so they run before plugin hooks, as in ZCode)."""
+    if _nothing_to_load(host):
+        return  # a few stat calls, not the folder machinery's imports
+    from zpi_compat_claude.adapter import (
+        check_dependencies,
+        load_folders,
+        load_personal_dirs,
+        report,
+    )
+    from zpi_compat_claude.discovery import ClaudeSettings, configured_folders
+    from zpi_compat_claude.folder import LoadContext
+    from zpi_host.settings import agent_dir
+
+    from .dialect import ZCODE
+    from .discovery import installed_folders, zcode_home
+
+    cwd = Path(host.config.cwd or Path.cwd()).resolve()
+    config = ClaudeSettings.from_settings(host.config.settings, cwd, key="zcode")
+    home = zcode_home()
+    ctx = LoadContext(cwd, agent_dir(), home, config, ZCODE)
+    loaded: dict[str, LoadedFolder] = {}
+    load_folders(host, configured_folders(config, "zcode"), ctx, loaded, installed=False)
+    if config.use_installed:
+        refs, broken = installed_folders(home, cwd)
+        for item in broken:
+            report(host, ctx, item.name, item.reason)
+        load_folders(host, refs, ctx, loaded, installed=True)
+    load_personal_dirs(host, ctx)
+    load_config_hooks(host, ctx)
+    check_dependencies(host, loaded)
+
+
+def _nothing_to_load(host: Any) -> bool:
+    """True when no ``compat.zcode`` setting exists and none of ZCode's folders or config
+    files does (standard library only)."""
+    import os
+
+    compat = host.config.settings.get("compat")
+    if compat is not None and (not isinstance(compat, dict) or compat.get("zcode") is not None):
+        return False
+    home = Path(os.path.expanduser("~"))
+    cwd = Path(host.config.cwd or os.getcwd())
+    folders = [(home / ".zcode", ("skills", "commands")), (home / ".agents", ("skills",)),
+               (cwd / ".zcode", ("skills", "commands")), (cwd / ".agents", ("skills", "commands"))]
+    if any((folder / part).is_dir() for folder, parts in folders for part in parts):
+        return False
+    return not any(path.is_file() for path in (home / ".zcode" / "cli" / "config.json",
+                                               cwd / ".zcode" / "config.json"))
+
+
+def load_config_hooks(host: Any, ctx: LoadContext) -> None:
+    """``zcode:config``: the hooks of ZCode's config files, user first. Listed with the files
+    whose hooks run (``files``); a file that cannot be read is a warning, or the reason the
+    plugin failed when no file is usable."""
+    from zpi_compat_claude.adapter import register_hooks, report
+    from zpi_compat_claude.hooks import HookConfig
+    from zpi_compat_claude.manifest import ManifestError
+
+    from .config_hooks import read_config_hooks
+    from .discovery import config_files
+
+    name = ctx.dialect.plugin("config")
+    config = HookConfig()
+    diagnostics: list[str] = []
+    errors: list[str] = []
+    files: list[str] = []
+    found = False
+    for _, path in config_files(ctx.home, ctx.cwd):
+        try:
+            hooks = read_config_hooks(path)
+        except ManifestError as exc:
+            errors.append(str(exc))
+            continue
+        if hooks is None:
+            continue
+        found = True
+        diagnostics.extend(hooks.diagnostics)
+        if hooks.enabled:
+            files.append(str(path))
+            config = config.merged(hooks.config)
+    if errors and not files:
+        report(host, ctx, name, "; ".join(errors))
+        return
+    if not found:
+        return
+    register_hooks(host, ctx, name, config, [*errors, *diagnostics],
+                   root=ctx.cwd / ".zcode", data_key="config", where=" + ".join(files),
+                   extra={"files": files})

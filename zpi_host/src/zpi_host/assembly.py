@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .permissions import PermissionPolicy
     from .providers.base import Provider, ProviderFactory
     from .providers.catalog import ModelEntry
+    from .redaction import Redactor
     from .resources import ResourceLoader
     from .session import AgentSession
     from .settings import SettingsManager
@@ -114,15 +115,30 @@ async def collect_providers(
     return factories
 
 
-def with_plugin_dirs(settings: dict[str, Any], dirs: Any) -> dict[str, Any]:
-    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``."""
-    if isinstance(dirs, str | Path):
-        raise UsageError("plugin_dirs must be a list of folders")
+#: a plugin folder holding this folder is a ZCode plugin: ``--plugin-dir`` gives it to the
+#: ``zcode`` adapter (a dual Claude/ZCode folder has both manifests and goes there too)
+ZCODE_MARKER = ".zcode-plugin"
+
+
+def with_plugin_dirs(settings: dict[str, Any], dirs: Any,
+                     zcode_dirs: Any = ()) -> dict[str, Any]:
+    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``, or in
+    ``compat.zcode.plugin_dirs`` when the folder has ``.zcode-plugin/``; ``zcode_dirs``
+    (``--zcode-plugin-dir``) always go to ZCode's."""
+    for value, option in ((dirs, "plugin_dirs"), (zcode_dirs, "zcode_plugin_dirs")):
+        if isinstance(value, str | Path):
+            raise UsageError(f"{option} must be a list of folders")
+    routed: dict[str, list[str]] = {"claude": [], "zcode": []}
+    for raw in dirs:
+        path = Path(raw).expanduser().resolve()
+        routed["zcode" if (path / ZCODE_MARKER).is_dir() else "claude"].append(str(path))
+    routed["zcode"] += [str(Path(d).expanduser().resolve()) for d in zcode_dirs]
     compat = dict(settings.get("compat") or {})
-    claude = dict(compat.get("claude") or {})
-    known = claude.get("plugin_dirs") or []
-    claude["plugin_dirs"] = [str(Path(d).expanduser().resolve()) for d in dirs] + list(known)
-    compat["claude"] = claude
+    for key, given in routed.items():
+        if given:
+            section = dict(compat.get(key) or {})
+            section["plugin_dirs"] = given + list(section.get("plugin_dirs") or [])
+            compat[key] = section
     return {**settings, "compat": compat}
 
 
@@ -147,11 +163,15 @@ def make_host(
     return host
 
 
-def spill_dir() -> Path:
-    """Where tool output beyond the output limit is kept for the model to read."""
-    import tempfile
+def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
+    """The session's private spill folder (see :mod:`zpi_host.spill`): the model may read
+    its own cut tool output there (:func:`allow_reading_host_files`), and in no other spill
+    folder. Old folders are pruned."""
+    from .spill import prune_spill, spill_folder
 
-    return Path(tempfile.gettempdir()).resolve() / "zpi-spill"
+    folder = spill_folder(agent_dir, store.session_id, in_memory=store.in_memory_only)
+    prune_spill(agent_dir, keep=folder.name)
+    return folder
 
 
 def make_permissions(
@@ -179,19 +199,49 @@ def make_permissions(
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
+def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
+    """The provider keys this session's settings and environment may use: kept out of
+    everything it prints and records (see :mod:`zpi_host.redaction`)."""
+    from .redaction import Redactor
+
+    return Redactor.from_settings(settings, environ)
+
+
+def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
+                    warnings: list[str]) -> frozenset[str]:
+    """The key variables kept out of the commands the session starts (setting
+    ``secrets.pass_to_commands``, from the user's settings only: a repository's project
+    settings must not hand the keys to the commands its model runs). A bad value is a
+    warning, and all of them are kept out."""
+    from .redaction import SecretsSettingError, hidden_variables, key_variables
+
+    project = manager.layer("project").get("secrets")
+    if isinstance(project, Mapping) and "pass_to_commands" in project:
+        warnings.append(f"{manager.project_path}: a project may not set "
+                        "secrets.pass_to_commands (it would give the provider keys to the "
+                        "commands its model runs); ignored. Set it in your user settings.")
+        user = manager.layer("user").get("secrets")
+        settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    try:
+        return hidden_variables(settings)
+    except SecretsSettingError as exc:
+        warnings.append(f"{exc}; passing none of them (see docs/permissions.md, \"Secrets\")")
+        return key_variables(settings)
+
+
 def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
-                             tools: list[Any]) -> None:
+                             tools: list[Any], spill: Path) -> None:
     """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
-    model: the files its own cut tool output was spilled to, and a skill's body (and the files
-    beside it) wherever it is (a plugin's folder, the agent dir). One rule per folder holding
-    skills, not per skill: every tool call walks the rules."""
+    model: its own cut tool output in the session's ``spill`` folder, and a skill's body (and
+    the files beside it) wherever it is (a plugin's folder, the agent dir). One rule per
+    folder holding skills, not per skill: every tool call walks the rules."""
     from .permissions import READ_TOOLS, parse_rule
 
     readers = [t.name for t in tools if t.name in READ_TOOLS]
     folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
     for name in readers:
-        permissions.rules.add("allow", parse_rule(f"{name}({spill_dir()}/**)",
-                                                  source="spilled tool output"))
+        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)",
+                                                  source="spill folder"))
         for folder in folders:
             permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
                                                       source="loaded skills"))
@@ -346,8 +396,9 @@ async def create_session(**kwargs: Any) -> AgentSession:
         cwd = resolve_cwd(options.cwd, store)
         settings_manager = load_settings(options, agent_dir, cwd)
         settings = settings_manager.snapshot()
-        if options.plugin_dirs:
-            settings = with_plugin_dirs(settings, options.plugin_dirs)
+        if options.plugin_dirs or options.zcode_plugin_dirs:
+            settings = with_plugin_dirs(settings, options.plugin_dirs,
+                                        options.zcode_plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
         warnings = list(host.hooks.configure(settings))
@@ -371,10 +422,15 @@ async def create_session(**kwargs: Any) -> AgentSession:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
-        allow_reading_host_files(permissions, resources, tools)
-        return _session(options, host, provider, entry, tools, found.owners, prompt,
-                        instructions, cwd, agent_dir, settings, settings_manager, store,
-                        resources, reasoning, permissions, warnings)
+        spill = prepare_spill(agent_dir, store)
+        allow_reading_host_files(permissions, resources, tools, spill)
+        hidden = command_secrets(settings_manager, settings, warnings)
+        session = _session(options, host, provider, entry, tools, found.owners, prompt,
+                           instructions, cwd, agent_dir, settings, settings_manager, store,
+                           resources, reasoning, permissions, warnings, spill)
+        session.hidden_variables = hidden
+        session.redactor = session.store.redactor = redactor_for(settings, environ)
+        return session
     except BaseException:
         if provider is not None and options.provider is None:
             await provider.aclose()
@@ -388,7 +444,7 @@ def _session(
     tools: list[Any], owners: Mapping[str, str], prompt: str, instructions: tuple[Any, ...],
     cwd: Path, agent_dir: Path, settings: dict[str, Any], settings_manager: SettingsManager,
     store: SessionManager, resources: ResourceLoader, reasoning: str,
-    permissions: PermissionPolicy, early_warnings: list[str],
+    permissions: PermissionPolicy, early_warnings: list[str], spill: Path,
 ) -> AgentSession:
     from .session import AgentSession
     from .snapshot import plugin_changes, take_snapshot
@@ -405,6 +461,13 @@ def _session(
                  for w in plugin_warnings(r.plugin)]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
+    if len(store.records) > 1:  # reopened: writes a killed run left half done
+        from .files import sweep_touched_folders
+
+        swept = sweep_touched_folders(store.records, cwd)
+        if swept:
+            warnings.append(f"removed {len(swept)} temporary file(s) that a killed run left: "
+                            + ", ".join(str(p) for p in swept[:5]))
     previous = store.latest_snapshot()
     if previous is not None:
         changes = plugin_changes(previous, snapshot.to_json())
@@ -414,7 +477,8 @@ def _session(
     return AgentSession(
         host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
-        reasoning_level=reasoning, spill_dir=spill_dir(),
+        reasoning_level=reasoning, spill_dir=spill,
+        remove_spill_at_dispose=store.in_memory_only,
         store=store, settings_manager=settings_manager, resources=resources,
         start_source="resume" if store.records and len(store.records) > 1 else "startup",
         permissions=permissions,

@@ -6,6 +6,13 @@ the caller last read. Then each new content is written to a temporary file besid
 flushed to disk and moved into place with ``os.replace``. If any step fails, every file of the
 change is put back to its exact previous bytes, mode and times, and the error names the file
 and the step.
+
+Each path is resolved once; from then on everything happens relative to a descriptor of the
+target's directory, opened without following symlinks (:mod:`zpi_host.nofollow`), so a symlink
+swapped in during the commit cannot redirect it. Temporary files are named
+``.<name>.zpi-<pid>-<hex>.tmp``: when a host is killed mid-commit, the next commit into that
+directory (and resuming the session) removes them once their process is gone
+(:func:`sweep_stale_temps`).
 """
 
 from __future__ import annotations
@@ -13,14 +20,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
+from . import nofollow
 from .errors import ZpiError
 
 #: Steps at which ``commit``'s ``_fault`` callback is called, in order.
@@ -90,14 +99,23 @@ def read_with_fingerprint(path: Path | str) -> tuple[bytes, FileFingerprint]:
     """The bytes of a file and their fingerprint, taken from one consistent read (retried if
     the file changes while being read)."""
     with open(path, "rb") as f:
-        for _ in range(5):
-            before = os.fstat(f.fileno())
-            f.seek(0)
-            data = f.read()
-            after = os.fstat(f.fileno())
-            if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
-                break
-        return data, FileFingerprint.of_bytes(data, after.st_mtime_ns)
+        return read_fd_with_fingerprint(f.fileno())
+
+
+def read_fd_with_fingerprint(fd: int) -> tuple[bytes, FileFingerprint]:
+    """:func:`read_with_fingerprint` of an open file descriptor (read from its start)."""
+    for _ in range(5):
+        before = os.fstat(fd)
+        chunks: list[bytes] = []
+        offset = 0
+        while chunk := os.pread(fd, max(before.st_size - offset, 0) + 65536, offset):
+            chunks.append(chunk)
+            offset += len(chunk)
+        data = b"".join(chunks)
+        after = os.fstat(fd)
+        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+            break
+    return data, FileFingerprint.of_bytes(data, after.st_mtime_ns)
 
 
 class _AnyState:
@@ -147,12 +165,18 @@ class CommitReport:
 class _Plan:
     change: FileChange
     real: Path
+    dir_fd: int = -1
+    missing: list[str] = attrs.Factory(list)
     prev_data: bytes | None = None
     prev_stat: os.stat_result | None = None
     prev_fp: FileFingerprint | None = None
     new_fp: FileFingerprint | None = None
-    temp: Path | None = None
+    temp: str | None = None
     applied: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.real.name
 
 
 def _no_fault(step: str, path: Path) -> None:
@@ -172,20 +196,52 @@ class _Progress:
         self.fault(step, path)
 
 
-def commit(changes: Sequence[FileChange], *, _fault: Fault | None = None) -> CommitReport:
+@attrs.define
+class _Descriptors:
+    """Every directory descriptor a commit holds, and the directories it made (as parent
+    descriptor and name, so rollback removes exactly those); all closed at the end."""
+
+    held: list[int] = attrs.Factory(list)
+    created: list[tuple[int, str]] = attrs.Factory(list)
+
+    def keep(self, fd: int) -> int:
+        self.held.append(fd)
+        return fd
+
+    def close(self) -> None:
+        for fd in self.held:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.held.clear()
+
+
+def commit(changes: Sequence[FileChange], *, resolved: bool = False,
+           _fault: Fault | None = None) -> CommitReport:
     """Apply ``changes`` all or nothing. Raises :class:`StaleFileError` or
     :class:`FileCommitError` (before touching anything when the pre-check fails).
+
+    ``resolved``: the paths were already resolved (and judged, by the permission check), so
+    they are used as they are, and a symlink met anywhere on them is refused as a change
+    during the call; otherwise each path is resolved once here.
 
     ``_fault(step, path)`` is called before each step (see ``STEPS``) so tests can make any
     step fail; whatever it raises is handled exactly like a real failure of that step.
     """
-    plans = _precheck(changes, _fault or _no_fault)
-    at = _Progress(_fault or _no_fault)
-    created_dirs: list[Path] = []
+    fds = _Descriptors()
+    try:
+        return _commit(changes, resolved, _fault or _no_fault, fds)
+    finally:
+        fds.close()
+
+
+def _commit(changes: Sequence[FileChange], resolved: bool, fault: Fault,
+            fds: _Descriptors) -> CommitReport:
+    plans = _precheck(changes, resolved, fault, fds)
+    at = _Progress(fault)
     try:
         for plan in plans:
             at("mkdir", plan.change.path)
-            _make_parents(plan.real.parent, created_dirs)
+            _make_parents(plan, fds)
         for plan in plans:
             if plan.change.content is not None:
                 _write_temp(plan, at)
@@ -193,16 +249,17 @@ def commit(changes: Sequence[FileChange], *, _fault: Fault | None = None) -> Com
             at("replace", plan.change.path)
             _check_unchanged(plan)
             if plan.temp is None:
-                os.unlink(plan.real)
+                os.unlink(plan.name, dir_fd=plan.dir_fd)
             else:
-                os.replace(plan.temp, plan.real)
+                os.replace(plan.temp, plan.name, src_dir_fd=plan.dir_fd,
+                           dst_dir_fd=plan.dir_fd)
                 plan.temp = None
             plan.applied = True
-        for directory in dict.fromkeys(p.real.parent for p in plans):
-            at("fsync_dir", directory)
-            _fsync_dir(directory)
+        for plan in _one_per_directory(plans):
+            at("fsync_dir", plan.real.parent)
+            os.fsync(plan.dir_fd)
     except BaseException as exc:
-        failures = _rollback(plans, created_dirs)
+        failures = _rollback(plans, fds)
         if not isinstance(exc, Exception):
             raise
         outcome = (
@@ -219,6 +276,8 @@ def commit(changes: Sequence[FileChange], *, _fault: Fault | None = None) -> Com
             f"{at.step!r} failed for {at.path}: {type(exc).__name__}: {exc}; {outcome}",
             path=at.path, step=at.step, rollback_failures=failures,
         ) from exc
+    for plan in _one_per_directory(plans):
+        _sweep_fd(plan.dir_fd, plan.real.parent)
     return CommitReport(tuple(
         CommittedFile(p.change.path, p.prev_data is None, p.change.content is None, p.new_fp,
                       p.prev_fp)
@@ -226,7 +285,12 @@ def commit(changes: Sequence[FileChange], *, _fault: Fault | None = None) -> Com
     ))
 
 
-def _precheck(changes: Sequence[FileChange], fault: Fault) -> list[_Plan]:
+def _one_per_directory(plans: list[_Plan]) -> list[_Plan]:
+    return list({p.real.parent: p for p in reversed(plans) if p.dir_fd >= 0}.values())[::-1]
+
+
+def _precheck(changes: Sequence[FileChange], resolved: bool, fault: Fault,
+              fds: _Descriptors) -> list[_Plan]:
     """Check the whole change; touches nothing. Reads each existing target to back it up."""
     plans: list[_Plan] = []
     seen: dict[Path, Path] = {}
@@ -239,15 +303,19 @@ def _precheck(changes: Sequence[FileChange], fault: Fault) -> list[_Plan]:
                                 f"{exc}; nothing was changed") from exc
         if change.content is not None and not isinstance(change.content, bytes):
             raise TypeError(f"FileChange.content for {path} must be bytes or None")
-        real = Path(os.path.realpath(os.path.abspath(path)))
+        absolute = Path(os.path.abspath(path))
+        try:
+            real = absolute if resolved else nofollow.resolve(absolute)
+        except nofollow.UnusablePathError as exc:
+            raise _refuse(path, f"cannot write {path}: {exc}") from exc
         if real in seen:
             raise _refuse(path, f"{path} appears twice in one change (also as {seen[real]}); "
                                 "merge the two changes into one")
         seen[real] = path
         plan = _Plan(change, real)
-        _check_parent(plan)
-        _check_target(plan)
         plans.append(plan)
+        _check_parent(plan, fds)
+        _check_target(plan)
     return plans
 
 
@@ -255,14 +323,34 @@ def _refuse(path: Path, message: str, kind: type[FileCommitError] = FileCommitEr
     return kind(message, path=path, step="precheck")
 
 
+def _check_parent(plan: _Plan, fds: _Descriptors) -> None:
+    """Open the target's directory (or its nearest existing ancestor) without following
+    symlinks; it must be a writable directory."""
+    path = plan.change.path
+    try:
+        fd, plan.missing = nofollow.walk_existing(plan.real.parent)
+    except nofollow.PathChangedError as exc:
+        raise _refuse(path, f"cannot write {path}: {exc}") from exc
+    except NotADirectoryError as exc:
+        raise _refuse(path, f"cannot write {path}: {exc.filename} is a file, not a "
+                            "directory") from exc
+    except OSError as exc:
+        raise _refuse(path, f"cannot write {path}: cannot open its directory: {exc}") from exc
+    plan.dir_fd = fds.keep(fd)
+    if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
+        ancestor = Path(plan.real.parent, *([".."] * len(plan.missing)))
+        raise _refuse(path, f"cannot write {path}: no permission to write in directory "
+                            f"{os.path.normpath(ancestor)}")
+
+
 def _check_target(plan: _Plan) -> None:
     path, expected = plan.change.path, plan.change.expected
-    try:
-        st = os.stat(plan.real)
-    except (FileNotFoundError, NotADirectoryError):
-        st = None
-    except OSError as exc:
-        raise _refuse(path, f"cannot inspect {path}: {exc}") from exc
+    st = None
+    if not plan.missing:
+        try:
+            st = nofollow.lstat_at(plan.dir_fd, plan.name)
+        except OSError as exc:
+            raise _refuse(path, f"cannot inspect {path}: {exc}") from exc
     if st is None:
         if isinstance(expected, FileFingerprint):
             raise _refuse(path, f"{path} was deleted since it was read; read it again (or "
@@ -272,12 +360,20 @@ def _check_target(plan: _Plan) -> None:
         return
     if stat.S_ISDIR(st.st_mode):
         raise _refuse(path, f"{path} is a directory; a file change cannot replace a directory")
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse(path, f"cannot write {path}: "
+                            f"{nofollow.PathChangedError(path, 'it became a symlink')}")
     if not stat.S_ISREG(st.st_mode):
-        raise _refuse(path, f"{path} is not a regular file (a device, socket or pipe); it "
-                            "cannot be written")
+        raise _refuse(path, f"{path} is not a regular file: it is {nofollow.kind_of(st.st_mode)}; "
+                            "it cannot be written")
     try:
-        plan.prev_data, plan.prev_fp = read_with_fingerprint(plan.real)
-        plan.prev_stat = os.stat(plan.real)
+        fd, plan.prev_stat = nofollow.open_regular_at(plan.dir_fd, plan.name, path)
+        try:
+            plan.prev_data, plan.prev_fp = read_fd_with_fingerprint(fd)
+        finally:
+            os.close(fd)
+    except (nofollow.PathChangedError, nofollow.SpecialFileError) as exc:
+        raise _refuse(path, f"cannot write {path}: {exc}") from exc
     except OSError as exc:
         raise _refuse(path, f"cannot read {path} to back it up before writing: {exc}") from exc
     if expected is None:
@@ -287,40 +383,51 @@ def _check_target(plan: _Plan) -> None:
         raise _refuse(path, f"{path} changed on disk since it was read ("
                             f"{expected.describe_change(plan.prev_fp)}); read it again before "
                             "changing it", StaleFileError)
-    if not os.access(plan.real, os.W_OK):
+    if not os.access(plan.name, os.W_OK, dir_fd=plan.dir_fd):
         raise _refuse(path, f"{path} is read-only; change its permissions first if it should "
                             "be written")
 
 
-def _check_parent(plan: _Plan) -> None:
-    """The nearest existing ancestor must be a writable directory."""
-    path, ancestor = plan.change.path, plan.real.parent
-    while not os.path.lexists(ancestor):
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise _refuse(path, f"cannot write {path}: {ancestor} is a file, not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise _refuse(path, f"cannot write {path}: no permission to write in directory "
-                            f"{ancestor}")
+def _make_parents(plan: _Plan, fds: _Descriptors) -> None:
+    """Create the missing directories under the held ancestor, each opened without following
+    symlinks before going on; ends with ``plan.dir_fd`` on the target's directory."""
+    while plan.missing:
+        name = plan.missing[0]
+        try:
+            os.mkdir(name, dir_fd=plan.dir_fd)
+        except FileExistsError:  # another file of this change made it
+            pass
+        else:
+            fds.created.append((plan.dir_fd, name))
+        try:
+            plan.dir_fd = fds.keep(os.open(name, nofollow.DIR_FLAGS, dir_fd=plan.dir_fd))
+        except OSError as exc:
+            raise nofollow.PathChangedError(plan.real.parent, f"{exc.strerror or exc}") from exc
+        plan.missing.pop(0)
 
 
-def _make_parents(directory: Path, created: list[Path]) -> None:
-    missing: list[Path] = []
-    while not directory.is_dir():
-        missing.append(directory)
-        directory = directory.parent
-    for d in reversed(missing):
-        os.mkdir(d)
-        created.append(d)
+#: ``.<name>.zpi-<pid>-<hex>.tmp``: the pid of the host that wrote it says whose it is.
+TEMP_PATTERN: Final = re.compile(r"\..*\.zpi-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
+_NAME_MAX: Final = 255
 
 
-def _open_temp(target: Path, mode: int) -> tuple[int, Path]:
+def temp_name(target: str, pid: int | None = None) -> str:
+    """A fresh temporary name beside ``target`` owned by this process (the target's name is
+    shortened when the whole would be too long for the filesystem)."""
+    tail = f".zpi-{os.getpid() if pid is None else pid}-{secrets.token_hex(4)}.tmp"
+    name = target
+    while name and len(os.fsencode(f".{name}{tail}")) > _NAME_MAX:
+        name = name[:-1]
+    return f".{name}{tail}"
+
+
+def _open_temp(dir_fd: int, target: str, mode: int) -> tuple[int, str]:
     """A new, exclusively created temporary file beside ``target`` (same filesystem)."""
     while True:
-        temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.zpi-tmp")
+        temp = temp_name(target)
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            return os.open(temp, flags, mode), temp
+            flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow.FILE_FLAGS)
+            return os.open(temp, flags, mode, dir_fd=dir_fd), temp
         except FileExistsError:
             continue
 
@@ -330,11 +437,11 @@ def _write_temp(plan: _Plan, at: _Progress) -> None:
     content = plan.change.content
     assert content is not None
     at("write_temp", plan.change.path)
-    fd, plan.temp = _open_temp(plan.real, 0o666)
+    fd, plan.temp = _open_temp(plan.dir_fd, plan.name, 0o666)
     try:
         _write_all(fd, content)
         if plan.prev_stat is not None:
-            _copy_attributes(fd, plan.temp, plan.prev_stat, keep_times=False)
+            _copy_attributes(fd, plan.prev_stat, keep_times=False)
         at("fsync", plan.change.path)
         os.fsync(fd)
         plan.new_fp = FileFingerprint.of_bytes(content, os.fstat(fd).st_mtime_ns)
@@ -348,29 +455,27 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _copy_attributes(fd: int, path: Path, st: os.stat_result, *, keep_times: bool) -> None:
+def _copy_attributes(fd: int, st: os.stat_result, *, keep_times: bool) -> None:
     """Mode bits exactly; ownership when permitted (best effort: only root may give files
     away); times when restoring a backup."""
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, stat.S_IMODE(st.st_mode))
-    else:  # pragma: no cover - Windows
-        os.chmod(path, stat.S_IMODE(st.st_mode))
-    if hasattr(os, "fchown"):
-        own = os.fstat(fd)
-        if (own.st_uid, own.st_gid) != (st.st_uid, st.st_gid):
-            with contextlib.suppress(PermissionError):  # only root may give files away
-                os.fchown(fd, st.st_uid, st.st_gid)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    own = os.fstat(fd)
+    if (own.st_uid, own.st_gid) != (st.st_uid, st.st_gid):
+        with contextlib.suppress(PermissionError):  # only root may give files away
+            os.fchown(fd, st.st_uid, st.st_gid)
     if keep_times:
-        os.utime(fd if os.utime in os.supports_fd else path,
-                 ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _check_unchanged(plan: _Plan) -> None:
-    """Re-check right before replacing: someone may have written since the pre-check."""
-    try:
-        st = os.stat(plan.real)
-    except FileNotFoundError:
-        st = None
+    """Re-check right before replacing: someone may have written since the pre-check, or
+    moved the directory away."""
+    if not nofollow.same_directory(plan.dir_fd, plan.real.parent):
+        raise StaleFileError(
+            f"the directory of {plan.change.path} was moved or replaced during the write; "
+            "check what happened and try again", path=plan.change.path, step="replace",
+        )
+    st = nofollow.lstat_at(plan.dir_fd, plan.name)
     if plan.prev_stat is None:
         if st is not None:
             raise StaleFileError(
@@ -387,61 +492,132 @@ def _check_unchanged(plan: _Plan) -> None:
         )
 
 
-def _fsync_dir(directory: Path) -> None:
-    if os.name == "nt":  # pragma: no cover - directories cannot be opened there
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _rollback(plans: list[_Plan], created_dirs: list[Path]) -> list[str]:
+def _rollback(plans: list[_Plan], fds: _Descriptors) -> list[str]:
     """Undo every applied file, remove temporaries and the directories made; returns what
     could not be undone."""
     failures: list[str] = []
     for plan in plans:
         if plan.temp is not None:
             try:
-                plan.temp.unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(plan.temp, dir_fd=plan.dir_fd)
             except OSError as exc:
-                failures.append(f"temporary file {plan.temp} not removed: {exc}")
+                failures.append(f"temporary file {plan.real.parent / plan.temp} not removed: "
+                                f"{exc}")
             plan.temp = None
         if not plan.applied:
             continue
         try:
             if plan.prev_data is None:
-                os.unlink(plan.real)
+                os.unlink(plan.name, dir_fd=plan.dir_fd)
             else:
                 assert plan.prev_stat is not None
-                _restore(plan.real, plan.prev_data, plan.prev_stat)
+                _restore(plan.dir_fd, plan.name, plan.prev_data, plan.prev_stat)
         except OSError as exc:
             failures.append(f"{plan.change.path} not restored: {exc}")
-    for directory in reversed(created_dirs):
+    for parent_fd, name in reversed(fds.created):
         with contextlib.suppress(OSError):  # not empty (someone else's file): harmless
-            os.rmdir(directory)
-    for directory in dict.fromkeys(p.real.parent for p in plans if p.applied):
+            os.rmdir(name, dir_fd=parent_fd)
+    for plan in _one_per_directory([p for p in plans if p.applied]):
         try:
-            if directory.is_dir():
-                _fsync_dir(directory)
+            os.fsync(plan.dir_fd)
         except OSError as exc:
-            failures.append(f"directory {directory} not flushed: {exc}")
+            failures.append(f"directory {plan.real.parent} not flushed: {exc}")
     return failures
 
 
-def _restore(target: Path, data: bytes, st: os.stat_result) -> None:
+def _restore(dir_fd: int, target: str, data: bytes, st: os.stat_result) -> None:
     """Put back a file's previous bytes, mode and times, atomically."""
-    fd, temp = _open_temp(target, 0o600)
+    fd, temp = _open_temp(dir_fd, target, 0o600)
     try:
         try:
             _write_all(fd, data)
-            _copy_attributes(fd, temp, st, keep_times=True)
+            _copy_attributes(fd, st, keep_times=True)
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(temp, target)
+        os.replace(temp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         raise
+
+
+# ----------------------------------------------------------------------------- stale temps
+
+def sweep_stale_temps(directory: Path | str) -> list[Path]:
+    """Remove the temporary files of atomic writes left in ``directory`` by hosts that were
+    killed mid-commit; returns the paths removed.
+
+    Only names of the form ``.<name>.zpi-<pid>-<hex>.tmp`` whose process is gone are removed,
+    and only regular files owned by this user; never one of a live process (this one
+    included), never through a symlink (the directory is resolved once and opened without
+    following any). Never raises: an unreadable or vanished directory sweeps nothing."""
+    try:
+        real = nofollow.resolve(Path(os.path.abspath(directory)))
+        fd = nofollow.open_directory(real)
+    except (OSError, nofollow.UnusablePathError):
+        return []
+    try:
+        return _sweep_fd(fd, real)
+    finally:
+        os.close(fd)
+
+
+def _sweep_fd(dir_fd: int, directory: Path) -> list[Path]:
+    removed: list[Path] = []
+    try:
+        with os.scandir(dir_fd) as entries:
+            names = [e.name for e in entries if ".zpi-" in e.name]
+    except OSError:
+        return removed
+    for name in names:
+        match = TEMP_PATTERN.fullmatch(name)
+        if match is None or _process_alive(int(match["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                os.unlink(name, dir_fd=dir_fd)
+                removed.append(directory / name)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (this one counts as alive; a zombie does not:
+    it was killed and only waits to be reaped)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    except OverflowError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return True
+    return state not in ([b"Z"], [b"X"])
+
+
+def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
+    """On resume: sweep the stale temporary files from the directory of every path a file
+    tool call of the transcript named (``tool_use`` records of the tools in
+    ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
+    one directory listing each); returns the paths removed."""
+    from .permissions.paths import absolute, paths_of
+
+    folders: dict[Path, None] = {}
+    for record in records:
+        if getattr(record, "TYPE", None) != "tool_use":
+            continue
+        for raw in paths_of(getattr(record, "name", ""), getattr(record, "arguments", {})):
+            with contextlib.suppress(ValueError, OSError):
+                folders[absolute(raw, cwd).parent] = None
+    return [path for folder in folders for path in sweep_stale_temps(folder)]

@@ -25,6 +25,7 @@ from .hookrunner import (
     FailClosed,
     HookPolicies,
     HookPolicy,
+    effective_budget,
     run_impl,
 )
 
@@ -208,7 +209,7 @@ class HookCalls:
         """One implementation's raw answer, within its budget; HookError (HookTimeoutError)
         when it raises or overruns."""
         plugin = impl.plugin_name
-        budget = self.policy_for(hook, plugin).budget_s
+        budget = effective_budget(self.policy_for(hook, plugin).budget_s, impl.plugin, hook)
         tracing = self._host.config.trace
         try:
             value = await run_impl(impl, hook, kwargs, budget, on_overrun=lambda seconds:

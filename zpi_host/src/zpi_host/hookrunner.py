@@ -320,6 +320,25 @@ def policy_for(hook: str, plugin: str, settings: Mapping[str, Any] | None = None
 # ------------------------------------------------------------------------------------ running
 
 
+#: The attribute a plugin object may carry to say how long some of its implementations need:
+#: a mapping of hook name to seconds. A plugin that enforces timeouts of its own inside (the
+#: Claude hook engine: each handler's ``timeout``) declares them so that its own, documented
+#: timeout handling governs and the kernel budget does not cut it short.
+BUDGET_FLOORS_ATTR = "zpi_budget_floors"
+
+
+def effective_budget(budget_s: float | None, plugin: object, hook: str) -> float | None:
+    """``budget_s`` raised to what ``plugin`` declares for ``hook`` (``BUDGET_FLOORS_ATTR``);
+    no budget stays no budget."""
+    floors = getattr(plugin, BUDGET_FLOORS_ATTR, None)
+    if budget_s is None or not floors:
+        return budget_s
+    floor = floors.get(hook) if isinstance(floors, Mapping) else None
+    if isinstance(floor, int | float) and not isinstance(floor, bool) and floor > budget_s:
+        return float(floor)
+    return budget_s
+
+
 async def run_impl(
     impl: HookImpl,
     hook: str,

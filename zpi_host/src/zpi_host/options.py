@@ -49,6 +49,8 @@ class SessionOptions:
     can_use_tool: Any = None
     interactive: bool = False
     plugin_dirs: Sequence[str | Path] = ()
+    #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
+    zcode_plugin_dirs: Sequence[str | Path] = ()
     system_prompt: str | None = None
     plugins: Mapping[str, Any] = attrs.field(factory=dict)
 

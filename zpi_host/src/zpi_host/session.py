@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .plugins import PluginHost
     from .providers.base import Provider
     from .providers.catalog import ModelEntry
+    from .redaction import Redactor
     from .resources import ResourceLoader
     from .settings import SettingsManager
     from .snapshot import PluginSnapshot
@@ -115,6 +116,18 @@ class SessionView:
         """Variables added to the environment of later bash calls (``set_environment``)."""
         return dict(self._s.environment)
 
+    @property
+    def hidden_variables(self) -> frozenset[str]:
+        """Environment variables the commands this session starts must not get: the
+        provider keys, unless ``secrets.pass_to_commands`` passes them."""
+        return self._s.hidden_variables
+
+    def redact(self, text: str) -> str:
+        """``text`` with the session's provider keys replaced by ``[redacted]`` (for what a
+        plugin logs or shows itself; events, warnings and the transcript are redacted
+        already)."""
+        return self._s.redactor.text(text)
+
     def warn(self, message: str) -> None:
         """Tell the user something went wrong without stopping anything (a hook handler that
         timed out, printed invalid output ...): a ``warning`` event at the next turn
@@ -158,6 +171,8 @@ class AgentSession:
         start_source: str = "startup",
         permissions: PermissionPolicy | None = None,
         parent: SubagentLink | None = None,
+        remove_spill_at_dispose: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -170,11 +185,26 @@ class AgentSession:
             from .transcript import SessionManager
 
             store = SessionManager.in_memory(cwd=cwd, session_id=session_id)
+        if redactor is None:
+            import os
+
+            from .redaction import Redactor
+
+            redactor = Redactor.from_settings(self.settings, os.environ)
+        from .redaction import key_variables
+
+        #: environment variables kept out of bash and hook commands (the provider keys)
+        self.hidden_variables: frozenset[str] = key_variables(self.settings)
+        #: keeps the provider keys out of events, warnings, results and the transcript
+        self.redactor = redactor
+        store.redactor = redactor
         self.store = store
         self.session_id = store.session_id
         self.max_turns = max_turns
         self.reasoning_level = reasoning_level
         self.spill_dir = spill_dir
+        #: an in-memory session's spill folder goes with it (a saved one's stays for resume)
+        self.remove_spill_at_dispose = remove_spill_at_dispose
         self.settings_manager = settings_manager
         self.resources = resources
         self.snapshot = snapshot
@@ -241,6 +271,8 @@ class AgentSession:
             self.host.hooks.has_implementations("zpi_event")
 
     async def emit(self, event: Event) -> None:
+        if self.redactor:
+            event = self.redactor.value(event)
         hooks = self.host.hooks
         if hooks.has_implementations("zpi_event"):
             await hooks.event(self.view, event)
@@ -266,7 +298,7 @@ class AgentSession:
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
         try:
-            return await AgentLoop(self).run(prompt)
+            return self.redactor.value(await AgentLoop(self).run(prompt))  # type: ignore[no-any-return]
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None
@@ -361,7 +393,8 @@ class AgentSession:
             d = diagnostics.popleft()
             self.warnings.append(f"plugin {d.plugin!r} in {d.hook}: {d.message}" + (
                 f" (handled: {d.policy})" if d.policy else ""))
-        fresh = [w for w in dict.fromkeys(self.warnings) if w not in self._reported]
+        redact = self.redactor.text
+        fresh = [w for w in dict.fromkeys(map(redact, self.warnings)) if w not in self._reported]
         self._reported.update(fresh)
         self.warnings = []
         return fresh
@@ -435,3 +468,7 @@ class AgentSession:
                     await self.provider.aclose()
             finally:
                 self.store.close()
+                if self.remove_spill_at_dispose and self.spill_dir is not None:
+                    from .spill import remove_spill_folder
+
+                    remove_spill_folder(self.spill_dir)

@@ -62,8 +62,9 @@ async def run_subagent(
         max_turns=max_turns, reasoning_level=parent.reasoning_level,
         spill_dir=parent.spill_dir, resources=parent.resources,
         model_entry=parent.model_entry, permissions=parent.permissions,
-        parent=SubagentLink(parent, agent_type),
+        parent=SubagentLink(parent, agent_type), redactor=parent.redactor,
     )
+    child.hidden_variables = parent.hidden_variables
     contexts = await parent.host.hooks.subagent_start(parent.view, agent_type,
                                                       child.session_id, prompt)
     for context in contexts:

@@ -100,7 +100,7 @@ class ToolCallRunner:
                                         f"with invalid arguments: {exc}")
         session.journal_tool_call(call, arguments)
         try:
-            value = await self._invoke(tool, prepared, call)
+            value = await self._invoke(tool, prepared, call, verdict)
         except ToolFailure as exc:
             return ToolResult.error(str(exc), details=exc.details)
         except ToolArgumentError as exc:
@@ -131,11 +131,13 @@ class ToolCallRunner:
         return await self.session.permissions.check(tool, call, arguments, decision,
                                                     ask_hook=ask_hook, notify=notify)
 
-    async def _invoke(self, tool: Any, prepared: Any, call: ToolCall) -> Any:
+    async def _invoke(self, tool: Any, prepared: Any, call: ToolCall,
+                      verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
         if not self.session.wants_event("tool_update"):
-            direct = tool.execute(prepared, self._context(call, lambda update: None))
+            direct = tool.execute(prepared, self._context(call, lambda update: None,
+                                                                verdict))
             return await direct if inspect.isawaitable(direct) else direct
         import anyio
 
@@ -155,7 +157,7 @@ class ToolCallRunner:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump)
             try:
-                value = tool.execute(prepared, self._context(call, on_update))
+                value = tool.execute(prepared, self._context(call, on_update, verdict))
                 if inspect.isawaitable(value):
                     value = await value
             except Exception as exc:  # re-raised outside, so the task group does not wrap it
@@ -166,7 +168,8 @@ class ToolCallRunner:
             raise error
         return value
 
-    def _context(self, call: ToolCall, on_update: Any) -> ToolContext:
+    def _context(self, call: ToolCall, on_update: Any, verdict: PermissionResult
+                 ) -> ToolContext:
         session = self.session
         return ToolContext(
             cwd=session.cwd,
@@ -182,6 +185,8 @@ class ToolCallRunner:
             get_tool=session.tools.get,
             on_update=on_update,
             env=session.environment or None,
+            hidden_env=session.hidden_variables,
+            judged_paths={j.raw: j for j in verdict.judged},
         )
 
 

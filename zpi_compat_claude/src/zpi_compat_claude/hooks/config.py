@@ -15,14 +15,11 @@ from typing import Any
 
 import attrs
 
+from ..dialect import CLAUDE, CLAUDE_EVENTS, Dialect
 from .matchers import Matcher, MatcherError, compile_matcher
 
 #: The Claude Code events this host runs, in the order Claude documents them.
-EVENTS: tuple[str, ...] = (
-    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
-    "PostToolUseFailure", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
-    "Notification", "SessionEnd",
-)
+EVENTS: tuple[str, ...] = CLAUDE_EVENTS
 
 #: What each event's matcher is applied to; ``None``: the event has no matcher field.
 MATCH_FIELD: Mapping[str, str | None] = {
@@ -65,13 +62,17 @@ _GROUP_KEYS = frozenset({"matcher", "hooks"})
 
 @attrs.frozen
 class CommandHandler:
-    """One ``{"type": "command", ...}`` handler. ``timeout_s`` None: the plugin's default."""
+    """One ``{"type": "command", ...}`` handler. ``timeout_s`` None: the plugin's default.
+    ``args`` not None: a ``process`` handler (ZCode), ``command`` run with ``args``, no shell.
+    ``output_cap``: bytes of stdout used (None: the dialect's)."""
 
     command: str
     timeout_s: float | None = None
     shell: str = DEFAULT_SHELL
     once: bool = False
     where: str = ""
+    args: tuple[str, ...] | None = None
+    output_cap: int | None = None
 
 
 @attrs.frozen
@@ -111,32 +112,38 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) and value > 0 else None
 
 
-def _handler(raw: Any, where: str, problems: list[str]) -> CommandHandler | None:
+def _handler(raw: Any, where: str, problems: list[str],
+             dialect: Dialect = CLAUDE) -> CommandHandler | None:
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: a handler must be an object with \"type\" and \"command\", "
                         f"got {type(raw).__name__}; skipped")
         return None
     kind = raw.get("type")
-    if kind in UNSUPPORTED_TYPES:
+    runs = " and ".join(f"\"{known}\"" for known in sorted(dialect.handler_types))
+    if kind in UNSUPPORTED_TYPES and kind not in dialect.handler_types:
         problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
-                        "\"command\" handlers run); skipped")
+                        f"{runs} handlers run); skipped")
         return None
-    if kind != "command":
-        problems.append(f"{where}: unknown handler type {kind!r} (Claude Code's are command, "
-                        "http, prompt, agent; this host runs command); skipped")
+    if kind not in dialect.handler_types:
+        problems.append(f"{where}: unknown handler type {kind!r} (this host runs {runs} "
+                        f"handlers of {dialect.product}); skipped")
         return None
+    if "enabled" in dialect.handler_fields and raw.get("enabled", True) is False:
+        return None  # ZCode: "enabled": false switches a handler off
     command = raw.get("command")
     if not isinstance(command, str) or not command.strip():
         problems.append(f"{where}: \"command\" must be a non-empty string; skipped")
         return None
-    for key in sorted(k for k in raw if k not in _HANDLER_KEYS):
+    for key in sorted(k for k in raw if k not in _HANDLER_KEYS | dialect.handler_fields):
         problems.append(f"{where}: unknown field {key!r} ignored")
-    timeout: float | None = None
-    if raw.get("timeout") is not None:
-        timeout = _number(raw["timeout"])
-        if timeout is None:
-            problems.append(f"{where}: \"timeout\" must be a number of seconds greater than 0, "
-                            f"got {raw['timeout']!r}; the default is used")
+    args: tuple[str, ...] | None = None
+    if kind == "process":
+        raw_args = raw.get("args", [])
+        if not isinstance(raw_args, list) or not all(isinstance(a, str) for a in raw_args):
+            problems.append(f"{where}: \"args\" must be a list of strings; skipped")
+            return None
+        args = tuple(raw_args)
+    timeout = _timeout(raw, where, problems, dialect)
     shell = raw.get("shell", DEFAULT_SHELL)
     if shell is None:
         shell = DEFAULT_SHELL
@@ -154,10 +161,25 @@ def _handler(raw: Any, where: str, problems: list[str]) -> CommandHandler | None
     if raw.get("if") is not None:
         problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
                         "every event its matcher matches")
-    return CommandHandler(command, timeout, shell, once, where)
+    return CommandHandler(command, timeout, shell, once, where, args)
 
 
-def _group(event: str, raw: Any, where: str, problems: list[str]) -> MatcherGroup | None:
+def _timeout(raw: Mapping[str, Any], where: str, problems: list[str],
+             dialect: Dialect) -> float | None:
+    """``timeoutMs`` (where the dialect has it; it wins) or ``timeout`` in seconds."""
+    for key, scale, unit in (("timeoutMs", 1000.0, "milliseconds"), ("timeout", 1.0, "seconds")):
+        if raw.get(key) is None or (key == "timeoutMs" and key not in dialect.handler_fields):
+            continue
+        value = _number(raw[key])
+        if value is not None:
+            return value / scale
+        problems.append(f"{where}: \"{key}\" must be a number of {unit} greater than 0, "
+                        f"got {raw[key]!r}; the default is used")
+    return None
+
+
+def _group(event: str, raw: Any, where: str, problems: list[str],
+           dialect: Dialect = CLAUDE) -> MatcherGroup | None:
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: a matcher group must be an object with \"hooks\", got "
                         f"{type(raw).__name__}; skipped")
@@ -170,7 +192,7 @@ def _group(event: str, raw: Any, where: str, problems: list[str]) -> MatcherGrou
                         "its handlers are skipped")
         return None
     try:
-        matcher = compile_matcher(value)
+        matcher = compile_matcher(value, dialect.exact_matcher, dialect.matcher_aliases)
     except MatcherError as exc:
         problems.append(f"{where}: {exc}; its handlers are skipped")
         return None
@@ -184,28 +206,33 @@ def _group(event: str, raw: Any, where: str, problems: list[str]) -> MatcherGrou
         return None
     handlers = []
     for i, item in enumerate(handlers_raw):
-        handler = _handler(item, f"{where}.hooks[{i}]", problems)
+        handler = _handler(item, f"{where}.hooks[{i}]", problems, dialect)
         if handler is not None:
             handlers.append(handler)
     return MatcherGroup(matcher, tuple(handlers), where)
 
 
-def _unknown_event(name: str, where: str) -> str:
+def _unknown_event(name: str, where: str, dialect: Dialect = CLAUDE) -> str:
     if name in CLAUDE_ONLY_EVENTS:
         return (f"{where}: {name} is a Claude Code event this host does not have; its "
                 "handlers never run")
-    close = difflib.get_close_matches(name, EVENTS, n=1)
+    if name in EVENTS:
+        return (f"{where}: {name} is not a {dialect.product} event (it has "
+                f"{', '.join(dialect.events)}); its handlers never run")
+    close = difflib.get_close_matches(name, dialect.events, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return f"{where}: unknown hook event {name!r}{hint}; it is skipped"
 
 
-def parse_hooks(data: Any, where: str) -> tuple[HookConfig, list[str]]:
+def parse_hooks(data: Any, where: str, dialect: Dialect = CLAUDE
+                ) -> tuple[HookConfig, list[str]]:
     """Parse a hooks configuration; never raises.
 
     ``data`` is either a hooks file (``{"description"?, "hooks": {event: [...]}}``) or the
     event mapping itself (the ``hooks`` value of a settings file). ``where`` names the source
-    in diagnostics (``"/path/hooks/hooks.json"``). Returns the configuration of everything
-    usable and one diagnostic per problem.
+    in diagnostics (``"/path/hooks/hooks.json"``); ``dialect`` decides the events, handler
+    types and matcher rules. Returns the configuration of everything usable and one
+    diagnostic per problem.
     """
     problems: list[str] = []
     if data is None:
@@ -232,8 +259,8 @@ def parse_hooks(data: Any, where: str) -> tuple[HookConfig, list[str]]:
     events: dict[str, tuple[MatcherGroup, ...]] = {}
     for name, groups_raw in events_raw.items():
         here = f"{where}: {prefix}.{name}"
-        if name not in MATCH_FIELD:
-            problems.append(_unknown_event(str(name), where))
+        if name not in dialect.events:
+            problems.append(_unknown_event(str(name), where, dialect))
             continue
         if not isinstance(groups_raw, list):
             problems.append(f"{here}: must be a list of matcher groups, got "
@@ -241,7 +268,7 @@ def parse_hooks(data: Any, where: str) -> tuple[HookConfig, list[str]]:
             continue
         groups = []
         for i, raw in enumerate(groups_raw):
-            group = _group(name, raw, f"{here}[{i}]", problems)
+            group = _group(name, raw, f"{here}[{i}]", problems, dialect)
             if group is not None and group.handlers:
                 groups.append(group)
         if groups:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .config import DEFAULT_TIMEOUT_S, MATCH_FIELD, CommandHandler, HookConfig
+from ..dialect import CLAUDE, Dialect
+from .config import MATCH_FIELD, CommandHandler, HookConfig
 
 if TYPE_CHECKING:
     from .output import HandlerResult
@@ -54,13 +55,17 @@ class HookDiagnostic:
 
 @attrs.frozen
 class ReadyHandler:
-    """A handler ready to run: its command after substitution, its timeout decided."""
+    """A handler ready to run: its command after substitution, its timeout decided. ``argv``
+    not None: a ``process`` handler, run without a shell (``command`` is its display form)."""
 
     command: str
     shell: str
     timeout_s: float
     once: bool
     key: int
+    argv: tuple[str, ...] | None = None
+    #: bytes of stdout used (None: all the runner captured)
+    output_cap: int | None = None
 
 
 def _short(command: str, limit: int = 80) -> str:
@@ -102,13 +107,15 @@ class HookEngine:
         data_dir: Path,
         env: Mapping[str, str],
         substitute: Callable[[str], str],
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
+        dialect: Dialect = CLAUDE,
     ) -> None:
         self.name = name
+        self.dialect = dialect
         self.root = Path(root)
         self.data_dir = Path(data_dir)
         self.env: dict[str, str] = {str(k): str(v) for k, v in env.items()}
-        self.timeout_s = float(timeout_s)
+        self.timeout_s = float(dialect.default_timeout_s if timeout_s is None else timeout_s)
         self.config = hooks
         #: what handlers reported (newest last); each is also logged as a warning
         self.diagnostics: deque[HookDiagnostic] = deque(maxlen=MAX_DIAGNOSTICS)
@@ -145,6 +152,8 @@ class HookEngine:
                key: int) -> ReadyHandler | None:
         try:
             command = substitute(handler.command)
+            argv = None if handler.args is None else tuple(
+                substitute(part) for part in (handler.command, *handler.args))
         except Exception as exc:
             self._report(event, handler.command,
                          f"could not substitute its variables ({type(exc).__name__}: {exc}); "
@@ -155,7 +164,12 @@ class HookEngine:
                                                  "skipped")
             return None
         timeout = handler.timeout_s if handler.timeout_s is not None else self.timeout_s
-        return ReadyHandler(command, handler.shell, timeout, handler.once, key)
+        cap = handler.output_cap if handler.output_cap is not None else self.dialect.output_cap
+        if argv is not None:
+            import shlex
+
+            return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap)
+        return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap)
 
     def hook_events(self) -> list[str]:
         """The Claude events this object runs handlers for (for ``--list-plugins``)."""
@@ -207,12 +221,18 @@ class HookEngine:
 
     # ------------------------------------------------------------------ running
 
-    def _environment(self, cwd: Path, env_file: Path | None) -> dict[str, str]:
+    def _environment(self, cwd: Path, env_file: Path | None, hidden: Iterable[str] = ()
+                     ) -> dict[str, str]:
+        """The process environment without ``hidden`` (the session's provider key variables,
+        ``SessionView.hidden_variables``), plus the plugin's and the documented variables."""
         env = process_environment()
+        for name in hidden:
+            env.pop(name, None)
         env.update(self.env)
         env["CLAUDE_PROJECT_DIR"] = str(cwd)
         env["CLAUDE_PLUGIN_ROOT"] = str(self.root)
         env["CLAUDE_PLUGIN_DATA"] = str(self.data_dir)
+        env.update(self.dialect_environment(cwd))
         if env_file is not None:
             env["CLAUDE_ENV_FILE"] = str(env_file)
         return env
@@ -271,8 +291,15 @@ class HookEngine:
             "permission_mode": PERMISSION_MODES.get(mode, mode), "hook_event_name": event,
             **fields,
         }
+        if self.dialect.camel_case_input:
+            payload.update({camel_case(key): value for key, value in list(payload.items())})
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
-        env = self._environment(cwd, env_file)
+        hidden = getattr(session, "hidden_variables", None)
+        if hidden is None:  # not a kernel session view: keep the host's keys out anyway
+            from zpi_host.redaction import key_variables
+
+            hidden = key_variables(None)
+        env = self._environment(cwd, env_file, hidden)
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
@@ -284,11 +311,14 @@ class HookEngine:
             async with anyio.create_task_group() as group:
                 for index, handler in enumerate(handlers):
                     group.start_soon(one, index, handler)
+        # what a handler printed may hold a key it was given (secrets.pass_to_commands):
+        # redacted before it is logged or shown
+        redact = getattr(session, "redact", None) or str
         for handler, result in zip(handlers, results, strict=True):
             for problem in result.problems:
-                self._report(event, handler.command, problem)
+                self._report(event, handler.command, redact(problem))
             for message in result.messages:
-                self._report(event, handler.command, message, "warning")
+                self._report(event, handler.command, redact(message), "warning")
         return results
 
     async def _call_handler(self, event: str, handler: ReadyHandler, payload: Mapping[str, Any],
@@ -299,9 +329,20 @@ class HookEngine:
         from .output import interpret
         from .runner import run_command
 
+        argv = None if handler.argv is None else project_dir_filled(handler.argv, cwd)
         outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
-                                    env=env, cwd=cwd, timeout_s=handler.timeout_s)
-        return interpret(event, outcome)
+                                    env=env, cwd=cwd, timeout_s=handler.timeout_s,
+                                    **({} if argv is None else {"program": argv}))
+        return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
+
+    def dialect_environment(self, cwd: Path) -> dict[str, str]:
+        """The dialect's names for the plugin's root, data folder and the project
+        (``ZCODE_PLUGIN_ROOT`` ...); Claude's own are set by :meth:`_environment`."""
+        env: dict[str, str] = {}
+        for suffix, value in (("PROJECT_DIR", cwd), ("PLUGIN_ROOT", self.root),
+                              ("PLUGIN_DATA", self.data_dir)):
+            env.update(self.dialect.variables(suffix, str(value)))
+        return env
 
     def _unsupported_stop(self, event: str, results: Sequence[HandlerResult],
                           instead: str) -> None:
@@ -321,6 +362,38 @@ class HookEngine:
                 reasons.append(result.reason or f"{verb} by the {event} hook "
                                                  f"`{_short(handler.command)}` (no reason given)")
         return "; ".join(reasons)
+
+
+def camel_case(key: str) -> str:
+    """``session_id`` -> ``sessionId`` (ZCode gives hooks both spellings)."""
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_PROJECT_VARIABLES = ("${CLAUDE_PROJECT_DIR}", "${ZCODE_PROJECT_DIR}")
+
+
+def project_dir_filled(argv: Sequence[str], cwd: Path) -> list[str]:
+    """A ``process`` handler's argv with ``${ZCODE_PROJECT_DIR}`` (and Claude's name) filled
+    in: no shell expands them, and the project is known only when the event runs."""
+    out = []
+    for part in argv:
+        for name in _PROJECT_VARIABLES:
+            part = part.replace(name, str(cwd))
+        out.append(part)
+    return out
+
+
+def cap_output(outcome: Any, cap: int | None) -> Any:
+    """``outcome`` with at most ``cap`` bytes of stdout kept (ZCode reads 32 KiB); what is
+    cut is counted in ``dropped_bytes``, so the problem is reported."""
+    if cap is None:
+        return outcome
+    raw = outcome.stdout.encode("utf-8", errors="surrogateescape")
+    if len(raw) <= cap:
+        return outcome
+    return attrs.evolve(outcome, stdout=raw[:cap].decode("utf-8", errors="ignore"),
+                        dropped_bytes=outcome.dropped_bytes + len(raw) - cap)
 
 
 _VERSION: list[str] = []

@@ -9,6 +9,7 @@ letters, digits, ``_``, ``-``, ``,``, ``|`` and spaces is a list of exact names 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 import attrs
@@ -35,6 +36,8 @@ class Matcher:
     kind: MatcherKind
     names: frozenset[str] = frozenset()
     pattern: re.Pattern[str] | None = None
+    #: name -> the other name of the same tool (a regular expression is tried on both)
+    aliases: Mapping[str, str] = attrs.field(factory=dict, eq=False)
 
     def matches(self, value: str | None) -> bool:
         """Whether ``value`` (a tool name in Claude's spelling, a source, a trigger, ...) is
@@ -44,26 +47,33 @@ class Matcher:
         if self.kind == "names":
             return value in self.names
         assert self.pattern is not None
-        return self.pattern.search(value) is not None
+        if self.pattern.search(value) is not None:
+            return True
+        alias = self.aliases.get(value)
+        return alias is not None and self.pattern.search(alias) is not None
 
 
 MATCH_ALL = Matcher("*", "all")
 
 
-def compile_matcher(value: str | None) -> Matcher:
-    """Compile a matcher string; MatcherError when it is an invalid regular expression."""
+def compile_matcher(value: str | None, exact: re.Pattern[str] = _EXACT_LIST,
+                    aliases: Mapping[str, str] | None = None) -> Matcher:
+    """Compile a matcher string; MatcherError when it is an invalid regular expression.
+    ``exact``: the characters of a list of exact names (the dialect's); ``aliases``: names
+    that mean the same tool (ZCode's ``Agent`` and ``Task``)."""
     if value is None:
         return MATCH_ALL
     text = value.strip()
     if text in ("", "*"):
         return Matcher(value, "all")
-    if _EXACT_LIST.fullmatch(text):
-        names = frozenset(part.strip() for part in _SPLIT.split(text) if part.strip())
+    if exact.fullmatch(text):
+        names = {part.strip() for part in _SPLIT.split(text) if part.strip()}
         if not names:
             return Matcher(value, "all")
-        return Matcher(value, "names", names=names)
+        names |= {aliases[name] for name in names if aliases and name in aliases}
+        return Matcher(value, "names", names=frozenset(names))
     try:
         pattern = re.compile(value)
     except re.error as exc:
         raise MatcherError(value, str(exc)) from None
-    return Matcher(value, "regex", pattern=pattern)
+    return Matcher(value, "regex", pattern=pattern, aliases=dict(aliases or {}))

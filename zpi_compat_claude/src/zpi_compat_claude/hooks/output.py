@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from ..dialect import CLAUDE, Dialect
+
 if TYPE_CHECKING:
     from .runner import CommandOutcome
 
@@ -38,8 +40,9 @@ EXIT2: Mapping[str, str] = {
     "PostToolUseFailure": "context",  # the tool already failed: stderr goes to the model
 }
 
-#: Events whose plain (non-JSON) stdout on exit 0 becomes context for the model.
-PLAIN_STDOUT_CONTEXT = frozenset({"SessionStart", "UserPromptSubmit"})
+#: Events whose plain (non-JSON) stdout on exit 0 becomes context for the model (Claude's;
+#: a dialect may have others).
+PLAIN_STDOUT_CONTEXT = CLAUDE.plain_stdout_context
 
 #: Events where ``decision: "block"`` with ``reason`` blocks (legacy top-level fields).
 DECISION_BLOCK = frozenset({"UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop",
@@ -93,8 +96,9 @@ def _text(value: Any) -> str | None:
     return cut(value)
 
 
-def interpret(event: str, outcome: CommandOutcome) -> HandlerResult:
-    """Apply the exit-code and output rules of ``event`` to one handler's outcome."""
+def interpret(event: str, outcome: CommandOutcome, dialect: Dialect = CLAUDE) -> HandlerResult:
+    """Apply the exit-code and output rules of ``event`` (in ``dialect``) to one handler's
+    outcome."""
     result = HandlerResult()
     if outcome.dropped_bytes:
         result.problems.append(f"its output was over the capture limit; "
@@ -103,7 +107,7 @@ def interpret(event: str, outcome: CommandOutcome) -> HandlerResult:
     if code == 2:
         _exit2(event, outcome, result)
     elif code == 0:
-        _exit0(event, outcome, result)
+        _exit0(event, outcome, result, dialect)
     else:
         result.problems.append(outcome.describe())
     return result
@@ -132,13 +136,14 @@ def _exit2(event: str, outcome: CommandOutcome, result: HandlerResult) -> None:
         result.messages.append(reason)
 
 
-def _exit0(event: str, outcome: CommandOutcome, result: HandlerResult) -> None:
+def _exit0(event: str, outcome: CommandOutcome, result: HandlerResult,
+           dialect: Dialect = CLAUDE) -> None:
     stdout = outcome.stdout
     stripped = stdout.strip()
     if not stripped:
         return
     if not stripped.startswith("{"):
-        if event in PLAIN_STDOUT_CONTEXT:
+        if event in dialect.plain_stdout_context:
             result.contexts.append(cut(stripped))
         return
     try:
@@ -149,10 +154,11 @@ def _exit0(event: str, outcome: CommandOutcome, result: HandlerResult) -> None:
     if not isinstance(data, dict):  # pragma: no cover - text starting with "{" is an object
         result.problems.append("printed JSON that is not an object; its output was ignored")
         return
-    _fields(event, data, result)
+    _fields(event, data, result, dialect)
 
 
-def _fields(event: str, data: Mapping[str, Any], result: HandlerResult) -> None:
+def _fields(event: str, data: Mapping[str, Any], result: HandlerResult,
+            dialect: Dialect = CLAUDE) -> None:
     """The JSON output fields (common ones first, then the event's own)."""
     if data.get("continue") is False:
         result.stop = True
@@ -191,11 +197,24 @@ def _fields(event: str, data: Mapping[str, Any], result: HandlerResult) -> None:
         context = _text(specific.get("additionalContext"))
         if context:
             result.contexts.append(context)
+        if dialect.top_level_context:
+            for key in ("additionalContext", "additional_context"):
+                context = _text(data.get(key))
+                if context:
+                    result.contexts.append(context)
     if event == "PostToolUse":
         for key in ("updatedToolOutput", "updatedMCPToolOutput"):
             if key in specific and specific[key] is not None:
+                if not dialect.replaces_tool_output:
+                    result.problems.append(f"{dialect.product} hooks cannot replace a tool's "
+                                           f"output: {key} ignored")
+                    break
                 result.updated_output = _text(specific[key])
                 break
+    if event == "UserPromptSubmit" and result.stop and dialect.prompt_continue_blocks:
+        # ZCode: continue: false drops the prompt (with reason), the session goes on
+        result.stop, result.block = False, True
+        result.reason = result.reason or reason or result.stop_reason
 
 
 def _pre_tool_use(specific: Mapping[str, Any], decision: Any, reason: str | None,

@@ -56,6 +56,11 @@ KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: Seconds beyond a handler's timeout for stopping its process group (SIGTERM, SIGKILL after
+#: 1.5 s, waiting for it to go) and reading what is left in its pipes.
+STOP_GRACE_S = 10.0
+
+
 class ClaudeHooks(HookEngine):
     """The hook handlers of one Claude plugin folder (or settings file), as a zpi plugin.
 
@@ -76,6 +81,20 @@ class ClaudeHooks(HookEngine):
         super().__init__(**options)
         for hook, method in self.hookimpls().items():
             setattr(self, hook, method)
+        #: the kernel budget each implementation needs (``zpi_host.hookrunner``): its
+        #: handlers' own timeouts govern, a timed-out handler is a non-blocking error
+        self.zpi_budget_floors = self.budget_floors()
+
+    def budget_floors(self) -> dict[str, float]:
+        """Per kernel hook: the longest handler timeout of each Claude event it runs, added
+        up over those events, plus the time to stop a timed-out handler and read its output."""
+        floors = {}
+        for hook, (_, events) in KERNEL_HOOKS.items():
+            longest = [max(h.timeout_s for _, group in self._groups.get(event, ()) for h in group)
+                       for event in events if event in self._groups]
+            if longest:
+                floors[hook] = sum(longest) + STOP_GRACE_S
+        return floors
 
     def hookimpls(self) -> dict[str, Callable[..., Any]]:
         """The ``zpi_*`` hook implementations this configuration needs, bound to this object
@@ -99,12 +118,15 @@ class ClaudeHooks(HookEngine):
                                 handlers: tuple[ReadyHandler, ...]) -> list[str] | None:
         import tempfile
 
+        fields = {"source": source, "model": getattr(session, "model", "")}
+        if not self.dialect.env_file:
+            results = await self._run("SessionStart", session, handlers, fields)
+            return [c for r in results for c in r.contexts] or None
         fd, name = tempfile.mkstemp(prefix="zpi-claude-env-", suffix=".sh")
         os.close(fd)
         env_file = Path(name)
         try:
-            results = await self._run("SessionStart", session, handlers,
-                                      {"source": source, "model": getattr(session, "model", "")},
+            results = await self._run("SessionStart", session, handlers, fields,
                                       env_file=env_file)
             self._apply_env_file(session, env_file)
         finally:
@@ -286,7 +308,9 @@ class ClaudeHooks(HookEngine):
             return None
         fields = {"stop_hook_active": continuation > 0,
                   "last_assistant_message": getattr(message, "text", "")}
-        return self._on_stop("Stop", session, handlers, fields)
+        if self.dialect.response_text:
+            fields["responseText"] = fields["last_assistant_message"]
+        return self._on_stop("Stop", session, handlers, fields, continuation)
 
     def _subagent_stop(self, session: Any, agent_type: str, agent_id: str, message: Any,
                        continuation: int) -> Any:
@@ -299,10 +323,16 @@ class ClaudeHooks(HookEngine):
         return self._on_stop("SubagentStop", session, handlers, fields)
 
     async def _on_stop(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
-                       fields: Mapping[str, Any]) -> Any:
+                       fields: Mapping[str, Any], continuation: int = 0) -> Any:
         from zpi_host.decisions import StopDecision
 
         results = await self._run(event, session, handlers, fields)  # continue: false raised
+        cap = self.dialect.max_stop_continuations
+        if cap is not None and continuation >= cap and any(r.block for r in results):
+            self._report(event, None, f"{self.dialect.product} allows at most {cap} "
+                                      "consecutive continuations from Stop hooks; the run "
+                                      "stops", "warning")
+            return None
         reasons = []
         for handler, result in zip(handlers, results, strict=True):
             if result.block:

@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,9 +173,11 @@ async def run_command(
     env: Mapping[str, str],
     cwd: Path,
     timeout_s: float,
+    program: Sequence[str] | None = None,
 ) -> CommandOutcome:
     """Run ``command`` with ``shell -c`` (directly when it needs no shell, see
-    :func:`direct_argv`), ``stdin`` on its standard input, in ``cwd``.
+    :func:`direct_argv`), ``stdin`` on its standard input, in ``cwd``. ``program`` given: run
+    exactly that argv, no shell (a ZCode ``process`` handler).
 
     Never raises for the command's own failures (they are in the outcome); cancellation from
     outside stops the process group and propagates.
@@ -186,12 +188,12 @@ async def run_command(
 
     environment = dict(env)
     environment["PWD"] = str(cwd)  # as the shell would set it
-    direct = direct_argv(command, environment, cwd)
+    direct = list(program) if program else direct_argv(command, environment, cwd)
     argv = direct or shell_argv(shell, command)
     try:
         process = await _start(argv, cwd, environment)
     except OSError as exc:
-        if direct is None:
+        if direct is None or program:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc}")
         argv = shell_argv(shell, command)  # e.g. a script without #!: the shell runs it
         try:

@@ -82,7 +82,10 @@ def build_parser():  # type: ignore[no-untyped-def]
                         help="with --list-plugins: exit 1 when a plugin failed to load")
     parser.add_argument("--cwd", default=None, help="working directory (default: current)")
     parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins: also load the Claude Code plugin folder DIR")
+                        help="with --list-plugins: also load the plugin folder DIR (ZCode's when "
+                             "it has .zcode-plugin/, else Claude Code's)")
+    parser.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
+                        help="with --list-plugins: also load DIR as a ZCode plugin folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     from .models import add_models_parser
     from .run import add_run_parser
@@ -121,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .list_plugins import list_plugins
 
             return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
-                                plugin_dirs=args.plugin_dir)
+                                plugin_dirs=args.plugin_dir,
+                                zcode_plugin_dirs=args.zcode_plugin_dir)
         if args.command == "run":
             from .run import run_command
 

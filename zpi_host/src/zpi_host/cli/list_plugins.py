@@ -13,7 +13,7 @@ from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 def list_plugins(
     blocked: Sequence[str], *, as_json: bool, strict: bool, cwd: str | None,
-    plugin_dirs: Sequence[str] = (),
+    plugin_dirs: Sequence[str] = (), zcode_plugin_dirs: Sequence[str] = (),
 ) -> int:
     from ..diagnostics import format_table, plugin_rows
     from ..plugins import PluginConfig, PluginHost
@@ -29,10 +29,10 @@ def list_plugins(
               f"{disabled!r}", file=sys.stderr)
         return EXIT_USAGE
     merged = settings.snapshot()
-    if plugin_dirs:
+    if plugin_dirs or zcode_plugin_dirs:
         from ..assembly import with_plugin_dirs
 
-        merged = with_plugin_dirs(merged, plugin_dirs)
+        merged = with_plugin_dirs(merged, plugin_dirs, zcode_plugin_dirs)
     host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,
                                             settings=merged, cwd=root))
     try:

@@ -21,7 +21,10 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                     help="load the Claude Code plugin folder DIR (repeatable)")
+                     help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
+                          "has .zcode-plugin/, else a Claude Code plugin")
+    run.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
+                     help="load DIR as a ZCode plugin folder (repeatable)")
     perms = run.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
                        default=None, help="default: workspace trust; ask: every side-effect "
@@ -90,14 +93,15 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
             persist=not args.no_session, blocked_plugins=blocked,
             permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
             add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
+            zcode_plugin_dirs=args.zcode_plugin_dir,
             interactive=args.output_format == "text" and sys.stdin.isatty(),
             **_base_url_override(args, model),
         )
     except (UsageError, CliUsageError) as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (PluginLoadError, ZpiError) as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
         return EXIT_FAILED
     fmt = args.output_format
     if fmt == "stream-json":
@@ -116,6 +120,14 @@ async def _run(args: Any, model: str | None, blocked: list[str]) -> int:
     else:
         print(json.dumps(result_dict(result)), flush=True)
     return EXIT_FAILED if result.is_error else EXIT_OK
+
+
+def _redacted(exc: BaseException) -> str:
+    """An error's message without the provider keys of this environment (no session yet to
+    know the catalog's: the default key variables)."""
+    from ..redaction import Redactor
+
+    return Redactor.from_settings(None, os.environ).text(str(exc))
 
 
 def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:

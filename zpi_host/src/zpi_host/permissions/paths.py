@@ -5,18 +5,28 @@ A tool does not declare its paths on :class:`~zpi_host.tools.Tool`; it is named 
 judged after resolving ``~``, ``..`` and symlinks, also for files that do not exist yet: the
 existing part of the path is resolved and the rest appended, so a new file under a symlinked
 directory counts where the link points.
+
+One permission check resolves each path once (:func:`judging`) and hands the result, a
+:class:`JudgedPath`, to the tool, which opens exactly that path without following symlinks
+(:mod:`zpi_host.nofollow`): a symlink swapped in between cannot redirect it. A regular file
+with more than one hard link counts as outside the workspace: its other names may be anywhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import attrs
+
+from .. import nofollow
 
 #: File tools: tool name -> the argument names holding a path (a string, or a list of strings).
 #: Add your tool here (``PATH_ARGUMENTS["grep"] = ("path",)``) when it reads or writes files,
@@ -53,18 +63,44 @@ def absolute(path: str | os.PathLike[str], cwd: Path) -> Path:
     return Path(os.path.normpath(p if p.is_absolute() else cwd / p))
 
 
+#: The resolutions of the permission check in progress: (path as written, cwd) -> real path.
+_PINNED: ContextVar[dict[tuple[str, Path], Path] | None] = ContextVar("zpi_pinned_paths",
+                                                                      default=None)
+
+
 def resolve(path: str | os.PathLike[str], cwd: Path) -> Path:
     """Where ``path`` really is: symlinks of the existing part resolved (also when the final
-    part does not exist yet), ``..`` applied after each link, as the kernel would."""
-    p = Path(os.path.expanduser(os.fspath(path)))
-    return Path(os.path.realpath(p if p.is_absolute() else cwd / p))
+    part does not exist yet), ``..`` applied after each link, as the kernel would. Within
+    :func:`judging`, the path's first resolution is reused, so rules and the workspace check
+    judge the same place. Raises :class:`~zpi_host.nofollow.PathChangedError` when the path
+    keeps changing while it is resolved."""
+    key = (os.fspath(path), cwd)
+    pinned = _PINNED.get()
+    if pinned is not None and key in pinned:
+        return pinned[key]
+    p = Path(os.path.expanduser(key[0]))
+    real = nofollow.resolve(p if p.is_absolute() else cwd / p)
+    if pinned is not None:
+        pinned[key] = real
+    return real
+
+
+@contextlib.contextmanager
+def judging() -> Iterator[None]:
+    """Within this block every path is resolved once: later resolutions of the same path give
+    the first answer, whatever the disk says by then (one permission check)."""
+    token = _PINNED.set({})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
 
 
 def resolve_parent(path: str | os.PathLike[str], cwd: Path) -> Path:
     """The path of the entry itself: its directory resolved, its last part kept (a symlink
     named by a deny rule is caught even though it points elsewhere)."""
     p = absolute(path, cwd)
-    return Path(os.path.realpath(p.parent)) / p.name if p.name else p
+    return nofollow.resolve(p.parent) / p.name if p.name else p
 
 
 def _path(value: str | os.PathLike[str]) -> Path:
@@ -99,8 +135,18 @@ class WorkspaceRoots:
 
     def root_of(self, path: str | os.PathLike[str]) -> Path | None:
         """The workspace root holding ``path`` after resolution, or None."""
-        real = self.resolve(path)
+        return self.root_holding(self.resolve(path))
+
+    def root_holding(self, real: Path) -> Path | None:
+        """The workspace root holding the already resolved ``real``, or None."""
         return next((r for r in self.roots if real == r or real.is_relative_to(r)), None)
+
+    def judge(self, raw: str) -> JudgedPath:
+        """Where ``raw`` is, which root holds it, and how many hard links the file there has.
+        Raises :class:`~zpi_host.nofollow.UnusablePathError` (the path keeps changing, or
+        cannot be a file name)."""
+        real = self.resolve(raw)
+        return JudgedPath(raw, real, self.root_holding(real), hard_links(real))
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` is inside a root once ``..`` and symlinks are resolved."""
@@ -108,6 +154,43 @@ class WorkspaceRoots:
 
     def describe(self) -> str:
         return ", ".join(str(r) for r in self.roots)
+
+
+def hard_links(real: Path) -> int:
+    """The link count of the regular file at the resolved ``real``, looked up without
+    following symlinks; 0 when there is none (not yet created, a directory, a special file,
+    or the path is changing: the tool will find out when it opens it)."""
+    try:
+        dir_fd = nofollow.open_directory(real.parent)
+    except (OSError, nofollow.PathChangedError):
+        return 0
+    try:
+        st = nofollow.lstat_at(dir_fd, real.name)
+    except OSError:
+        return 0
+    finally:
+        os.close(dir_fd)
+    return st.st_nlink if st is not None and stat.S_ISREG(st.st_mode) else 0
+
+
+@attrs.frozen
+class JudgedPath:
+    """One path of a call as the permission check saw it. ``real``: where it resolved to (the
+    file tools open exactly this, without following symlinks); ``root``: the workspace root
+    holding it, None outside; ``links``: hard links of the regular file there (0: none).
+    ``confined``: the call was allowed because this path is inside the workspace, so the tool
+    must still find a file with a single link there when it opens it."""
+
+    raw: str
+    real: Path
+    root: Path | None
+    links: int = 0
+    confined: bool = False
+
+    @property
+    def inside(self) -> bool:
+        """In a workspace root and not a file that also has names elsewhere."""
+        return self.root is not None and self.links <= 1
 
 
 def check_directories(dirs: Iterable[str | os.PathLike[str]], cwd: Path,

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from ..nofollow import UnusablePathError
 from . import matching, paths
 from .results import (
     MODES,
@@ -114,9 +115,29 @@ class PermissionPolicy:
         ``tool``: the Tool (``name``, ``metadata.read_only``); ``call``: the ToolCall (``id``,
         ``arguments``); ``arguments``: the input that will run when a hook replaced it
         (default ``call.arguments``); ``hook``: the combined ``zpi_before_tool`` decision or
-        None; ``ask_hook``: see :data:`AskHook`. Never raises for a bad approver."""
+        None; ``ask_hook``: see :data:`AskHook`. Never raises for a bad approver.
+
+        Each path of the call is resolved once (rules and the workspace check judge the same
+        place) and an allow carries those paths (``judged``) for the tool to open."""
         name: str = tool.name
         args = _mapping(call.arguments if arguments is None else arguments)
+        with paths.judging():
+            try:
+                judged = tuple(self.roots.judge(raw) for raw in paths.paths_of(name, args))
+                result = await self._check(tool, call, name, args, hook, judged, ask_hook,
+                                           notify)
+            except UnusablePathError as exc:
+                return _deny("path", str(exc))
+        if not result.allowed or not judged:
+            return result
+        # an allow that relied on the workspace check binds the tool to single-link files
+        trusted = self.mode != "bypass" and result.source != "hook"
+        return attrs.evolve(result, judged=tuple(
+            attrs.evolve(j, confined=trusted and j.inside) for j in judged))
+
+    async def _check(self, tool: Any, call: Any, name: str, args: dict[str, Any], hook: Any,
+                     judged: tuple[paths.JudgedPath, ...], ask_hook: AskHook | None,
+                     notify: Callable[[PermissionContext], Any] | None) -> PermissionResult:
         behavior = getattr(hook, "behavior", None)
         hook_reason = getattr(hook, "reason", None) or "no reason given"
         if behavior == "deny":
@@ -134,7 +155,7 @@ class PermissionPolicy:
         elif behavior == "allow":
             return _allow("hook", f"allowed by a hook: {hook_reason}")
         else:
-            asks = self._mode_asks(tool, name, args)
+            asks = self._mode_asks(tool, name, judged)
             if isinstance(asks, PermissionResult):
                 return asks
             lifted = self._lift(name, args, asks)
@@ -170,7 +191,7 @@ class PermissionPolicy:
 
     # ------------------------------------------------------------------------- steps 4 and 5
 
-    def _mode_asks(self, tool: Any, name: str, args: Mapping[str, Any]
+    def _mode_asks(self, tool: Any, name: str, judged: Sequence[paths.JudgedPath]
                    ) -> PermissionResult | list[_Ask]:
         side_effects = not getattr(getattr(tool, "metadata", None), "read_only", False)
         if self.mode == "bypass":
@@ -182,17 +203,21 @@ class PermissionPolicy:
         if self.mode == "ask" and side_effects:
             asks.append(_Ask("mode", "ask mode: every call of a tool with side effects needs "
                                      "approval"))
-        for raw in paths.paths_of(name, args):
-            real = self.roots.resolve(raw)
-            if self.roots.root_of(real) is None:
-                asks.append(_Ask("path", self._outside(name, raw, real), (real,)))
+        for path in judged:
+            if not path.inside:
+                asks.append(_Ask("path", self._outside(name, path), (path.real,)))
         if asks:
             return asks
         where = " inside the workspace" if name in paths.PATH_ARGUMENTS else ""
         return _allow("mode", f"{self.mode} mode allows {name}{where}")
 
-    def _outside(self, name: str, raw: str, real: Path) -> str:
+    def _outside(self, name: str, path: paths.JudgedPath) -> str:
+        raw, real = path.raw, path.real
         via = "" if raw == str(real) else f" (resolves to {real})"
+        if path.root is not None:  # inside, but a hard link
+            return (f"{raw}{via} is a file with {path.links} hard links: its other names may be "
+                    f"outside the workspace, so it counts as outside; to allow it, add an allow "
+                    f"rule that names it, such as '{name}({real})'")
         folder = real if real.is_dir() else real.parent
         return (f"{raw}{via} is outside the workspace roots ({self.roots.describe()}); to "
                 f"allow it, add the directory with --add-dir {folder} (setting "

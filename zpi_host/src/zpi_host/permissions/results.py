@@ -66,13 +66,16 @@ CanUseTool: TypeAlias = Callable[
 @attrs.frozen
 class PermissionResult:
     """The verdict on one call. ``updated_input`` (allow only) replaces the call's input;
-    ``interrupt`` (deny only) asks the loop to end the run after recording the denial."""
+    ``interrupt`` (deny only) asks the loop to end the run after recording the denial;
+    ``judged`` (allow only): the call's paths as the check resolved them, which the file
+    tools open exactly."""
 
     behavior: Literal["allow", "deny"]
     reason: str
     source: Source
     updated_input: Mapping[str, Any] | None = None
     interrupt: bool = False
+    judged: tuple[paths.JudgedPath, ...] = ()
 
     @property
     def allowed(self) -> bool:

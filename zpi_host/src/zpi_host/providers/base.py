@@ -16,6 +16,7 @@ from ..errors import ZpiError
 from ..messages import Message, Usage
 
 if TYPE_CHECKING:
+    from ..redaction import Redactor
     from .catalog import ModelEntry
 
 
@@ -32,9 +33,19 @@ class ProviderError(ZpiError):
     started = False
 
     def __init__(self, provider: str, message: str, *, status: int | None = None) -> None:
-        where = f"{provider}" + (f" (HTTP {status})" if status is not None else "")
-        super().__init__(f"model provider {where}: {message}")
-        self.provider, self.status, self.detail = provider, status, message
+        super().__init__()
+        self.provider, self.status = provider, status
+        self._set_detail(message)
+
+    def _set_detail(self, message: str) -> None:
+        where = f"{self.provider}" + (f" (HTTP {self.status})" if self.status is not None
+                                      else "")
+        self.detail = message
+        self.args = (f"model provider {where}: {message}",)
+
+    def redact(self, redactor: Redactor) -> None:
+        """Replace the keys ``redactor`` knows in this error's message, in place."""
+        self._set_detail(redactor.text(self.detail))
 
 
 class ProviderHTTPError(ProviderError):
@@ -64,10 +75,21 @@ class ProviderStreamError(ProviderError):
 
     def __init__(self, provider: str, message: str, *, status: int | None = 200,
                  data: bytes | str | None = None, error_type: str | None = None) -> None:
+        self._bare, self.data = message, data
         if data is not None:
             message += f"; received: {excerpt(data)}"
         super().__init__(provider, message, status=status)
         self.error_type = error_type
+
+    def redact(self, redactor: Redactor) -> None:
+        """As ProviderError's; the quoted data is redacted whole, before it is cut to an
+        excerpt, so a key at the cut cannot leave a prefix behind."""
+        if self.data is None:
+            super().redact(redactor)
+            return
+        self.data = redactor.value(self.data)
+        self._bare = redactor.text(self._bare)
+        self._set_detail(f"{self._bare}; received: {excerpt(self.data)}")
 
 
 class ProviderStreamBroken(ProviderStreamError):
@@ -83,6 +105,11 @@ class ProviderStreamBroken(ProviderStreamError):
                                    f"(not retried): {detail}", status=status,
                          error_type=getattr(cause, "error_type", None))
         self.cause = cause
+
+    def redact(self, redactor: Redactor) -> None:
+        if isinstance(self.cause, ProviderError):
+            self.cause.redact(redactor)
+        super().redact(redactor)
 
 
 def excerpt(data: bytes | str, limit: int = 200) -> str:

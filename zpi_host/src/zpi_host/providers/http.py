@@ -26,6 +26,7 @@ import anyio
 import httpx
 
 from ..errors import ContextOverflowError
+from ..redaction import Redactor
 from .base import (
     ProviderAuthError,
     ProviderConnectionError,
@@ -140,6 +141,8 @@ class HTTPStreamer:
                     raise ProviderStreamBroken(error, self.provider) from exc
                 delay = self._backoff(attempt)
             except (ProviderError, ContextOverflowError) as exc:
+                if isinstance(exc, ProviderError) and self._credential.key:
+                    exc.redact(Redactor([self._credential.key]))
                 if yielded:
                     raise ProviderStreamBroken(exc, self.provider) from exc
                 raise

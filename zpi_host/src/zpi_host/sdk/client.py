@@ -85,8 +85,9 @@ class SDKClient:
                 from .accounting import restore_totals
 
                 restore_totals(session)
-            for name, value in self.options.env.items():
-                session.environment[str(name)] = str(value)
+            for name, value in self.options.env.items():  # the provider keys stay out
+                if str(name) not in session.hidden_variables:
+                    session.view.set_environment(str(name), str(value))
             self._session = session
             self._apply_mode(self._mode)
         except BaseException:

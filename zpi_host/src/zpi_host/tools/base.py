@@ -19,6 +19,7 @@ import attrs
 from ..errors import ZpiError
 
 if TYPE_CHECKING:
+    from ..permissions.paths import JudgedPath
     from .file_state import FileReadState
 
 
@@ -129,12 +130,28 @@ class ToolContext:
     get_tool: Callable[[str], Tool | None] = lambda name: None
     on_update: Callable[[ToolUpdate], None] = lambda update: None
     env: Mapping[str, str] | None = None
+    #: variables removed from the host's environment before ``env`` is added (provider keys)
+    hidden_env: frozenset[str] = frozenset()
+    judged_paths: Mapping[str, JudgedPath] | None = None
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved
         through symlinks: permission checks do that)."""
         p = Path(path).expanduser()
         return p if p.is_absolute() else self.cwd / p
+
+    def target(self, path: str) -> JudgedPath:
+        """Where a path argument leads: what the permission check judged for it (file tools
+        open exactly that ``real`` path, without following symlinks), or for a path no check
+        judged (a replaced input, a tool run directly) the path resolved now. Raises
+        :class:`~zpi_host.nofollow.UnusablePathError`."""
+        judged = (self.judged_paths or {}).get(path)
+        if judged is not None:
+            return judged
+        from ..nofollow import resolve
+        from ..permissions.paths import JudgedPath
+
+        return JudgedPath(path, resolve(self.resolve_path(path)), None)
 
     def update(self, text: str) -> None:
         self.on_update(ToolUpdate(self.call_id, text))

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ..redaction import without
 from .base import Tool, ToolArgumentError, ToolContext, ToolFailure, ToolMetadata, ToolResult
 from .output import DEFAULT_CAPTURE_LIMIT, HeadTailBuffer
 
@@ -226,7 +227,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
             f"working directory {cwd} does not exist or is not a directory; "
             "the command was not run"
         )
-    env = dict(os.environ)
+    env = without(os.environ, ctx.hidden_env) if ctx.hidden_env else dict(os.environ)
     if ctx.env:
         env.update(ctx.env)
     shell = find_shell()

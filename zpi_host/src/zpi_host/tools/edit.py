@@ -20,7 +20,7 @@ from .base import (
     ToolResult,
     _check_object,
 )
-from .read import check_regular_file, decode_text, display_path
+from .read import decode_text, read_target
 from .write import TextFormat, commit_one, plural
 
 EDIT_FIELDS = {
@@ -127,21 +127,15 @@ def prepare_edit(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def execute_edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-    path = ctx.resolve_path(args["path"])
-    shown = display_path(path, ctx.cwd)
-    check_regular_file(path, shown, "edit")
+    found = read_target(ctx, args["path"], "edit")
+    assert found is not None
+    path, shown, data, current = found.path, found.shown, found.data, found.fingerprint
     if ctx.file_state is None:
         raise ToolFailure(
             f"cannot edit {shown}: this session keeps no record of reads, so edit cannot check "
             "that the file was read; use bash to change it", {"path": str(path)},
         )
-    try:
-        from ..files import read_with_fingerprint  # lazily: listing tools must stay cheap
-
-        data, current = read_with_fingerprint(path)
-    except OSError as exc:
-        raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc
-    ctx.file_state.check_fresh(path, current)
+    ctx.file_state.check_fresh(found.real, current)
     decode_text(data, shown)
     fmt = TextFormat.of(data)
     before = fmt.to_model(data)
@@ -150,7 +144,7 @@ def execute_edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolFailure(
             f"the edits leave {shown} unchanged; nothing was written", {"path": str(path)}
         )
-    commit_one(path, shown, fmt.to_disk(after), current, ctx)
+    commit_one(found.real, shown, fmt.to_disk(after), current, ctx)
     diff, added, removed = unified_diff(before, after, shown)
     text = f"Edited {shown}: {plural(len(args['edits']), 'edit')}, +{added} -{removed} lines"
     details = {"path": str(path), "diff": diff, "replacements": replacements}

@@ -36,7 +36,15 @@ class FileChangedError(FileStateError):
 
 
 def _key(path: Path | str) -> Path:
-    return Path(os.path.realpath(os.path.abspath(path)))
+    """The real absolute path (the tools pass paths already resolved, which stay as they are;
+    one that keeps changing while resolved is keyed as written)."""
+    from ..nofollow import UnusablePathError, resolve
+
+    absolute = Path(os.path.abspath(path))
+    try:
+        return resolve(absolute)
+    except UnusablePathError:
+        return absolute
 
 
 class FileReadState:

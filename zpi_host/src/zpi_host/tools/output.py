@@ -8,13 +8,12 @@ any finished tool result whose text is too long to send to the model.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import IO
 
 import attrs
 
+from ..spill import SpillFolderError, create_spill_file
 from .base import Content, TextContent, ToolResult
 
 DEFAULT_CAPTURE_LIMIT = 50 * 1024
@@ -67,6 +66,10 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _why(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, SpillFolderError) else f"{type(exc).__name__}: {exc}"
+
+
 def _marker(omitted: int, path: Path | None, error: str | None) -> str:
     if path is not None:
         where = f"full output in {path}"
@@ -85,12 +88,12 @@ def _preview(head: bytes, tail: bytes, total: int, path: Path | None, error: str
 
 
 def _open_spill(spill_dir: Path | None, prefix: str) -> tuple[Path, IO[bytes]]:
-    """A new uniquely named file ``<prefix>-<id>.log`` in ``spill_dir`` (created if missing)
-    or the system temp dir."""
-    if spill_dir is not None:
-        spill_dir.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f"{prefix}-", suffix=".log", dir=spill_dir)
-    return Path(name), os.fdopen(fd, "wb")
+    """A new uniquely named file ``<prefix>-<id>.log`` in the private folder ``spill_dir``
+    (made if missing; see :mod:`zpi_host.spill` for the checks). Without a folder nothing is
+    saved: output never goes to a shared temporary folder."""
+    if spill_dir is None:
+        raise SpillFolderError("no spill folder was given")
+    return create_spill_file(spill_dir, prefix)
 
 
 class HeadTailBuffer:
@@ -98,8 +101,10 @@ class HeadTailBuffer:
 
     Up to ``limit_bytes`` everything stays in memory. Past it, the first and last
     ``limit_bytes // 2`` bytes stay in memory and every byte, from the first, goes to a spill
-    file, so the file is the complete output. Feed bytes with :meth:`feed`, then call
-    :meth:`finish` once (or :meth:`discard` to drop everything, spill file included).
+    file in ``spill_dir`` (a session's private spill folder; ``None``: the output is not
+    saved and the preview says so), so the file is the complete output. Feed bytes with
+    :meth:`feed`, then call :meth:`finish` once (or :meth:`discard` to drop everything, spill
+    file included).
     """
 
     def __init__(
@@ -162,8 +167,8 @@ class HeadTailBuffer:
         self._spilled = True
         try:
             self._path, self._file = _open_spill(self.spill_dir, self.name_prefix)
-        except OSError as exc:
-            self._error = f"{type(exc).__name__}: {exc}"
+        except (OSError, SpillFolderError) as exc:
+            self._error = _why(exc)
         self._write(everything)
         self._buf = bytearray(everything[: self._half])
         self._tail = bytearray(everything[-self._half :])
@@ -250,8 +255,8 @@ def protect_result(
             path, file = _open_spill(spill_dir, name_prefix)
             with file:
                 file.write(data)
-        except OSError as exc:
-            error = f"{type(exc).__name__}: {exc}"
+        except (OSError, SpillFolderError) as exc:
+            error = _why(exc)
             if path is not None:
                 path.unlink(missing_ok=True)
                 path = None

@@ -9,7 +9,9 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .base import (
     ImageContent,
@@ -22,6 +24,9 @@ from .base import (
     ToolResult,
     _check_object,
 )
+
+if TYPE_CHECKING:
+    from ..files import FileFingerprint
 
 MAX_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
@@ -106,25 +111,76 @@ def display_path(path: Path, cwd: Path) -> str:
         return str(path)
 
 
-def check_regular_file(path: Path, shown: str, tool: str) -> None:
-    """Refuse missing paths, directories and special files with a message that says what to
-    do instead (shared by read, write and edit)."""
+def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = False,
+                max_bytes: int | None = None) -> TargetFile | None:
+    """Open the file a path argument leads to, as the permission check judged it, and read it
+    (shared by read, write and edit). Opened without following symlinks and without blocking;
+    refuses missing paths (``missing_ok``: returns None instead), directories, FIFOs, sockets
+    and devices, a path that changed during the call, and a file that gained hard links since
+    it was judged to be inside the workspace. Failures are ToolFailures that say what to do."""
+    from .. import nofollow
+    from ..files import read_fd_with_fingerprint  # lazily: listing tools must stay cheap
+
+    path = ctx.resolve_path(raw)
+    shown = display_path(path, ctx.cwd)
+    details = {"path": str(path)}
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ToolFailure(_missing_message(path, shown, tool), {"path": str(path)}) from None
+        target = ctx.target(raw)
+        fd, st = nofollow.open_regular(target.real)
+    except nofollow.UnusablePathError as exc:
+        raise ToolFailure(str(exc), details) from None
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        if missing_ok:
+            return None
+        if isinstance(exc, NotADirectoryError):
+            raise ToolFailure(f"cannot open {shown}: {exc.filename} is a file, not a "
+                              "directory", details) from None
+        raise ToolFailure(_missing_message(path, shown, tool), details) from None
+    except nofollow.SpecialFileError as exc:
+        raise ToolFailure(_not_a_file_message(shown, tool, exc.mode), details) from None
     except OSError as exc:
-        raise ToolFailure(f"cannot access {shown}: {exc.strerror or exc}") from exc
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolFailure(
-            f"{shown} is a directory, not a file; use bash `ls -la {shown}` to list it",
-            {"path": str(path)},
-        )
-    if not stat.S_ISREG(st.st_mode):
-        raise ToolFailure(
-            f"{shown} is not a regular file (a device, socket or pipe); {tool} works on files",
-            {"path": str(path)},
-        )
+        raise ToolFailure(f"cannot access {shown}: {exc.strerror or exc}", details) from exc
+    try:
+        if target.confined and st.st_nlink > 1:
+            raise ToolFailure(
+                f"{shown} now has {st.st_nlink} hard links, and had one when the call was "
+                "allowed: it changed during the call; a file with several links counts as "
+                "outside the workspace, so it needs approval; try again", details)
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise ToolFailure(
+                f"{shown} is {st.st_size} bytes, more than {tool} handles ({max_bytes} bytes); "
+                f"use bash (e.g. `head -n 100 {shown}` or `grep -n PATTERN {shown}`) to look "
+                "at parts", details)
+        try:
+            data, fingerprint = read_fd_with_fingerprint(fd)
+        except OSError as exc:
+            raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}", details) from exc
+    finally:
+        os.close(fd)
+    return TargetFile(path, shown, target.real, data, fingerprint)
+
+
+@attrs.frozen
+class TargetFile:
+    """A file a tool read: the path as given (absolute), how it is shown, where it really is
+    (what the file-read state records), its bytes and their fingerprint."""
+
+    path: Path
+    shown: str
+    real: Path
+    data: bytes
+    fingerprint: FileFingerprint
+
+
+def _not_a_file_message(shown: str, tool: str, mode: int) -> str:
+    from ..nofollow import kind_of
+
+    if stat.S_ISDIR(mode):
+        if tool == "write":
+            return f"{shown} is a directory; give the path of a file inside it"
+        return f"{shown} is a directory, not a file; use bash `ls -la {shown}` to list it"
+    return (f"{shown} is not a regular file: it is {kind_of(mode)}; {tool} works on regular files "
+            "only and refuses it without opening it")
 
 
 def _missing_message(path: Path, shown: str, tool: str) -> str:
@@ -171,29 +227,18 @@ def split_lines(text: str) -> list[str]:
 
 
 def execute_read(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-    path = ctx.resolve_path(args["path"])
-    shown = display_path(path, ctx.cwd)
-    check_regular_file(path, shown, "read")
-    size = os.path.getsize(path)
-    if size > MAX_FILE_BYTES:
-        raise ToolFailure(
-            f"{shown} is {size} bytes, more than read handles ({MAX_FILE_BYTES} bytes); use "
-            f"bash (e.g. `head -n 100 {shown}` or `grep -n PATTERN {shown}`) to look at parts",
-            {"path": str(path)},
-        )
-    try:
-        from ..files import read_with_fingerprint  # lazily: listing tools must stay cheap
-
-        data, fingerprint = read_with_fingerprint(path)
-    except OSError as exc:
-        raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc
-    if ctx.file_state is not None:
-        ctx.file_state.record(path, fingerprint)
+    found = read_target(ctx, args["path"], "read", max_bytes=MAX_FILE_BYTES)
+    assert found is not None
+    path, shown, data = found.path, found.shown, found.data
     mime = sniff_image(data)
     if mime is not None:
-        return _image_result(path, shown, data, mime)
-    text = decode_text(data, shown)
-    return _text_result(path, shown, text.removeprefix(UTF8_BOM), args)
+        result = _image_result(path, shown, data, mime)
+    else:
+        text = decode_text(data, shown)
+        result = _text_result(path, shown, text.removeprefix(UTF8_BOM), args)
+    if ctx.file_state is not None:  # only a read that succeeded counts as seen
+        ctx.file_state.record(found.real, found.fingerprint)
+    return result
 
 
 def _image_result(path: Path, shown: str, data: bytes, mime: str) -> ToolResult:

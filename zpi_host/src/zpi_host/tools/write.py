@@ -19,6 +19,7 @@ import attrs
 if TYPE_CHECKING:
     from ..files import FileFingerprint
 
+from ..nofollow import UnusablePathError
 from .base import (
     Tool,
     ToolArgumentError,
@@ -28,7 +29,7 @@ from .base import (
     ToolResult,
     _check_object,
 )
-from .read import display_path
+from .read import display_path, read_target
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -111,50 +112,48 @@ def prepare_write(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def commit_one(
-    path: Path, shown: str, data: bytes, expected: FileFingerprint | None, ctx: ToolContext
+    real: Path, shown: str, data: bytes, expected: FileFingerprint | None, ctx: ToolContext
 ) -> FileFingerprint:
-    """Commit one file and record its new fingerprint as read; commit errors become tool
+    """Commit one file at its resolved path ``real`` (as judged: never resolved again, no
+    symlink followed) and record its new fingerprint as read; commit errors become tool
     failures (shared by write and edit)."""
     from ..files import FileChange, FileCommitError, commit  # lazily: keeps listing cheap
 
     try:
-        report = commit([FileChange(path, data, expected)])
+        report = commit([FileChange(real, data, expected)], resolved=True)
     except FileCommitError as exc:
-        raise ToolFailure(str(exc), {"path": str(path), "step": exc.step}) from exc
+        raise ToolFailure(str(exc), {"path": str(real), "step": exc.step}) from exc
     fingerprint = report.files[0].fingerprint
     assert fingerprint is not None
     if ctx.file_state is not None:
-        ctx.file_state.record(path, fingerprint)
+        ctx.file_state.record(real, fingerprint)
     return fingerprint
 
 
 def execute_write(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-    path = ctx.resolve_path(args["path"])
-    shown = display_path(path, ctx.cwd)
     content: str = args["content"]
-    if path.is_dir():
-        raise ToolFailure(
-            f"{shown} is a directory; give the path of a file inside it", {"path": str(path)}
-        )
+    found = read_target(ctx, args["path"], "write", missing_ok=True)
     expected: FileFingerprint | None = None
     fmt = TextFormat()
-    if path.exists():
+    if found is None:  # nothing there yet (commit refuses what is in the way)
+        path = ctx.resolve_path(args["path"])
+        shown = display_path(path, ctx.cwd)
+        try:
+            real = ctx.target(args["path"]).real
+        except UnusablePathError as exc:
+            raise ToolFailure(str(exc), {"path": str(path)}) from None
+    else:
+        path, shown, real = found.path, found.shown, found.real
         if ctx.file_state is None:
             raise ToolFailure(
                 f"{shown} already exists and this session keeps no record of reads, so write "
                 "may only create new files; change it with edit or bash instead",
                 {"path": str(path)},
             )
-        try:
-            from ..files import read_with_fingerprint
-
-            old, current = read_with_fingerprint(path)
-        except OSError as exc:
-            raise ToolFailure(f"cannot read {shown}: {exc.strerror or exc}") from exc
-        ctx.file_state.check_fresh(path, current)
-        expected, fmt = current, TextFormat.of(old)
+        ctx.file_state.check_fresh(real, found.fingerprint)
+        expected, fmt = found.fingerprint, TextFormat.of(found.data)
     data = fmt.to_disk(content)
-    commit_one(path, shown, data, expected, ctx)
+    commit_one(real, shown, data, expected, ctx)
     size, lines = plural(len(data), "byte"), plural(count_lines(content), "line")
     kept = f" (kept its {fmt.describe()})" if fmt.describe() else ""
     if expected is None:

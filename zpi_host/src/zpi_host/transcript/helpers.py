@@ -151,9 +151,12 @@ def tag_session(session_id: str, tags: Iterable[str], *, agent_dir: Path | str |
 
 def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                    cwd: Path | str | None = None) -> None:
-    """Delete a session's file; a missing session is not an error."""
+    """Delete a session's file and its spill folder; a missing session is not an error."""
+    from ..spill import remove_spill_folder, spill_folder
+
     path = _find(session_id, agent_dir, cwd)
     if path is None:
+        remove_spill_folder(spill_folder(_agent(agent_dir), check_session_id(session_id)))
         return
     owner = open_owner(path)
     if owner is not None:
@@ -164,6 +167,7 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
     try:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        remove_spill_folder(spill_folder(_agent(agent_dir), check_session_id(session_id)))
     finally:
         lock.release()
 

@@ -19,7 +19,7 @@ import os
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -50,6 +50,9 @@ from .records import (
     now,
 )
 
+if TYPE_CHECKING:
+    from ..redaction import Redactor
+
 Fsync = Literal["turn", "record"]
 FSYNC_POLICIES = ("turn", "record")
 
@@ -73,6 +76,8 @@ class SessionManager:
     ) -> None:
         _check_fsync(fsync)
         self.running = False
+        #: set by the session: keys are replaced in every record before it is written
+        self.redactor: Redactor | None = None
         self.path = path
         self.warnings: list[str] = list(transcript.warnings)
         self._header = transcript.header
@@ -378,6 +383,8 @@ class SessionManager:
             base.update(envelope)
         record = build_record(cls, {**fields, **base})
         data = encode_record(record)
+        if self.redactor:
+            data = self.redactor.value(data)
         try:
             record = decode_record(data, cls)
         except ValueError as exc:

@@ -1,0 +1,124 @@
+"""A dialect of the Claude plugin format: what differs between Claude Code and a host that
+reads the same folders its own way (ZCode), as data the shared engine consults.
+
+The folder loader, the manifest reader, the hook parser and the hook engine take a
+:class:`Dialect` and never test which product they serve; ``CLAUDE`` is the default everywhere,
+so callers written for Claude Code alone keep working. ``zpi_compat_zcode`` supplies ``ZCODE``.
+Light to import: standard library and attrs only (``--list-plugins`` passes through here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import attrs
+
+#: Claude Code's events, in the order Claude documents them.
+CLAUDE_EVENTS: tuple[str, ...] = (
+    "SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+    "PostToolUseFailure", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+    "Notification", "SessionEnd",
+)
+
+
+@attrs.frozen
+class PersonalDir:
+    """A folder of the user's or the project's own skills and commands (``~/.claude``),
+    loaded in place as plugin ``<dialect>:<kind>``, not namespaced."""
+
+    kind: str
+    #: ``~`` is the dialect's home folder, ``~user`` the user's home, ``.`` the project
+    base: str
+    path: str
+    parts: tuple[str, ...]
+    #: how messages name it (``~/.claude``)
+    label: str
+
+
+@attrs.frozen
+class Dialect:
+    """Everything the shared engine does differently per product. Field groups: naming and
+    folders, the manifest, variables, hooks (parsing, input, output, limits)."""
+
+    #: prefix of plugin names (``claude:<name>``), the record's source, the cache sub-folder
+    name: str
+    #: the product, in messages ("Claude Code")
+    product: str
+    # ------------------------------------------------------------------ the manifest
+    #: where a folder's manifest may be, tried in order
+    manifest_paths: tuple[str, ...] = (".claude-plugin/plugin.json",)
+    #: what a manifest ``name`` must match, and the rule in words for the error
+    plugin_name: re.Pattern[str] = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+    plugin_name_rule: str = "kebab-case (lowercase letters, digits and single hyphens)"
+    #: the version of a plugin whose manifest gives none
+    default_version: str | None = None
+    #: component paths may omit ``./`` (they must stay inside the plugin either way)
+    bare_paths: bool = False
+    #: ``author`` may be a plain string
+    author_text: bool = False
+    #: manifest fields this dialect adds to Claude's: name -> shapes ("text", "list", "object")
+    extra_fields: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    # ------------------------------------------------------------------ variables
+    #: ``${<P>_PLUGIN_ROOT}``, ``${<P>_PLUGIN_DATA}``, ``${<P>_PROJECT_DIR}`` ... for each prefix,
+    #: in text and in the hook environment (the first is the dialect's own)
+    prefixes: tuple[str, ...] = ("CLAUDE",)
+    #: hooks also get ``<P>_PLUGIN_ID`` and ``<P>_PLUGIN_NAME``
+    identity_env: bool = False
+    # ------------------------------------------------------------------ personal folders
+    personal_dirs: tuple[PersonalDir, ...] = ()
+    #: ``commands/a/b.md`` is ``/a:b`` (else ``/b``: sub-folders only organise)
+    nested_command_names: bool = False
+    # ------------------------------------------------------------------ hooks
+    events: tuple[str, ...] = CLAUDE_EVENTS
+    #: handler ``type`` values that run; ``process`` is an argv without a shell
+    handler_types: frozenset[str] = frozenset({"command"})
+    #: handler fields the dialect adds (``args``, ``timeoutMs``, ``enabled``)
+    handler_fields: frozenset[str] = frozenset()
+    #: seconds a handler may run when neither it nor a setting says otherwise
+    default_timeout_s: float = 60.0
+    #: bytes of a handler's stdout that are used (None: the runner's capture cap)
+    output_cap: int | None = None
+    #: a matcher made only of these characters is a list of exact names
+    exact_matcher: re.Pattern[str] = re.compile(r"[A-Za-z0-9_ ,|-]*")
+    #: tool names a matcher treats as one (``Agent`` and ``Task``)
+    matcher_aliases: Mapping[str, str] = attrs.field(factory=dict)
+    #: the event JSON has a camelCase twin of each snake_case field
+    camel_case_input: bool = False
+    #: Stop input also has ``responseText`` (the last assistant message)
+    response_text: bool = False
+    #: events whose plain (non-JSON) stdout on exit 0 becomes context for the model
+    plain_stdout_context: frozenset[str] = frozenset({"SessionStart", "UserPromptSubmit"})
+    #: ``additionalContext`` / ``additional_context`` may be top-level fields of the answer
+    top_level_context: bool = False
+    #: UserPromptSubmit ``continue: false`` blocks the prompt (Claude: stops the session)
+    prompt_continue_blocks: bool = False
+    #: PostToolUse ``updatedToolOutput`` replaces what the model sees
+    replaces_tool_output: bool = True
+    #: most consecutive Stop continuations the dialect's hooks may force (None: the host's)
+    max_stop_continuations: int | None = None
+    #: SessionStart handlers get ``CLAUDE_ENV_FILE``
+    env_file: bool = True
+
+    def plugin(self, name: str) -> str:
+        """The registered name of plugin ``name``: ``claude:name``."""
+        return f"{self.name}:{name}"
+
+    def variables(self, suffix: str, value: str) -> dict[str, str]:
+        """``{<P>_<suffix>: value}`` for every prefix (``PLUGIN_ROOT`` -> two names in ZCode)."""
+        return {f"{prefix}_{suffix}": value for prefix in self.prefixes}
+
+    @property
+    def manifest_path(self) -> str:
+        """The dialect's own manifest location (messages suggest creating this one)."""
+        return self.manifest_paths[0]
+
+
+CLAUDE = Dialect(
+    name="claude",
+    product="Claude Code",
+    personal_dirs=(
+        PersonalDir("user", "~", "", ("skills", "commands", "agents"), "~/.claude"),
+        PersonalDir("project", ".", ".claude", ("skills", "commands", "agents"), ".claude"),
+    ),
+)
