@@ -124,7 +124,7 @@ class AgentLoop:
             unpriced_models=tuple(sorted(s.unpriced_models)),
             denials=tuple(s.denials[denials_before:]),
         )
-        if s.wants_events:
+        if s.wants_event("run_end"):
             with anyio.CancelScope(shield=True):
                 await s.emit(RunEnd(result))
         return result
@@ -145,7 +145,7 @@ class AgentLoop:
 
     async def _run(self, prompt: str) -> _Outcome:
         s, hooks = self.s, self.hooks
-        if s.wants_events:
+        if s.wants_event("run_start"):
             await s.emit(RunStart(prompt))
         await s.deliver_warnings()
         if not s.session_started:
@@ -189,14 +189,14 @@ class AgentLoop:
         queued = self.s.take_queued()
         for text in queued:
             self.s.add_message(UserMessage.text(text))
-            if self.s.wants_events:
+            if self.s.wants_event("input_delivered"):
                 await self.s.emit(InputDelivered(text))
         return bool(queued)
 
     async def _turn(self, turn: int) -> AssistantMessage:
         s, hooks = self.s, self.hooks
         events = s.wants_events
-        if events:
+        if events and s.wants_event("turn_start"):
             await s.emit(TurnStart(turn))
         await hooks.turn_start(s.view, turn)
         if over_threshold(s, self.compaction):
@@ -228,7 +228,7 @@ class AgentLoop:
             self.runner.contexts.clear()
         s.end_turn()
         await s.deliver_warnings()
-        if events:
+        if events and s.wants_event("turn_end"):
             await s.emit(TurnEnd(turn))
         await hooks.turn_end(s.view, turn, message)
         return message
@@ -255,7 +255,7 @@ class AgentLoop:
                 message = await self._stream(request, events, early, started)
                 s.add_message(message)
                 s.record_usage(message.usage)
-                if events:
+                if events and s.wants_event("message_end"):
                     await s.emit(MessageEnd(message))
             except Exception as exc:  # re-raised below, unwrapped from the task group
                 error = exc
@@ -291,14 +291,16 @@ class AgentLoop:
         s = self.s
         early = self.early_start
         self._usage, self._stop_reason = Usage(), "end_turn"
+        text_events = events and s.wants_event("text_delta")
+        reasoning_events = events and s.wants_event("reasoning_delta")
         async for event in s.provider.stream(request):
             if isinstance(event, TextDelta):
                 texts.append(event.text)
-                if events:
+                if text_events:
                     await s.emit(TextDeltaEvent(event.text))
             elif isinstance(event, ReasoningDelta):
                 thinking.append(event)
-                if events:
+                if reasoning_events:
                     await s.emit(ReasoningDeltaEvent(event.text))
             elif isinstance(event, ToolCallEnd):
                 call = ToolCallContent(event.id, event.name, dict(event.arguments))

@@ -239,6 +239,7 @@ class AgentSession:
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
+        self._wanted: frozenset[str] | None = frozenset()
         self._queued: list[str] = []
         self._cancel_scope: Any = None
         self._disposed = False
@@ -253,12 +254,24 @@ class AgentSession:
         An exception from a subscriber stops the run with that error."""
         entry = (callback, None if types is None else frozenset(types))
         self._subscribers.append(entry)
+        self._update_wanted()
 
         def unsubscribe() -> None:
             if entry in self._subscribers:
                 self._subscribers.remove(entry)
+                self._update_wanted()
 
         return unsubscribe
+
+    def _update_wanted(self) -> None:
+        """The event types some subscriber wants (None: every type)."""
+        wanted: set[str] = set()
+        for _, types in self._subscribers:
+            if types is None:
+                self._wanted = None
+                return
+            wanted |= types
+        self._wanted = frozenset(wanted)
 
     @property
     def wants_events(self) -> bool:
@@ -267,7 +280,8 @@ class AgentSession:
     def wants_event(self, type: str) -> bool:
         """Whether an event of ``type`` has a receiver (a subscriber or a ``zpi_event``
         plugin)."""
-        return any(types is None or type in types for _, types in self._subscribers) or \
+        wanted = self._wanted
+        return wanted is None or type in wanted or \
             self.host.hooks.has_implementations("zpi_event")
 
     async def emit(self, event: Event) -> None:
@@ -463,6 +477,7 @@ class AgentSession:
                     await self.host.hooks.session_end(self.view, reason)
         finally:
             self._subscribers.clear()
+            self._update_wanted()
             try:
                 if self.parent is None:  # a sub-agent shares its parent's connection
                     await self.provider.aclose()

@@ -259,7 +259,9 @@ class SDKClient:
                                 denials=tuple(d for r in runs for d in r.denials))
         return combined, (value, problems)
 
-    async def _on_event(self, event: Event) -> None:
+    def _on_event(self, event: Event) -> None:
+        """Each wanted session event: the budget check, then its messages on the stream
+        (synchronous: nothing here waits)."""
         from ..events import TurnStart, WarningEvent
 
         session = self._session

@@ -165,6 +165,15 @@ class Translator:
     # ------------------------------------------------------------------ events
 
     def translate(self, event: Event) -> list[Message]:
+        if isinstance(event, MessageEnd):  # the most frequent first
+            return self._message_end(event.message)
+        if isinstance(event, ToolEnd):
+            self._waiting_since = time.perf_counter()
+            result = event.result
+            block = ToolResultBlock(result.call_id, result_content(result.content),
+                                    result.is_error)
+            details = dict(result.details) if result.details else None
+            return [UserMessage([block], tool_use_result=details)]
         if isinstance(event, TextDeltaEvent):
             return self._delta("text", "text_delta", event.text)
         if isinstance(event, ReasoningDeltaEvent):
@@ -174,15 +183,6 @@ class Translator:
             return [self._stream({"type": "message_start", "message": {
                 "role": "assistant", "model": self.session.view.model, "content": []}})] \
                 if self.partial else []
-        if isinstance(event, MessageEnd):
-            return self._message_end(event.message)
-        if isinstance(event, ToolEnd):
-            self._waiting_since = time.perf_counter()
-            result = event.result
-            block = ToolResultBlock(result.call_id, result_content(result.content),
-                                    result.is_error)
-            details = dict(result.details) if result.details else None
-            return [UserMessage([block], tool_use_result=details)]
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
         if isinstance(event, CompactionEvent):
