@@ -321,9 +321,13 @@ class AgentOptions:
         return out
 
     def _permissions(self) -> dict[str, Any]:
-        mode, extra = PERMISSION_MODES[self.permission_mode or "default"]
-        return {"permission_mode": mode, "allow": [*extra, *self.allowed_tools],
-                "deny": [r for r in self.disallowed_tools]}
+        """The mode and the rules; a standard tool named alone in ``disallowed_tools`` is
+        removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
+        are the client's (they follow ``set_permission_mode``)."""
+        mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
+        removed = set(self.disallowed_tools) & set(STANDARD_TOOLS)
+        return {"permission_mode": mode, "allow": list(self.allowed_tools),
+                "deny": [r for r in self.disallowed_tools if r not in removed]}
 
 
 #: claude-agent-sdk's name
