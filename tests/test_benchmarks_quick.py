@@ -32,6 +32,7 @@ EXPECTED = {
     "sse_parse": ["sse_parse openai", "sse_parse anthropic"],
     "transcript_load": ["transcript_load: run --resume", "transcript_load: create_session"],
     "hook_dispatch": ["hook_dispatch: 20 non-matching", "hook_dispatch: matching"],
+    "sdk_query": ["sdk_query:"],
 }
 
 

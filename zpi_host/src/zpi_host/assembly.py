@@ -152,21 +152,25 @@ def make_host(
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
                          f"{disabled!r}")
-    return PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
+    host = PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
                                             settings_disabled=disabled, settings=settings,
                                             cwd=cwd)).load()
+    for name, plugin in options.plugins.items():
+        record = host.register_plugin(plugin, name)
+        if record.status != "ok":
+            raise UsageError(f"the plugin {name!r} given in plugins= could not be registered: "
+                             f"{record.error}")
+    return host
 
 
-def prepare_spill(permissions: PermissionPolicy, agent_dir: Path, store: SessionManager
-                  ) -> Path:
+def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
     """The session's private spill folder (see :mod:`zpi_host.spill`): the model may read
-    its own cut tool output there, and in no other spill folder. Old folders are pruned."""
-    from .permissions import parse_rule
+    its own cut tool output there (:func:`allow_reading_host_files`), and in no other spill
+    folder. Old folders are pruned."""
     from .spill import prune_spill, spill_folder
 
     folder = spill_folder(agent_dir, store.session_id, in_memory=store.in_memory_only)
     prune_spill(agent_dir, keep=folder.name)
-    permissions.rules.add("allow", parse_rule(f"read({folder}/**)", source="spill folder"))
     return folder
 
 
@@ -225,22 +229,31 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
         return key_variables(settings)
 
 
-def allow_reading_skills(permissions: PermissionPolicy, resources: ResourceLoader) -> None:
-    """The model reads a skill's body (and the files beside it) on demand: the folders of
-    loaded skills may be read wherever they are (a plugin's folder, the agent dir). One rule
-    per folder holding skills, not per skill: every tool call walks the rules."""
-    from .permissions import parse_rule
+def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
+                             tools: list[Any], spill: Path) -> None:
+    """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
+    model: its own cut tool output in the session's ``spill`` folder, and a skill's body (and
+    the files beside it) wherever it is (a plugin's folder, the agent dir). One rule per
+    folder holding skills, not per skill: every tool call walks the rules."""
+    from .permissions import READ_TOOLS, parse_rule
 
-    for folder in sorted({Path(skill.root).resolve().parent for skill in resources.skills}):
-        permissions.rules.add("allow", parse_rule(f"read({folder}/**)", source="loaded skills"))
+    readers = [t.name for t in tools if t.name in READ_TOOLS]
+    folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
+    for name in readers:
+        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)",
+                                                  source="spill folder"))
+        for folder in folders:
+            permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
+                                                      source="loaded skills"))
 
 
 def choose_model(
     options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
     environ: Mapping[str, str],
 ) -> ModelEntry:
-    """Explicit choice, then the session's last model, then ``model`` in settings, then the
-    first configured model that has credentials. A model without credentials is refused."""
+    """Explicit choice, then the session's last model, then ``model`` in settings, then
+    ``ZPI_MODEL``, then the first configured model that has credentials. A model without
+    credentials is refused."""
     from .providers.catalog import credentials, list_models, resolve_model
 
     def usable(entry: ModelEntry, why: str) -> ModelEntry:
@@ -257,6 +270,8 @@ def choose_model(
         return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
     if isinstance(settings.get("model"), str):
         return usable(resolve_model(settings["model"], settings), "the setting 'model'")
+    if environ.get("ZPI_MODEL"):
+        return usable(resolve_model(environ["ZPI_MODEL"], settings), "the variable ZPI_MODEL")
     missing = []
     for entry in list_models(settings):
         credential = credentials(entry, environ)
@@ -269,8 +284,33 @@ def choose_model(
                      f"'models'.{why} To try the host offline: --model scripted:PATH")
 
 
+#: provider -> the variable naming its base URL, as the official SDKs read it
+BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
+                                   "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntry:
+    """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
+    the API key from its variable, and the base URL from ``OPENAI_BASE_URL`` /
+    ``ANTHROPIC_BASE_URL`` when no setting gives one."""
+    import attrs
+
+    from .providers.catalog import credentials
+
+    changes: dict[str, Any] = {}
+    if entry.api_key is None:
+        credential = credentials(entry, environ)
+        if credential.key is not None:
+            changes.update(api_key=credential.key, api_key_source=credential.source)
+    variable = BASE_URL_ENV.get(entry.provider)
+    if entry.base_url is None and variable and environ.get(variable):
+        changes["base_url"] = environ[variable]
+    return attrs.evolve(entry, **changes) if changes else entry
+
+
 async def make_provider(
-    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any]
+    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any],
+    environ: Mapping[str, str],
 ) -> Provider:
     if options.provider is not None:
         return options.provider  # type: ignore[no-any-return]
@@ -278,7 +318,7 @@ async def make_provider(
     if entry.provider not in factories:
         known = ", ".join(sorted(factories)) or "none"
         raise UsageError(f"unknown model provider {entry.provider!r} (installed: {known})")
-    return factories[entry.provider].create(entry, settings)
+    return factories[entry.provider].create(from_environment(entry, environ), settings)
 
 
 async def load_resources(
@@ -326,12 +366,17 @@ def choose_reasoning(
 
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
-    tools: list[Any], append: str | None,
+    tools: list[Any], append: str | None, replace: str | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
+    """The base prompt, context files, skills, instructions and ``append``; ``replace``
+    (the ``system_prompt`` option) stands instead of all but ``append``."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
-    parts = [BASE_PROMPT.format(cwd=cwd)]
-    parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
-    parts += [i.text for i in instructions]
+    if replace is not None:
+        parts = [replace]
+    else:
+        parts = [BASE_PROMPT.format(cwd=cwd)]
+        parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
+        parts += [i.text for i in instructions]
     if append:
         parts.append(append)
     prompt = await host.hooks.system_prompt("\n\n".join(parts), tools, instructions, resources)
@@ -359,7 +404,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
         warnings = list(host.hooks.configure(settings))
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)
-        provider = await make_provider(options, host, entry, settings)
+        provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
@@ -369,15 +414,16 @@ async def create_session(**kwargs: Any) -> AgentSession:
                              custom_tools=options.custom_tools, no_tools=options.no_tools,
                              tools=options.tools, exclude_tools=options.exclude_tools)
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
-                                                  options.append_system_prompt)
+                                                  options.append_system_prompt,
+                                                  options.system_prompt)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings)
         if store is None:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True
         warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
-        allow_reading_skills(permissions, resources)
-        spill = prepare_spill(permissions, agent_dir, store)
+        spill = prepare_spill(agent_dir, store)
+        allow_reading_host_files(permissions, resources, tools, spill)
         hidden = command_secrets(settings_manager, settings, warnings)
         session = _session(options, host, provider, entry, tools, found.owners, prompt,
                            instructions, cwd, agent_dir, settings, settings_manager, store,

@@ -138,7 +138,7 @@ class AgentLoop:
             unpriced_models=tuple(sorted(s.unpriced_models)),
             denials=tuple(s.denials[denials_before:]),
         )
-        if s.wants_events:
+        if s.wants_event("run_end"):
             with anyio.CancelScope(shield=True):
                 await s.emit(RunEnd(result))
         return result
@@ -158,7 +158,7 @@ class AgentLoop:
 
     async def _run(self, prompt: str) -> _Outcome:
         s, hooks = self.s, self.hooks
-        if s.wants_events:
+        if s.wants_event("run_start"):
             await s.emit(RunStart(prompt))
         await s.deliver_warnings()
         if not s.session_started:
@@ -202,14 +202,14 @@ class AgentLoop:
         queued = self.s.take_queued()
         for text in queued:
             self.s.add_message(UserMessage.text(text))
-            if self.s.wants_events:
+            if self.s.wants_event("input_delivered"):
                 await self.s.emit(InputDelivered(text))
         return bool(queued)
 
     async def _turn(self, turn: int) -> AssistantMessage:
         s, hooks = self.s, self.hooks
         events = s.wants_events
-        if events:
+        if events and s.wants_event("turn_start"):
             await s.emit(TurnStart(turn))
         await hooks.turn_start(s.view, turn)
         if over_threshold(s, self.compaction):
@@ -240,7 +240,7 @@ class AgentLoop:
             self.runner.contexts.clear()
         s.end_turn()
         await s.deliver_warnings()
-        if events:
+        if events and s.wants_event("turn_end"):
             await s.emit(TurnEnd(turn))
         await hooks.turn_end(s.view, turn, message)
         return message
@@ -269,7 +269,7 @@ class AgentLoop:
                 s.add_message(message)  # no checkpoint before: it precedes any journal record
                 self._pending = list(message.tool_calls)
                 s.record_usage(message.usage)
-                if events:
+                if events and s.wants_event("message_end"):
                     await s.emit(MessageEnd(message))
                 self._announced = True  # early calls' tool_end events may follow now
                 await self._record_ready()
@@ -307,14 +307,16 @@ class AgentLoop:
         s = self.s
         early = self.early_start
         self._usage, self._stop_reason = Usage(), "end_turn"
+        text_events = events and s.wants_event("text_delta")
+        reasoning_events = events and s.wants_event("reasoning_delta")
         async for event in s.provider.stream(request):
             if isinstance(event, TextDelta):
                 texts.append(event.text)
-                if events:
+                if text_events:
                     await s.emit(TextDeltaEvent(event.text))
             elif isinstance(event, ReasoningDelta):
                 thinking.append(event)
-                if events:
+                if reasoning_events:
                     await s.emit(ReasoningDeltaEvent(event.text))
             elif isinstance(event, ToolCallEnd):
                 call = ToolCallContent(event.id, event.name, dict(event.arguments))

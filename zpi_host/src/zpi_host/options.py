@@ -51,6 +51,8 @@ class SessionOptions:
     plugin_dirs: Sequence[str | Path] = ()
     #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
     zcode_plugin_dirs: Sequence[str | Path] = ()
+    system_prompt: str | None = None
+    plugins: Mapping[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
@@ -96,6 +98,14 @@ class SessionOptions:
         if self.reasoning_level is not None and self.reasoning_level not in REASONING_LEVELS:
             problems.append(f"reasoning_level must be one of {', '.join(REASONING_LEVELS)}, "
                             f"got {self.reasoning_level!r}")
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            problems.append(f"system_prompt must be a string, got "
+                            f"{type(self.system_prompt).__name__}")
+        if not isinstance(self.plugins, Mapping):
+            problems.append("plugins must be a mapping of plugin name to plugin object")
+        elif self.plugins and self.host is not None:
+            problems.append("plugins are registered on the host create_session loads; with "
+                            "host= register them on that host yourself")
         if self.model is None and self.provider is not None:
             problems.append("a provider object needs a model name too (model='name:id')")
         if problems:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,33 +238,61 @@ class AgentSession:
         self.session_started = parent is not None
         self.view = SessionView(self)
         self.is_running = False
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
+        self._wanted: frozenset[str] | None = frozenset()
         self._queued: list[str] = []
         self._cancel_scope: Any = None
         self._disposed = False
 
     # ------------------------------------------------------------------ events
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback(event)`` for every event (sync or async). Returns an unsubscribe
-        function. An exception from a subscriber stops the run with that error."""
-        self._subscribers.append(callback)
+    def subscribe(self, callback: Subscriber, types: Iterable[str] | None = None
+                  ) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event (sync or async), or only for events whose
+        ``type`` is in ``types`` (work for events nobody wants is skipped: a tool's progress
+        is not pumped when no one wants ``tool_update``). Returns an unsubscribe function.
+        An exception from a subscriber stops the run with that error."""
+        entry = (callback, None if types is None else frozenset(types))
+        self._subscribers.append(entry)
+        self._update_wanted()
 
         def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
+            if entry in self._subscribers:
+                self._subscribers.remove(entry)
+                self._update_wanted()
 
         return unsubscribe
+
+    def _update_wanted(self) -> None:
+        """The event types some subscriber wants (None: every type)."""
+        wanted: set[str] = set()
+        for _, types in self._subscribers:
+            if types is None:
+                self._wanted = None
+                return
+            wanted |= types
+        self._wanted = frozenset(wanted)
 
     @property
     def wants_events(self) -> bool:
         return bool(self._subscribers) or self.host.hooks.has_implementations("zpi_event")
 
+    def wants_event(self, type: str) -> bool:
+        """Whether an event of ``type`` has a receiver (a subscriber or a ``zpi_event``
+        plugin)."""
+        wanted = self._wanted
+        return wanted is None or type in wanted or \
+            self.host.hooks.has_implementations("zpi_event")
+
     async def emit(self, event: Event) -> None:
         if self.redactor:
             event = self.redactor.value(event)
-        await self.host.hooks.event(self.view, event)
-        for callback in list(self._subscribers):
+        hooks = self.host.hooks
+        if hooks.has_implementations("zpi_event"):
+            await hooks.event(self.view, event)
+        for callback, types in list(self._subscribers):
+            if types is not None and event.type not in types:
+                continue
             value = callback(event)
             if inspect.isawaitable(value):
                 await value
@@ -449,6 +477,7 @@ class AgentSession:
                     await self.host.hooks.session_end(self.view, reason)
         finally:
             self._subscribers.clear()
+            self._update_wanted()
             try:
                 if self.parent is None:  # a sub-agent shares its parent's connection
                     await self.provider.aclose()

@@ -50,8 +50,7 @@ class ToolCallRunner:
         """Run one call to its result message. The caller records it, then calls
         :meth:`report_end` (a ``tool_end`` comes only after the result is recorded)."""
         session = self.session
-        events = session.wants_events
-        if events:
+        if session.wants_event("tool_start"):
             await session.emit(ToolStart(call.id, call.name, dict(call.arguments)))
         started = time.perf_counter()
         result = await self._execute(call)
@@ -70,7 +69,7 @@ class ToolCallRunner:
     async def report_end(self, message: ToolResultMessage) -> None:
         """The ``tool_end`` event of a call whose result is recorded (or, for a command's bash,
         final: it is not part of the transcript)."""
-        if self.session.wants_events:
+        if self.session.wants_event("tool_end"):
             await self.session.emit(ToolEnd(message))
 
     async def _execute(self, call: ToolCall) -> ToolResult:
@@ -141,7 +140,7 @@ class ToolCallRunner:
                       verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
-        if not self.session.wants_events:
+        if not self.session.wants_event("tool_update"):
             direct = tool.execute(prepared, self._context(call, lambda update: None,
                                                                 verdict))
             return await direct if inspect.isawaitable(direct) else direct

@@ -268,8 +268,7 @@ class HookEngine:
         messages are reported here."""
         import anyio
 
-        from .output import HandlerResult, interpret
-        from .runner import run_command
+        from .output import HandlerResult
         from .transcript import transcript_for
 
         cwd = Path(getattr(session, "cwd", None) or os.getcwd())
@@ -305,12 +304,7 @@ class HookEngine:
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
-            argv = None if handler.argv is None else project_dir_filled(handler.argv, cwd)
-            outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
-                                        env=env, cwd=cwd, timeout_s=handler.timeout_s,
-                                        **({} if argv is None else {"program": argv}))
-            results[index] = interpret(event, cap_output(outcome, handler.output_cap),
-                                       self.dialect)
+            results[index] = await self._call_handler(event, handler, payload, data, env, cwd)
 
         if len(handlers) == 1 or self.dialect.sequential_handlers:
             for index, handler in enumerate(handlers):
@@ -328,6 +322,20 @@ class HookEngine:
             for message in result.messages:
                 self._report(event, handler.command, redact(message), "warning")
         return results
+
+    async def _call_handler(self, event: str, handler: ReadyHandler, payload: Mapping[str, Any],
+                            data: bytes, env: Mapping[str, str], cwd: Path) -> HandlerResult:
+        """Run one handler: its command with the event's JSON (``data``, the encoded
+        ``payload``) on stdin. A subclass may answer otherwise (the SDK calls Python callbacks
+        with ``payload``) and keeps matching, combining and reporting."""
+        from .output import interpret
+        from .runner import run_command
+
+        argv = None if handler.argv is None else project_dir_filled(handler.argv, cwd)
+        outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
+                                    env=env, cwd=cwd, timeout_s=handler.timeout_s,
+                                    **({} if argv is None else {"program": argv}))
+        return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
 
     def dialect_environment(self, cwd: Path) -> dict[str, str]:
         """The dialect's names for the plugin's root, data folder and the project

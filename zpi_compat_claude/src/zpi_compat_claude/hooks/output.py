@@ -113,6 +113,14 @@ def interpret(event: str, outcome: CommandOutcome, dialect: Dialect = CLAUDE) ->
     return result
 
 
+def interpret_answer(event: str, data: Mapping[str, Any]) -> HandlerResult:
+    """A decoded JSON answer by the rules of ``event``: what exit 0 with that JSON on stdout
+    means (the SDK's Python hook callbacks answer this way)."""
+    result = HandlerResult()
+    _fields(event, data, result)
+    return result
+
+
 def _exit2(event: str, outcome: CommandOutcome, result: HandlerResult) -> None:
     reason = cut(outcome.stderr.strip())
     effect = EXIT2.get(event)

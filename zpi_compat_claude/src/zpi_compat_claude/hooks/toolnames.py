@@ -143,7 +143,9 @@ def host_tool_input(name: str, updated: Mapping[str, Any]) -> dict[str, Any]:
 def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
                          details: Mapping[str, Any] | None, cwd: Path | str) -> Any:
     """What PostToolUse hooks read as ``tool_response``: Claude's shape for the kernel tools
-    (as far as this host knows it), the result's text for any other tool."""
+    (as far as this host knows it; also under Claude's names, as the SDK's standard tools
+    have them), the result's text for any other tool."""
+    name = host_tool_name(name)
     details = details or {}
     if not isinstance(arguments, Mapping):
         arguments = {}

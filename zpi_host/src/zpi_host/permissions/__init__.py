@@ -7,7 +7,7 @@ including the evaluation order, is in ``docs/permissions.md``.
 """
 
 from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
-from .paths import PATH_ARGUMENTS, WorkspaceRoots, paths_of
+from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
 from .policy import (
     NO_APPROVER,
     PERMISSION_KEYS,
@@ -41,7 +41,7 @@ from .rules import (
 
 __all__ = [
     "COMMAND_ARGUMENTS", "DIMENSIONS", "MODES", "NO_APPROVER", "PATH_ARGUMENTS",
-    "PERMISSION_KEYS", "RULE_ARGUMENTS", "SOURCES", "AskHook", "CanUseTool", "Denial",
+    "PERMISSION_KEYS", "READ_TOOLS", "RULE_ARGUMENTS", "SOURCES", "AskHook", "CanUseTool", "Denial",
     "Dimension", "PermissionAllow", "PermissionConfigError", "PermissionContext",
     "PermissionDeny", "PermissionMode", "PermissionPolicy", "PermissionResult",
     "PermissionRuleError", "PermissionRules", "Rule", "Source", "WorkspaceRoots",

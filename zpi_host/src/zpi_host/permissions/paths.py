@@ -37,6 +37,10 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "edit": ("path",),
 }
 
+#: Tools that read files: the host lets them read what it hands the model (spilled tool output,
+#: loaded skills). Add a tool that stands in for ``read`` (the SDK's ``Read``).
+READ_TOOLS: set[str] = {"read"}
+
 _GLOB_CHARS = re.compile(r"[*?]")
 
 

@@ -74,6 +74,8 @@ class ModelEntry:
     reasoning: bool = False
     price: Price | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    #: where ``api_key`` came from when it was not a setting (an ``environ`` option)
+    api_key_source: str | None = attrs.field(default=None, repr=False)
 
     @property
     def spec(self) -> str:
@@ -191,7 +193,8 @@ def credentials(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
     if entry.provider in NO_KEY_PROVIDERS:
         return Credential(None, "no API key needed", required=False)
     if entry.api_key is not None:
-        return Credential(entry.api_key, f"setting models.{entry.name}.api_key")
+        return Credential(entry.api_key,
+                          entry.api_key_source or f"setting models.{entry.name}.api_key")
     variable = entry.api_key_env or DEFAULT_API_KEY_ENV.get(entry.provider)
     if variable:
         return Credential(environ.get(variable) or None, f"environment variable {variable}")

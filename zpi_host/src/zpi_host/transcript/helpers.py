@@ -103,6 +103,15 @@ def get_session_messages(
     """The conversation of a session for people: every message of its active branch,
     compactions shown as their summaries (``[]`` if there is no such session). The file is
     validated; a damaged one raises :class:`TranscriptError`."""
+    return [message for _, message in get_session_entries(
+        session_id, limit, offset, agent_dir=agent_dir, cwd=cwd)]
+
+
+def get_session_entries(
+    session_id: str, limit: int | None = None, offset: int = 0, *,
+    agent_dir: Path | str | None = None, cwd: Path | str | None = None,
+) -> list[tuple[str, Message]]:
+    """:func:`get_session_messages` with each message's record uuid."""
     if offset < 0 or (limit is not None and limit < 0):
         raise UsageError(f"offset and limit must not be negative (got {offset}, {limit})")
     path = _find(session_id, agent_dir, cwd)
@@ -110,12 +119,12 @@ def get_session_messages(
         return []
     owner = open_owner(path)
     if owner is not None:
-        messages = owner.history()
+        entries = owner.history_entries()
     else:
         transcript = read_transcript(path)
-        messages = history.history_messages(
+        entries = history.history_entries(
             history.active_branch(transcript.records, transcript.linear))
-    return messages[offset:] if limit is None else messages[offset:offset + limit]
+    return entries[offset:] if limit is None else entries[offset:offset + limit]
 
 
 # -------------------------------------------------------------------------------- changing

@@ -107,16 +107,21 @@ def context_entries(branch: Sequence[Record]) -> list[tuple[str, Message]]:
     return entries
 
 
-def history_messages(branch: Sequence[Record]) -> list[Message]:
-    """Every message of the branch, for people: nothing dropped, each compaction shown as its
-    summary message where it happened."""
-    messages: list[Message] = []
+def history_entries(branch: Sequence[Record]) -> list[tuple[str, Message]]:
+    """Every message of the branch with its record's uuid, for people: nothing dropped, each
+    compaction shown as its summary message where it happened."""
+    entries: list[tuple[str, Message]] = []
     for record in branch:
         is_summary = isinstance(record, CompactionRecord)
         m = summary_message(record) if is_summary else record_message(record)  # type: ignore[arg-type]
         if m is not None:
-            messages.append(m)
-    return messages
+            entries.append((record.uuid, m))
+    return entries
+
+
+def history_messages(branch: Sequence[Record]) -> list[Message]:
+    """:func:`history_entries` without the uuids."""
+    return [message for _, message in history_entries(branch)]
 
 
 def last_model(branch: Sequence[Record]) -> tuple[str, str] | None:

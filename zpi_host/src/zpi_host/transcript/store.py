@@ -239,6 +239,10 @@ class SessionManager:
         """Every message of the conversation, compactions shown as their summaries."""
         return history.history_messages(self._branch)
 
+    def history_entries(self) -> list[tuple[str, Message]]:
+        """:meth:`history` with each message's record uuid."""
+        return history.history_entries(self._branch)
+
     def last_model(self) -> tuple[str, str] | None:
         return history.last_model(self._branch)
 

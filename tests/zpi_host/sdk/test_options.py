@@ -1,0 +1,242 @@
+"""AgentOptions: claude-agent-sdk's names mapped onto the session, refusals named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zpi_host.errors import UsageError
+from zpi_host.sdk import (
+    AgentOptions,
+    ClaudeAgentOptions,
+    ResultMessage,
+    SystemMessage,
+    UnsupportedOptionError,
+    UserMessage,
+    query,
+)
+from zpi_host.sdk.options import UNSUPPORTED
+
+from .conftest import collect
+
+pytestmark = pytest.mark.anyio
+
+UNSUPPORTED_VALUES = {
+    "mcp_servers": {"calc": {"type": "stdio", "command": "calc"}},
+    "strict_mcp_config": True, "fallback_model": "openai:gpt-4o", "betas": ["x"],
+    "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
+    "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
+    "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
+    "resume_session_at": "u1", "resume_drops_turn": "u1",
+    "agents": {"r": {"description": "d", "prompt": "p"}}, "skills": "all",
+    "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
+    "thinking": {"type": "enabled"},
+    "enable_file_checkpointing": True, "session_store": object(), "task_budget": {"total": 1},
+    "client_app": "me",
+}
+
+
+def test_the_alias_is_the_same_class():
+    assert ClaudeAgentOptions is AgentOptions
+
+
+def test_every_refusal_is_tested():
+    assert set(UNSUPPORTED) == set(UNSUPPORTED_VALUES)
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED_VALUES))
+async def test_an_option_this_host_cannot_honour_is_refused_by_name(scripted, name):
+    options = scripted.turns("x").options(**{name: UNSUPPORTED_VALUES[name]})
+    with pytest.raises(UnsupportedOptionError, match=f"option '{name}'") as info:
+        await collect(query("hi", options))
+    assert info.value.option == name
+    assert isinstance(info.value, UsageError)
+
+
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("permission_mode", "auto", "permission_mode"),
+    ("effort", "max", "effort"),
+    ("max_budget_usd", 0, "max_budget_usd"),
+    ("setting_sources", ["user"], "setting_sources"),
+    ("plugins", [{"type": "remote", "url": "x"}], "plugins"),
+    ("system_prompt", {"type": "unknown"}, "system_prompt"),
+    ("tools", "Read", "tools"),
+])
+def test_bad_values_are_refused_with_the_option_name(field, value, match):
+    with pytest.raises(UsageError, match=match):
+        AgentOptions(**{field: value}).session_kwargs()
+
+
+def test_resume_and_continue_exclude_each_other():
+    with pytest.raises(UsageError, match="resume and continue_conversation"):
+        AgentOptions(resume="x", continue_conversation=True).session_kwargs()
+    with pytest.raises(UsageError, match="fork_session"):
+        AgentOptions(fork_session=True).session_kwargs()
+
+
+@pytest.mark.parametrize(("mode", "kernel"), [
+    (None, "ask"), ("default", "ask"), ("acceptEdits", "ask"), ("plan", "plan"),
+    ("bypassPermissions", "bypass"), ("dontAsk", "ask"),
+])
+def test_permission_modes_map_onto_the_kernel_modes(mode, kernel):
+    kwargs = AgentOptions(permission_mode=mode, allowed_tools=["Bash(git status:*)"],
+                          disallowed_tools=["Bash(rm:*)", "Write"]).session_kwargs()
+    assert kwargs["permission_mode"] == kernel
+    assert kwargs["allow"] == ["Bash(git status:*)"]
+    assert kwargs["deny"] == ["Bash(rm:*)"]  # "Write" alone is removed, not denied
+    assert kwargs["exclude_tools"] == ["read", "write", "edit", "bash", "Write"]
+
+
+def test_settings_json_text_or_file(tmp_path):
+    assert AgentOptions(settings='{"model": "a:b"}').session_kwargs()["settings"] == {
+        "model": "a:b"}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"reasoning_level": "low"}))
+    assert AgentOptions(settings=str(path)).session_kwargs()["settings"] == {
+        "reasoning_level": "low"}
+    assert AgentOptions(setting_sources=[]).session_kwargs()["settings"] == {}
+    assert "settings" not in AgentOptions(setting_sources=["user", "project"]).session_kwargs()
+    with pytest.raises(UsageError, match="cannot be read"):
+        AgentOptions(settings=str(tmp_path / "missing.json")).session_kwargs()
+
+
+async def test_a_string_system_prompt_replaces_the_prompt(scripted):
+    scripted.turns("a", "b")
+    await collect(query("hi", scripted.options(system_prompt="You are a pirate.")))
+    assert scripted.scripted.requests[0].system_prompt == "You are a pirate."
+    preset = {"type": "preset", "preset": "claude_code", "append": "Always answer in French."}
+    await collect(query("hi", scripted.options(system_prompt=preset)))
+    prompt = scripted.scripted.requests[0].system_prompt
+    assert prompt.startswith("You are a coding agent") and prompt.endswith(
+        "Always answer in French.")
+
+
+async def test_tools_picks_and_disallowed_tools_removes(scripted):
+    scripted.turns("a", "b")
+    messages = await collect(query("hi", scripted.options(tools=["Read", "Bash"])))
+    assert messages[0].data["tools"] == ["Read", "Bash"]
+    messages = await collect(query("hi", scripted.options(
+        disallowed_tools=["Bash", "Write", "Grep", "WebSearch"])))
+    assert messages[0].data["tools"] == ["Read", "Edit", "Glob"]
+    warnings = [m.data["message"] for m in messages
+                if isinstance(m, SystemMessage) and m.subtype == "warning"]
+    assert len(warnings) == 1 and "WebSearch" in warnings[0]  # no noise about Bash, Write
+    scripted.turns("c")
+    messages = await collect(query("hi", scripted.options(tools=[])))
+    assert messages[0].data["tools"] == []
+
+
+async def test_claude_rule_syntax_in_allowed_and_disallowed_tools(backend):
+    (backend.cwd / "src").mkdir()
+    (backend.cwd / "src" / "a.py").write_text("x = 1\n")
+    (backend.cwd / "b.py").write_text("y = 1\n")
+    backend.turns(
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "git status --short"}},
+                        {"name": "Bash", "arguments": {"command": "rm -rf src"}},
+                        {"name": "Bash", "arguments": {"command": "echo hi"}}]},
+        {"tool_calls": [{"name": "Read", "arguments": {"file_path": "src/a.py"}},
+                        {"name": "Read", "arguments": {"file_path": "b.py"}}]},
+        {"tool_calls": [{"name": "Edit", "arguments": {
+            "file_path": "src/a.py", "old_string": "x = 1", "new_string": "x = 2"}},
+                        {"name": "Edit", "arguments": {
+            "file_path": "b.py", "old_string": "y = 1", "new_string": "y = 2"}}]},
+        "done")
+    options = backend.options(allowed_tools=["Bash(git status:*)", "Edit(src/**)"],
+                              disallowed_tools=["Bash(rm:*)"])
+    messages = await collect(query("work", options))
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    git, rm, echo, read_a, read_b, edit_a, edit_b = results
+    assert "permission denied" not in git.content  # allowed by rule (git itself may fail)
+    assert rm.is_error and "Bash(rm:*)" in rm.content
+    assert echo.is_error and "approv" in echo.content  # default mode asks; nobody to ask
+    assert not read_a.is_error and not read_b.is_error  # reading is allowed
+    assert not edit_a.is_error and edit_b.is_error
+    assert (backend.cwd / "src" / "a.py").read_text() == "x = 2\n"
+    assert (backend.cwd / "b.py").read_text() == "y = 1\n"
+    assert (backend.cwd / "src").is_dir()
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert [d["tool_name"] for d in result.permission_denials] == ["Bash", "Bash", "Edit"]
+
+
+async def test_accept_edits_allows_file_changes_but_asks_for_bash(scripted):
+    scripted.turns("nothing yet")  # with tools=["Read"] the mode's rules are no warning
+    messages = await collect(query("hi", scripted.options(permission_mode="acceptEdits",
+                                                          tools=["Read"])))
+    assert not [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "warning"]
+    scripted.turns({"tool_calls": [
+        {"name": "Write", "arguments": {"file_path": "n.txt", "content": "1"}},
+        {"name": "Bash", "arguments": {"command": "echo hi > m.txt"}}]}, "ok")
+    messages = await collect(query("go", scripted.options(permission_mode="acceptEdits")))
+    write, bash = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert not write.is_error and bash.is_error
+    assert (scripted.cwd / "n.txt").exists() and not (scripted.cwd / "m.txt").exists()
+
+
+async def test_env_reaches_bash(scripted):
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {
+        "command": "echo $GREETING"}}]}, "ok")
+    options = scripted.options(env={"GREETING": "hello-from-env"},
+                               permission_mode="bypassPermissions")
+    messages = await collect(query("go", options))
+    result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    assert "hello-from-env" in result.content
+
+
+async def test_stderr_receives_warnings(scripted, tmp_path):
+    agent_dir = scripted.agent_dir
+    (agent_dir / "settings.json").write_text("{ not json")
+    lines: list[str] = []
+    scripted.turns("ok")
+    messages = await collect(query("go", scripted.options(stderr=lines.append)))
+    assert any("settings.json" in line for line in lines)
+    assert any(m.subtype == "warning" for m in messages if hasattr(m, "subtype")
+               and not isinstance(m, ResultMessage))
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+async def test_keys_and_base_urls_come_from_env(fmt, zpi_env, zpi_model_server, tmp_path,
+                                                monkeypatch):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL",
+                 "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    zpi_model_server.add_turns("hello")
+    key = f"sk-{fmt}-from-options"
+    variables = {"openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+                 "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}[fmt]
+    options = AgentOptions(model=f"{fmt}:test-model", cwd=tmp_path, setting_sources=[],
+                           env={variables[0]: key, variables[1]: zpi_model_server.base_url})
+    result = (await collect(query("hi", options)))[-1]
+    assert result.result == "hello"
+    headers = zpi_model_server.requests[0].headers
+    if fmt == "openai":
+        assert headers["authorization"] == f"Bearer {key}"
+    else:
+        assert headers["x-api-key"] == key
+
+
+async def test_the_model_comes_from_options_then_settings_then_zpi_model(
+        zpi_env, zpi_model_server, tmp_path):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    zpi_model_server.add_turns("a", "b")
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": zpi_model_server.base_url,
+           "ZPI_MODEL": "openai:from-variable"}
+    first = await collect(query("hi", AgentOptions(cwd=tmp_path, setting_sources=[], env=env)))
+    assert first[0].data["model"] == "openai:from-variable"
+    settings = json.dumps({"model": "openai:from-settings"})
+    second = await collect(query("hi", AgentOptions(cwd=tmp_path, settings=settings, env=env)))
+    assert second[0].data["model"] == "openai:from-settings"
+    assert [r.json["model"] for r in zpi_model_server.requests] == ["from-variable",
+                                                                    "from-settings"]
+
+
+async def test_env_keys_stay_out_of_bash(scripted):
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {
+        "command": "echo key=${OPENAI_API_KEY:-none} other=$OTHER"}}]}, "ok")
+    options = scripted.options(env={"OPENAI_API_KEY": "sk-secret", "OTHER": "visible"},
+                               permission_mode="bypassPermissions")
+    messages = await collect(query("go", options))
+    result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    assert "key=none other=visible" in result.content

@@ -1,0 +1,84 @@
+"""The Claude-style SDK: ``query()``, ``SDKClient``, options, messages and session helpers.
+
+Written for programs that use claude-agent-sdk: change the import line to
+``from zpi_host.sdk import ...`` (docs/sdk.md has the migration table). Everything here sits
+above the kernel (``create_session``, ``AgentSession``); names are imported on first use so
+that nothing of it loads on the CLI's listing path.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import ClaudeSDKClient, SDKClient
+    from .messages import (
+        AssistantMessage,
+        ContentBlock,
+        Message,
+        ResultMessage,
+        StreamEvent,
+        SystemMessage,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+    from .options import AgentOptions, ClaudeAgentOptions, HookMatcher, UnsupportedOptionError
+    from .permissions import (
+        NULL_PERMISSION,
+        PermissionResult,
+        PermissionResultAllow,
+        PermissionResultDeny,
+        PermissionRuleValue,
+        PermissionUpdate,
+        ToolPermissionContext,
+    )
+    from .query import query
+    from .sessions import (
+        ForkSessionResult,
+        SDKSessionInfo,
+        SessionMessage,
+        delete_session,
+        fork_session,
+        get_session_info,
+        get_session_messages,
+        list_sessions,
+        rename_session,
+        tag_session,
+    )
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
+    **dict.fromkeys((
+        "AssistantMessage", "ContentBlock", "Message", "ResultMessage", "StreamEvent",
+        "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
+        "UserMessage"), "messages"),
+    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
+                     "UnsupportedOptionError"), "options"),
+    **dict.fromkeys((
+        "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
+        "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),
+    "query": "query",
+    **dict.fromkeys((
+        "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
+        "fork_session", "get_session_info", "get_session_messages", "list_sessions",
+        "rename_session", "tag_session"), "sessions"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zpi_host.sdk' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

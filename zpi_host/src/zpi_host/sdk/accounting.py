@@ -1,0 +1,119 @@
+"""Usage, cost and budget in claude-agent-sdk's shapes, from the session's own counters.
+
+``usage`` of a result is the input's own main-loop usage (the kernel's ``RunResult.usage``);
+``total_cost_usd`` and ``model_usage`` are the session's totals when the result is sent, keyed
+``provider/model``. An unpriced model costs 0 and is flagged (``unpriced: true``). The budget
+counts only the current query's new spend and is checked before each model request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..context_usage import ContextUsage
+    from ..messages import Usage
+    from ..session import AgentSession
+
+__all__ = ["Budget", "context_usage_dict", "model_usage", "restore_totals", "usage_dict"]
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    """Token counts with the Anthropic API's key names."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens}
+
+
+def model_usage(session: AgentSession) -> dict[str, dict[str, Any]]:
+    """The session's usage per model (``provider/model``) in claude-agent-sdk's ``ModelUsage``
+    shape; ``unpriced`` marks a model the catalog has no price for (its cost counts as 0)."""
+    entry = session.model_entry
+    out: dict[str, dict[str, Any]] = {}
+    for key, usage in session.model_usage.items():
+        current = entry is not None and key == f"{session.provider.name}/{session.provider.model}"
+        out[key] = {
+            "inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_tokens,
+            "cacheCreationInputTokens": usage.cache_write_tokens,
+            "webSearchRequests": 0,
+            "costUSD": session.model_cost_usd.get(key, 0.0),
+            "contextWindow": (entry.context_window or 0) if current and entry else 0,
+            "maxOutputTokens": (entry.max_output or 0) if current and entry else 0,
+            "unpriced": key in session.unpriced_models,
+        }
+    return out
+
+
+def restore_totals(session: AgentSession) -> None:
+    """A resumed session's totals from its transcript: every recorded answer's usage (all
+    branches: what was spent stays spent), priced by the catalog of the session's settings.
+    Only the main loop's answers are recorded; sub-agent usage of earlier processes is not
+    restored. Call it before the first run."""
+    from ..messages import Usage
+    from ..providers.catalog import cost, resolve_model
+    from ..transcript import AssistantRecord
+
+    prices: dict[str, Any] = {}
+    for record in session.store.records:
+        if not isinstance(record, AssistantRecord):
+            continue
+        message = record.message
+        usage = message.usage
+        key = f"{message.provider}/{message.model}"
+        session.usage = session.usage + usage
+        session.model_usage[key] = session.model_usage.get(key, Usage()) + usage
+        if message.provider == "scripted":
+            continue
+        if key not in prices:
+            try:
+                prices[key] = resolve_model(f"{message.provider}:{message.model}",
+                                            session.settings).price
+            except Exception:  # a model the catalog no longer knows: unpriced
+                prices[key] = None
+        amount = cost(usage, prices[key])
+        if amount is None:
+            session.unpriced_models.add(key)
+            amount = 0.0
+        session.model_cost_usd[key] = session.model_cost_usd.get(key, 0.0) + amount
+
+
+class Budget:
+    """``max_budget_usd`` for one query: the spend since :meth:`start`, checked before each
+    request (a request in flight may take it over by one request)."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.exceeded = False
+        self._start = 0.0
+
+    def start(self, session: AgentSession) -> None:
+        self._start = session.total_cost_usd
+        self.exceeded = False
+
+    def spent(self, session: AgentSession) -> float:
+        return session.total_cost_usd - self._start
+
+    def check(self, session: AgentSession) -> bool:
+        """True (and remembered) when the limit is reached."""
+        if self.limit is not None and self.spent(session) >= self.limit:
+            self.exceeded = True
+        return self.exceeded
+
+
+def context_usage_dict(usage: ContextUsage, model: str) -> dict[str, Any]:
+    """``get_context_usage()``'s answer: provider-measured and estimated figures apart; a
+    category that cannot be counted has ``tokens`` None, never a guess."""
+    categories = [{"name": name, "tokens": c.tokens, "estimated": c.estimated}
+                  for name, c in usage.categories.items()]
+    window = usage.context_window
+    total = usage.total_tokens
+    return {
+        "categories": categories,
+        "totalTokens": total,
+        "maxTokens": window,
+        "percentage": (100.0 * total / window) if total is not None and window else None,
+        "model": model,
+        "estimated": usage.estimated,
+        "reportedInputTokens": usage.last_reported_input_tokens,
+    }

@@ -1,0 +1,420 @@
+"""SDKClient (alias ClaudeSDKClient): one session, several inputs, messages as they come.
+
+``connect`` builds the session through ``create_session`` (the options mapped by
+:class:`~.options.AgentOptions`, the standard tools, hooks and approver added as in-process
+plugins and options) and opens a task group in which inputs run one after another, in the
+order they were sent. Every session event is translated into messages (``translate.py``) and
+put on one stream that ``receive_messages`` / ``receive_response`` read. Use it as
+``async with SDKClient(options) as client:`` so that connect and disconnect run in one task.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..errors import UsageError, ZpiError
+from .accounting import Budget, context_usage_dict
+from .messages import Message, ResultMessage
+from .options import PERMISSION_MODES, AgentOptions, UnsupportedOptionError
+
+if TYPE_CHECKING:
+    from ..events import Event
+    from ..session import AgentSession, RunResult
+
+__all__ = ["ClaudeSDKClient", "SDKClient"]
+
+#: the session events the messages are made from (``translate.py``)
+WANTED_EVENTS = ("message_end", "tool_end", "warning", "compaction")
+#: and the start of each turn and the deltas, for partial messages
+PARTIAL_EVENTS = ("turn_start", "text_delta", "reasoning_delta")
+
+#: where the mode allowances of ``acceptEdits`` come from (removed when the mode changes)
+MODE_RULE_SOURCE = "permission mode acceptEdits"
+
+
+@attrs.frozen
+class End:
+    """Marks the end of a ``query()`` stream; carries the error that ended it, if any."""
+
+    error: BaseException | None = None
+
+
+class SDKClient:
+    """A conversation that outlives one input; see the module docstring."""
+
+    def __init__(self, options: AgentOptions | None = None) -> None:
+        self.options = options if options is not None else AgentOptions()
+        self._session: AgentSession | None = None
+        self._group: Any = None
+        self._send: Any = None
+        self._receive: Any = None
+        self._lock: Any = None
+        self._translator: Any = None
+        self._budget = Budget(self.options.max_budget_usd)
+        self._mode = self.options.permission_mode or "default"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def session(self) -> AgentSession:
+        """The kernel session (after ``connect``)."""
+        if self._session is None:
+            raise UsageError("the client is not connected; call connect() or use "
+                             "'async with SDKClient(...)'")
+        return self._session
+
+    async def connect(self, prompt: str | AsyncIterable[Mapping[str, Any]] | None = None
+                      ) -> None:
+        """Create the session; ``prompt``, if given, is sent as the first input."""
+        if self._session is not None:
+            raise UsageError("the client is already connected")
+        import anyio
+
+        from .translate import Translator
+
+        session = await self._create_session()
+        try:
+            if self.options.resume is not None or self.options.continue_conversation:
+                from .accounting import restore_totals
+
+                restore_totals(session)
+            for name, value in self.options.env.items():  # the provider keys stay out
+                if str(name) not in session.hidden_variables:
+                    session.view.set_environment(str(name), str(value))
+            self._session = session
+            self._apply_mode(self._mode)
+        except BaseException:
+            self._session = None
+            await session.dispose()
+            raise
+        self._translator = Translator(session, partial=self.options.include_partial_messages)
+        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
+        self._lock = anyio.Lock()
+        wanted = set(WANTED_EVENTS)
+        if self.options.include_partial_messages:
+            wanted.update(PARTIAL_EVENTS)
+        if self.options.max_budget_usd is not None:
+            wanted.add("turn_start")
+        session.subscribe(self._on_event, wanted)
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def _create_session(self) -> AgentSession:
+        from ..assembly import create_session
+        from .tools import StandardToolsPlugin
+
+        options = self.options
+        kwargs = options.session_kwargs()
+        plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
+        if options.hooks:
+            try:
+                from .hooks import callback_hooks_plugin
+            except ImportError as exc:
+                if not (exc.name or "").startswith("zpi_compat_claude"):
+                    raise
+                raise UnsupportedOptionError(
+                    "hooks", "Python hook callbacks are run by the Claude adapter; install "
+                    "zpi-compat-claude") from None
+            plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
+        kwargs["plugins"] = plugins
+        if options.can_use_tool is not None:
+            from .permissions import sdk_approver
+
+            approve = sdk_approver(options.can_use_tool, self._apply_mode)
+
+            async def approver(name: str, arguments: dict[str, Any], context: Any) -> Any:
+                from ..permissions import PermissionDeny
+
+                if self._mode == "dontAsk":
+                    return PermissionDeny(f"{context.reason}; permission mode dontAsk denies "
+                                          "what is not allowed by a rule")
+                return await approve(name, arguments, context)
+
+            kwargs["can_use_tool"] = approver
+        if kwargs.get("continue_recent") and self._latest(kwargs) is None:
+            del kwargs["continue_recent"]  # nothing to continue: a new session
+            self.options = attrs.evolve(options, continue_conversation=False,
+                                        fork_session=False)
+        elif options.fork_session:
+            kwargs["resume"] = self._fork(kwargs)
+            kwargs.pop("continue_recent", None)
+        return await create_session(**kwargs)
+
+    @staticmethod
+    def _latest(kwargs: Mapping[str, Any]) -> str | None:
+        """The latest session of the chosen working directory, or None."""
+        from ..transcript import list_sessions
+
+        cwd = Path(kwargs.get("cwd") or os.getcwd()).expanduser().resolve()
+        recent = list_sessions(cwd, agent_dir=kwargs.get("agent_dir"))
+        return recent[0].session_id if recent else None
+
+    def _fork(self, kwargs: dict[str, Any]) -> str:
+        """``fork_session``: resume a copy of the chosen session under a new id."""
+        from .sessions import fork_session
+
+        source = kwargs.get("resume") or self._latest(kwargs)
+        assert source is not None  # continue_conversation without a session starts anew
+        return fork_session(source, agent_dir=kwargs.get("agent_dir")).session_id
+
+    async def disconnect(self) -> None:
+        """Stop what runs, end the session (``zpi_session_end``) and release it."""
+        session, group = self._session, self._group
+        if session is None:
+            return
+        self._session = self._group = None
+        try:
+            # aborts the running input and waits until it has recorded its interrupted calls
+            await session.dispose()
+        finally:
+            group.cancel_scope.cancel()  # inputs still waiting for their turn
+            try:
+                await group.__aexit__(None, None, None)
+            finally:
+                self._send.close()
+
+    async def __aenter__(self) -> SDKClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool:
+        await self.disconnect()
+        return False
+
+    # ------------------------------------------------------------------ inputs
+
+    async def query(self, prompt: str | AsyncIterable[Mapping[str, Any]],
+                    session_id: str = "default") -> None:
+        """Send an input (a string, or an async iterable of user-message dicts, each one
+        input); its messages arrive on ``receive_messages``. ``session_id`` is accepted for
+        claude-agent-sdk's signature: a client has one session."""
+        if self._group is None:
+            raise UsageError("the client is not connected; call connect() or use "
+                             "'async with SDKClient(...)'")
+        if isinstance(prompt, str):
+            self._group.start_soon(self._run_one, prompt)
+        elif isinstance(prompt, AsyncIterable):
+            self._group.start_soon(self._run_stream, prompt, False)
+        else:
+            raise UsageError(f"prompt must be a string or an async iterable of user-message "
+                             f"dicts, got {type(prompt).__name__}")
+
+    async def _run_stream(self, prompts: AsyncIterable[Mapping[str, Any]], end: bool) -> None:
+        error: BaseException | None = None
+        try:
+            async for item in prompts:
+                await self._run_one(user_text(item))
+        except Exception as exc:  # handed to the reader, not lost in the task group
+            error = exc
+        if end or error is not None:
+            self._send.send_nowait(End(error))
+
+    async def _run_one(self, text: str) -> None:
+        session = self.session
+        async with self._lock:
+            translator = self._translator
+            translator.start()
+            self._budget.start(session)
+            started = time.perf_counter()
+            self._send.send_nowait(translator.init_message(self._mode))
+            run = await self._run(session, text, started)
+            structured = None
+            if self.options.output_format is not None:
+                run, structured = await self._structured(session, run, started)
+            self._send.send_nowait(translator.result(run, self._budget, started, structured))
+
+    async def _run(self, session: AgentSession, text: str, started: float) -> RunResult:
+        try:
+            return await session.run(text)
+        except Exception as exc:
+            return _failed_run(session, exc, started)
+
+    async def _structured(self, session: AgentSession, run: RunResult, started: float
+                          ) -> tuple[RunResult, tuple[Any, list[str]]]:
+        """``output_format``: the answer checked, and asked again while it does not fit
+        (the result counts every request: turns and denials here, usage in the
+        translator)."""
+        from .structured import MAX_RETRIES, StructuredOutput
+
+        checker = StructuredOutput(self.options.output_format or {})
+        runs = [run]
+        value, problems = checker.parse(run.result)
+        while problems and len(runs) <= MAX_RETRIES and not run.is_error \
+                and not self._budget.exceeded:
+            run = await self._run(session, checker.retry_prompt(problems), started)
+            runs.append(run)
+            if not run.is_error:
+                value, problems = checker.parse(run.result)
+        combined = attrs.evolve(run, num_turns=sum(r.num_turns for r in runs),
+                                denials=tuple(d for r in runs for d in r.denials))
+        return combined, (value, problems)
+
+    def _on_event(self, event: Event) -> None:
+        """Each wanted session event: the budget check, then its messages on the stream
+        (synchronous: nothing here waits)."""
+        from ..events import TurnStart, WarningEvent
+
+        session = self._session
+        if session is None:
+            return
+        if isinstance(event, TurnStart) and self._budget.check(session):
+            session.abort()  # before the request: the budget is spent
+            return
+        if isinstance(event, WarningEvent) and self.options.stderr is not None:
+            self.options.stderr(event.message)
+        for message in self._translator.translate(event):
+            self._send.send_nowait(message)
+
+    # ------------------------------------------------------------------ reading
+
+    async def receive_messages(self) -> AsyncIterator[Message]:
+        """Every message, as it comes, until the client disconnects."""
+        if self._receive is None:
+            raise UsageError("the client is not connected")
+        async for message in self._receive:
+            if isinstance(message, End):
+                if message.error is not None:
+                    raise message.error
+                continue
+            yield message
+
+    async def receive_response(self) -> AsyncIterator[Message]:
+        """Messages up to and including the next ``ResultMessage``."""
+        async for message in self.receive_messages():
+            yield message
+            if isinstance(message, ResultMessage):
+                return
+
+    def start_stream(self, prompts: str | AsyncIterable[Mapping[str, Any]]) -> None:
+        """``query()``'s input (one string, or each streamed message in turn), then an
+        :class:`End` mark on the stream."""
+        if isinstance(prompts, str):
+            self._group.start_soon(self._run_stream, _once(prompts), True)
+        else:
+            self._group.start_soon(self._run_stream, prompts, True)
+
+    @property
+    def receive_stream(self) -> Any:
+        """The stream of messages (and :class:`End` marks) that the readers read."""
+        return self._receive
+
+    # ------------------------------------------------------------------ control
+
+    async def interrupt(self) -> None:
+        """Stop the input that runs now; its result comes with ``error_during_execution``."""
+        self.session.abort()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Change the permission mode for the calls that follow."""
+        self._apply_mode(mode)
+
+    def _apply_mode(self, mode: str) -> None:
+        if mode not in PERMISSION_MODES:
+            raise UsageError(f"unknown permission mode {mode!r}; use one of "
+                             f"{', '.join(PERMISSION_MODES)}")
+        from ..permissions import parse_rule
+
+        policy = self.session.permissions if self._session is not None else None
+        self._mode = mode
+        if policy is None:
+            return
+        kernel, extra = PERMISSION_MODES[mode]
+        policy.mode = kernel  # type: ignore[assignment]
+        policy.rules.allow[:] = [r for r in policy.rules.allow if r.source != MODE_RULE_SOURCE]
+        for rule in extra:
+            policy.rules.add("allow", parse_rule(rule, source=MODE_RULE_SOURCE))
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
+        None: the model the session started with."""
+        from ..assembly import collect_providers, from_environment
+        from ..providers.catalog import resolve_model
+
+        session = self.session
+        if session.is_running:
+            raise UsageError("set_model: wait for the current response to finish")
+        spec = model or self.options.model
+        if spec is None:
+            raise UsageError("set_model: no model given and none was chosen in the options")
+        environ = {**os.environ, **{str(k): str(v) for k, v in self.options.env.items()}}
+        entry = from_environment(resolve_model(spec, session.settings), environ)
+        factories = await collect_providers(session.host, session.settings)
+        if entry.provider not in factories:
+            raise UsageError(f"unknown model provider {entry.provider!r} (installed: "
+                             f"{', '.join(sorted(factories)) or 'none'})")
+        provider = factories[entry.provider].create(entry, session.settings)
+        old, session.provider, session.model_entry = session.provider, provider, entry
+        session.store.append("model_change", provider=provider.name, model=provider.model)
+        if old is not self.options.provider:
+            await old.aclose()
+
+    async def get_context_usage(self) -> dict[str, Any]:
+        """How full the context is; never calls the model."""
+        session = self.session
+        return context_usage_dict(session.get_context_usage(), session.view.model)
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task. This host runs none yet (``Bash`` refuses
+        ``run_in_background``), so every id is unknown: a UsageError says so."""
+        self.session  # noqa: B018 - not connected: the same error as the other controls
+        raise UsageError(f"stop_task: there is no task {task_id!r}; this host runs no "
+                         "background tasks yet")
+
+    async def get_server_info(self) -> dict[str, Any]:
+        """What the ``init`` system message says."""
+        return dict(self._translator.init_message(self._mode).data)
+
+
+#: claude-agent-sdk's name
+ClaudeSDKClient = SDKClient
+
+
+async def _once(text: str) -> AsyncIterator[str]:
+    yield text
+
+
+def user_text(item: Any) -> str:
+    """The text of one streamed user-message dict
+    (``{"type": "user", "message": {"role": "user", "content": ...}}``)."""
+    if isinstance(item, str):
+        return item
+    message = item.get("message") if isinstance(item, Mapping) else None
+    if not isinstance(item, Mapping) or item.get("type") != "user" or \
+            not isinstance(message, Mapping):
+        raise UsageError(f"a streamed input must be {{'type': 'user', 'message': {{'role': "
+                         f"'user', 'content': ...}}}}, got {item!r:.200}")
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for block in content:
+            if not isinstance(block, Mapping) or block.get("type") != "text":
+                raise UsageError(f"only text content can be streamed in; got {block!r:.100}")
+            texts.append(str(block.get("text", "")))
+        return "\n".join(texts)
+    raise UsageError(f"the message content must be a string or a list of text blocks, got "
+                     f"{content!r:.100}")
+
+
+def _failed_run(session: AgentSession, exc: Exception, started: float) -> RunResult:
+    """A run that raised (a bug in a callback, a typed error from a plugin) as a failed
+    result, so the reader always gets a ResultMessage."""
+    from ..messages import Usage
+    from ..session import RunResult
+
+    what = str(exc) if isinstance(exc, ZpiError) else f"{type(exc).__name__}: {exc}"
+    return RunResult(result=what, is_error=True, num_turns=0, session_id=session.session_id,
+                     usage=Usage(), duration_ms=int((time.perf_counter() - started) * 1000),
+                     stop_reason="error", error=what)
+

@@ -1,0 +1,118 @@
+"""Messages and content blocks with claude-agent-sdk's names and fields.
+
+Plain mutable records, as in claude-agent-sdk, so that programs written for it (``isinstance``
+checks, ``message.content``, ``block.text``) work unchanged. ``translate.py`` makes them from
+session events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "AssistantMessage", "ContentBlock", "Message", "ResultMessage", "StreamEvent",
+    "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
+    "UserMessage",
+]
+
+
+@attrs.define
+class TextBlock:
+    text: str
+
+
+@attrs.define
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+
+
+@attrs.define
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@attrs.define
+class ToolResultBlock:
+    tool_use_id: str
+    content: str | list[dict[str, Any]] | None = None
+    is_error: bool | None = None
+
+
+ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+
+
+@attrs.define
+class UserMessage:
+    """Input to the model: tool results (``ToolResultBlock``) as the session produces them."""
+
+    content: str | list[ContentBlock]
+    uuid: str | None = None
+    parent_tool_use_id: str | None = None
+    tool_use_result: dict[str, Any] | None = None
+
+
+@attrs.define
+class AssistantMessage:
+    """One answer of the model. ``model`` is ``provider:model``; ``usage`` uses the Anthropic
+    API's key names."""
+
+    content: list[ContentBlock]
+    model: str
+    parent_tool_use_id: str | None = None
+    error: str | None = None
+    usage: dict[str, Any] | None = None
+    message_id: str | None = None
+    stop_reason: str | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@attrs.define
+class SystemMessage:
+    """``subtype`` ``init`` (``data``: session id, tools, model, permission mode, plugins,
+    cwd ...) at the start of each query; ``warning`` for what the session reports."""
+
+    subtype: str
+    data: dict[str, Any]
+
+
+@attrs.define
+class ResultMessage:
+    """The end of one input: subtype ``success``, ``error_max_turns``,
+    ``error_during_execution`` or ``error_max_budget_usd``."""
+
+    subtype: str
+    duration_ms: int
+    duration_api_ms: int
+    is_error: bool
+    num_turns: int
+    session_id: str
+    stop_reason: str | None = None
+    total_cost_usd: float | None = None
+    usage: dict[str, Any] | None = None
+    result: str | None = None
+    structured_output: Any = None
+    model_usage: dict[str, dict[str, Any]] | None = None
+    permission_denials: list[dict[str, Any]] | None = None
+    errors: list[str] | None = None
+    uuid: str | None = None
+    terminal_reason: str | None = None
+
+
+@attrs.define
+class StreamEvent:
+    """A partial-message event (``include_partial_messages``), in the Anthropic Messages
+    streaming shape (``message_start``, ``content_block_delta`` ...)."""
+
+    uuid: str
+    session_id: str
+    event: dict[str, Any]
+    parent_tool_use_id: str | None = None
+
+
+Message = UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent

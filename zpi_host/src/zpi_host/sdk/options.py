@@ -1,0 +1,335 @@
+"""AgentOptions: claude-agent-sdk's option names and meanings, mapped onto ``create_session``.
+
+Each option either maps onto a session option (see :meth:`AgentOptions.session_kwargs`), is
+handled by the SDK layer itself (budget, partial messages, hooks, the approver), or is refused
+with :class:`UnsupportedOptionError` naming it: an option this host cannot honour is never
+silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import UsageError
+
+__all__ = [
+    "PERMISSION_MODES", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
+    "UnsupportedOptionError",
+]
+
+#: Claude's permission modes -> (this host's mode, extra allow rules)
+PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "default": ("ask", ()),
+    "acceptEdits": ("ask", ("Edit", "Write")),
+    "plan": ("plan", ()),
+    "bypassPermissions": ("bypass", ()),
+    "dontAsk": ("ask", ()),
+}
+
+#: the kernel tools the standard tools stand in for (removed from what the model sees)
+KERNEL_TOOLS = ("read", "write", "edit", "bash")
+#: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
+#: names there are deny rules only: a tool this session may not have is not an error)
+STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+
+
+class UnsupportedOptionError(UsageError):
+    """An option of claude-agent-sdk that this host cannot honour."""
+
+    def __init__(self, option: str, why: str) -> None:
+        super().__init__(f"option {option!r} is not supported by zpi_host.sdk: {why}")
+        self.option = option
+
+
+@attrs.define
+class HookMatcher:
+    """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
+    expression, or None for all), ``hooks`` (async ``(input, tool_use_id, context) -> dict``)
+    and ``timeout`` in seconds (default 60)."""
+
+    matcher: str | None = None
+    hooks: list[Callable[..., Any]] = attrs.field(factory=list)
+    timeout: float | None = None
+    on_failure: str | None = None
+
+
+def _unset(value: Any) -> bool:
+    return value is None or value is False or (hasattr(value, "__len__") and len(value) == 0)
+
+
+#: options refused when set (not None, not False, not empty), with the reason
+UNSUPPORTED: Mapping[str, str] = {
+    "mcp_servers": "MCP servers cannot be started by this host; give Python tools through "
+                   "zpi_host.create_session(custom_tools=...) or a plugin",
+    "strict_mcp_config": "there is no MCP configuration in this host",
+    "fallback_model": "a fallback model is not implemented",
+    "betas": "Anthropic beta headers are not passed through; set them in the model's "
+             "'headers' in settings",
+    "permission_prompt_tool_name": "permission prompts through an MCP tool are not supported; "
+                                   "use can_use_tool",
+    "cli_path": "there is no Claude Code CLI: this host runs the agent in-process",
+    "extra_args": "there is no CLI to pass flags to",
+    "max_buffer_size": "there is no CLI output buffer",
+    "user": "running as another user is not supported",
+    "include_hook_events": "hook events are not reported as messages",
+    "forward_subagent_text": "sub-agent text is not forwarded",
+    "verbatim_prompts": "not applicable",
+    "resume_session_at": "resuming at a given message is not implemented; fork_session() "
+                         "with up_to then resume the fork",
+    "resume_drops_turn": "not implemented",
+    "agents": "programmatic agent definitions are not implemented; put them in "
+              "agents/*.md in the agent dir or a plugin",
+    "skills": "skill selection is not implemented; every loaded skill is listed",
+    "sandbox": "sandboxing is not implemented",
+    "max_thinking_tokens": "a thinking token budget is not supported; use effort",
+    "thinking": "thinking configuration is not supported; use effort",
+    "enable_file_checkpointing": "file checkpoints are not implemented",
+    "session_store": "session stores are not implemented yet",
+    "task_budget": "task budgets are not implemented",
+    "client_app": "not applicable",
+}
+
+#: effort -> this host's reasoning level
+EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high"}
+
+
+@attrs.define(kw_only=True)
+class AgentOptions:
+    """claude-agent-sdk's ``ClaudeAgentOptions``: same names, same meanings (docs/sdk.md
+    lists what differs). ``provider`` and ``agent_dir`` are this host's additions."""
+
+    tools: list[str] | Mapping[str, Any] | None = None
+    allowed_tools: list[str] = attrs.field(factory=list)
+    system_prompt: str | Mapping[str, Any] | None = None
+    mcp_servers: Any = attrs.field(factory=dict)
+    strict_mcp_config: bool = False
+    permission_mode: str | None = None
+    continue_conversation: bool = False
+    resume: str | None = None
+    session_id: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    disallowed_tools: list[str] = attrs.field(factory=list)
+    model: str | None = None
+    fallback_model: str | None = None
+    betas: list[str] = attrs.field(factory=list)
+    permission_prompt_tool_name: str | None = None
+    cwd: str | Path | None = None
+    cli_path: str | Path | None = None
+    settings: str | None = None
+    add_dirs: list[str | Path] = attrs.field(factory=list)
+    env: dict[str, str] = attrs.field(factory=dict)
+    extra_args: dict[str, str | None] = attrs.field(factory=dict)
+    max_buffer_size: int | None = None
+    debug_stderr: Any = None
+    stderr: Callable[[str], None] | None = None
+    can_use_tool: Callable[..., Any] | None = None
+    hooks: Mapping[str, list[HookMatcher]] | None = None
+    user: str | None = None
+    include_partial_messages: bool = False
+    include_hook_events: bool = False
+    forward_subagent_text: bool = False
+    verbatim_prompts: bool = False
+    fork_session: bool = False
+    resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
+    agents: Mapping[str, Any] | None = None
+    setting_sources: list[str] | None = None
+    skills: Any = None
+    sandbox: Any = None
+    plugins: list[Mapping[str, Any]] = attrs.field(factory=list)
+    max_thinking_tokens: int | None = None
+    thinking: Any = None
+    effort: str | None = None
+    output_format: Mapping[str, Any] | None = None
+    enable_file_checkpointing: bool = False
+    session_store: Any = None
+    session_store_flush: str = "batched"
+    load_timeout_ms: int = 60_000
+    task_budget: Any = None
+    client_app: str | None = None
+    persist_session: bool = True
+    # this host's additions
+    provider: Any = None
+    agent_dir: str | Path | None = None
+
+    # ------------------------------------------------------------------ checking
+
+    def check(self) -> None:
+        """Refuse what cannot be honoured, each with its option name."""
+        for name, why in UNSUPPORTED.items():
+            if not _unset(getattr(self, name)):
+                raise UnsupportedOptionError(name, why)
+        if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
+            raise UnsupportedOptionError(
+                "permission_mode", f"{self.permission_mode!r} is not one of "
+                f"{', '.join(PERMISSION_MODES)}")
+        if self.effort is not None and self.effort not in EFFORTS:
+            raise UnsupportedOptionError("effort", f"{self.effort!r} is not one of "
+                                                   f"{', '.join(EFFORTS)}")
+        if self.max_budget_usd is not None and (
+                isinstance(self.max_budget_usd, bool)
+                or not isinstance(self.max_budget_usd, int | float) or self.max_budget_usd <= 0):
+            raise UsageError(f"max_budget_usd must be a positive number of US dollars, got "
+                             f"{self.max_budget_usd!r}")
+        if self.resume is not None and self.continue_conversation:
+            raise UsageError("resume and continue_conversation both choose the session; "
+                             "give one")
+        if self.fork_session and self.resume is None and not self.continue_conversation:
+            raise UsageError("fork_session forks the session given by resume (or "
+                             "continue_conversation); give one of them")
+        if self.hooks is not None and not isinstance(self.hooks, Mapping):
+            raise UsageError("hooks must map event names to lists of HookMatcher")
+        if self.output_format is not None:
+            from .structured import StructuredOutput
+
+            StructuredOutput(self.output_format)
+        if self.can_use_tool is not None and not callable(self.can_use_tool):
+            raise UsageError(f"can_use_tool must be an async callable, got "
+                             f"{type(self.can_use_tool).__name__}")
+
+    # ------------------------------------------------------------------ mapping
+
+    def session_kwargs(self) -> dict[str, Any]:
+        """The ``create_session`` options these stand for (everything the kernel does);
+        the SDK layer adds the tool adapters, hooks and approver."""
+        self.check()
+        kwargs: dict[str, Any] = {
+            "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
+            "session_id": self.session_id, "persist": bool(self.persist_session),
+        }
+        if self.model is not None:
+            kwargs["model"] = self.model
+        if self.provider is not None:
+            kwargs["provider"] = self.provider
+        if self.agent_dir is not None:
+            kwargs["agent_dir"] = self.agent_dir
+        if self.env:
+            kwargs["environ"] = {**os.environ, **{str(k): str(v) for k, v in self.env.items()}}
+        if self.resume is not None:
+            kwargs["resume"] = self.resume
+        elif self.continue_conversation:
+            kwargs["continue_recent"] = True
+        if self.effort is not None:
+            kwargs["reasoning_level"] = EFFORTS[self.effort]
+        kwargs.update(self._prompt())
+        if self.output_format is not None:
+            from .structured import StructuredOutput
+
+            parts = [kwargs.get("append_system_prompt"),
+                     StructuredOutput(self.output_format).prompt()]
+            kwargs["append_system_prompt"] = "\n\n".join(p for p in parts if p)
+        settings = self._settings()
+        if settings is not None:
+            kwargs["settings"] = settings
+        if self.plugins:
+            kwargs["plugin_dirs"] = self._plugin_dirs()
+        kwargs.update(self._tool_selection())
+        kwargs.update(self._permissions())
+        return kwargs
+
+    def _prompt(self) -> dict[str, Any]:
+        prompt = self.system_prompt
+        if prompt is None:
+            return {}
+        if isinstance(prompt, str):
+            return {"system_prompt": prompt}
+        if isinstance(prompt, Mapping):
+            kind = prompt.get("type")
+            if kind == "preset":
+                append = prompt.get("append")
+                return {"append_system_prompt": append} if append else {}
+            if kind == "custom" and isinstance(prompt.get("prompt"), str):
+                return {"system_prompt": prompt["prompt"]}
+            if kind == "file" and isinstance(prompt.get("path"), str):
+                path = Path(prompt["path"]).expanduser()
+                try:
+                    return {"system_prompt": path.read_text(encoding="utf-8")}
+                except OSError as exc:
+                    raise UsageError(f"system_prompt file {path} cannot be read: "
+                                     f"{exc.strerror or exc}") from None
+        raise UsageError(f"system_prompt must be a string or {{'type': 'preset', ...}}, "
+                         f"{{'type': 'custom', 'prompt': ...}}, {{'type': 'file', 'path': ...}};"
+                         f" got {prompt!r:.100}")
+
+    def _settings(self) -> Mapping[str, Any] | None:
+        """``settings`` (JSON text or a JSON file) replaces the settings files;
+        ``setting_sources=[]`` reads none; otherwise the user and project files."""
+        if self.settings is not None:
+            text = self.settings
+            if not text.lstrip().startswith("{"):
+                try:
+                    text = Path(text).expanduser().read_text(encoding="utf-8")
+                except OSError as exc:
+                    raise UsageError(f"settings file {self.settings} cannot be read: "
+                                     f"{exc.strerror or exc}") from None
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise UsageError(f"settings is not valid JSON: {exc}") from None
+            if not isinstance(data, dict):
+                raise UsageError("settings must be a JSON object")
+            return data
+        sources = self.setting_sources
+        if sources is None:
+            return None
+        unknown = set(sources) - {"user", "project", "local"}
+        if unknown:
+            raise UsageError(f"setting_sources: unknown source(s) {', '.join(sorted(unknown))}; "
+                             "use user, project, local")
+        if not sources:
+            return {}
+        if {"user", "project"} <= set(sources):
+            return None
+        raise UnsupportedOptionError("setting_sources", "this host reads the user and project "
+                                     "settings together, or none ([]); a single one is not "
+                                     "supported")
+
+    def _plugin_dirs(self) -> list[str]:
+        dirs = []
+        for plugin in self.plugins:
+            if not isinstance(plugin, Mapping) or plugin.get("type") != "local" or \
+                    not isinstance(plugin.get("path"), str | Path):
+                raise UnsupportedOptionError("plugins", f"only {{'type': 'local', 'path': ...}} "
+                                                        f"is supported, got {plugin!r:.100}")
+            dirs.append(str(plugin["path"]))
+        return dirs
+
+    def _tool_selection(self) -> dict[str, Any]:
+        """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
+        bare standard names in ``disallowed_tools`` remove."""
+        removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed]}
+        tools = self.tools
+        if isinstance(tools, Mapping):
+            if tools.get("type") != "preset":
+                raise UsageError(f"tools must be a list of names or {{'type': 'preset', "
+                                 f"'preset': 'claude_code'}}, got {tools!r:.100}")
+        elif tools is not None:
+            if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+                raise UsageError(f"tools must be a list of tool names, got {tools!r:.100}")
+            picked = [t for t in tools if t not in removed]
+            out["tools"] = picked
+            if not picked:
+                out = {"no_tools": True}
+        return out
+
+    def _permissions(self) -> dict[str, Any]:
+        """The mode and the rules; a standard tool named alone in ``disallowed_tools`` is
+        removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
+        are the client's (they follow ``set_permission_mode``)."""
+        mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
+        removed = set(self.disallowed_tools) & set(STANDARD_TOOLS)
+        return {"permission_mode": mode, "allow": list(self.allowed_tools),
+                "deny": [r for r in self.disallowed_tools if r not in removed]}
+
+
+#: claude-agent-sdk's name
+ClaudeAgentOptions = AgentOptions
+

@@ -1,0 +1,147 @@
+"""``can_use_tool`` in claude-agent-sdk's shape, adapted onto the kernel's approver.
+
+The kernel asks the approver only when its rules and mode say "ask" (docs/permissions.md); the
+adapter turns that question into ``can_use_tool(tool_name, input, ToolPermissionContext)`` and
+the answer (``PermissionResultAllow`` / ``PermissionResultDeny``) into the kernel's. ``None``
+is not a decision: the call is denied with the error code ``SDK_UNSUPPORTED_PERMISSION_NULL``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+from ..permissions import PermissionAllow, PermissionContext, PermissionDeny
+
+__all__ = [
+    "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
+    "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext", "sdk_approver",
+]
+
+#: the error code of a ``can_use_tool`` that returned None
+NULL_PERMISSION = "SDK_UNSUPPORTED_PERMISSION_NULL"
+
+_RULE = re.compile(r"^([^()]+?)(?:\((.*)\))?$", re.S)
+
+
+@attrs.define
+class PermissionRuleValue:
+    tool_name: str
+    rule_content: str | None = None
+
+    def rule(self) -> str:
+        return self.tool_name if self.rule_content is None else \
+            f"{self.tool_name}({self.rule_content})"
+
+
+@attrs.define
+class PermissionUpdate:
+    """A change to the permissions. Supported: ``addRules`` with ``behavior`` ``allow`` (kept
+    for the rest of the session) and ``setMode``."""
+
+    type: str
+    rules: list[PermissionRuleValue] | None = None
+    behavior: str | None = None
+    mode: str | None = None
+    directories: list[str] | None = None
+    destination: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.rules is not None:
+            out["rules"] = [{"toolName": r.tool_name, "ruleContent": r.rule_content}
+                            for r in self.rules]
+        for key in ("behavior", "mode", "directories", "destination"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+@attrs.define
+class ToolPermissionContext:
+    signal: Any = None
+    suggestions: list[PermissionUpdate] = attrs.field(factory=list)
+    tool_use_id: str | None = None
+    agent_id: str | None = None
+    blocked_path: str | None = None
+    decision_reason: str | None = None
+
+
+@attrs.define
+class PermissionResultAllow:
+    behavior: Literal["allow"] = "allow"
+    updated_input: dict[str, Any] | None = None
+    updated_permissions: list[PermissionUpdate] | None = None
+
+
+@attrs.define
+class PermissionResultDeny:
+    behavior: Literal["deny"] = "deny"
+    message: str = ""
+    interrupt: bool = False
+
+
+PermissionResult = PermissionResultAllow | PermissionResultDeny
+
+
+def suggestion(rule: str) -> PermissionUpdate:
+    """A kernel rule string (``Bash(git status:*)``) as an ``addRules`` update."""
+    match = _RULE.match(rule.strip())
+    name, content = (match.group(1), match.group(2)) if match else (rule, None)
+    return PermissionUpdate("addRules", [PermissionRuleValue(name, content)], "allow",
+                            destination="session")
+
+
+def sdk_approver(can_use_tool: Callable[..., Any],
+                 set_mode: Callable[[str], None]) -> Callable[..., Any]:
+    """The kernel approver that asks ``can_use_tool``; ``set_mode`` applies a ``setMode``
+    update (Claude's mode name)."""
+
+    async def approve(name: str, arguments: dict[str, Any], context: PermissionContext
+                      ) -> PermissionAllow | PermissionDeny:
+        asked = ToolPermissionContext(
+            suggestions=[suggestion(s) for s in context.suggestions],
+            tool_use_id=context.call_id or None,
+            blocked_path=context.paths[0] if context.paths else None,
+            decision_reason=context.reason)
+        answer = can_use_tool(name, dict(arguments), asked)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is None:
+            return PermissionDeny(f"{NULL_PERMISSION}: can_use_tool returned None, which is not "
+                                  "a decision; return PermissionResultAllow or "
+                                  "PermissionResultDeny")
+        if isinstance(answer, PermissionResultDeny):
+            return PermissionDeny(answer.message or "denied by can_use_tool",
+                                  bool(answer.interrupt))
+        if isinstance(answer, PermissionResultAllow):
+            rules: list[str] = []
+            for update in answer.updated_permissions or ():
+                problem = _apply(update, rules, set_mode)
+                if problem is not None:
+                    return PermissionDeny(f"can_use_tool returned an update this host cannot "
+                                          f"apply: {problem}")
+            return PermissionAllow(answer.updated_input, tuple(rules))
+        return PermissionDeny(f"can_use_tool returned {answer!r:.200}; return "
+                              "PermissionResultAllow or PermissionResultDeny")
+
+    return approve
+
+
+def _apply(update: Any, rules: list[str], set_mode: Callable[[str], None]) -> str | None:
+    kind = getattr(update, "type", None)
+    if kind == "addRules" and getattr(update, "behavior", "allow") == "allow":
+        rules.extend(r.rule() for r in update.rules or ())
+        return None
+    if kind == "setMode" and update.mode is not None:
+        try:
+            set_mode(update.mode)
+        except Exception as exc:
+            return str(exc)
+        return None
+    return (f"{kind!r} (behavior {getattr(update, 'behavior', None)!r}); supported: addRules "
+            "with behavior allow, setMode")

@@ -1,0 +1,201 @@
+"""The standard tool names: ``Read``, ``Write``, ``Edit``, ``Bash`` with Claude's parameters,
+adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools.
+
+An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
+the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
+wrapped tool's. They are added by the ``zpi_prepare_tools`` hook of :class:`StandardToolsPlugin`,
+so they wrap whatever implements the kernel tools in that session (plugin overrides included),
+and the kernel tools themselves are left out of what the model sees. The loop never learns
+these names: to it they are tools like any other. Permission rules name them as Claude does
+(``Bash(git status:*)``, ``Edit(src/**)``): their path and command arguments are registered
+with the permission checks below.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..hookspecs import hookimpl
+from ..permissions import COMMAND_ARGUMENTS, PATH_ARGUMENTS, READ_TOOLS
+from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _check_object
+
+__all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
+
+#: kernel tool -> the standard name the model sees
+STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
+                                     "bash": "Bash"}
+
+#: Claude's Bash timeout limit, in milliseconds
+MAX_TIMEOUT_MS = 600_000
+
+PATH_ARGUMENTS.update({"Read": ("file_path",), "Write": ("file_path",),
+                       "Edit": ("file_path",)})
+COMMAND_ARGUMENTS["Bash"] = "command"
+READ_TOOLS.add("Read")
+
+_FILE_PATH = {"type": "string", "description": "The absolute path of the file (a path "
+                                                "relative to the working directory works too)."}
+
+SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "Read": {"type": "object", "properties": {
+        "file_path": _FILE_PATH,
+        "offset": {"type": "integer", "description": "The line number to start reading at "
+                                                     "(1 is the first line)."},
+        "limit": {"type": "integer", "description": "The number of lines to read."},
+    }, "required": ["file_path"], "additionalProperties": False},
+    "Write": {"type": "object", "properties": {
+        "file_path": _FILE_PATH,
+        "content": {"type": "string", "description": "The whole content to write."},
+    }, "required": ["file_path", "content"], "additionalProperties": False},
+    "Edit": {"type": "object", "properties": {
+        "file_path": _FILE_PATH,
+        "old_string": {"type": "string", "description": "The exact text to replace."},
+        "new_string": {"type": "string", "description": "The text to put in its place."},
+        "replace_all": {"type": "boolean", "description": "Replace every occurrence of "
+                                                          "old_string (default false)."},
+    }, "required": ["file_path", "old_string", "new_string"], "additionalProperties": False},
+    "Bash": {"type": "object", "properties": {
+        "command": {"type": "string", "description": "The command to run."},
+        "timeout": {"type": "integer", "description": f"Timeout in milliseconds (at most "
+                                                      f"{MAX_TIMEOUT_MS})."},
+        "description": {"type": "string", "description": "What the command does, in a few "
+                                                         "words."},
+        "run_in_background": {"type": "boolean", "description": "Not supported by this host; "
+                                                                "leave it out."},
+    }, "required": ["command"], "additionalProperties": False},
+}
+
+DESCRIPTIONS: Mapping[str, str] = {
+    "Read": "Read a file from the workspace. Text comes back as numbered lines; offset and "
+            "limit choose a part of a long file. Read a file before you change it.",
+    "Write": "Write a whole file, creating it (and missing folders) or replacing it. An "
+             "existing file must have been read first; prefer Edit for a small change.",
+    "Edit": "Replace text in a file: old_string must match exactly once (copy it from Read's "
+            "output without the line numbers), unless replace_all is true.",
+    "Bash": "Run a shell command in the working directory and return its output. stdin is "
+            "empty: do not run interactive programs.",
+}
+
+#: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
+#: problem concerns the arguments as a whole)
+_CLAUDE_FIELDS: Mapping[str, str | None] = {
+    "path": "file_path", "edits[0].old_text": "old_string", "edits[0].new_text": "new_string",
+    "edits[0].replace_all": "replace_all", "edits[0]": None}
+
+
+def _read(args: dict[str, Any]) -> dict[str, Any]:
+    out = {"path": args["file_path"]}
+    for key in ("offset", "limit"):
+        if args.get(key) is not None:
+            out[key] = args[key]
+    if out.get("offset") == 0:  # Claude's Read accepts 0 for the start
+        out["offset"] = 1
+    return out
+
+
+def _write(args: dict[str, Any]) -> dict[str, Any]:
+    return {"path": args["file_path"], "content": args["content"]}
+
+
+def _edit(args: dict[str, Any]) -> dict[str, Any]:
+    edit = {"old_text": args["old_string"], "new_text": args["new_string"]}
+    if args.get("replace_all") is not None:
+        edit["replace_all"] = args["replace_all"]
+    return {"path": args["file_path"], "edits": [edit]}
+
+
+def _bash(args: dict[str, Any]) -> dict[str, Any]:
+    if args.get("run_in_background"):
+        raise ToolArgumentError("Bash", "run_in_background", "background commands are not "
+                                "supported by this host; run the command in the foreground")
+    out: dict[str, Any] = {"command": args["command"]}
+    timeout = args.get("timeout")
+    if timeout is not None:
+        if timeout <= 0 or timeout > MAX_TIMEOUT_MS:
+            raise ToolArgumentError("Bash", "timeout", f"must be between 1 and "
+                                    f"{MAX_TIMEOUT_MS} milliseconds, got {timeout}")
+        out["timeout"] = max(1, math.ceil(timeout / 1000))
+    return out
+
+
+CONVERT: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
+}
+
+
+def adapt(kernel_tool: Tool, name: str) -> Tool:
+    """``kernel_tool`` under the standard ``name``, taking Claude's arguments."""
+    schema = SCHEMAS[name]
+    convert = CONVERT[name]
+
+    def prepare(arguments: Mapping[str, Any]) -> Any:
+        checked = _check_object(name, schema, arguments)
+        try:
+            return kernel_tool.prepare_arguments(convert(checked))
+        except ToolArgumentError as exc:
+            if exc.tool == name:
+                raise
+            field = _CLAUDE_FIELDS.get(exc.field or "", exc.field)
+            raise ToolArgumentError(name, field, exc.problem) from None
+
+    return attrs.evolve(kernel_tool, name=name, description=DESCRIPTIONS[name],
+                        parameters=schema, prepare=prepare)
+
+
+#: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise
+#: the model still sees their schemas and a call says they are not supported
+PLACEHOLDER_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "Glob": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "The glob pattern, e.g. **/*.py."},
+        "path": {"type": "string", "description": "The folder to search (default: the "
+                                                  "working directory)."},
+    }, "required": ["pattern"], "additionalProperties": False},
+    "Grep": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "The regular expression to search for."},
+        "path": {"type": "string", "description": "The file or folder to search."},
+        "glob": {"type": "string", "description": "Only files matching this glob."},
+        "type": {"type": "string", "description": "Only files of this type (py, js ...)."},
+        "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"],
+                        "description": "What to show (default files_with_matches)."},
+        "-i": {"type": "boolean", "description": "Ignore case."},
+        "-n": {"type": "boolean", "description": "Show line numbers (content mode)."},
+        "-A": {"type": "integer", "description": "Lines of context after each match."},
+        "-B": {"type": "integer", "description": "Lines of context before each match."},
+        "-C": {"type": "integer", "description": "Lines of context around each match."},
+        "head_limit": {"type": "integer", "description": "Show at most this many results."},
+        "multiline": {"type": "boolean", "description": "Let . match newlines."},
+    }, "required": ["pattern"], "additionalProperties": False},
+}
+
+
+def placeholder(name: str) -> Tool:
+    """A search tool this host does not have: its schema, and a call that says so."""
+
+    def execute(args: Any, ctx: Any) -> Any:
+        raise ToolFailure(f"{name} is not supported by this host (no search plugin is "
+                          "installed); use Bash with find or grep instead")
+
+    return Tool(name, f"{name}: not available in this host; use Bash instead.",
+                PLACEHOLDER_SCHEMAS[name], execute,
+                ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False))
+
+
+def standard_tools(found: Sequence[Tool]) -> list[Tool]:
+    """The standard tools for the kernel tools among ``found``, and placeholders for the
+    search tools no plugin provides."""
+    names = {t.name for t in found}
+    tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
+    tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
+    return tools
+
+
+class StandardToolsPlugin:
+    """Adds the standard tools during assembly (``zpi_prepare_tools``)."""
+
+    @hookimpl
+    def zpi_prepare_tools(self, tools: Sequence[Any]) -> list[Tool]:
+        return standard_tools(tools)

@@ -1,0 +1,249 @@
+"""Session events -> claude-agent-sdk messages, for one session.
+
+:class:`Translator` turns each kernel event into zero or more messages (assistant answers,
+tool results as user messages, partial-message stream events, warnings), remembers what the
+result needs (tool inputs for ``permission_denials``, time spent waiting for the model), and
+builds the ``init`` system message and the ``ResultMessage`` of each input.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid as uuids
+from typing import TYPE_CHECKING, Any
+
+from ..events import (
+    CompactionEvent,
+    Event,
+    MessageEnd,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
+    ToolEnd,
+    TurnStart,
+    WarningEvent,
+)
+from ..messages import AssistantMessage as KernelAssistant
+from ..messages import TextContent, ThinkingContent, ToolCallContent, Usage
+from ..tools.base import ImageContent
+from .accounting import Budget, model_usage, usage_dict
+from .messages import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from ..session import AgentSession, RunResult
+
+__all__ = ["Translator", "assistant_blocks", "result_subtype"]
+
+
+def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = []
+    for part in message.content:
+        if isinstance(part, TextContent):
+            blocks.append(TextBlock(part.text))
+        elif isinstance(part, ThinkingContent):
+            blocks.append(ThinkingBlock(part.thinking, part.signature or ""))
+        elif isinstance(part, ToolCallContent):
+            blocks.append(ToolUseBlock(part.id, part.name, dict(part.arguments)))
+    return blocks
+
+
+def result_content(content: Any) -> str | list[dict[str, Any]]:
+    """A tool result's content: its text, or Anthropic-style blocks when it has images."""
+    if all(isinstance(c, TextContent) for c in content):
+        return "\n".join(c.text for c in content)
+    out: list[dict[str, Any]] = []
+    for c in content:
+        if isinstance(c, ImageContent):
+            out.append({"type": "image", "source": {"type": "base64", "media_type": c.mime_type,
+                                                    "data": c.data}})
+        else:
+            out.append({"type": "text", "text": c.text})
+    return out
+
+
+def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
+    if budget_exceeded:
+        return "error_max_budget_usd"
+    if run.stop_reason == "max_turns":
+        return "error_max_turns"
+    return "error_during_execution" if run.is_error else "success"
+
+
+TERMINAL_REASONS = {"max_turns": "max_turns", "aborted": "aborted_streaming",
+                    "interrupted": "aborted_tools", "blocked": "prompt_blocked",
+                    "hook_stopped": "hook_stopped", "error": "error"}
+
+
+class Translator:
+    """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
+
+    def __init__(self, session: AgentSession, *, partial: bool = False) -> None:
+        self.session = session
+        self.partial = partial
+        self.inputs: dict[str, dict[str, Any]] = {}
+        #: this input's main-loop usage: the answers of this session (a sub-agent's answers
+        #: come from its own session; the session's totals include them)
+        self.main_usage = Usage()
+        self.api_seconds = 0.0
+        #: when the model was last waited for: the input's start, or the last tool's end
+        self._waiting_since = time.perf_counter()
+        self._block: str | None = None
+        self._index = -1
+
+    # ------------------------------------------------------------------ per input
+
+    def start(self) -> None:
+        self.main_usage = Usage()
+        self.api_seconds = 0.0
+        self.inputs.clear()
+        self._waiting_since = time.perf_counter()
+
+    def init_message(self, permission_mode: str) -> SystemMessage:
+        s = self.session
+        resources = s.resources
+        from .. import __version__
+
+        return SystemMessage("init", {
+            "type": "system", "subtype": "init", "session_id": s.session_id,
+            "uuid": str(uuids.uuid4()), "cwd": str(s.cwd), "tools": list(s.tools),
+            "mcp_servers": [], "model": s.view.model, "permissionMode": permission_mode,
+            "slash_commands": [c.name for c in resources.commands] if resources else [],
+            "skills": [k.name for k in resources.skills] if resources else [],
+            "agents": [a.name for a in resources.agents] if resources else [],
+            "plugins": [{"name": r.name, "source": r.source, "version": r.version}
+                        for r in s.host.records if r.status == "ok"],
+            "apiKeySource": "none", "output_style": "default",
+            "zpi_host_version": __version__,
+        })
+
+    def result(self, run: RunResult, budget: Budget, started: float,
+               structured: tuple[Any, list[str]] | None = None) -> ResultMessage:
+        """``structured``: (value, problems) of ``output_format``, when it is used."""
+        s = self.session
+        subtype = result_subtype(run, budget.exceeded)
+        if subtype == "success" and structured is not None and structured[1]:
+            subtype = "error_max_structured_output_retries"
+        error = subtype != "success"
+        errors = None
+        if subtype == "error_max_structured_output_retries":
+            assert structured is not None
+            errors = [f"the answer did not match the output schema: {p}" for p in structured[1]]
+        elif subtype == "error_max_budget_usd":
+            errors = [f"reached the maximum budget of ${budget.limit} for this query "
+                      f"(spent ${budget.spent(s):.6f})"]
+        elif error:
+            errors = [run.error or run.result]
+        return ResultMessage(
+            subtype=subtype,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            duration_api_ms=int(self.api_seconds * 1000),
+            is_error=error, num_turns=run.num_turns, session_id=s.session_id,
+            stop_reason=None if error else run.stop_reason,
+            total_cost_usd=s.total_cost_usd, usage=usage_dict(self.main_usage),
+            result=None if error else run.result, model_usage=model_usage(s),
+            structured_output=structured[0] if structured is not None and not error else None,
+            permission_denials=[{"tool_name": d.tool, "tool_use_id": d.call_id,
+                                 "tool_input": self.inputs.get(d.call_id, {})}
+                                for d in run.denials],
+            errors=errors, uuid=str(uuids.uuid4()),
+            terminal_reason=("max_budget" if budget.exceeded else
+                             TERMINAL_REASONS.get(run.stop_reason, "completed")),
+        )
+
+    # ------------------------------------------------------------------ events
+
+    def translate(self, event: Event) -> list[Message]:
+        if isinstance(event, MessageEnd):  # the most frequent first
+            return self._message_end(event.message)
+        if isinstance(event, ToolEnd):
+            self._waiting_since = time.perf_counter()
+            result = event.result
+            block = ToolResultBlock(result.call_id, result_content(result.content),
+                                    result.is_error)
+            details = dict(result.details) if result.details else None
+            return [UserMessage([block], tool_use_result=details)]
+        if isinstance(event, TextDeltaEvent):
+            return self._delta("text", "text_delta", event.text)
+        if isinstance(event, ReasoningDeltaEvent):
+            return self._delta("thinking", "thinking_delta", event.text)
+        if isinstance(event, TurnStart):
+            self._block, self._index = None, -1
+            return [self._stream({"type": "message_start", "message": {
+                "role": "assistant", "model": self.session.view.model, "content": []}})] \
+                if self.partial else []
+        if isinstance(event, WarningEvent):
+            return [SystemMessage("warning", {"message": event.message})]
+        if isinstance(event, CompactionEvent):
+            r = event.result
+            return [SystemMessage("compact_boundary", {"compact_metadata": {
+                "trigger": getattr(r, "trigger", "auto"),
+                "pre_tokens": getattr(r, "tokens_before", None)}})]
+        return []
+
+    def _stream(self, event: dict[str, Any]) -> StreamEvent:
+        return StreamEvent(str(uuids.uuid4()), self.session.session_id, event)
+
+    def _delta(self, kind: str, delta: str, text: str) -> list[Message]:
+        if not self.partial:
+            return []
+        out: list[Message] = []
+        if self._block != kind:
+            out += self._close_block()
+            self._index += 1
+            self._block = kind
+            out.append(self._stream({"type": "content_block_start", "index": self._index,
+                                     "content_block": {"type": kind, kind: ""}}))
+        out.append(self._stream({"type": "content_block_delta", "index": self._index,
+                                 "delta": {"type": delta, kind: text}}))
+        return out
+
+    def _close_block(self) -> list[Message]:
+        if self._block is None:
+            return []
+        self._block = None
+        return [self._stream({"type": "content_block_stop", "index": self._index})]
+
+    def _message_end(self, message: KernelAssistant) -> list[Message]:
+        s = self.session
+        now = time.perf_counter()  # the answer came: the wait since the last tool was the
+        self.api_seconds += now - self._waiting_since  # request (and its request hooks)
+        self._waiting_since = now
+        self.main_usage = self.main_usage + message.usage
+        for call in message.tool_calls:  # the model's input, for permission_denials
+            self.inputs[call.id] = dict(call.arguments)
+        out: list[Message] = []
+        if self.partial:
+            out += self._close_block()
+            for call in message.tool_calls:
+                self._index += 1
+                out.append(self._stream({"type": "content_block_start", "index": self._index,
+                                         "content_block": {"type": "tool_use", "id": call.id,
+                                                           "name": call.name, "input": {}}}))
+                out.append(self._stream({"type": "content_block_delta", "index": self._index,
+                                         "delta": {"type": "input_json_delta",
+                                                   "partial_json": json.dumps(
+                                                       dict(call.arguments))}}))
+                out.append(self._stream({"type": "content_block_stop", "index": self._index}))
+            out.append(self._stream({"type": "message_delta",
+                                     "delta": {"stop_reason": message.stop_reason},
+                                     "usage": usage_dict(message.usage)}))
+            out.append(self._stream({"type": "message_stop"}))
+        record = s.message_ids[-1] if s.message_ids and s.messages and \
+            s.messages[-1] is message else None
+        out.append(AssistantMessage(
+            assistant_blocks(message), model=f"{message.provider}:{message.model}",
+            error=message.error, usage=usage_dict(message.usage), message_id=record,
+            stop_reason=message.stop_reason, session_id=s.session_id, uuid=record))
+        return out
