@@ -92,7 +92,8 @@ class Credential:
 
 @attrs.frozen
 class RequestPolicy:
-    """Timeouts (seconds) and retries for HTTP providers, from ``settings["requests"]``."""
+    """Timeouts (seconds), retries and the size cap of one answer for HTTP providers, from
+    ``settings["requests"]``."""
 
     max_retries: int = 3
     connect_timeout: float = 10.0
@@ -101,6 +102,8 @@ class RequestPolicy:
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
     retry_after_max: float = 60.0
+    #: bytes of one streamed answer before it is cut with ProviderResponseTooLarge (32 MiB)
+    max_response_bytes: int = 32 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> RequestPolicy:
@@ -117,9 +120,11 @@ class RequestPolicy:
         values: dict[str, Any] = {}
         for name, value in raw.items():
             where = f"requests.{name}"
-            if name == "max_retries":
-                if not _is_int(value) or value < 0:
-                    raise CatalogError(where, f"must be a whole number >= 0, got {value!r}")
+            if name in ("max_retries", "max_response_bytes"):
+                least = 0 if name == "max_retries" else 1
+                if not _is_int(value) or value < least:
+                    raise CatalogError(where, f"must be a whole number >= {least}, got "
+                                              f"{value!r}")
             elif not _is_number(value) or value < 0:
                 raise CatalogError(where, f"must be a number of seconds >= 0, got {value!r}")
             values[name] = value

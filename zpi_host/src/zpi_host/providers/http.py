@@ -9,6 +9,9 @@ exponential backoff with full jitter (``retry_base_delay * 2**attempt``, at most
 ``retry-after-ms``) capped at ``retry_after_max``. Waiting uses ``anyio.sleep``, so an abort
 cancels it.
 
+One answer may stream at most ``requests.max_response_bytes`` (32 MiB by default); past that
+reading stops with :class:`ProviderResponseTooLarge`, which is not retried.
+
 The API key travels only in request headers; error bodies are redacted before they are
 quoted, and no message, repr or log line carries the key.
 """
@@ -31,6 +34,7 @@ from .base import (
     ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
+    ProviderResponseTooLarge,
     ProviderStreamBroken,
     ProviderStreamError,
     StreamEvent,
@@ -100,7 +104,7 @@ class HTTPStreamer:
     ) -> AsyncIterator[StreamEvent]:
         """POST ``body`` and yield the decoded events; ``decoder()`` makes a fresh decoder for
         each attempt."""
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = encode_body(body)
         client = self._client_for_request()
         attempt = 0
         while True:
@@ -119,7 +123,12 @@ class HTTPStreamer:
                         parse = parser.feed
                         decode = decoder()
                         feed = decode.feed
+                        budget = self.policy.max_response_bytes
                         async for chunk in response.aiter_bytes():
+                            budget -= len(chunk)
+                            if budget < 0:
+                                raise ProviderResponseTooLarge(
+                                    self.provider, self.policy.max_response_bytes)
                             events = feed(parse(chunk))
                             if events:
                                 yielded = True
@@ -185,6 +194,15 @@ class HTTPStreamer:
     def _backoff(self, attempt: int) -> float:
         p = self.policy
         return random.uniform(0, min(p.retry_max_delay, p.retry_base_delay * 2 ** attempt))
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The request as UTF-8 JSON; text with lone surrogates (which UTF-8 cannot carry) is sent
+    as ``\\udXXX`` escapes instead of failing the request."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
 
 
 def retry_after(headers: Mapping[str, str], limit: float) -> float | None:
