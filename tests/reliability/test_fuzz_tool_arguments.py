@@ -11,7 +11,7 @@ JSON (transcript, next request), and a value strict JSON cannot carry is always 
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import pytest
 from helpers.decorator_models import Color, Filter, Options
@@ -28,7 +28,7 @@ from zpi_host.tools.kernel import kernel_tools
 @tool
 def annotated(path: str, count: int, ratio: float, flag: bool, mode: Literal["a", "b"],
               color: Color, tags: list[str], options: Options, where: Filter,
-              note: Optional[str] = None, extra: dict[str, float] | None = None,
+              note: str | None = None, extra: dict[str, float] | None = None,
               pair: tuple[int, str] = (0, "")) -> str:
     """A tool with one parameter of every kind @tool supports."""
     return ""

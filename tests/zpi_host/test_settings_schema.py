@@ -30,7 +30,7 @@ WRONG = [
     ({"compat": {"claude": {"plugin_dirs": "x"}}}, "compat.claude.plugin_dirs",
      "must be a list of strings"),
     ({"hooks": {"timeout": "soon"}}, "hooks.timeout", "seconds > 0 or null"),
-    ({"model": 3}, "model", "must be a string"),
+    ({"model": 3}, "model", "must be a string or null"),
 ]
 
 

@@ -58,8 +58,8 @@ class SettingsProblem(NamedTuple):
             return f"{where}: {self.message} (the file was ignored and left unchanged)"
         if self.kept:
             return f"{where}: setting {self.key} {self.message}; kept for plugins that read it"
-        return (f"{where}: setting {self.key} {self.message}; ignored (the file was left "
-                f"unchanged){_fallback(self.key)}")
+        kept = " (the file was left unchanged)" if self.path is not None else ""
+        return f"{where}: setting {self.key} {self.message}; ignored{kept}{_fallback(self.key)}"
 
 
 def _fallback(key: str) -> str:

@@ -108,8 +108,8 @@ class Section(NamedTuple):
 MIB = 1024 * 1024
 
 SCHEMA = Section("", "keep", (
-    Setting("model", STRING, None, "default model: a catalog name or `PROVIDER:MODEL`"),
-    Setting("reasoning_level", one_of("off", "minimal", "low", "medium", "high"), None,
+    Setting("model", or_null(STRING), None, "default model: a catalog name or `PROVIDER:MODEL`"),
+    Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high")), None,
             "default reasoning level (clamped to what the model supports)"),
     Setting("models", objects_by_name("model entry"), {},
             "the model catalog (user guide, \"Models and credentials\")"),
