@@ -117,7 +117,7 @@ def _handler(raw: Any, where: str, problems: list[str]) -> CommandHandler | None
                         f"got {type(raw).__name__}; skipped")
         return None
     kind = raw.get("type")
-    if kind in UNSUPPORTED_TYPES:
+    if isinstance(kind, str) and kind in UNSUPPORTED_TYPES:
         problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
                         "\"command\" handlers run); skipped")
         return None
