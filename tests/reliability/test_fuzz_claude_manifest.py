@@ -72,28 +72,25 @@ hook_files = st.one_of(
 
 
 @given(manifests())
-def test_a_manifest_reads_or_raises_a_manifest_error(data):
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "plugin"
-        (root / ".claude-plugin").mkdir(parents=True)
-        path = root / ".claude-plugin" / "plugin.json"
-        path.write_text(json.dumps(data))
-        warnings: list[str] = []
-        try:
-            read_manifest(root, warnings)
-        except ManifestError as exc:
-            assert str(path) in str(exc)
-        assert all(isinstance(w, str) for w in warnings)
+def test_a_manifest_reads_or_raises_a_manifest_error(tmp_path, data):
+    root = tmp_path / "plugin"
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    path = root / ".claude-plugin" / "plugin.json"
+    path.write_text(json.dumps(data))
+    warnings: list[str] = []
+    try:
+        read_manifest(root, warnings)
+    except ManifestError as exc:
+        assert str(path) in str(exc)
+    assert all(isinstance(w, str) for w in warnings)
 
 
 @given(st.binary(max_size=40))
-def test_manifest_bytes_read_or_raise_a_manifest_error(raw):
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        (root / ".claude-plugin").mkdir()
-        (root / ".claude-plugin" / "plugin.json").write_bytes(raw)
-        with contextlib.suppress(ManifestError):
-            read_manifest(root, [])
+def test_manifest_bytes_read_or_raise_a_manifest_error(tmp_path, raw):
+    (tmp_path / ".claude-plugin").mkdir(exist_ok=True)
+    (tmp_path / ".claude-plugin" / "plugin.json").write_bytes(raw)
+    with contextlib.suppress(ManifestError):
+        read_manifest(tmp_path, [])
 
 
 @given(hook_files)
