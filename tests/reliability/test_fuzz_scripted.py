@@ -133,6 +133,8 @@ def test_a_run_driven_by_a_fuzzed_script_ends_with_a_result(script):
     (b'{"text": "a", "usage": {"input_tokens": true}}\n', ":1: 'usage' must be"),
     (b'{"tool_calls": [{"name": "read", "id": ["x"]}]}\n', ":1: tool_calls[0].id must be"),
     (b"[" * 100_000 + b"\n", ":1: "),
+    (b'{"tool_calls": [{"name": "a", "id": "x"}, {"name": "b", "id": "x"}]}\n',
+     ":1: tool_calls[1].id 'x' is used twice"),
 ])
 def test_what_the_fuzzing_found_is_a_script_error(tmp_path, content, words):
     path = tmp_path / "script.jsonl"

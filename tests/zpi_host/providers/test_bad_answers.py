@@ -110,3 +110,16 @@ async def test_the_wire_really_carries_nan_and_surrogates(zpi_model_server):
         "path": "\ud800", "offset": float("nan")}}]}, "t")
     frames = b"".join(sse_frames("openai", turn, pieces=1))
     assert b"NaN" in frames and b"\\\\ud800" in frames
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_two_calls_with_one_id_are_a_provider_error_not_a_crash(
+        fmt, zpi_env, zpi_model_server, tmp_path):
+    """Results are matched to calls by id: a repeated id crashed the loop with a KeyError."""
+    (tmp_path / "a.txt").write_text("a\n")
+    from zpi_host.providers.script import ScriptedToolCall, ScriptedTurn
+
+    call = ScriptedToolCall("read", {"path": "a.txt"}, "same")
+    zpi_model_server.add_turns(ScriptedTurn(tool_calls=(call, call)))  # not via parse()
+    _, result = await _run(fmt, zpi_env, zpi_model_server, tmp_path)
+    assert result.is_error and "two tool calls with the same id 'same'" in result.result

@@ -38,6 +38,7 @@ from .base import (
     ProviderStreamBroken,
     ProviderStreamError,
     StreamEvent,
+    ToolCallEnd,
     excerpt,
 )
 from .catalog import Credential, RequestPolicy
@@ -124,6 +125,7 @@ class HTTPStreamer:
                         decode = decoder()
                         feed = decode.feed
                         budget = self.policy.max_response_bytes
+                        call_ids: set[str] = set()
                         async for chunk in response.aiter_bytes():
                             budget -= len(chunk)
                             if budget < 0:
@@ -133,8 +135,12 @@ class HTTPStreamer:
                             if events:
                                 yielded = True
                                 for event in events:
+                                    if type(event) is ToolCallEnd:
+                                        self._check_call_id(event.id, call_ids)
                                     yield event
                         for event in [*feed(parser.close()), *decode.finish()]:
+                            if type(event) is ToolCallEnd:
+                                self._check_call_id(event.id, call_ids)
                             yield event
                         return
             except httpx.RequestError as exc:
@@ -158,6 +164,16 @@ class HTTPStreamer:
                 raise error
             attempt += 1
             await anyio.sleep(delay)
+
+    def _check_call_id(self, call_id: Any, seen: set[str]) -> None:
+        """Each tool call of one answer needs its own id: results are matched by it."""
+        if not isinstance(call_id, str) or not call_id:
+            raise ProviderStreamError(self.provider, f"the model sent a tool call without an "
+                                      f"id (got {call_id!r})")
+        if call_id in seen:
+            raise ProviderStreamError(self.provider, f"the model sent two tool calls with the "
+                                      f"same id {call_id!r}; each call needs its own id")
+        seen.add(call_id)
 
     def _describe(self, exc: BaseException) -> str:
         p = self.policy

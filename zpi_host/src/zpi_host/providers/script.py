@@ -77,6 +77,9 @@ class ScriptedTurn:
             call_id = call.get("id")
             if call_id is not None and (not isinstance(call_id, str) or not call_id):
                 raise ScriptError(f"{where}: tool_calls[{i}].id must be a non-empty string")
+            if call_id is not None and any(c.id == call_id for c in parsed):
+                raise ScriptError(f"{where}: tool_calls[{i}].id {call_id!r} is used twice; "
+                                  "each call of a turn needs its own id")
             parsed.append(ScriptedToolCall(call["name"], dict(args), call_id))
         usage = None
         if "usage" in data:
