@@ -67,7 +67,7 @@ class ScriptedTurn:
         calls = data.get("tool_calls", [])
         if not isinstance(calls, list):
             raise ScriptError(f"{where}: 'tool_calls' must be a list")
-        parsed = []
+        parsed: list[ScriptedToolCall] = []
         for i, call in enumerate(calls):
             if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
                 raise ScriptError(f"{where}: tool_calls[{i}] needs a string 'name'")
