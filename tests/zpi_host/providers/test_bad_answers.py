@@ -123,3 +123,20 @@ async def test_two_calls_with_one_id_are_a_provider_error_not_a_crash(
     zpi_model_server.add_turns(ScriptedTurn(tool_calls=(call, call)))  # not via parse()
     _, result = await _run(fmt, zpi_env, zpi_model_server, tmp_path)
     assert result.is_error and "two tool calls with the same id 'same'" in result.result
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("payload", [b"[" * 20_000 + b"]" * 20_000, b"1" * 5_000],
+                         ids=["deep", "long-int"])
+async def test_an_event_python_cannot_decode_is_a_stream_error(fmt, payload, connect,
+                                                               zpi_model_server):
+    from zpi_host.providers.base import ProviderStreamError
+
+    from .conftest import ask
+
+    event = b"event: message_start\n" if fmt == "anthropic" else b""
+    zpi_model_server.fail_next(raw=event + b"data: " + payload + b"\n\n")
+    provider = connect(fmt)
+    with pytest.raises(ProviderStreamError, match="not valid JSON"):
+        async for _ in provider.stream(ask("hi")):
+            pass

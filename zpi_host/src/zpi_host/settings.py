@@ -119,6 +119,9 @@ def read_settings_file(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SettingsError(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
                                   f"({exc.msg}); fix the file, it was not changed") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise SettingsError(path, f"JSON this host cannot read ({exc}); fix the file, it "
+                                  "was not changed") from None
     if not isinstance(data, dict):
         raise SettingsError(path, f"settings must be a JSON object, got {type(data).__name__}")
     return data

@@ -134,8 +134,8 @@ def load_script(path: Path) -> list[ScriptedTurn]:
         except json.JSONDecodeError as exc:
             raise ScriptError(f"{path}:{number}: invalid JSON ({exc.msg} at column "
                               f"{exc.colno})") from None
-        except RecursionError:
-            raise ScriptError(f"{path}:{number}: JSON nested too deeply") from None
+        except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+            raise ScriptError(f"{path}:{number}: JSON this host cannot read ({exc})") from None
         turns.append(ScriptedTurn.parse(turn, f"{path}:{number}"))
     return turns
 
