@@ -64,7 +64,8 @@ def _line(turn: Any) -> bytes:
 
 
 lines = st.lists(st.one_of(turns().map(_line), st.binary(max_size=20),
-                           st.sampled_from([b"", b"  ", b"{", b"NaN", b'"\\ud800"'])),
+                           st.sampled_from([b"", b"  ", b"{", b"NaN", b'"\\ud800"',
+                                            b"[" * 5_000, b"1" * 5_000])),
                  max_size=5)
 
 

@@ -121,7 +121,8 @@ def _readers(settings: dict[str, Any], cwd: Path) -> None:
 
 @given(settings_objects(), settings_objects(),
        st.one_of(st.none(), st.binary(max_size=30), st.sampled_from(
-           [b"{", b"\xff\xfe", b"[]", b"null", b'{"a": 1}{', b"\xef\xbb\xbf{}"])))
+           [b"{", b"\xff\xfe", b"[]", b"null", b'{"a": 1}{', b"\xef\xbb\xbf{}",
+            b"[" * 5_000, b'{"a": 1' + b"0" * 5_000 + b"}"])))
 def test_settings_manager_never_raises(user, project, raw):
     agent, cwd, folder = _files(user, project, raw)
     with folder:

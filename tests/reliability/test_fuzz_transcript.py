@@ -125,7 +125,9 @@ def test_mutated_records_give_typed_errors(records):
 
 
 @given(st.lists(st.one_of(json_values.map(lambda v: json.dumps(v).encode()),
-                          st.binary(max_size=40)), max_size=6),
+                          st.binary(max_size=40),
+                          st.sampled_from([b"[" * 5_000, b'{"uuid": 1' + b"0" * 5_000 + b"}"])),
+                 max_size=6),
        st.booleans())
 def test_random_lines_give_typed_errors(lines, keep_header):
     head = [json.dumps(SAMPLE[0]).encode()] if keep_header else []
