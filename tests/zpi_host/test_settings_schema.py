@@ -151,3 +151,10 @@ def test_check_layer_never_raises_on_odd_values():
                                         "plugins.disabled", "hooks.timeout"}
     assert clean == {"compaction": {}, "requests": {}, "hooks": {}, "plugins": {}}
     assert SCHEMA.name == ""
+
+
+def test_updating_one_layer_keeps_the_other_layers_problems():
+    manager = SettingsManager.in_memory({"tools": []}, {"sessions": []})
+    manager.update("project", {"sessions.fsync": "record"})
+    assert [p.key for p in manager.problems] == ["tools"]
+    assert manager.get("sessions.fsync") == "record"

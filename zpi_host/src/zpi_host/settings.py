@@ -139,7 +139,7 @@ class SettingsManager:
         self.project_path = (Path(cwd) / PROJECT_DIR / SETTINGS_FILE
                              if cwd is not None else None)
         self._layers: dict[Scope, dict[str, Any]] = {"user": {}, "project": {}}
-        self.problems: tuple[SettingsProblem, ...] = ()
+        self._problems: dict[Scope, tuple[SettingsProblem, ...]] = {"user": (), "project": ()}
         self._merged: dict[str, Any] = {}
         self.reload()
 
@@ -148,12 +148,10 @@ class SettingsManager:
         cls, user: Mapping[str, Any] | None = None, project: Mapping[str, Any] | None = None
     ) -> SettingsManager:
         manager = cls(None, None)
-        problems: list[SettingsProblem] = []
+        scope: Scope
         for scope, data in (("user", user), ("project", project)):
             layer, found = check_settings(None, copy.deepcopy(dict(data or {})))
-            manager._layers[scope] = layer  # type: ignore[index]
-            problems += found
-        manager.problems = tuple(problems)
+            manager._layers[scope], manager._problems[scope] = layer, tuple(found)
         manager._remerge()
         return manager
 
@@ -168,7 +166,7 @@ class SettingsManager:
         """Read both files again; a broken one becomes a problem and is left out."""
         if self.in_memory_only:
             return self
-        problems = []
+        scope: Scope
         for scope in ("user", "project"):
             path = self.path(scope)
             if path is None:
@@ -177,12 +175,15 @@ class SettingsManager:
                 self._layers[scope], found = check_settings(path, read_settings_file(path))
             except SettingsError as exc:
                 self._layers[scope] = {}
-                problems.append(SettingsProblem(path, str(exc).removeprefix(f"{path}: ")))
-            else:
-                problems += found
-        self.problems = tuple(problems)
+                found = [SettingsProblem(path, str(exc).removeprefix(f"{path}: "))]
+            self._problems[scope] = tuple(found)
         self._remerge()
         return self
+
+    @property
+    def problems(self) -> tuple[SettingsProblem, ...]:
+        """What reading left out: broken files, and values of the wrong type (user first)."""
+        return self._problems["user"] + self._problems["project"]
 
     def _remerge(self) -> None:
         self._merged = merge_settings(self._layers["user"], self._layers["project"])
@@ -222,8 +223,7 @@ class SettingsManager:
                 _apply(current, changes)
                 _write_atomically(path, current)
         self._layers[scope], found = check_settings(path, current)
-        others = self.problems if path is not None else ()
-        self.problems = (*(p for p in others if p.path != path), *found)
+        self._problems[scope] = tuple(found)
         self._remerge()
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..errors import ZpiError
+from .arguments import argument_problem
 
 if TYPE_CHECKING:
     from .file_state import FileReadState
@@ -196,8 +197,6 @@ class Tool:
         """Validate and convert the model's arguments; raises :class:`ToolArgumentError`,
         also for values strict JSON cannot carry (NaN, lone surrogates: see
         :mod:`zpi_host.tools.arguments`) before any tool code sees them."""
-        from .arguments import argument_problem
-
         found = argument_problem(arguments)
         if found is not None:
             raise ToolArgumentError(self.name, *found)
