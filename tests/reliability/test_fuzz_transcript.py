@@ -158,3 +158,18 @@ def test_a_torn_last_line_is_still_dropped_with_a_warning():
     transcript = parse_transcript(data)
     assert len(transcript.records) == len(SAMPLE)
     assert "torn final line" in transcript.warnings[0]
+
+
+@pytest.mark.parametrize(("index", "key", "value", "path"), [
+    (0, "sessionId", None, "$.sessionId"),
+    (1, "parentUuid", {"a": 1}, "$.parentUuid"),
+    (3, "callId", 7, "$.callId"),
+    (1, "uuid", ["x"], "$.uuid"),
+])
+def test_a_field_of_the_wrong_type_is_named_as_in_the_file(index, key, value, path):
+    records = json.loads(json.dumps(SAMPLE))
+    records[index][key] = value
+    with pytest.raises(TranscriptError) as caught:
+        parse_transcript(_dump(records), Path("t.jsonl"))
+    assert caught.value.line == index + 1
+    assert caught.value.problem.endswith(f"@ {path}"), caught.value.problem
