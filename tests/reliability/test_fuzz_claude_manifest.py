@@ -127,6 +127,16 @@ def test_a_whole_folder_loads_or_is_listed_as_failed(manifest, hooks):
                 assert record.error and "Traceback" not in record.error
 
 
+def test_a_timeout_too_large_for_a_float_is_a_diagnostic():
+    """Found by the long run: ``"timeout": 10**400`` raised OverflowError."""
+    handler = {"type": "command", "command": "true", "timeout": 10**400}
+    config, problems = parse_hooks({"hooks": {"SessionStart": [{"hooks": [handler]}]}},
+                                   "hooks.json")
+    assert "\"timeout\" must be a number of seconds" in problems[0]
+    [group] = config.events["SessionStart"]
+    assert group.handlers[0].timeout_s is None
+
+
 def test_a_handler_type_that_is_not_a_string_is_a_diagnostic():
     """Found by this suite: ``{"type": []}`` raised TypeError (unhashable)."""
     config, problems = parse_hooks({"hooks": {"SessionStart": [{"hooks": [{"type": []}]}]}},

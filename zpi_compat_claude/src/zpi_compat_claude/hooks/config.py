@@ -108,7 +108,11 @@ class HookConfig:
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) and value > 0 else None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def _handler(raw: Any, where: str, problems: list[str]) -> CommandHandler | None:
