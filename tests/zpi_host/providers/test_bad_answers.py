@@ -140,3 +140,16 @@ async def test_an_event_python_cannot_decode_is_a_stream_error(fmt, payload, con
     with pytest.raises(ProviderStreamError, match="not valid JSON"):
         async for _ in provider.stream(ask("hi")):
             pass
+
+
+@pytest.mark.parametrize("settings", [
+    {"models": {"m": {"provider": "openai", "price": {"input": 10**400}}}},
+    {"models": {"m": {"provider": "openai", "price": {"input": float("nan")}}}},
+    {"requests": {"read_timeout": 10**400}},
+])
+def test_numbers_too_large_for_a_float_are_catalog_errors(settings):
+    from zpi_host.providers.catalog import CatalogError, RequestPolicy, list_models
+
+    with pytest.raises(CatalogError, match="must be a number"):
+        list_models(settings)
+        RequestPolicy.from_settings(settings)

@@ -37,7 +37,7 @@ def _is_whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     """A finite JSON number that fits a float (readers do float arithmetic with it)."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return False
@@ -58,8 +58,8 @@ def whole(minimum: int) -> Kind:
 
 def seconds(*, above_zero: bool = False) -> Kind:
     if above_zero:
-        return Kind("a number of seconds > 0", lambda v: _is_number(v) and v > 0)
-    return Kind("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0)
+        return Kind("a number of seconds > 0", lambda v: is_number(v) and v > 0)
+    return Kind("a number of seconds >= 0", lambda v: is_number(v) and v >= 0)
 
 
 def one_of(*choices: str) -> Kind:

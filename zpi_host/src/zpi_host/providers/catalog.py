@@ -16,6 +16,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError
 from ..messages import Usage
+from ..settings_schema import is_number
 
 __all__ = [
     "DEFAULT_API_KEY_ENV", "DEFAULT_BASE_URL", "NO_KEY_PROVIDERS", "CatalogError", "Credential",
@@ -125,7 +126,7 @@ class RequestPolicy:
                 if not _is_int(value) or value < least:
                     raise CatalogError(where, f"must be a whole number >= {least}, got "
                                               f"{value!r}")
-            elif not _is_number(value) or value < 0:
+            elif not is_number(value) or value < 0:
                 raise CatalogError(where, f"must be a number of seconds >= 0, got {value!r}")
             values[name] = value
         return cls(**values)
@@ -309,7 +310,7 @@ def _price(where: str, raw: Any) -> Price:
     values = {}
     for field in PRICE_FIELDS:
         value = raw.get(field)
-        if value is not None and (not _is_number(value) or value < 0):
+        if value is not None and (not is_number(value) or value < 0):
             raise CatalogError(f"{where}.{field}", f"must be a number >= 0 (USD per million "
                                                    f"tokens) or null, got {value!r}")
         values[field] = None if value is None else float(value)
@@ -340,10 +341,6 @@ def _no_unknown(where: str, raw: Mapping[str, Any], known: frozenset[str]) -> No
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _kind(value: Any) -> str:
