@@ -81,4 +81,4 @@ def test_resources_with_any_frontmatter_load_or_become_diagnostics(skill, comman
                 item.expand("one two")
         for skill_item in loader.skills:
             with contextlib.suppress(FrontmatterError):
-                assert isinstance(skill_item.body, str)
+                assert isinstance(skill_item.body(), str)
