@@ -131,9 +131,6 @@ def test_sessions_show_and_resume_name_a_record_whose_type_is_a_list(tmp_path):
         assert f"{path}:2: the field 'type' must be a string" in out.stderr, out.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="a NUL byte in a path reaches os.path.realpath in the "
-                   "permission check (ValueError traceback): permissions/file tools area, "
-                   "reported to its owner; remove this marker when it is fixed")
 def test_a_nul_byte_in_a_path_is_a_tool_error(tmp_path):
     model = _script(tmp_path,
                     '{"tool_calls": [{"name": "read", "arguments": {"path": "a\\u0000b"}}]}',

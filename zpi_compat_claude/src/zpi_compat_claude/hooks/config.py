@@ -128,7 +128,7 @@ def _handler(raw: Any, where: str, problems: list[str],
         problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
                         f"{runs} handlers run); skipped")
         return None
-    if kind not in dialect.handler_types:
+    if not isinstance(kind, str) or kind not in dialect.handler_types:
         problems.append(f"{where}: unknown handler type {kind!r} (this host runs {runs} "
                         f"handlers of {dialect.product}); skipped")
         return None
