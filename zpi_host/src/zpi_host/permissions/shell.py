@@ -1,0 +1,321 @@
+"""What a bash command line runs, as far as its text shows: every simple command anywhere in
+it, seen through quoting, wrappers and ``sh -c`` strings, and what cannot be seen through.
+
+The line is parsed with tree-sitter's bash grammar (imported on first use: only lines that a
+bash rule is checked against pay for it). Every ``command`` node of the tree counts, wherever it
+sits: lists, pipelines, subshells, groups, ``if``/``for``/``while``/``case`` bodies and
+conditions, function bodies, command and process substitutions, here-documents. Each word is
+unquoted the way bash does it; a word whose value depends on the run (a variable, a
+substitution, a glob or brace expansion) is ``None``. :mod:`.wrappers` then sees through
+``env``, ``timeout``, ``xargs``, ``sudo``, shells' ``-c`` strings and their kind.
+
+What cannot be seen through is recorded as ``unknown`` with the reason: a parse error, a
+program name that is not literal, ``eval`` of a variable, a shell reading its commands from
+standard input, nesting deeper than :data:`MAX_DEPTH`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+#: How deep ``sh -c``, ``eval`` and ``trap`` strings are parsed inside one another.
+MAX_DEPTH = 6
+
+Word = str | None
+"""A word as bash would pass it (quotes and backslashes removed), or None when its value is
+only known at run time."""
+
+
+class Glob(str):
+    """A word with unquoted ``*``, ``?``, ``[`` or a brace expansion: bash may turn it into
+    other words (``/bin/r?`` runs ``/bin/rm``). As an argument it is matched as written; as a
+    program name it is unknown."""
+
+
+@attrs.frozen
+class Invocation:
+    """One simple command as written, and what it runs.
+
+    ``views``: the command itself, then each command a wrapper runs (``nice rm f`` →
+    ``nice rm f``, ``rm f``); ``allow_views``: how many leading views an allow rule may judge it
+    by (a view after ``sudo`` or ``doas`` may not: allowing ``rm`` does not allow ``sudo rm``);
+    ``script``: the code a shell's ``-c`` string, ``eval`` or ``trap`` runs in place of the last
+    view; ``extras``: commands run besides it (``find -exec``); ``unknown``: why what it runs
+    cannot be seen."""
+
+    views: tuple[tuple[Word, ...], ...]
+    allow_views: int
+    script: ShellLine | None = None
+    extras: tuple[ShellLine, ...] = ()
+    unknown: str | None = None
+
+    @property
+    def script_allowable(self) -> bool:
+        """Whether allow rules may judge this invocation by its script's commands."""
+        return self.script is not None and self.allow_views == len(self.views)
+
+
+@attrs.frozen
+class ShellLine:
+    """The invocations of a command line in source order, and why the line itself could not
+    be read (a parse error, too deep), if so."""
+
+    invocations: tuple[Invocation, ...]
+    unknown: str | None = None
+
+    def unknowns(self) -> Iterator[str]:
+        """Every reason anywhere in the line (scripts and extras included) why some of what
+        it runs cannot be seen."""
+        if self.unknown:
+            yield self.unknown
+        for inv in self.invocations:
+            if inv.unknown:
+                yield inv.unknown
+            for inner in (inv.script, *inv.extras):
+                if inner is not None:
+                    yield from inner.unknowns()
+
+
+def parse_line(text: str, depth: int = 0) -> ShellLine:
+    """What the bash command line ``text`` runs (cached: a line is often checked against
+    several rules)."""
+    return _parse_cached(text, depth)
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(text: str, depth: int) -> ShellLine:
+    if depth > MAX_DEPTH:
+        return ShellLine((), f"shell code nested more than {MAX_DEPTH} levels deep")
+    if "\x00" in text:
+        return ShellLine((), "the command contains a NUL character")
+    source = text.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(source)
+    if tree.root_node.has_error:
+        return ShellLine((), "bash syntax the rules cannot read")
+    try:
+        return _Reader(source, depth).line(tree.root_node)
+    except RecursionError:
+        return ShellLine((), "the command is nested too deeply to read")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    """The bash parser, built on first use (tree-sitter is imported here, not before)."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+#: Builtins the grammar gives node types of their own; they count as commands too.
+_DECLARATIONS = ("declaration_command", "unset_command")
+
+
+class _Reader:
+    """Turns a tree-sitter tree into a :class:`ShellLine`."""
+
+    def __init__(self, source: bytes, depth: int) -> None:
+        self.source, self.depth = source, depth
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+
+    def line(self, root: Node) -> ShellLine:
+        from .wrappers import unwrap
+
+        invocations: list[Invocation] = []
+        unknown: str | None = None
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "command":
+                words = self.command_words(node)
+                if words:
+                    invocations.append(unwrap(words, self.depth))
+            elif kind in _DECLARATIONS:
+                invocations.append(unwrap(self.declaration_words(node), self.depth))
+            elif kind == "command_substitution" and self.text(node).startswith("`") \
+                    and "\\`" in self.text(node):
+                unknown = unknown or "backquotes nested inside backquotes"
+            elif kind == "heredoc_redirect" and self.backquoted_heredoc(node):
+                unknown = unknown or "backquotes in a here-document"
+            stack.extend(reversed(node.children))
+        return ShellLine(tuple(invocations), unknown)
+
+    def backquoted_heredoc(self, node: Node) -> bool:
+        """Whether a here-document with an unquoted delimiter has backquotes the grammar
+        left as text (bash runs them; the grammar reads only ``$(...)`` there)."""
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        if start is None or any(q in self.text(start) for q in "'\"\\"):
+            return False
+        for body in (c for c in node.children if c.type == "heredoc_body"):
+            position = body.start_byte
+            for child in body.children:
+                if b"`" in self.source[position:child.start_byte]:
+                    return True
+                position = child.end_byte
+            if b"`" in self.source[position:body.end_byte]:
+                return True
+        return False
+
+    def command_words(self, node: Node) -> list[Word]:
+        """The program and arguments of a ``command`` node (assignments and redirections
+        left out); nodes that touch with no space between them form one word."""
+        parts = [c for i, c in enumerate(node.children)
+                 if c.type == "command_name" or node.field_name_for_child(i) == "argument"]
+        words: list[Word] = []
+        previous_end = -1
+        for part in parts:
+            value = self.value(part)
+            gap = self.source[previous_end:part.start_byte] if previous_end >= 0 else b" "
+            if not gap.replace(b"\\\n", b"") and words:  # r\<newline>m is one word
+                before = words[-1]
+                if before == "$" and part.type == "string":  # $"..." read as two nodes
+                    words[-1] = value
+                else:
+                    words[-1] = _join([before, value])
+            else:
+                words.append(value)
+            previous_end = part.end_byte
+        if words and isinstance(words[0], Glob):
+            words[0] = None
+        return words
+
+    def declaration_words(self, node: Node) -> list[Word]:
+        """``export A=1 B`` as the words ``export``, ``A=1``, ``B``."""
+        words: list[Word] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                value = child.child_by_field_name("value")
+                name = child.child_by_field_name("name")
+                rest = "" if value is None else self.value(value)
+                words.append(None if rest is None or name is None
+                             else f"{self.text(name)}={rest}")
+            elif child.type != "comment":
+                words.append(self.value(child) if child.is_named else self.text(child))
+        return words
+
+    def value(self, node: Node) -> Word:
+        """A word node's value as bash passes it, a :class:`Glob`, or None."""
+        kind = node.type
+        if kind == "command_name":
+            return _join([self.value(c) for c in node.children])
+        if kind == "word":
+            return _unescape_word(self.text(node))
+        if kind in ("number", "variable_name", "file_descriptor"):
+            return self.text(node)
+        if kind == "raw_string":
+            return self.text(node)[1:-1]
+        if kind == "string":
+            if all(c.type in ('"', "string_content") for c in node.children):
+                return _unescape_double(self.text(node)[1:-1])
+            return None
+        if kind == "ansi_c_string":
+            return decode_ansi_c(self.text(node)[2:-1])
+        if kind == "translated_string":
+            inner = [c for c in node.children if c.type == "string"]
+            return self.value(inner[0]) if inner else None
+        if kind == "concatenation":
+            parts: list[Word] = []
+            children = node.children
+            for i, child in enumerate(children):
+                if child.type == "$" and i + 1 < len(children) \
+                        and children[i + 1].type == "string":
+                    continue  # $"..." inside a word: a translated string
+                parts.append(self.text(child) if child.type == "$" else self.value(child))
+            return _join(parts)
+        return None
+
+
+def _join(parts: list[Any]) -> Word:
+    if any(p is None for p in parts):
+        return None
+    joined = "".join(parts)
+    return Glob(joined) if any(isinstance(p, Glob) for p in parts) else joined
+
+
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+
+
+def _unescape_word(text: str) -> Word:
+    """An unquoted word: ``\\x`` is ``x``, a backslash-newline disappears. Unescaped glob
+    characters or a brace expansion make it a :class:`Glob`."""
+    out: list[str] = []
+    plain: list[str] = []  # the unescaped characters only, to look for globs and braces
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+                plain.append("_")
+            i += 2
+            continue
+        out.append(c)
+        plain.append(c)
+        i += 1
+    value = "".join(out)
+    bare = "".join(plain)
+    if any(c in bare for c in "*?[") or _BRACES.search(bare):
+        return Glob(value)
+    return value
+
+
+def _unescape_double(text: str) -> str:
+    """The inside of ``"..."``: a backslash escapes only ``$``, a backquote, ``"``, ``\\``
+    and a newline (which then disappears)."""
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_NUMBER = re.compile(r"[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}")
+
+
+def decode_ansi_c(body: str) -> Word:
+    """The value of ``$'body'`` as bash computes it; None for forms it cannot be sure of."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\" or i + 1 >= len(body):
+            out.append(c)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            i += 2
+            continue
+        if nxt == "c":
+            if i + 2 >= len(body):
+                return None
+            out.append(chr(ord(body[i + 2].upper()) ^ 0x40) if body[i + 2] != "?" else "\x7f")
+            i += 3
+            continue
+        number = _ANSI_NUMBER.match(body, i + 1)
+        if number is None:
+            out.append(body[i:i + 2])  # an unknown escape stays as written
+            i += 2
+            continue
+        digits = number.group()
+        code = int(digits, 8) if digits[0] in "01234567" else int(digits[1:], 16)
+        if digits[0] in "01234567":
+            code &= 0xFF
+        if code == 0:
+            break  # bash ends the string at a NUL
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF or (digits[0] in "01234567x"
+                                                         and code > 0x7F):
+            return None  # a byte that is not a character by itself, or no character at all
+        out.append(chr(code))
+        i = number.end()
+    return "".join(out)
