@@ -114,7 +114,7 @@ def _allowed_line(patterns: Sequence[str], line: shell.ShellLine, used: list[int
 def _allowed_invocation(patterns: Sequence[str], inv: shell.Invocation, used: list[int]
                         ) -> bool:
     for view in inv.views[:inv.allow_views]:
-        text = _text(view)
+        text = _text((*inv.assignments, *view) if view is inv.views[0] else view)
         for i, pattern in enumerate(patterns):
             if _command_regex(pattern).fullmatch(text):
                 used.append(i)
@@ -229,24 +229,28 @@ def suggest_command_rules(tool_name: str, command: str) -> list[str]:
     """Rules a user might add to allow this command: ``bash(git push:*)`` per simple command
     it runs (the first two words, or one when the second is an option or a path)."""
     rules: list[str] = []
-    for view in _allow_views(shell.parse_line(command)):
+    for assignments, view in _allow_views(shell.parse_line(command)):
         words = [w for w in view if w is not None]
-        if not words or view[0] is None:
+        if not words or view[0] is None or None in assignments:
             continue
         keep = words[:2] if len(words) > 1 and re.fullmatch(r"[A-Za-z][\w.-]*", words[1]) \
             else words[:1]
+        keep = [str(a) for a in assignments] + keep
         rule = f"{tool_name}({normalize_command(' '.join(keep))}:*)"
         if "*" not in " ".join(keep) and "(" not in " ".join(keep) and rule not in rules:
             rules.append(rule)
     return rules
 
 
-def _allow_views(line: shell.ShellLine) -> list[tuple[shell.Word, ...]]:
-    """The innermost view of each invocation an allow rule may judge it by."""
-    views: list[tuple[shell.Word, ...]] = []
+def _allow_views(line: shell.ShellLine
+                 ) -> list[tuple[tuple[shell.Word, ...], tuple[shell.Word, ...]]]:
+    """The innermost view of each invocation an allow rule may judge it by, with the
+    assignments an allow rule must name with it."""
+    views: list[tuple[tuple[shell.Word, ...], tuple[shell.Word, ...]]] = []
     for inv in line.invocations:
         if inv.script is not None and inv.script_allowable and inv.script.invocations:
             views += _allow_views(inv.script)
         else:
-            views.append(inv.views[inv.allow_views - 1])
+            last = inv.allow_views - 1
+            views.append((inv.assignments if last == 0 else (), inv.views[last]))
     return views

@@ -45,14 +45,17 @@ class Invocation:
     """One simple command as written, and what it runs.
 
     ``views``: the command itself, then each command a wrapper runs (``nice rm f`` →
-    ``nice rm f``, ``rm f``); ``allow_views``: how many leading views an allow rule may judge it
-    by (a view after ``sudo`` or ``doas`` may not: allowing ``rm`` does not allow ``sudo rm``);
+    ``nice rm f``, ``rm f``); ``assignments``: the ``NAME=value`` words before it, which allow
+    rules must match too; ``allow_views``: how many leading views an allow rule may judge it by
+    (not one after ``sudo``, ``doas`` or ``env NAME=value``: allowing ``rm`` does not allow
+    ``sudo rm``);
     ``script``: the code a shell's ``-c`` string, ``eval`` or ``trap`` runs in place of the last
     view; ``extras``: commands run besides it (``find -exec``); ``unknown``: why what it runs
     cannot be seen."""
 
     views: tuple[tuple[Word, ...], ...]
     allow_views: int
+    assignments: tuple[Word, ...] = ()
     script: ShellLine | None = None
     extras: tuple[ShellLine, ...] = ()
     unknown: str | None = None
@@ -60,7 +63,8 @@ class Invocation:
     @property
     def script_allowable(self) -> bool:
         """Whether allow rules may judge this invocation by its script's commands."""
-        return self.script is not None and self.allow_views == len(self.views)
+        return self.script is not None and not self.assignments \
+            and self.allow_views == len(self.views)
 
 
 @attrs.frozen
@@ -96,14 +100,24 @@ def _parse_cached(text: str, depth: int) -> ShellLine:
         return ShellLine((), f"shell code nested more than {MAX_DEPTH} levels deep")
     if "\x00" in text:
         return ShellLine((), "the command contains a NUL character")
-    source = text.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(source)
+    try:
+        source = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return ShellLine((), "the command is not valid Unicode text")
+    tree = _parser().parse(source.translate(_ASCII_ONLY))
     if tree.root_node.has_error:
         return ShellLine((), "bash syntax the rules cannot read")
     try:
         return _Reader(source, depth).line(tree.root_node)
     except RecursionError:
         return ShellLine((), "the command is nested too deeply to read")
+
+
+#: Every byte of a non-ASCII character becomes ``a`` for the grammar (values are still read
+#: from the real text at the same offsets). Bash syntax is all ASCII, so nothing is lost, and
+#: the grammar's scanner never sees the multi-byte characters that can crash it
+#: (tree-sitter-bash issue 337: ``{`` followed by a 4-byte UTF-8 character, SIGSEGV on Linux).
+_ASCII_ONLY = bytes(range(128)) + b"a" * 128
 
 
 @lru_cache(maxsize=1)
@@ -126,7 +140,7 @@ class _Reader:
         self.source, self.depth = source, depth
 
     def text(self, node: Node) -> str:
-        return self.source[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def line(self, root: Node) -> ShellLine:
         from .wrappers import unwrap
@@ -140,30 +154,31 @@ class _Reader:
             if kind == "command":
                 words = self.command_words(node)
                 if words:
-                    invocations.append(unwrap(words, self.depth))
+                    invocations.append(unwrap(words, self.depth, self.assignments(node)))
             elif kind in _DECLARATIONS:
                 invocations.append(unwrap(self.declaration_words(node), self.depth))
             elif kind == "command_substitution" and self.text(node).startswith("`") \
                     and "\\`" in self.text(node):
                 unknown = unknown or "backquotes nested inside backquotes"
-            elif kind == "heredoc_redirect" and self.backquoted_heredoc(node):
-                unknown = unknown or "backquotes in a here-document"
+            elif kind == "heredoc_redirect" and self.unread_heredoc(node):
+                unknown = unknown or "a here-document runs code the grammar did not read"
             stack.extend(reversed(node.children))
         return ShellLine(tuple(invocations), unknown)
 
-    def backquoted_heredoc(self, node: Node) -> bool:
-        """Whether a here-document with an unquoted delimiter has backquotes the grammar
-        left as text (bash runs them; the grammar reads only ``$(...)`` there)."""
+    def unread_heredoc(self, node: Node) -> bool:
+        """Whether a here-document with an unquoted delimiter has backquotes or ``$(`` the
+        grammar left as text: bash runs them, and the grammar reads only some (``$(...)``
+        after ``<<``, neither after ``<<-``)."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         if start is None or any(q in self.text(start) for q in "'\"\\"):
             return False
         for body in (c for c in node.children if c.type == "heredoc_body"):
             position = body.start_byte
             for child in body.children:
-                if b"`" in self.source[position:child.start_byte]:
+                if _runs_code(self.source[position:child.start_byte]):
                     return True
                 position = child.end_byte
-            if b"`" in self.source[position:body.end_byte]:
+            if _runs_code(self.source[position:body.end_byte]):
                 return True
         return False
 
@@ -190,16 +205,27 @@ class _Reader:
             words[0] = None
         return words
 
+    def assignments(self, node: Node) -> tuple[Word, ...]:
+        """The ``NAME=value`` words before a command's name, values unquoted."""
+        return tuple(self.assignment(c) for c in node.children
+                     if c.type == "variable_assignment")
+
+    def assignment(self, node: Node) -> Word:
+        """``NAME=value`` or ``NAME+=value`` with the value unquoted; None if it is dynamic."""
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is None:
+            return None
+        operator = self.source[name.end_byte:node.end_byte if value is None
+                               else value.start_byte].decode("utf-8", "replace")
+        rest = "" if value is None else self.value(value)
+        return None if rest is None else self.text(name) + operator + rest
+
     def declaration_words(self, node: Node) -> list[Word]:
         """``export A=1 B`` as the words ``export``, ``A=1``, ``B``."""
         words: list[Word] = []
         for child in node.children:
             if child.type == "variable_assignment":
-                value = child.child_by_field_name("value")
-                name = child.child_by_field_name("name")
-                rest = "" if value is None else self.value(value)
-                words.append(None if rest is None or name is None
-                             else f"{self.text(name)}={rest}")
+                words.append(self.assignment(child))
             elif child.type != "comment":
                 words.append(self.value(child) if child.is_named else self.text(child))
         return words
@@ -211,7 +237,7 @@ class _Reader:
             return _join([self.value(c) for c in node.children])
         if kind == "word":
             return _unescape_word(self.text(node))
-        if kind in ("number", "variable_name", "file_descriptor"):
+        if kind in ("number", "variable_name", "file_descriptor", "$"):
             return self.text(node)
         if kind == "raw_string":
             return self.text(node)[1:-1]
@@ -234,6 +260,10 @@ class _Reader:
                 parts.append(self.text(child) if child.type == "$" else self.value(child))
             return _join(parts)
         return None
+
+
+def _runs_code(text: bytes) -> bool:
+    return b"`" in text or b"$(" in text
 
 
 def _join(parts: list[Any]) -> Word:

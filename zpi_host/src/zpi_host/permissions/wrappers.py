@@ -121,10 +121,12 @@ def program_name(word: str) -> str:
     return posixpath.basename(word) or word
 
 
-def unwrap(words: Sequence[Word], depth: int) -> Invocation:
-    """The :class:`Invocation` of one simple command's words."""
+def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
+           ) -> Invocation:
+    """The :class:`Invocation` of one simple command's words and the assignments before it
+    (they change what the command does, so allow rules may judge it only as a whole)."""
     views: list[tuple[Word, ...]] = [tuple(words)]
-    allow_views: int | None = None
+    allow_views: int | None = 1 if assignments else None
     script: ShellLine | None = None
     extras: list[ShellLine] = []
     current = list(words)
@@ -161,22 +163,25 @@ def unwrap(words: Sequence[Word], depth: int) -> Invocation:
             wrapper = WRAPPERS.get(name)
             if wrapper is None:
                 break
-            inner = _inner_command(name, wrapper, args)
+            inner, sets_variables = _inner_command(name, wrapper, args)
             if not inner:
                 break
-            if not wrapper.transparent and allow_views is None:
+            if (sets_variables or not wrapper.transparent) and allow_views is None:
                 allow_views = len(views)
             views.append(tuple(inner))
             current = inner
     except _Unknown as exc:
-        return Invocation(tuple(views), allow_views or len(views), script, tuple(extras),
-                          str(exc))
-    return Invocation(tuple(views), allow_views or len(views), script, tuple(extras))
+        return Invocation(tuple(views), allow_views or len(views), assignments, script,
+                          tuple(extras), str(exc))
+    return Invocation(tuple(views), allow_views or len(views), assignments, script,
+                      tuple(extras))
 
 
-def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> list[Word]:
-    """The command ``name`` runs, from its arguments; [] when it runs none."""
+def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> tuple[list[Word], bool]:
+    """The command ``name`` runs, from its arguments ([] when it runs none), and whether
+    ``NAME=value`` words set variables for it."""
     i = 0
+    sets_variables = False
     operands = wrapper.operands
     while i < len(args):
         arg = args[i]
@@ -192,7 +197,7 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> list[Word]:
         if arg.startswith("--") and len(arg) > 2:
             option, has_value, _ = arg.partition("=")
             if option in wrapper.long_no_command:
-                return []
+                return [], False
             if option in wrapper.long_valued:
                 i += 1 if has_value else 2
                 continue
@@ -203,10 +208,11 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> list[Word]:
         if arg.startswith("-") and len(arg) > 1:
             taken = _short_options(name, wrapper, arg)
             if taken is None:
-                return []
+                return [], False
             i += taken
             continue
         if wrapper.assignments and _ASSIGNMENT.match(arg):
+            sets_variables = True
             i += 1
             continue
         if operands:
@@ -217,7 +223,7 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> list[Word]:
     inner = list(args[i:]) or list(wrapper.default)
     if inner and wrapper.appends:
         inner.append(None)  # xargs adds the words it reads
-    return inner
+    return inner, sets_variables
 
 
 def _short_options(name: str, wrapper: Wrapper, arg: str) -> int | None:

@@ -1,0 +1,57 @@
+"""Fuzzing the bash reading behind command rules: ``rm f`` wrapped in random layers of quoting,
+wrappers, compound commands, substitutions and ``sh -c`` is always caught by a deny rule and
+never covered by allow rules for the commands around it; arbitrary text never raises."""
+
+from __future__ import annotations
+
+import shlex
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zpi_host.permissions import matching, shell
+
+PROGRAMS = ["rm", "\\rm", '"rm"', "'r'm", "/bin/rm", "$'\\x72m'", "r\\m", "./rm"]
+
+LAYERS = [
+    "command {}", "env A=1 {}", "nice -n 3 {}", "timeout 5 {}", "nohup {}", "time {}",
+    "sudo -u root {}", "exec {}", "xargs -0 {} < list",
+    "{{ {}; }}", "({})", "true && {}", "false || {}", "if true; then {}; fi",
+    "if {}; then :; fi", "for i in 1; do {}; done", "while true; do {}; break; done",
+    "case a in a) {};; esac", "f() {{ {}; }}; f", "{} | cat", "echo x | {}", "! {}",
+    "echo $({})", 'echo "$({})"', "x=$({})", "cat <({})", "echo ${{x:-$({})}}",
+    "[[ -n $({}) ]]",
+]
+QUOTING = ["sh -c {}", "bash -c {}", "eval {}", "trap {} EXIT", "bash -o pipefail -c {}"]
+
+
+@st.composite
+def rm_spellings(draw: st.DrawFn) -> str:
+    command = f"{draw(st.sampled_from(PROGRAMS))} f"
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            command = draw(st.sampled_from(LAYERS)).format(command)
+        else:
+            command = draw(st.sampled_from(QUOTING)).format(shlex.quote(command))
+    return command
+
+
+@given(rm_spellings())
+def test_a_deny_rule_for_rm_catches_rm_in_any_wrapping(command):
+    assert matching.command_matches("rm:*", command, strict=False), command
+
+
+@given(rm_spellings())
+def test_allow_rules_for_the_commands_around_rm_do_not_cover_it(command):
+    allowed = ["git status:*", "echo:*", "true", "false", "cat:*", ":", "f"]
+    assert matching.cover_command(allowed, command) is None, command
+
+
+@given(st.text(alphabet=st.sampled_from(list("rm f;&|()`$'\"\\{}[]<>#=\n\t-cx*?!~")) |
+               st.characters(), max_size=80))
+def test_any_text_reads_without_raising(text):
+    line = shell.parse_line(text)
+    list(line.unknowns())
+    matching.command_matches("rm:*", text, strict=False)
+    matching.cover_command(["git status:*"], text)
+    matching.suggest_command_rules("bash", text)
