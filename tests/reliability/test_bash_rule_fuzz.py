@@ -5,6 +5,8 @@ never covered by allow rules for the commands around it; arbitrary text never ra
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,3 +57,17 @@ def test_any_text_reads_without_raising(text):
     matching.command_matches("rm:*", text, strict=False)
     matching.cover_command(["git status:*"], text)
     matching.suggest_command_rules("bash", text)
+
+
+def test_characters_that_crash_the_grammar_do_not_crash_the_host():
+    """tree-sitter-bash 0.25 can SIGSEGV on ``{`` followed by a 4-byte UTF-8 character
+    (upstream issue 337, Linux); the reading must never hand it such bytes. In a subprocess,
+    so that a crash fails this test instead of ending the suite."""
+    code = ("import random\n"
+            "from zpi_host.permissions import matching\n"
+            "random.seed(7)\n"
+            "for i in range(6000):\n"
+            "    text = '{' + chr(random.randint(0x10000, 0x10FFFF)) * random.randint(1, 3)\n"
+            "    assert matching.command_matches('rm:*', text + ' h' + str(i), strict=False)\n")
+    done = subprocess.run([sys.executable, "-c", code], timeout=120, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
