@@ -36,7 +36,8 @@ PROMISED: list[str] = [
     "time rm f", "time -p rm f", "nice rm f", "nice -n 5 rm f", "nice -5 rm f",
     "ionice -c 3 rm f", "timeout 5 rm f", "timeout -s KILL 10 rm f",
     "timeout --kill-after=1 5 rm f", "setsid -w rm f", "stdbuf -o0 rm f", "sudo rm f",
-    "sudo -u root rm f", "doas rm f", "busybox rm f", "nice env timeout 5 nohup rm f",
+    "sudo -u root rm f", "sudo -s rm f", "su -c 'rm f'", "doas rm f", "busybox rm f",
+    "nice env timeout 5 nohup rm f",
     # xargs and find -exec
     "echo f | xargs rm", "xargs -n 1 rm <<< f", "printf 'f\\0' | xargs -0 -I{} rm {}",
     "find . -name f -exec rm {} \\;", "find . -name f -exec rm {} +",
@@ -77,8 +78,8 @@ NOT_PROMISED: list[str] = [
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    """A workspace with a copy of rm under ./rm and ~/bin/rm, and stand-ins for sudo, doas
-    and busybox (not installed here) that run their arguments the way those do."""
+    """A workspace with a copy of rm under ./rm and ~/bin/rm, and stand-ins for sudo, doas,
+    su and busybox (not all installed here) that run their arguments the way those do."""
     ws = tmp_path / "ws"
     ws.mkdir()
     home = tmp_path / "home"
@@ -88,8 +89,9 @@ def workspace(tmp_path: Path) -> Path:
     for link in (ws / "rm", home / "bin" / "rm"):
         link.symlink_to("/bin/rm")
     for name, script in {
-        "sudo": '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do\n  case $1 in -u) shift;; esac\n'
-                '  shift\ndone\nexec "$@"\n',
+        "sudo": '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do\n  case $1 in -u) shift;;\n'
+                '  -s) shift; exec sh -c "$*";; esac\n  shift\ndone\nexec "$@"\n',
+        "su": '#!/bin/sh\n[ "$1" = -c ] && exec sh -c "$2"\nexit 1\n',
         "doas": '#!/bin/sh\nexec "$@"\n',
         "busybox": '#!/bin/sh\nexec "$@"\n',
     }.items():

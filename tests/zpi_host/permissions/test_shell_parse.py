@@ -121,7 +121,9 @@ def test_wrappers_that_run_nothing(command):
     ("bash --norc --rcfile x -c a", ["a"]), ("dash -c \"sh -c 'rm f'\"", ["sh -c rm f", "rm f"]),
     ("eval 'a && b'", ["a", "b"]), ("eval a b", ["a b"]), ("trap 'rm f' EXIT INT", ["rm f"]),
     ("find . -name '*.o' -exec rm {} \\; -execdir mv {} x +", ["rm ?", "mv ? x"]),
-    ("/usr/bin/env bash -c 'rm f'", ["rm f"]),
+    ("/usr/bin/env bash -c 'rm f'", ["rm f"]), ("sudo -s rm f", ["rm f"]),
+    ("sudo -i -u bob 'rm f; ls'", ["rm f", "ls"]), ("su -c 'rm f'", ["rm f"]),
+    ("su bob -lc 'rm f'", ["rm f"]), ("runuser -u bob --command='rm f'", ["rm f"]),
 ])
 def test_shell_code_in_strings_is_parsed(command, inner):
     found, unknown = read(command)
@@ -147,7 +149,8 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("eval \"$cmd\"", "eval runs"), ("sh -c \"$cmd\"", "sh -c runs"),
     ("echo rm f | sh", "standard input"), ("bash -s < x", "standard input"),
     ("sh <<< 'rm f'", "standard input"), ("trap \"$x\" EXIT", "trap runs"),
-    ("fish -c 'rm f'", "syntax other than bash"), ("env -S 'rm f'", "env option -S"),
+    ("fish -c 'rm f'", "syntax other than bash"), ("su bob", "su without -c"),
+    ("sudo -s \"$x\"", "sudo runs"), ("env -S 'rm f'", "env option -S"),
     ("timeout --sig=KILL 5 rm f", "timeout option --sig"), ("nice -x rm f", "nice option -x"),
     ("echo `echo \\`rm f\\``", "backquotes nested"), ("cat <<EOF\n`rm f`\nEOF", "here-document"),
     ("cat <<-EOF\n\t$(rm f)\n\tEOF", "here-document"),
@@ -195,7 +198,9 @@ def test_the_parser_is_imported_only_when_a_command_is_read():
     ("git status `rm x`", False), ("git status | sh", False), ("sudo git status", False),
     ("/usr/bin/git status", False), ("git stash", False), ("eval git status", True),
     ("eval \"$x\"", False), ("sh -c \"$x\"", False), ("$x status", False),
-    ("git status <(rm x)", False), ("f() { rm x; }; git status", False), ("", False),
+    ("git status <(rm x)", False), ("su -c 'git status'", False),
+    ("sudo -s git status", False), ("bash -c 'git status'", True),
+    ("f() { rm x; }; git status", False), ("", False),
     ("x=1", False),
 ])
 async def test_an_allow_rule_must_match_every_command_the_line_runs(ws, command, allowed):

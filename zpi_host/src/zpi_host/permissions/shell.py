@@ -49,9 +49,10 @@ class Invocation:
     rules must match too; ``allow_views``: how many leading views an allow rule may judge it by
     (not one after ``sudo``, ``doas`` or ``env NAME=value``: allowing ``rm`` does not allow
     ``sudo rm``);
-    ``script``: the code a shell's ``-c`` string, ``eval`` or ``trap`` runs in place of the last
-    view; ``extras``: commands run besides it (``find -exec``); ``unknown``: why what it runs
-    cannot be seen."""
+    ``script``: the code a shell's ``-c`` string, ``eval``, ``trap``, ``su -c`` or ``sudo -s``
+    runs in place of the last view; ``extras``: commands run besides it (``find -exec``);
+    ``unknown``: why what it runs cannot be seen; ``script_allowable``: whether allow rules may
+    judge it by its script's commands (not through ``sudo``, ``su`` or assignments)."""
 
     views: tuple[tuple[Word, ...], ...]
     allow_views: int
@@ -59,12 +60,7 @@ class Invocation:
     script: ShellLine | None = None
     extras: tuple[ShellLine, ...] = ()
     unknown: str | None = None
-
-    @property
-    def script_allowable(self) -> bool:
-        """Whether allow rules may judge this invocation by its script's commands."""
-        return self.script is not None and not self.assignments \
-            and self.allow_views == len(self.views)
+    script_allowable: bool = False
 
 
 @attrs.frozen

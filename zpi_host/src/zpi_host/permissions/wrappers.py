@@ -33,7 +33,8 @@ class Wrapper:
     ``numeric``: ``nice -5``; ``transparent``: False when the command runs with other rights
     (``sudo``), so that allowing the command does not allow it through this program;
     ``appends``: the program adds arguments of its own (``xargs``); ``default``: the command
-    run when none is given."""
+    run when none is given; ``via_shell``/``long_via_shell``: options after which the command's
+    words are joined and run as shell code (``sudo -s``)."""
 
     flags: str = ""
     valued: str = ""
@@ -48,6 +49,8 @@ class Wrapper:
     transparent: bool = True
     appends: bool = False
     default: tuple[str, ...] = ()
+    via_shell: str = ""
+    long_via_shell: frozenset[str] = frozenset()
 
 
 def _set(*names: str) -> frozenset[str]:
@@ -82,10 +85,11 @@ WRAPPERS: dict[str, Wrapper] = {
                      long_valued=_set("--arg-file", "--delimiter", "--max-args", "--max-procs",
                                       "--max-chars", "--process-slot-var")),
     "sudo": Wrapper(flags="AbEHiKkSsnPB", valued="CDghprtTUuR", no_command="elvV",
-                    assignments=True, transparent=False, long_flags=_set(
+                    assignments=True, transparent=False, via_shell="is",
+                    long_via_shell=_set("--login", "--shell"), long_flags=_set(
                         "--askpass", "--background", "--bell", "--preserve-env", "--set-home",
-                        "--login", "--reset-timestamp", "--non-interactive",
-                        "--preserve-groups", "--stdin", "--shell"),
+                        "--reset-timestamp", "--non-interactive", "--preserve-groups",
+                        "--stdin"),
                     long_valued=_set("--user", "--group", "--close-from", "--chdir", "--host",
                                      "--prompt", "--role", "--type", "--command-timeout",
                                      "--other-user", "--chroot"),
@@ -130,6 +134,7 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
     script: ShellLine | None = None
     extras: list[ShellLine] = []
     current = list(words)
+    privileged = False  # su: its code runs as another user
     try:
         while True:
             program = current[0]
@@ -154,6 +159,10 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
                 code = _trap_code(args)
                 script = None if code is None else _code(name, [code], depth, code)
                 break
+            if name in ("su", "runuser"):
+                script = _code(name, [code := _su_code(name, args)], depth, code)
+                privileged = True
+                break
             if name == "find":
                 extras = [ShellLine((unwrap(c, depth),)) for c in _find_commands(args)]
                 break
@@ -163,25 +172,38 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
             wrapper = WRAPPERS.get(name)
             if wrapper is None:
                 break
-            inner, sets_variables = _inner_command(name, wrapper, args)
-            if not inner:
+            inner = _inner_command(name, wrapper, args)
+            if not inner.words:
                 break
-            if (sets_variables or not wrapper.transparent) and allow_views is None:
+            if (inner.sets_variables or not wrapper.transparent) and allow_views is None:
                 allow_views = len(views)
-            views.append(tuple(inner))
-            current = inner
+            views.append(tuple(inner.words))
+            if inner.via_shell:
+                script = _code(name, inner.words, depth, " ".join(w or "" for w in inner.words))
+                break
+            current = inner.words
     except _Unknown as exc:
         return Invocation(tuple(views), allow_views or len(views), assignments, script,
                           tuple(extras), str(exc))
+    allowable = script is not None and allow_views is None and not privileged
     return Invocation(tuple(views), allow_views or len(views), assignments, script,
-                      tuple(extras))
+                      tuple(extras), None, allowable)
 
 
-def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> tuple[list[Word], bool]:
-    """The command ``name`` runs, from its arguments ([] when it runs none), and whether
-    ``NAME=value`` words set variables for it."""
+@attrs.frozen
+class _Inner:
+    """What a wrapper runs: ``words`` ([] for nothing); ``sets_variables``: ``NAME=value``
+    words came first; ``via_shell``: the words are joined and run as shell code."""
+
+    words: list[Word]
+    sets_variables: bool = False
+    via_shell: bool = False
+
+
+def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> _Inner:
+    """The command ``name`` runs, from its arguments."""
     i = 0
-    sets_variables = False
+    sets_variables = via_shell = False
     operands = wrapper.operands
     while i < len(args):
         arg = args[i]
@@ -197,18 +219,20 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> tuple[list[
         if arg.startswith("--") and len(arg) > 2:
             option, has_value, _ = arg.partition("=")
             if option in wrapper.long_no_command:
-                return [], False
+                return _Inner([])
+            via_shell = via_shell or option in wrapper.long_via_shell
             if option in wrapper.long_valued:
                 i += 1 if has_value else 2
                 continue
-            if option in wrapper.long_flags:
+            if option in wrapper.long_flags or option in wrapper.long_via_shell:
                 i += 1
                 continue
             raise _Unknown(f"{name} option {option} is not one the rules know")
         if arg.startswith("-") and len(arg) > 1:
             taken = _short_options(name, wrapper, arg)
             if taken is None:
-                return [], False
+                return _Inner([])
+            via_shell = via_shell or any(c in wrapper.via_shell for c in arg[1:])
             i += taken
             continue
         if wrapper.assignments and _ASSIGNMENT.match(arg):
@@ -223,7 +247,7 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> tuple[list[
     inner = list(args[i:]) or list(wrapper.default)
     if inner and wrapper.appends:
         inner.append(None)  # xargs adds the words it reads
-    return inner, sets_variables
+    return _Inner(inner, sets_variables, via_shell)
 
 
 def _short_options(name: str, wrapper: Wrapper, arg: str) -> int | None:
@@ -293,6 +317,24 @@ def _code(name: str, args: Sequence[Word], depth: int, code: str) -> ShellLine:
     if any(a is None for a in args):
         raise _Unknown(f"the code {name} runs is only known when the command runs")
     return parse_line(code, depth + 1)
+
+
+def _su_code(name: str, args: list[Word]) -> str:
+    """The code ``su``/``runuser`` runs with ``-c CODE`` (``--command``); without it they
+    read commands from standard input."""
+    for i, arg in enumerate(args):
+        if arg is None:
+            continue
+        if arg.startswith("--command=") or arg.startswith("--session-command="):
+            return arg.partition("=")[2]
+        wants = arg in ("--command", "--session-command") or (
+            arg.startswith("-") and not arg.startswith("--") and arg.endswith("c"))
+        if wants:
+            code = args[i + 1] if i + 1 < len(args) else ""
+            if code is None:
+                raise _Unknown(f"the code {name} -c runs is only known when the command runs")
+            return code
+    raise _Unknown(f"{name} without -c reads the commands it runs from standard input")
 
 
 def _trap_code(args: list[Word]) -> str | None:
