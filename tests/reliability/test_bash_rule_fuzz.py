@@ -1,13 +1,17 @@
 """Fuzzing the bash reading behind command rules: ``rm f`` wrapped in random layers of quoting,
 wrappers, compound commands, substitutions and ``sh -c`` is always caught by a deny rule and
-never covered by allow rules for the commands around it; arbitrary text never raises."""
+never covered by allow rules for the commands around it; random token soup that real bash
+runs ``rm`` for is always caught; arbitrary text never raises."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -71,3 +75,41 @@ def test_characters_that_crash_the_grammar_do_not_crash_the_host():
             "    assert matching.command_matches('rm:*', text + ' h' + str(i), strict=False)\n")
     done = subprocess.run([sys.executable, "-c", code], timeout=120, capture_output=True)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+
+
+#: Pieces of bash from which random lines are glued; ``rm`` on the PATH is a stand-in that
+#: leaves a mark, so that the test knows when bash really ran it.
+SOUP = [" rm f", " rm f ", "rm", "r", "m", "f", ";", "&&", "||", "|", "&", "(", ")", "{", "}",
+        "$(", "`", "'", '"', "\\", "\n", " ", " ", "if", "then", "fi", "case", "in", "esac",
+        ";;", "<<", "EOF", "<(", "x=", "$", "#", "=", "eval", "sh", "-c", "command", "env",
+        "nice", "time", "!", "for", "do", "done", "echo", "$'", "\\x72", "{a,b}", "*", "?",
+        "exec", "xargs", "trap", "EXIT", "a", "true"]
+
+
+@pytest.fixture(scope="module")
+def fake_rm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fake-rm")
+    (folder / "bin").mkdir()
+    (folder / "work").mkdir()
+    script = folder / "bin" / "rm"
+    script.write_text('#!/bin/sh\ntouch "$MARK"\n')
+    script.chmod(0o755)
+    return folder
+
+
+_PIECES = st.lists(st.sampled_from(SOUP), max_size=8).map("".join)
+
+
+@given(line=st.tuples(_PIECES, st.sampled_from(["rm f", "\\rm f", "r\\\nm f", "'r'm f"]),
+                      _PIECES).map(lambda t: f"{t[0]} {t[1]} {t[2]}"))
+def test_whenever_bash_runs_rm_the_deny_rule_matched(fake_rm, line):
+    mark = fake_rm / f"mark-{os.getpid()}-{abs(hash(line))}"
+    mark.unlink(missing_ok=True)
+    env = {"PATH": f"{fake_rm / 'bin'}:/usr/bin:/bin", "MARK": str(mark), "HOME": str(fake_rm)}
+    try:
+        subprocess.run(["bash", "-c", line], cwd=fake_rm / "work", env=env, timeout=5,
+                       stdin=subprocess.DEVNULL, capture_output=True)
+    except subprocess.TimeoutExpired:
+        return
+    if mark.exists():
+        assert matching.command_matches("rm:*", line, strict=False), line
