@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import pytest
 from helpers.permission_checks import BASH, check, policy
@@ -175,6 +176,24 @@ def test_nesting_is_bounded():
 
 def _single_quoted(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def test_threads_and_long_lines_read_the_same():
+    commands = [f"git status {i} && sh -c 'rm f{i}' | nice cat" for i in range(300)]
+    expected = [seen(shell._parse(c, 0)) for c in commands]
+    results: dict[int, list[list[str]]] = {}
+
+    def work(n: int) -> None:
+        results[n] = [seen(shell._parse(c, 0)) for c in commands]
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert all(results[n] == expected for n in range(4))
+    body = "x\n" * shell.CACHED_LENGTH
+    assert read(f"cat <<EOF\n{body}$(rm f)\nEOF") == (["cat", "rm f"], None)
 
 
 def test_the_parser_is_imported_only_when_a_command_is_read():

@@ -17,6 +17,7 @@ standard input, nesting deeper than :data:`MAX_DEPTH`.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -84,14 +85,24 @@ class ShellLine:
                     yield from inner.unknowns()
 
 
+#: Lines up to this many characters are kept in a cache (a line is often checked against
+#: several rules); longer ones, such as here-documents that write a file, are read each time.
+CACHED_LENGTH = 16_384
+
+
 def parse_line(text: str, depth: int = 0) -> ShellLine:
-    """What the bash command line ``text`` runs (cached: a line is often checked against
-    several rules)."""
-    return _parse_cached(text, depth)
+    """What the bash command line ``text`` runs."""
+    if len(text) <= CACHED_LENGTH:
+        return _parse_cached(text, depth)
+    return _parse(text, depth)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def _parse_cached(text: str, depth: int) -> ShellLine:
+    return _parse(text, depth)
+
+
+def _parse(text: str, depth: int) -> ShellLine:
     if depth > MAX_DEPTH:
         return ShellLine((), f"shell code nested more than {MAX_DEPTH} levels deep")
     if "\x00" in text:
@@ -116,13 +127,20 @@ def _parse_cached(text: str, depth: int) -> ShellLine:
 _ASCII_ONLY = bytes(range(128)) + b"a" * 128
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Parser:
-    """The bash parser, built on first use (tree-sitter is imported here, not before)."""
-    import tree_sitter
-    import tree_sitter_bash
+_parsers = threading.local()
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+def _parser() -> Parser:
+    """This thread's bash parser (a parser is not shared between threads), built on first
+    use: tree-sitter is imported here, not before."""
+    parser: Parser | None = getattr(_parsers, "parser", None)
+    if parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _parsers.parser = parser
+    return parser
 
 
 #: Builtins the grammar gives node types of their own; they count as commands too.
