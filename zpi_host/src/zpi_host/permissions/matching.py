@@ -113,8 +113,8 @@ def _allowed_line(patterns: Sequence[str], line: shell.ShellLine, used: list[int
 
 def _allowed_invocation(patterns: Sequence[str], inv: shell.Invocation, used: list[int]
                         ) -> bool:
-    for view in inv.views[:inv.allow_views]:
-        text = _text((*inv.assignments, *view) if view is inv.views[0] else view)
+    for n, view in enumerate(inv.views[:inv.allow_views]):
+        text = _text((*inv.assignments, *view) if n == 0 else view)
         for i, pattern in enumerate(patterns):
             if _command_regex(pattern).fullmatch(text):
                 used.append(i)

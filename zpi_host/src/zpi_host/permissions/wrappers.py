@@ -110,7 +110,7 @@ RESERVED_WORDS = frozenset({"!", "{", "}", "[[", "]]", "case", "do", "done", "el
 #: Shells whose ``-c`` string is bash-like enough to parse with the bash grammar.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash",
                     "posh", "lksh"})
-#: Shells with another syntax: their ``-c`` string is unknown.
+#: Shells with another syntax: what they run is unknown unless they run a script file.
 OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"})
 _SHELL_LONG_VALUED = _set("--rcfile", "--init-file")
 _SHELL_LONG_FLAGS = _set("--norc", "--noprofile", "--login", "--posix", "--restricted",
@@ -149,8 +149,8 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
             if name in SHELLS:
                 script = _shell_script(name, args, depth)
                 break
-            if name in OTHER_SHELLS and any(a is not None and a.startswith("-") and "c" in a
-                                            for a in args):
+            if name in OTHER_SHELLS and (not args or (args[0] is not None
+                                         and args[0].startswith("-"))):
                 raise _Unknown(f"{name} runs code in a syntax other than bash's")
             if name == "eval":
                 script = _code(name, args, depth, " ".join(a or "" for a in args))
