@@ -72,6 +72,8 @@ NOT_PROMISED: list[str] = [
     "perl -e 'unlink \"f\"'",
     "printf 'rm f' > s.sh; sh s.sh",
     "shopt -s expand_aliases\nalias del=rm\ndel f",
+    "hash -p /bin/rm del; del f",
+    "ln -s /bin/rm del && ./del f",
     "mv f ../gone",
 ]
 

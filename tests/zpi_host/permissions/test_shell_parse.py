@@ -78,6 +78,9 @@ def test_words_are_unquoted_as_bash_does(command, words):
     ("[[ -n $(a) ]] && (( $(b) > 1 ))", ["a", "b"]),
     ("echo ${x:-$(a)} ${y/$(b)/c}", ["echo ? ?", "a", "b"]),
     ("! a", ["a"]),
+    ("a=$''\\x72m rm f", ["rm f"]),  # x72m belongs to the assignment, as in bash
+    ("git >/dev/null push origin", ["git push origin"]), ("git 2>&1 push", ["git push"]),
+    ("cat <<EOF x\nEOF", ["cat x"]),  # words after a redirection are arguments
 ])
 def test_every_simple_command_is_seen(command, commands):
     found, unknown = read(command)
@@ -151,7 +154,7 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("echo rm f | sh", "standard input"), ("bash -s < x", "standard input"),
     ("sh <<< 'rm f'", "standard input"), ("trap \"$x\" EXIT", "trap runs"),
     ("fish -c 'rm f'", "syntax other than bash"), ("echo rm f | fish", "other than bash"),
-    ("su bob", "su without -c"),
+    ("su bob", "su without -c"), ("{ ls; } >f x", "compound command"),
     ("sudo -s \"$x\"", "sudo runs"), ("env -S 'rm f'", "env option -S"),
     ("timeout --sig=KILL 5 rm f", "timeout option --sig"), ("nice -x rm f", "nice option -x"),
     ("echo `echo \\`rm f\\``", "backquotes nested"), ("cat <<EOF\n`rm f`\nEOF", "here-document"),
@@ -246,7 +249,8 @@ async def test_allow_rules_together_and_wrappers_with_other_rights(ws):
     ("git push:*", "git $(echo push) origin", True), ("git push:*", "git log $x", False),
     ("git push:*", "$x", True), ("git push:*", "sh -c 'git push'", True),
     ("git push:*", "nice -n 1 git push -f", True), ("git push:*", "git pull", False),
-    ("rm:*", "rm $x", True), ("rm:*", "echo rm", False), ("rm:*", "command -v rm", False),
+    ("git push:*", "git >/dev/null push", True), ("rm:*", "rm $x", True),
+    ("rm:*", "echo rm", False), ("rm:*", "command -v rm", False),
     ("/bin/rm:*", "rm f", True), ("rm:*", "/usr/local/bin/rm f", True),
     ("rm -rf:*", "rm -rf $x", True), ("rm -rf:*", "rm -i f", False),
     ("curl * | sh", "curl x | sh", True),  # a pattern may still name the whole line

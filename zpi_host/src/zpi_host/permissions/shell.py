@@ -152,6 +152,9 @@ class _Reader:
 
     def __init__(self, source: bytes, depth: int) -> None:
         self.source, self.depth = source, depth
+        #: Words the grammar put into a redirection that are a command's arguments in bash
+        #: (``git >/dev/null push``), by the id of the command they belong to.
+        self.trailing: dict[int, list[Node]] = {}
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -166,9 +169,13 @@ class _Reader:
             node = stack.pop()
             kind = node.type
             if kind == "command":
-                words = self.command_words(node)
+                assignments, words, problem = self.command_parts(node)
+                if problem is not None:
+                    unknown = unknown or problem
                 if words:
-                    invocations.append(unwrap(words, self.depth, self.assignments(node)))
+                    invocations.append(unwrap(words, self.depth, assignments))
+            elif kind == "redirected_statement":
+                unknown = unknown or self.note_trailing_words(node)
             elif kind in _DECLARATIONS:
                 invocations.append(unwrap(self.declaration_words(node), self.depth))
             elif kind == "command_substitution" and self.text(node).startswith("`") \
@@ -196,33 +203,60 @@ class _Reader:
                 return True
         return False
 
-    def command_words(self, node: Node) -> list[Word]:
-        """The program and arguments of a ``command`` node (assignments and redirections
-        left out); nodes that touch with no space between them form one word."""
-        parts = [c for i, c in enumerate(node.children)
-                 if c.type == "command_name" or node.field_name_for_child(i) == "argument"]
-        words: list[Word] = []
-        previous_end = -1
-        for part in parts:
-            value = self.value(part)
-            gap = self.source[previous_end:part.start_byte] if previous_end >= 0 else b" "
-            if not gap.replace(b"\\\n", b"") and words:  # r\<newline>m is one word
-                before = words[-1]
-                if before == "$" and part.type == "string":  # $"..." read as two nodes
-                    words[-1] = value
+    def note_trailing_words(self, node: Node) -> str | None:
+        """Remember the words after a redirection's target (the grammar reads ``>f a b`` as
+        three targets, bash as the target ``f`` and arguments ``a b``) for the statement's
+        command; a reason when they follow something other than a simple command."""
+        extra: list[Node] = []
+        for redirect in node.children_by_field_name("redirect"):
+            found = [c for i, c in enumerate(redirect.children)
+                     if redirect.field_name_for_child(i) in ("destination", "argument")]
+            extra += found[1:] if redirect.type == "file_redirect" else found
+        if not extra:
+            return None
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "command":
+            return "words after a redirection of a compound command"
+        self.trailing[body.id] = extra
+        return None
+
+    def command_parts(self, node: Node) -> tuple[tuple[Word, ...], list[Word], str | None]:
+        """The ``NAME=value`` words, then the program and arguments of a ``command`` node
+        (redirections left out), and a reason if the grammar split words where bash does
+        not. Nodes that touch with no space between them form one word, as in bash
+        (``a=$''x rm`` assigns ``x`` and runs ``rm``; the grammar reads ``x`` as the program)."""
+        items: list[list[Any]] = []  # [is an assignment, value]
+        problem: str | None = None
+        previous_end, previous_is_word = -1, False
+        for i, child in enumerate(node.children):
+            if child.type == "variable_assignment":
+                value, is_assignment = self.assignment(child), True
+            elif child.type == "command_name" or node.field_name_for_child(i) == "argument":
+                value, is_assignment = self.value(child), False
+            else:  # a redirection
+                previous_end, previous_is_word = child.end_byte, False
+                continue
+            gap = self.source[previous_end:child.start_byte] if previous_end >= 0 else b" "
+            touching = not gap.replace(b"\\\n", b"")  # r\<newline>m is one word
+            if touching and previous_is_word:
+                before = items[-1]
+                if before[1] == "$" and child.type == "string":  # $"..." read as two nodes
+                    before[1] = value
                 else:
-                    words[-1] = _join([before, value])
+                    before[1] = _join([before[1], value])
             else:
-                words.append(value)
-            previous_end = part.end_byte
+                if touching:
+                    problem = "words the grammar split where bash does not"
+                items.append([is_assignment, value])
+            previous_end, previous_is_word = child.end_byte, True
+        items += [[False, self.value(extra)] for extra in self.trailing.get(node.id, ())]
+        count = 0
+        while count < len(items) and items[count][0]:
+            count += 1
+        words: list[Word] = [value for _, value in items[count:]]
         if words and isinstance(words[0], Glob):
             words[0] = None
-        return words
-
-    def assignments(self, node: Node) -> tuple[Word, ...]:
-        """The ``NAME=value`` words before a command's name, values unquoted."""
-        return tuple(self.assignment(c) for c in node.children
-                     if c.type == "variable_assignment")
+        return tuple(value for _, value in items[:count]), words, problem
 
     def assignment(self, node: Node) -> Word:
         """``NAME=value`` or ``NAME+=value`` with the value unquoted; None if it is dynamic."""
