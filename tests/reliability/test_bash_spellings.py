@@ -59,6 +59,10 @@ PROMISED: list[str] = [
     "echo $(rm f)", 'echo "$(rm f)"', "echo `rm f`", 'echo "`rm f`"', "cat <(rm f)",
     "x=$(rm f)", "export X=$(rm f)", "echo ${x:-$(rm f)}", "echo $((0 + $(rm f; echo 1)))",
     "cat <<EOF\n$(rm f)\nEOF", "[[ -n $(rm f) ]]", "echo `echo \\`rm f\\``",
+    # code in quoted strings that bash evaluates later (arithmetic, indirection, printf -v)
+    "x='a[$(rm f)]'; echo $((x))", "x='a[$(rm f)]'; [[ $x -eq 0 ]]",
+    "y='a[$(rm f)]'; echo ${!y}", "printf -v 'a[$(rm f)]' x",
+    "for x in 'a[`rm f`]'; do : $((x)); done",
     # the program name is not literal: unknown, so refused under any bash deny rule
     "x=rm; $x f", '"${x:-rm}" f', "/bin/r? f", "/bin/r[m] f", "$(echo rm) f", "{rm,f}",
     "exec $(echo rm) f",

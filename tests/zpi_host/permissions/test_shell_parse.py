@@ -168,6 +168,18 @@ def test_what_cannot_be_seen_is_unknown(command, why):
     assert unknown is not None and why in unknown, unknown
 
 
+@pytest.mark.parametrize(("command", "inside"), [
+    ("x='a[$(rm f)]'; echo $((x))", ["rm f"]), ("printf -v 'a[`rm f`]' x", ["rm f"]),
+    ("echo 'say \"$(ls -l)\" \\'", ["ls -l"]), ("[[ 'a[$(rm f)]' -eq 1 ]]", ["rm f"]),
+    ("grep -n '$(' f", []), ("grep '`' README.md", []), ("sh -c 'echo $(date)'", []),
+    ("cat <<'EOF'\na[$(rm f)]\nEOF", []),
+])
+def test_code_in_quoted_strings_is_noted(command, inside):
+    line = shell.parse_line(command)
+    assert [s for code in line.quoted_code for s in seen(code)] == inside
+    assert next(line.unknowns(), None) is None
+
+
 def test_nesting_is_bounded():
     command = "rm f"
     for _ in range(shell.MAX_DEPTH + 2):
@@ -239,6 +251,9 @@ async def test_allow_rules_together_and_wrappers_with_other_rights(ws):
     assert (await check(p, BASH, command="sudo apt update")).allowed
     assert not (await check(p, BASH, command="sudo echo hi")).allowed  # echo, not sudo echo
     assert (await check(p, BASH, command="sh -c \"$x\"")).allowed  # sh itself is allowed
+    assert not (await check(p, BASH, command="x='a[$(date -s x)]'; echo $((x))")).allowed
+    assert (await check(policy(ws, "ask", allow=("bash(grep:*)",)), BASH,
+                        command="grep -rn '$(' src")).allowed
     named = policy(ws, "ask", allow=("bash(GIT_PAGER=cat git log:*)",))
     assert (await check(named, BASH, command="GIT_PAGER=cat git log -1")).allowed
     assert not (await check(named, BASH, command="GIT_PAGER=less git log")).allowed

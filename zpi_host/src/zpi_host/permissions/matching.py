@@ -106,7 +106,7 @@ def _names_line(pattern: str, command: str) -> bool:
 
 
 def _allowed_line(patterns: Sequence[str], line: shell.ShellLine, used: list[int]) -> bool:
-    if line.unknown is not None or not line.invocations:
+    if line.unknown is not None or line.quoted_code or not line.invocations:
         return False
     return all(_allowed_invocation(patterns, inv, used) for inv in line.invocations)
 
@@ -125,6 +125,8 @@ def _allowed_invocation(patterns: Sequence[str], inv: shell.Invocation, used: li
 
 
 def _may_match_line(pattern: str, line: shell.ShellLine) -> bool:
+    if any(_may_match_line(pattern, code) for code in line.quoted_code):
+        return True
     for inv in line.invocations:
         if any(_may_match(pattern, _text(view, basename=True)) for view in inv.views):
             return True

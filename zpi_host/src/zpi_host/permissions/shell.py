@@ -66,17 +66,23 @@ class Invocation:
 
 @attrs.frozen
 class ShellLine:
-    """The invocations of a command line in source order, and why the line itself could not
-    be read (a parse error, too deep), if so."""
+    """The invocations of a command line in source order, why the line itself could not be
+    read (a parse error, too deep), if so, and ``quoted_code``: the commands in ``$(...)`` or
+    backquotes inside quoted strings, which bash may still run (``x='a[$(rm f)]'; echo
+    $((x))`` runs ``rm f`` through arithmetic). ``source``: the text read."""
 
     invocations: tuple[Invocation, ...]
     unknown: str | None = None
+    quoted_code: tuple[ShellLine, ...] = ()
+    source: str = attrs.field(default="", eq=False, repr=False)
 
     def unknowns(self) -> Iterator[str]:
         """Every reason anywhere in the line (scripts and extras included) why some of what
         it runs cannot be seen."""
         if self.unknown:
             yield self.unknown
+        for code in self.quoted_code:
+            yield from code.unknowns()
         for inv in self.invocations:
             if inv.unknown:
                 yield inv.unknown
@@ -115,7 +121,7 @@ def _parse(text: str, depth: int) -> ShellLine:
     if tree.root_node.has_error:
         return ShellLine((), "bash syntax the rules cannot read")
     try:
-        return _Reader(source, depth).line(tree.root_node)
+        return attrs.evolve(_Reader(source, depth).line(tree.root_node), source=text)
     except RecursionError:
         return ShellLine((), "the command is nested too deeply to read")
 
@@ -143,6 +149,8 @@ def _parser() -> Parser:
     return parser
 
 
+#: Nodes whose value may be a quoted string with code in it.
+_LITERALS = ("word", "raw_string", "string", "ansi_c_string", "concatenation")
 #: Builtins the grammar gives node types of their own; they count as commands too.
 _DECLARATIONS = ("declaration_command", "unset_command")
 
@@ -155,6 +163,8 @@ class _Reader:
         #: Words the grammar put into a redirection that are a command's arguments in bash
         #: (``git >/dev/null push``), by the id of the command they belong to.
         self.trailing: dict[int, list[Node]] = {}
+        #: Quoted words with ``$(`` or a backquote, in order (a dict as an ordered set).
+        self.code_strings: dict[str, None] = {}
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -176,6 +186,10 @@ class _Reader:
                     invocations.append(unwrap(words, self.depth, assignments))
             elif kind == "redirected_statement":
                 unknown = unknown or self.note_trailing_words(node)
+            elif kind == "variable_assignment":
+                self.assignment(node)  # notes a quoted value with code in it
+            elif kind in _LITERALS:
+                self.value(node)  # likewise, for words outside commands (for, case, [[ ]])
             elif kind in _DECLARATIONS:
                 invocations.append(unwrap(self.declaration_words(node), self.depth))
             elif kind == "command_substitution" and self.text(node).startswith("`") \
@@ -184,7 +198,19 @@ class _Reader:
             elif kind == "heredoc_redirect" and self.unread_heredoc(node):
                 unknown = unknown or "a here-document runs code the grammar did not read"
             stack.extend(reversed(node.children))
-        return ShellLine(tuple(invocations), unknown)
+        scripts = {inv.script.source for inv in invocations if inv.script is not None}
+        quoted = [self.quoted_code(text) for text in self.code_strings if text not in scripts]
+        return ShellLine(tuple(invocations), unknown, tuple(q for q in quoted if q is not None))
+
+    def quoted_code(self, text: str) -> ShellLine | None:
+        """The commands of the substitutions in a quoted string, read as if the string were
+        in double quotes; None when there are none or they do not parse (then bash could not
+        run them either)."""
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        probe = parse_line(f': "{escaped}"', self.depth + 1)
+        if probe.unknown is not None or len(probe.invocations) < 2:
+            return None
+        return ShellLine(probe.invocations[1:], None, probe.quoted_code)
 
     def unread_heredoc(self, node: Node) -> bool:
         """Whether a here-document with an unquoted delimiter has backquotes or ``$(`` the
@@ -279,7 +305,14 @@ class _Reader:
         return words
 
     def value(self, node: Node) -> Word:
-        """A word node's value as bash passes it, a :class:`Glob`, or None."""
+        """A word node's value as bash passes it, a :class:`Glob`, or None. Values with
+        ``$(`` or a backquote are noted in :attr:`code_strings`."""
+        value = self.word_value(node)
+        if value is not None and ("$(" in value or "`" in value):
+            self.code_strings[value] = None
+        return value
+
+    def word_value(self, node: Node) -> Word:
         kind = node.type
         if kind == "command_name":
             return _join([self.value(c) for c in node.children])
