@@ -83,7 +83,9 @@ SOUP = [" rm f", " rm f ", "rm", "r", "m", "f", ";", "&&", "||", "|", "&", "(", 
         "$(", "`", "'", '"', "\\", "\n", " ", " ", "if", "then", "fi", "case", "in", "esac",
         ";;", "<<", "EOF", "<(", "x=", "$", "#", "=", "eval", "sh", "-c", "command", "env",
         "nice", "time", "!", "for", "do", "done", "echo", "$'", "\\x72", "{a,b}", "*", "?",
-        "exec", "xargs", "trap", "EXIT", "a", "true"]
+        "exec", "xargs", "trap", "EXIT", "a", "true", ">x", " >/dev/null ", "2>&1", "<x",
+        "$''", "a=", '"$x"', "${x}", "<<<", "--", "-n", "5", "timeout", "nohup", "find",
+        "-exec", "\\;", "{}", "a[", "]", "$((", "))"]
 
 
 @pytest.fixture(scope="module")

@@ -81,6 +81,7 @@ def test_words_are_unquoted_as_bash_does(command, words):
     ("a=$''\\x72m rm f", ["rm f"]),  # x72m belongs to the assignment, as in bash
     ("git >/dev/null push origin", ["git push origin"]), ("git 2>&1 push", ["git push"]),
     ("cat <<EOF x\nEOF", ["cat x"]),  # words after a redirection are arguments
+    ("command>x r\\\nm f", ["command rm f", "rm f"]), ("echo >x\\\nrm f", ["echo f"]),
 ])
 def test_every_simple_command_is_seen(command, commands):
     found, unknown = read(command)
@@ -154,7 +155,8 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("echo rm f | sh", "standard input"), ("bash -s < x", "standard input"),
     ("sh <<< 'rm f'", "standard input"), ("trap \"$x\" EXIT", "trap runs"),
     ("fish -c 'rm f'", "syntax other than bash"), ("echo rm f | fish", "other than bash"),
-    ("su bob", "su without -c"), ("{ ls; } >f x", "compound command"),
+    ("su bob", "su without -c"), ("x=$ rm f", "'$' before a space"),
+    ("{ ls; } >f x", "compound command"),
     ("sudo -s \"$x\"", "sudo runs"), ("env -S 'rm f'", "env option -S"),
     ("timeout --sig=KILL 5 rm f", "timeout option --sig"), ("nice -x rm f", "nice option -x"),
     ("echo `echo \\`rm f\\``", "backquotes nested"), ("cat <<EOF\n`rm f`\nEOF", "here-document"),

@@ -161,8 +161,9 @@ class _Reader:
     def __init__(self, source: bytes, depth: int) -> None:
         self.source, self.depth = source, depth
         #: Words the grammar put into a redirection that are a command's arguments in bash
-        #: (``git >/dev/null push``), by the id of the command they belong to.
-        self.trailing: dict[int, list[Node]] = {}
+        #: (``git >/dev/null push``), each as the nodes that form it, by the id of the
+        #: command they belong to.
+        self.trailing: dict[int, list[list[Node]]] = {}
         #: Quoted words with ``$(`` or a backquote, in order (a dict as an ordered set).
         self.code_strings: dict[str, None] = {}
 
@@ -186,6 +187,8 @@ class _Reader:
                     invocations.append(unwrap(words, self.depth, assignments))
             elif kind == "redirected_statement":
                 unknown = unknown or self.note_trailing_words(node)
+            elif kind == "simple_expansion" and any(c.isspace() for c in self.text(node)):
+                unknown = unknown or "bash syntax the grammar misreads ('$' before a space)"
             elif kind == "variable_assignment":
                 self.assignment(node)  # notes a quoted value with code in it
             elif kind in _LITERALS:
@@ -233,18 +236,36 @@ class _Reader:
         """Remember the words after a redirection's target (the grammar reads ``>f a b`` as
         three targets, bash as the target ``f`` and arguments ``a b``) for the statement's
         command; a reason when they follow something other than a simple command."""
-        extra: list[Node] = []
+        groups: list[list[Node]] = []
         for redirect in node.children_by_field_name("redirect"):
             found = [c for i, c in enumerate(redirect.children)
                      if redirect.field_name_for_child(i) in ("destination", "argument")]
-            extra += found[1:] if redirect.type == "file_redirect" else found
-        if not extra:
+            if redirect.type == "file_redirect" and found:
+                target, found = found[0], found[1:]
+                previous_end, glued_to_target = target.end_byte, True
+            else:
+                previous_end, glued_to_target = -1, False
+            for word in found:
+                touching = self.touching(previous_end, word.start_byte)
+                if touching and glued_to_target:
+                    pass  # >x\<newline>y: still the target
+                elif touching and groups:
+                    groups[-1].append(word)
+                else:
+                    groups.append([word])
+                glued_to_target = touching and glued_to_target
+                previous_end = word.end_byte
+        if not groups:
             return None
         body = node.child_by_field_name("body")
         if body is None or body.type != "command":
             return "words after a redirection of a compound command"
-        self.trailing[body.id] = extra
+        self.trailing[body.id] = groups
         return None
+
+    def touching(self, end: int, start: int) -> bool:
+        """Whether two nodes form one word: nothing but backslash-newlines between them."""
+        return end >= 0 and not self.source[end:start].replace(b"\\\n", b"")
 
     def command_parts(self, node: Node) -> tuple[tuple[Word, ...], list[Word], str | None]:
         """The ``NAME=value`` words, then the program and arguments of a ``command`` node
@@ -262,8 +283,7 @@ class _Reader:
             else:  # a redirection
                 previous_end, previous_is_word = child.end_byte, False
                 continue
-            gap = self.source[previous_end:child.start_byte] if previous_end >= 0 else b" "
-            touching = not gap.replace(b"\\\n", b"")  # r\<newline>m is one word
+            touching = self.touching(previous_end, child.start_byte)  # r\<newline>m: rm
             if touching and previous_is_word:
                 before = items[-1]
                 if before[1] == "$" and child.type == "string":  # $"..." read as two nodes
@@ -275,7 +295,8 @@ class _Reader:
                     problem = "words the grammar split where bash does not"
                 items.append([is_assignment, value])
             previous_end, previous_is_word = child.end_byte, True
-        items += [[False, self.value(extra)] for extra in self.trailing.get(node.id, ())]
+        items += [[False, _join([self.value(n) for n in group])]
+                  for group in self.trailing.get(node.id, ())]
         count = 0
         while count < len(items) and items[count][0]:
             count += 1
