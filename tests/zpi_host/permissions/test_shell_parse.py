@@ -156,6 +156,7 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("sh <<< 'rm f'", "standard input"), ("trap \"$x\" EXIT", "trap runs"),
     ("fish -c 'rm f'", "syntax other than bash"), ("echo rm f | fish", "other than bash"),
     ("su bob", "su without -c"), ("x=$ rm f", "'$' before a space"),
+    ("x='a[$(rm f)] $('; echo $((x))", "quoted string with code"),
     ("{ ls; } >f x", "compound command"),
     ("sudo -s \"$x\"", "sudo runs"), ("env -S 'rm f'", "env option -S"),
     ("timeout --sig=KILL 5 rm f", "timeout option --sig"), ("nice -x rm f", "nice option -x"),

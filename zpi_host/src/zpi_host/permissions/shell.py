@@ -207,11 +207,16 @@ class _Reader:
 
     def quoted_code(self, text: str) -> ShellLine | None:
         """The commands of the substitutions in a quoted string, read as if the string were
-        in double quotes; None when there are none or they do not parse (then bash could not
-        run them either)."""
+        in double quotes; None when there are none. When the string does not parse, it is
+        unknown if it holds a complete ``$(...)`` or backquote pair (arithmetic runs the
+        subscript before it meets the error), else just text (``grep -n '$(' src``)."""
         escaped = text.replace("\\", "\\\\").replace('"', '\\"')
         probe = parse_line(f': "{escaped}"', self.depth + 1)
-        if probe.unknown is not None or len(probe.invocations) < 2:
+        if probe.unknown is not None:
+            if _COMPLETE_SUBSTITUTION.search(text):
+                return ShellLine((), "a quoted string with code the grammar cannot read")
+            return None
+        if len(probe.invocations) < 2:
             return None
         return ShellLine(probe.invocations[1:], None, probe.quoted_code)
 
@@ -362,6 +367,9 @@ class _Reader:
                 parts.append(self.text(child) if child.type == "$" else self.value(child))
             return _join(parts)
         return None
+
+
+_COMPLETE_SUBSTITUTION = re.compile(r"\$\([^()]*\)|`[^`]*`")
 
 
 def _runs_code(text: bytes) -> bool:
