@@ -56,7 +56,7 @@ def test_words_are_unquoted_as_bash_does(command, words):
 
 @pytest.mark.parametrize(("command", "commands"), [
     ("echo hi # ; rm f", ["echo hi"]),
-    ("echo hi; # rm f\nls", ["echo hi", "ls"]),
+    ("echo hi; # rm f\nls", ["echo hi", "ls"]), ("echo a \\\n# rm f", ["echo a"]),
     ("cat <<'EOF'\n$(rm f) `rm g`\nEOF", ["cat"]),
     ('cat <<"EOF"\n$(rm f)\nEOF', ["cat"]),
     ("cat <<\\EOF\n$(rm f)\nEOF", ["cat"]),
@@ -157,6 +157,7 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("fish -c 'rm f'", "syntax other than bash"), ("echo rm f | fish", "other than bash"),
     ("su bob", "su without -c"), ("x=$ rm f", "'$' before a space"),
     ("x='a[$(rm f)] $('; echo $((x))", "quoted string with code"),
+    ("a=1\\\n#x rm f", "part of a word"),
     ("{ ls; } >f x", "compound command"),
     ("sudo -s \"$x\"", "sudo runs"), ("env -S 'rm f'", "env option -S"),
     ("timeout --sig=KILL 5 rm f", "timeout option --sig"), ("nice -x rm f", "nice option -x"),

@@ -198,6 +198,8 @@ class _Reader:
             elif kind == "command_substitution" and self.text(node).startswith("`") \
                     and "\\`" in self.text(node):
                 unknown = unknown or "backquotes nested inside backquotes"
+            elif kind == "comment" and self.glued_comment(node):
+                unknown = unknown or "a '#' that bash reads as part of a word, not a comment"
             elif kind == "heredoc_redirect" and self.unread_heredoc(node):
                 unknown = unknown or "a here-document runs code the grammar did not read"
             stack.extend(reversed(node.children))
@@ -219,6 +221,14 @@ class _Reader:
         if len(probe.invocations) < 2:
             return None
         return ShellLine(probe.invocations[1:], None, probe.quoted_code)
+
+    def glued_comment(self, node: Node) -> bool:
+        """Whether a "comment" follows a word with only backslash-newlines between them:
+        bash then joins them into one word (``a=1\\<newline>#x rm f`` runs ``rm f``)."""
+        start = node.start_byte
+        while start >= 2 and self.source[start - 2:start] == b"\\\n":
+            start -= 2
+        return 0 < start < node.start_byte and self.source[start - 1:start] not in _WORD_ENDS
 
     def unread_heredoc(self, node: Node) -> bool:
         """Whether a here-document with an unquoted delimiter has backquotes or ``$(`` the
@@ -369,6 +379,7 @@ class _Reader:
         return None
 
 
+_WORD_ENDS = (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")", b"<", b">")
 _COMPLETE_SUBSTITUTION = re.compile(r"\$\([^()]*\)|`[^`]*`")
 
 
