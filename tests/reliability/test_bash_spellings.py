@@ -45,7 +45,8 @@ PROMISED: list[str] = [
     "sh -c 'rm f'", "bash -c 'rm f'", "dash -c 'rm f'", "bash -e -c \"rm f\"",
     "bash --norc -c 'rm f'", "sh -c 'sh -c \"rm f\"'", "sh -c 'rm \"$1\"' _ f",
     "eval rm f", "eval 'rm f'", "eval \"$(echo rm f)\"", "echo 'rm f' | sh", "sh <<< 'rm f'",
-    "bash -s <<'EOF'\nrm f\nEOF", "trap 'rm f' EXIT",
+    "bash -s <<'EOF'\nrm f\nEOF", "trap 'rm f' EXIT", "bash <(echo rm f)",
+    "source /dev/stdin <<< 'rm f'", "echo f | mapfile -t -C 'rm' -c 1 a",
     # lists, pipelines, groups, subshells
     "true && rm f", "false || rm f", "true; rm f", "true\nrm f", "echo x | rm f",
     "rm f & wait", "{ rm f; }", "(rm f)", "( (rm f) )", "! rm f", "rm f 2>/dev/null",

@@ -127,7 +127,8 @@ def test_wrappers_that_run_nothing(command):
     ("eval 'a && b'", ["a", "b"]), ("eval a b", ["a b"]), ("trap 'rm f' EXIT INT", ["rm f"]),
     ("find . -name '*.o' -exec rm {} \\; -execdir mv {} x +", ["rm ?", "mv ? x"]),
     ("/usr/bin/env bash -c 'rm f'", ["rm f"]), ("sudo -s rm f", ["rm f"]),
-    ("sudo -i -u bob 'rm f; ls'", ["rm f", "ls"]), ("su -c 'rm f'", ["rm f"]),
+    ("sudo -i -u bob 'rm f; ls'", ["rm f", "ls"]), ("mapfile -t -C 'rm f' -c 1 a < x",
+                                                     ["rm f"]), ("su -c 'rm f'", ["rm f"]),
     ("su bob -lc 'rm f'", ["rm f"]), ("runuser -u bob --command='rm f'", ["rm f"]),
 ])
 def test_shell_code_in_strings_is_parsed(command, inner):
@@ -136,7 +137,8 @@ def test_shell_code_in_strings_is_parsed(command, inner):
     assert found[-len(inner):] == inner
 
 
-@pytest.mark.parametrize("command", ["bash script.sh", "sh ./x.sh arg", "bash --version"])
+@pytest.mark.parametrize("command", ["bash script.sh", "sh ./x.sh arg", "bash --version",
+                                     "source venv/bin/activate", ". ./env.sh"])
 def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     line = shell.parse_line(command)
     assert next(line.unknowns(), None) is None
@@ -155,7 +157,10 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("echo rm f | sh", "standard input"), ("bash -s < x", "standard input"),
     ("sh <<< 'rm f'", "standard input"), ("trap \"$x\" EXIT", "trap runs"),
     ("fish -c 'rm f'", "syntax other than bash"), ("echo rm f | fish", "other than bash"),
-    ("su bob", "su without -c"), ("x=$ rm f", "'$' before a space"),
+    ("su bob", "su without -c"), ("bash <(curl -s x)", "from a pipe"),
+    ("source /dev/stdin <<< 'rm f'", "from a pipe"), (". <(echo rm f)", "from a pipe"),
+    ("sh \"$script\"", "from a pipe, a substitution or a variable"),
+    ("mapfile -C \"$x\" a", "-C runs"), ("x=$ rm f", "'$' before a space"),
     ("x='a[$(rm f)] $('; echo $((x))", "quoted string with code"),
     ("a=1\\\n#x rm f", "part of a word"),
     ("{ ls; } >f x", "compound command"),

@@ -117,6 +117,10 @@ _SHELL_LONG_FLAGS = _set("--norc", "--noprofile", "--login", "--posix", "--restr
                          "--verbose", "--noediting", "--debugger", "--dump-strings",
                          "--dump-po-strings", "--protected", "--pretty-print")
 _FIND_EXEC = _set("-exec", "-execdir", "-ok", "-okdir")
+#: Paths that are a stream, not a file: a script read from them is another command's output.
+_STREAMS = ("/dev/", "/proc/")
+#: Builtins whose option runs shell code: ``mapfile -C CODE``.
+_CALLBACK_OPTIONS = {"mapfile": "C", "readarray": "C"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -158,6 +162,14 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
             if name == "trap":
                 code = _trap_code(args)
                 script = None if code is None else _code(name, [code], depth, code)
+                break
+            if name in ("source", "."):
+                if args:
+                    _check_script_file(name, args[0])
+                break
+            if name in _CALLBACK_OPTIONS:
+                code = _option_value(args, _CALLBACK_OPTIONS[name])
+                script = None if code is None else _code(name, [code], depth, code or "")
                 break
             if name in ("su", "runuser"):
                 script = _code(name, [code := _su_code(name, args)], depth, code)
@@ -276,9 +288,7 @@ def _shell_script(name: str, args: list[Word], depth: int) -> ShellLine | None:
     while i < len(args):
         arg = args[i]
         if arg is None:
-            if command_mode:
-                raise _Unknown(f"the code {name} -c runs is only known when the command runs")
-            return None  # a script file whose name is a variable: out of the rules' reach
+            break  # the -c code or the script file is checked below
         if arg in ("--", "-"):
             i += 1
             break
@@ -310,7 +320,15 @@ def _shell_script(name: str, args: list[Word], depth: int) -> ShellLine | None:
     if i >= len(args):
         raise _Unknown(f"{name} without a script reads the commands it runs from standard "
                        "input")
+    _check_script_file(name, args[i])
     return None
+
+
+def _check_script_file(name: str, path: Word) -> None:
+    """A script file is out of the rules' reach, but one that is the output of a command
+    (``bash <(curl ...)``, ``source /dev/stdin``) is code in the line: unknown."""
+    if path is None or path.startswith(_STREAMS):
+        raise _Unknown(f"{name} runs code from a pipe, a substitution or a variable")
 
 
 def _code(name: str, args: Sequence[Word], depth: int, code: str) -> ShellLine:
@@ -335,6 +353,21 @@ def _su_code(name: str, args: list[Word]) -> str:
                 raise _Unknown(f"the code {name} -c runs is only known when the command runs")
             return code
     raise _Unknown(f"{name} without -c reads the commands it runs from standard input")
+
+
+def _option_value(args: list[Word], letter: str) -> Word | None:
+    """The value of ``-X VALUE`` or ``-XVALUE`` among ``args`` (None if absent); a dynamic
+    value is unknown."""
+    for i, arg in enumerate(args):
+        if arg is None or not arg.startswith("-") or arg.startswith("--"):
+            continue
+        at = arg.find(letter)
+        if at > 0:
+            value = arg[at + 1:] or (args[i + 1] if i + 1 < len(args) else "")
+            if value is None:
+                raise _Unknown(f"the code -{letter} runs is only known when the command runs")
+            return value
+    return None
 
 
 def _trap_code(args: list[Word]) -> str | None:
