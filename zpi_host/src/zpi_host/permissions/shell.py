@@ -191,6 +191,11 @@ class _Reader:
                 unknown = unknown or "bash syntax the grammar misreads ('$' before a space)"
             elif kind == "variable_assignment":
                 self.assignment(node)  # notes a quoted value with code in it
+                value = node.child_by_field_name("value")
+                operator_end = node.children[1].end_byte if node.child_count > 1 else -1
+                if value is not None and value.start_byte != operator_end:
+                    unknown = unknown or "an assignment the grammar misreads ('=' before a " \
+                                         "space)"
             elif kind in _LITERALS:
                 self.value(node)  # likewise, for words outside commands (for, case, [[ ]])
             elif kind in _DECLARATIONS:
@@ -312,8 +317,9 @@ class _Reader:
             previous_end, previous_is_word = child.end_byte, True
         items += [[False, _join([self.value(n) for n in group])]
                   for group in self.trailing.get(node.id, ())]
-        count = 0
-        while count < len(items) and items[count][0]:
+        count = 0  # leading assignments; a\<newline>x=1 is one too, glued by bash
+        while count < len(items) and (items[count][0] or (
+                isinstance(items[count][1], str) and _ASSIGNMENT_WORD.match(items[count][1]))):
             count += 1
         words: list[Word] = [value for _, value in items[count:]]
         if words and isinstance(words[0], Glob):
@@ -379,6 +385,7 @@ class _Reader:
         return None
 
 
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _WORD_ENDS = (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")", b"<", b">")
 _COMPLETE_SUBSTITUTION = re.compile(r"\$\([^()]*\)|`[^`]*`")
 
