@@ -82,6 +82,7 @@ def test_words_are_unquoted_as_bash_does(command, words):
     ("git >/dev/null push origin", ["git push origin"]), ("git 2>&1 push", ["git push"]),
     ("cat <<EOF x\nEOF", ["cat x"]),  # words after a redirection are arguments
     ("command>x r\\\nm f", ["command rm f", "rm f"]), ("echo >x\\\nrm f", ["echo f"]),
+    ("a\\\nx= rm f", ["rm f"]),  # ax= is an assignment once bash joins the lines
 ])
 def test_every_simple_command_is_seen(command, commands):
     found, unknown = read(command)
@@ -161,6 +162,7 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("source /dev/stdin <<< 'rm f'", "from a pipe"), (". <(echo rm f)", "from a pipe"),
     ("sh \"$script\"", "from a pipe, a substitution or a variable"),
     ("mapfile -C \"$x\" a", "-C runs"), ("x=$ rm f", "'$' before a space"),
+    ("x=\\\n rm f", "'=' before a space"),
     ("x='a[$(rm f)] $('; echo $((x))", "quoted string with code"),
     ("a=1\\\n#x rm f", "part of a word"),
     ("{ ls; } >f x", "compound command"),
