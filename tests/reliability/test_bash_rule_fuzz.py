@@ -85,7 +85,7 @@ SOUP = [" rm f", " rm f ", "rm", "r", "m", "f", ";", "&&", "||", "|", "&", "(", 
         "nice", "time", "!", "for", "do", "done", "echo", "$'", "\\x72", "{a,b}", "*", "?",
         "exec", "xargs", "trap", "EXIT", "a", "true", ">x", " >/dev/null ", "2>&1", "<x",
         "$''", "a=", '"$x"', "${x}", "<<<", "--", "-n", "5", "timeout", "nohup", "find",
-        "-exec", "\\;", "{}", "a[", "]", "$((", "))"]
+        "-exec", "\\;", "{}", "a[", "]", "$((", "))", "\\\n", "\\\n", "x=$"]
 
 
 @pytest.fixture(scope="module")
