@@ -162,7 +162,7 @@ def test_a_shell_running_a_script_file_runs_nothing_the_rules_can_see(command):
     ("source /dev/stdin <<< 'rm f'", "from a pipe"), (". <(echo rm f)", "from a pipe"),
     ("sh \"$script\"", "from a pipe, a substitution or a variable"),
     ("mapfile -C \"$x\" a", "-C runs"), ("x=$ rm f", "'$' before a space"),
-    ("x=\\\n rm f", "'=' before a space"),
+    ("x=\\\n rm f", "'=' before a space"), ("x\n\\\na=1 rm f", "lines the grammar joined"),
     ("x='a[$(rm f)] $('; echo $((x))", "quoted string with code"),
     ("a=1\\\n#x rm f", "part of a word"),
     ("{ ls; } >f x", "compound command"),

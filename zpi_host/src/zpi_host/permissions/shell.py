@@ -304,6 +304,9 @@ class _Reader:
                 previous_end, previous_is_word = child.end_byte, False
                 continue
             touching = self.touching(previous_end, child.start_byte)  # r\<newline>m: rm
+            if previous_end >= 0 and b"\n" in self.source[previous_end:child.start_byte] \
+                    .replace(b"\\\n", b""):
+                problem = "lines the grammar joined into one command"
             if touching and previous_is_word:
                 before = items[-1]
                 if before[1] == "$" and child.type == "string":  # $"..." read as two nodes
