@@ -95,7 +95,8 @@ def test_every_simple_command_is_seen(command, commands):
 @pytest.mark.parametrize(("command", "innermost"), [
     ("command rm f", "rm f"), ("command -p rm f", "rm f"), ("builtin echo x", "echo x"),
     ("exec -a name rm f", "rm f"), ("nohup rm f", "rm f"), ("time -p rm f", "rm f"),
-    ("env -i -u HOME A=1 -- rm f", "rm f"), ("env --chdir=/ --unset X rm f", "rm f"),
+    ("env -i -u HOME A=1 -- rm f", "rm f"), ("env =x rm f", "rm f"),
+    ("env --chdir=/ --unset X rm f", "rm f"),
     ("nice -n 5 rm f", "rm f"), ("nice -5 rm f", "rm f"), ("nice --adjustment 3 rm f", "rm f"),
     ("ionice -c 3 -n 7 rm f", "rm f"), ("timeout -k 1 -s KILL 10 rm f", "rm f"),
     ("timeout --signal=TERM --preserve-status $T rm f", "rm f"),

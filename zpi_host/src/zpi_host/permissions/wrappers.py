@@ -9,7 +9,6 @@ guessed, because a wrong guess would hide the command behind it.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Sequence
 
 import attrs
@@ -121,7 +120,6 @@ _FIND_EXEC = _set("-exec", "-execdir", "-ok", "-okdir")
 _STREAMS = ("/dev/", "/proc/")
 #: Builtins whose option runs shell code: ``mapfile -C CODE``.
 _CALLBACK_OPTIONS = {"mapfile": "C", "readarray": "C"}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def program_name(word: str) -> str:
@@ -247,7 +245,7 @@ def _inner_command(name: str, wrapper: Wrapper, args: list[Word]) -> _Inner:
             via_shell = via_shell or any(c in wrapper.via_shell for c in arg[1:])
             i += taken
             continue
-        if wrapper.assignments and _ASSIGNMENT.match(arg):
+        if wrapper.assignments and "=" in arg:  # env takes any word with '=' (even "=x")
             sets_variables = True
             i += 1
             continue
