@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from helpers.host_process import (
     WAIT,
-    group_alive,
     kill_group,
     open_calls,
     run,
@@ -28,6 +27,7 @@ from helpers.host_process import (
     wait_until,
 )
 
+from zpi_host.process_groups import group_alive
 from zpi_host.transcript.store import INTERRUPTED_TEXT
 
 
