@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .context_usage import ContextUsage
     from .permissions import Denial, PermissionPolicy
     from .plugins import PluginHost
+    from .ports import HostPorts, SessionPorts
     from .providers.base import Provider
     from .providers.catalog import ModelEntry
     from .redaction import Redactor
@@ -112,6 +113,31 @@ class SessionView:
         return self._s.store.path
 
     @property
+    def settings(self) -> Mapping[str, Any]:
+        """The session's merged settings, read-only (what the registration hooks saw)."""
+        from types import MappingProxyType
+
+        return MappingProxyType(self._s.settings)  # type: ignore[arg-type]
+
+    @property
+    def ports(self) -> SessionPorts:
+        """How a service reaches the user, the model and the session's records
+        (:mod:`zpi_host.ports`)."""
+        return self._s.ports
+
+    async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
+        """Raise a notification for the user (``zpi_notification`` plugins deliver it)."""
+        await self._s.notify(message, title, kind)
+
+    def plugin_state(self, key: str, factory: Callable[[], Any]) -> Any:
+        """Per-session state of a plugin under ``key``, made by ``factory()`` on first use
+        (plugin objects are shared by every session of a process; their state is not)."""
+        state = self._s.plugin_state
+        if key not in state:
+            state[key] = factory()
+        return state[key]
+
+    @property
     def environment(self) -> Mapping[str, str]:
         """Variables added to the environment of later bash calls (``set_environment``)."""
         return dict(self._s.environment)
@@ -173,6 +199,7 @@ class AgentSession:
         parent: SubagentLink | None = None,
         remove_spill_at_dispose: bool = False,
         redactor: Redactor | None = None,
+        ports: HostPorts | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -243,6 +270,12 @@ class AgentSession:
         self._queued: list[str] = []
         self._cancel_scope: Any = None
         self._disposed = False
+        from .ports import SessionPorts
+
+        #: what services use to reach the user, the model and storage (SessionView.ports)
+        self.ports = SessionPorts(self, ports)
+        #: per-session plugin state (SessionView.plugin_state)
+        self.plugin_state: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ events
 

@@ -129,6 +129,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
                 zcode_plugin_dirs=args.zcode_plugin_dir,
                 interactive=args.output_format == "text" and sys.stdin.isatty(),
+                ports=terminal_ports(sys.stdin, sys.stderr),
                 **_base_url_override(args, model),
             )
         except (UsageError, CliUsageError) as exc:
@@ -164,6 +165,16 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     if signals.code is not None:
         return signals.code
     return EXIT_FAILED if result.is_error else EXIT_OK
+
+
+def terminal_ports(stdin: Any, stderr: Any) -> Any:
+    """The ports of a run from a terminal: questions asked on stderr and answered on stdin
+    when both are a TTY; notifications (bell, OSC 9) on stderr when it is one."""
+    from ..ports import HostPorts, TerminalAsker
+
+    asks = stdin.isatty() and stderr.isatty()
+    return HostPorts(ask_user=TerminalAsker(stdin, stderr) if asks else None,
+                     terminal=stderr if stderr.isatty() else None)
 
 
 def _redacted(exc: BaseException) -> str:
