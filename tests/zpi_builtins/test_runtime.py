@@ -7,11 +7,10 @@ import logging
 
 import anyio
 import pytest
+from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.runtime import BuiltinPluginRuntime, runtime_for
 from zpi_builtins.settings import drain_timeout, enabled, service_settings
-
-from helpers.builtins import builtins_settings, scripted_session
 
 pytestmark = pytest.mark.anyio
 

@@ -147,10 +147,11 @@ class ModelPort:
         return f"{self._session.provider.name}:{self._session.provider.model}"
 
     def can_answer(self, purpose: str, model: str | None = None) -> bool:
-        """False when a request of ``purpose`` must not be sent: a scripted model whose script
-        holds no turn for it. Other models always may."""
+        """False when a request of ``purpose`` must not be sent to the session's model: a
+        scripted model whose script holds no turn for it. A model named explicitly (a
+        setting) is always asked."""
         if model is not None and model != self.model:
-            return not model.startswith("scripted:")
+            return True
         answers = getattr(self._session.provider, "answers", None)
         return bool(answers(purpose)) if callable(answers) else True
 
