@@ -78,6 +78,7 @@ def test_on_a_terminal_the_user_answers_the_question(tmp_path):
             shown += os.read(master, 4096)
         os.write(master, b"2\n")
         stdout, _ = process.communicate(timeout=30)
+        assert json.loads(stdout)["result"] == "ok"
     finally:
         if process.poll() is None:
             process.kill()

@@ -34,6 +34,7 @@ def test_run_against_the_loopback_server(tmp_path, fmt, variable):
         {"tool_calls": [{"name": "read", "arguments": {"path": "todo.txt"}}],
          "usage": {"input_tokens": 500, "output_tokens": 20, "cache_read_tokens": 100}},
         {"text": "You need to buy milk.", "usage": {"input_tokens": 700, "output_tokens": 9}},
+        {"text": "Shopping list check"},  # the title request of builtins:title
     ]
     with ModelServer(turns) as server:
         out = run(tmp_path, "--model", f"{fmt}:gpt-test", "--base-url", server.base_url,
