@@ -113,6 +113,19 @@ async def test_a_bad_answer_is_an_error_result_and_a_declining_port_means_nobody
     assert tool_result(session) == f"{NOBODY} (the user walked away)"
 
 
+@pytest.mark.parametrize("mode", ["plan", "ask"])
+async def test_asking_needs_no_approval_in_plan_and_ask_modes(zpi_env, tmp_path, mode):
+    async def ask(questions):
+        return {q.question: "fine" for q in questions}
+
+    session = await scripted_session(tmp_path, asking_turns(QUESTIONS[2:]),
+                                     ports=HostPorts(ask_user=ask), permission_mode=mode)
+    result = await session.run("plan it")
+    await session.dispose()
+    assert not result.denials
+    assert tool_result(session) == "The user answered:\n- Anything else? -> fine"
+
+
 async def test_switched_off_the_tool_is_not_offered(zpi_env, tmp_path):
     on = await scripted_session(tmp_path, ["a"])
     off = await scripted_session(tmp_path, ["a"], settings=builtins_settings(

@@ -128,8 +128,12 @@ async def ask_user(questions: Sequence[Question], ctx: ToolContext) -> ToolResul
                            details={"answered": True, "answers": answers})
 
 
+#: read-only (it changes nothing, so plan and ask modes let it run without approval) but
+#: never run beside other calls or started while the model streams: it waits for a person
 ASK_TOOL = Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS, execute=ask_user,
-                metadata=ToolMetadata(interactive=True), prepare=parse_questions)
+                metadata=ToolMetadata(read_only=True, concurrency_safe=False,
+                                      side_effects=False, interactive=True),
+                prepare=parse_questions)
 
 
 @hookimpl
