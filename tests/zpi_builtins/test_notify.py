@@ -46,9 +46,8 @@ def recorder(tmp_path):
 async def test_the_command_runs_when_input_is_needed_and_is_awaited_at_the_end(
         zpi_env, tmp_path):
     log, command = recorder(tmp_path)
-    session = await scripted_session(tmp_path, ["hi"], settings=builtins_settings(
+    session = await scripted_session(tmp_path, [], settings=builtins_settings(
         notify={"command": command}))
-    await session.run("start")  # the runtime drains at session end: a started session's
     await session.notify("just so you know", None, "info")  # not a reason to call the user
     await session.notify("bash needs your approval", "Permission", "permission_prompt")
     await session.dispose()
@@ -76,9 +75,8 @@ async def test_a_run_longer_than_the_threshold_notifies_when_it_ends(zpi_env, tm
 
 
 async def test_a_failing_command_is_a_warning_not_an_error(zpi_env, tmp_path):
-    session = await scripted_session(tmp_path, ["hi"], settings=builtins_settings(
+    session = await scripted_session(tmp_path, [], settings=builtins_settings(
         notify={"command": [sys.executable, "-c", "raise SystemExit(3)"]}))
-    await session.run("start")
     await session.notify("hello", None, "idle_prompt")
     await session.dispose()
     assert any("exited with 3" in w for w in session.take_warnings())

@@ -78,10 +78,12 @@ async def test_close_waits_for_work_and_cancels_what_overruns(zpi_env, tmp_path,
     await session.dispose()
 
 
-async def test_session_end_drains_and_warns_about_unfinished_work(zpi_env, tmp_path):
+@pytest.mark.parametrize("ran", [True, False])
+async def test_dispose_drains_and_warns_about_unfinished_work(zpi_env, tmp_path, ran):
     session = await scripted_session(tmp_path, ["a"], settings=builtins_settings(
         drain_timeout=0.1))
-    await session.run("hi")
+    if ran:
+        await session.run("hi")
     runtime = runtime_for(session.view)
 
     async def stuck():
@@ -92,3 +94,18 @@ async def test_session_end_drains_and_warns_about_unfinished_work(zpi_env, tmp_p
     assert runtime.closed and runtime.pending == []
     assert any("did not finish at session end and were cancelled: stuck work" in w
                for w in session.take_warnings())
+
+
+class BrokenState:
+    async def aclose(self):
+        raise RuntimeError("cannot close")
+
+
+async def test_a_plugin_state_that_fails_to_close_is_a_warning(zpi_env, tmp_path):
+    session = await scripted_session(tmp_path, ["a"])
+    session.view.plugin_state("broken", BrokenState)
+    await session.run("hi")
+    await session.dispose()
+    assert any("plugin state 'broken' failed to close: RuntimeError: cannot close" in w
+               for w in session.take_warnings())
+    assert session.store.closed  # the transcript is released all the same

@@ -15,10 +15,10 @@ from typing import Any
 
 from zpi_host import hookimpl
 
-from .runtime import BuiltinPluginRuntime, runtime_for, zpi_session_end
+from .runtime import BuiltinPluginRuntime, runtime_for
 from .settings import enabled, service_settings
 
-__all__ = ["Notifier", "zpi_notification", "zpi_run_end", "zpi_session_end"]
+__all__ = ["Notifier", "zpi_notification", "zpi_run_end"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"notifications": ["terminal bell/OSC 9", "notification command"]}

@@ -3,8 +3,9 @@
 Plugin modules are shared by every session of a process; a service is per session. The
 runtime makes each service once per session (on first use, from the session's frozen
 settings and its ports), owns the background work services start (a title request, a
-notification command), and at session end cancels and drains it within
-``plugins.builtins.drain_timeout`` seconds, reporting what did not finish.
+notification command), and when the host disposes the session (``aclose``, awaited by
+``AgentSession.dispose``) cancels and drains it within ``plugins.builtins.drain_timeout``
+seconds, reporting what did not finish.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
-
-from zpi_host import hookimpl
 
 from .settings import drain_timeout
 
@@ -68,6 +67,14 @@ class BuiltinPluginRuntime:
     def pending(self) -> list[str]:
         return sorted(self._tasks.values())
 
+    async def aclose(self) -> None:
+        """Called by the host when the session is disposed (every session, sub-agents and
+        sessions that never ran included): drain, and warn about what did not finish."""
+        left = await self.close()
+        if left:
+            self.session.warn("built-in services did not finish at session end and were "
+                              "cancelled: " + ", ".join(left))
+
     async def close(self, timeout: float | None = None) -> list[str]:
         """Wait up to ``timeout`` seconds for the background work, cancel what is left and
         return its names (empty: everything finished)."""
@@ -94,13 +101,3 @@ class BuiltinPluginRuntime:
 def runtime_for(session: Any) -> BuiltinPluginRuntime:
     """The session's runtime (a ``SessionView``), made on first use."""
     return session.plugin_state(STATE_KEY, lambda: BuiltinPluginRuntime(session))  # type: ignore[no-any-return]
-
-
-@hookimpl(trylast=True)
-async def zpi_session_end(session: Any) -> None:
-    """Drain the session's built-in services (each service plugin carries this hook; the
-    first call drains, the others find nothing left)."""
-    left = await runtime_for(session).close()
-    if left:
-        session.warn("built-in services did not finish at session end and were cancelled: "
-                     + ", ".join(left))

@@ -16,10 +16,10 @@ from typing import Any
 from zpi_host import hookimpl
 from zpi_host.messages import AssistantMessage, UserMessage
 
-from .runtime import BuiltinPluginRuntime, runtime_for, zpi_session_end
+from .runtime import BuiltinPluginRuntime, runtime_for
 from .settings import enabled, service_settings
 
-__all__ = ["Titler", "clean_title", "zpi_run_end", "zpi_session_end"]
+__all__ = ["Titler", "clean_title", "zpi_run_end"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"side requests": ["session title"]}

@@ -131,7 +131,8 @@ class SessionView:
 
     def plugin_state(self, key: str, factory: Callable[[], Any]) -> Any:
         """Per-session state of a plugin under ``key``, made by ``factory()`` on first use
-        (plugin objects are shared by every session of a process; their state is not)."""
+        (plugin objects are shared by every session of a process; their state is not). A
+        state with an ``aclose()`` is awaited when the session is disposed."""
         state = self._s.plugin_state
         if key not in state:
             state[key] = factory()
@@ -496,8 +497,8 @@ class AgentSession:
 
     async def dispose(self, reason: str = "other") -> None:
         """End the session: a running run is aborted, ``zpi_session_end`` runs (if the session
-        started), then subscriptions, the provider's connections and the transcript are
-        released."""
+        started), plugin state with an ``aclose()`` is closed (services drain their work),
+        then subscriptions, the provider's connections and the transcript are released."""
         self.abort()
         if self._disposed:
             return
@@ -509,14 +510,37 @@ class AgentSession:
                 with contextlib.suppress(RunStopped):  # no run left to stop
                     await self.host.hooks.session_end(self.view, reason)
         finally:
-            self._subscribers.clear()
-            self._update_wanted()
             try:
-                if self.parent is None:  # a sub-agent shares its parent's connection
-                    await self.provider.aclose()
+                await self._close_plugin_state()
             finally:
-                self.store.close()
-                if self.remove_spill_at_dispose and self.spill_dir is not None:
-                    from .spill import remove_spill_folder
+                await self._release()
 
-                    remove_spill_folder(self.spill_dir)
+    async def _close_plugin_state(self) -> None:
+        """Await ``aclose()`` of each plugin state object that has one (a service runtime
+        draining its background work), before the provider and the transcript close; a
+        failure is a warning."""
+        for key, state in list(self.plugin_state.items()):
+            close = getattr(state, "aclose", None)
+            if not callable(close):
+                continue
+            try:
+                value = close()
+                if inspect.isawaitable(value):
+                    await value
+            except Exception as exc:
+                self.warnings.append(f"plugin state {key!r} failed to close: "
+                                     f"{type(exc).__name__}: {exc}")
+
+    async def _release(self) -> None:
+        """Subscriptions, the provider's connections, the transcript, the spill folder."""
+        self._subscribers.clear()
+        self._update_wanted()
+        try:
+            if self.parent is None:  # a sub-agent shares its parent's connection
+                await self.provider.aclose()
+        finally:
+            self.store.close()
+            if self.remove_spill_at_dispose and self.spill_dir is not None:
+                from .spill import remove_spill_folder
+
+                remove_spill_folder(self.spill_dir)
