@@ -10,6 +10,7 @@ from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.ask import NOBODY, parse_questions
 from zpi_host import hookimpl
+from zpi_host.errors import UsageError
 from zpi_host.ports import HostPorts, NobodyToAsk, Question, QuestionOption, TerminalAsker
 from zpi_host.tools import ToolArgumentError
 
@@ -159,5 +160,9 @@ async def test_the_sdk_option_ask_user_reaches_the_tool(zpi_env, tmp_path):
 
     kwargs = AgentOptions(ask_user=ask, cwd=tmp_path).session_kwargs()
     assert kwargs["ports"].ask_user is ask
-    with pytest.raises(Exception, match="ask_user must be an async callable"):
+    with pytest.raises(UsageError, match="ask_user must be an async callable"):
         AgentOptions(ask_user="no").session_kwargs()
+    with pytest.raises(UsageError, match="ports.ask_user must be an async callable"):
+        HostPorts(ask_user="no")
+    with pytest.raises(UsageError, match="ports must be a zpi_host.ports.HostPorts"):
+        await scripted_session(tmp_path, [], ports={"ask_user": ask})

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import ZpiError
+from .errors import UsageError, ZpiError
 
 if TYPE_CHECKING:
     from .session import AgentSession
@@ -130,7 +130,7 @@ class HostPorts:
 
     def __attrs_post_init__(self) -> None:
         if self.ask_user is not None and not callable(self.ask_user):
-            raise ZpiError(f"ports.ask_user must be an async callable, got "
+            raise UsageError(f"ports.ask_user must be an async callable, got "
                            f"{type(self.ask_user).__name__}")
 
 
