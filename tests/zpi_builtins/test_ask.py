@@ -162,7 +162,7 @@ async def test_the_sdk_option_ask_user_reaches_the_tool(zpi_env, tmp_path):
     assert kwargs["ports"].ask_user is ask
     with pytest.raises(UsageError, match="ask_user must be an async callable"):
         AgentOptions(ask_user="no").session_kwargs()
-    with pytest.raises(UsageError, match="ports.ask_user must be an async callable"):
+    with pytest.raises(UsageError, match=r"ports\.ask_user must be an async callable"):
         HostPorts(ask_user="no")
-    with pytest.raises(UsageError, match="ports must be a zpi_host.ports.HostPorts"):
+    with pytest.raises(UsageError, match=r"ports must be a zpi_host\.ports\.HostPorts"):
         await scripted_session(tmp_path, [], ports={"ask_user": ask})
