@@ -283,7 +283,7 @@ class HookEngine:
                                           f"{self.data_dir}: {exc}")
         try:
             transcript = str(transcript_for(session_id, getattr(session, "messages", ()), cwd,
-                                            _version()))
+                                            _version(), getattr(session, "agent_dir", None)))
         except OSError as exc:
             self._report(event, None, f"could not write the transcript for the hook: {exc}")
             transcript = ""
