@@ -106,9 +106,11 @@ class ToolCallRunner:
                                                  if arguments is not None else call.arguments))
             if verdict.interrupt:
                 session.request_interrupt(verdict.message(call.name))
-            # a hook's reason is worded by the hook for the model; the host's get a prefix
-            text = verdict.reason if verdict.source == "hook" and verdict.reason else (
-                verdict.message(call.name))
+            # a zpi_before_tool deny is worded by its hooks for the model; the host's own
+            # reasons (rules, modes, approvers) get a prefix saying what denied the call
+            worded = decision.reason if decision is not None and (
+                decision.behavior == "deny") else None
+            text = worded or verdict.message(call.name)
             return ToolResult.error(text, details=verdict.details()), call, True
         if verdict.updated_input is not None:
             arguments = verdict.updated_input

@@ -253,6 +253,8 @@ class ClaudeHooks(HookEngine):
         event = "PermissionRequest"
         fields = self._tool_fields(session, call)
         if "permission_suggestions" in self.dialect.input_extras:
+            # Claude Code 2.1's PermissionRequest input: no tool_use_id, suggestions instead
+            del fields["tool_use_id"]
             fields["permission_suggestions"] = permission_suggestions(
                 fields["tool_name"], fields["tool_input"])
         results = await self._run(event, session, handlers, fields)
@@ -446,9 +448,14 @@ class ClaudeHooks(HookEngine):
 def permission_suggestions(tool: str, tool_input: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What Claude Code offers to remember when it asks about a call (PermissionRequest's
     ``permission_suggestions``): file edits suggest the ``acceptEdits`` mode for the session;
-    a Bash command a rule for that command; any other tool a rule for the tool."""
+    reading outside the workspace adds the folder to the session; a Bash command a rule for
+    that command; any other tool a rule for the tool."""
     if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
         return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    place = tool_input.get("file_path") or tool_input.get("path")
+    if tool in ("Read", "Glob", "Grep", "LS") and isinstance(place, str) and place:
+        folder = os.path.dirname(place) if tool == "Read" else place
+        return [{"type": "addDirectories", "directories": [folder], "destination": "session"}]
     rule: dict[str, Any] = {"toolName": tool}
     if tool == "Bash" and isinstance(tool_input.get("command"), str):
         rule["ruleContent"] = tool_input["command"]
