@@ -112,6 +112,12 @@ class SessionView:
         return self._s.prompt_id
 
     @property
+    def skills(self) -> tuple[Any, ...]:
+        """The session's skills (``resources.Skill``), for a tool that loads one by name."""
+        resources = self._s.resources
+        return resources.skills if resources is not None else ()
+
+    @property
     def agent_dir(self) -> Path | None:
         """The host's data folder (``~/.zpi``); None when the session has none."""
         return self._s.agent_dir
