@@ -77,11 +77,25 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     ])
     session = await create_session(model="t:m", provider=model, cwd=workspace,
                                    host=PluginHost(PluginConfig(autoload=False)).load())
+    warnings: list[str] = []
+    session.subscribe(lambda event: warnings.append(event.message), {"warning"})
     try:
         result = await session.run("go")
+        blocked = await session.run("please BLOCK this")
     finally:
         await session.dispose()
     assert result.result == "final answer" and not result.is_error
+    # a prompt blocked by UserPromptSubmit ends the run as an error, with the hook's words
+    # (zpi-host run -p: exit code 1), and never reaches the model
+    assert blocked.is_error and blocked.stop_reason == "blocked"
+    assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
+                              "blocked")
+    assert len(model.requests) == 11  # eleven turns for "go", none for the blocked prompt
+    # systemMessage goes to the user only
+    assert "claude:hooks-dump-py: PostToolUse hook `python3 " in "\n".join(warnings)
+    assert any(w.endswith(": for-the-user Read") for w in warnings)
+    assert not any("for-the-user" in json.dumps(messages_body(r.messages))
+                   for r in model.requests)
     lines = (tmp_path / "plugin-data/hooks-dump-py/events.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines], model, session, workspace
 
@@ -99,8 +113,11 @@ def check_every_event_has_exactly_claudes_keys_and_types(conformance):
                 assert not isinstance(event[key], bool)
         assert event["session_id"] == session.session_id
         assert event["cwd"] == str(workspace)
-    prompt_ids = {e["prompt_id"] for e in inputs if "prompt_id" in e}
-    assert len(prompt_ids) == 1 and uuid.UUID(prompt_ids.pop())  # one prompt, one UUID
+    # one UUID per user prompt: "go" and then the blocked one (SessionEnd came after it)
+    ids = [e["prompt_id"] for e in inputs if "prompt_id" in e]
+    first, second = dict.fromkeys(ids)
+    assert uuid.UUID(first) and uuid.UUID(second)
+    assert ids[-2:] == [second, second] and set(ids[:-2]) == {first}
 
 
 def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conformance):
@@ -118,7 +135,7 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
                      "PostToolUse"]
     names = [r["input"]["hook_event_name"] for r in records]
     assert names[:2] == ["SessionStart", "UserPromptSubmit"]
-    assert names[-3:] == ["Stop", "Stop", "SessionEnd"]
+    assert names[-4:] == ["Stop", "Stop", "UserPromptSubmit", "SessionEnd"]
 
 
 def check_tool_responses_have_claudes_shape_per_tool(conformance):

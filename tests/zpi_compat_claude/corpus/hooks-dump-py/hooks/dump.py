@@ -45,7 +45,9 @@ elif name == "PermissionRequest":
     print(json.dumps({"hookSpecificOutput": {"hookEventName": name,
                                              "decision": {"behavior": "allow"}}}))
 elif name == "PostToolUse":
-    context(f"post-ctx {event['tool_name']}")
+    print(json.dumps({"systemMessage": f"for-the-user {event['tool_name']}",
+                      "hookSpecificOutput": {"hookEventName": name,
+                                             "additionalContext": f"post-ctx {event['tool_name']}"}}))
 elif name == "PostToolUseFailure":
     context(f"fail-ctx {event['tool_name']}")
 elif name == "Stop" and not event["stop_hook_active"]:
