@@ -45,9 +45,10 @@ elif name == "PermissionRequest":
     print(json.dumps({"hookSpecificOutput": {"hookEventName": name,
                                              "decision": {"behavior": "allow"}}}))
 elif name == "PostToolUse":
-    print(json.dumps({"systemMessage": f"for-the-user {event['tool_name']}",
+    tool = event["tool_name"]
+    print(json.dumps({"systemMessage": f"for-the-user {tool}",
                       "hookSpecificOutput": {"hookEventName": name,
-                                             "additionalContext": f"post-ctx {event['tool_name']}"}}))
+                                             "additionalContext": f"post-ctx {tool}"}}))
 elif name == "PostToolUseFailure":
     context(f"fail-ctx {event['tool_name']}")
 elif name == "Stop" and not event["stop_hook_active"]:
