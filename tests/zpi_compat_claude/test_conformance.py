@@ -73,6 +73,7 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
         calls(("write", {"path": "a.txt", "content": "one\nTWO\nthree\n"})),
         calls(("edit", {"path": "a.txt", "edits": [{"old_text": "three", "new_text": "3"}]})),
         bash("echo hi"), bash("echo rewrite-me"), bash("echo deny-me"), bash("exit 3"),
+        bash("echo ask-me"),
         "first answer", "final answer",
     ])
     session = await create_session(model="t:m", provider=model, cwd=workspace,
@@ -90,7 +91,7 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     assert blocked.is_error and blocked.stop_reason == "blocked"
     assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
                               "blocked")
-    assert len(model.requests) == 11  # eleven turns for "go", none for the blocked prompt
+    assert len(model.requests) == 12  # twelve turns for "go", none for the blocked prompt
     # systemMessage goes to the user only
     assert "claude:hooks-dump-py: PostToolUse hook `python3 " in "\n".join(warnings)
     assert any(w.endswith(": for-the-user Read") for w in warnings)
@@ -128,7 +129,9 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
     # bash runs without asking in the default mode: no PermissionRequest; the call denied by
     # PreToolUse fires no PostToolUseFailure
     assert bash_events == ["PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse",
-                           "PreToolUse", "PreToolUse", "PostToolUseFailure"]
+                           "PreToolUse", "PreToolUse", "PostToolUseFailure",
+                           # a PreToolUse ask: PermissionRequest, then denied (no approver)
+                           "PreToolUse", "PermissionRequest"]
     # PermissionRequest only where an approval would be asked: the read outside the workspace
     reads = [name for name, tool in tools if tool == "Read"]
     assert reads == ["PreToolUse", "PostToolUse", "PreToolUse", "PermissionRequest",
@@ -176,7 +179,7 @@ def check_permission_request_suggests_what_claude_code_suggests(conformance):
     records = conformance[0]
     requests = [r["input"] for r in records
                 if r["input"]["hook_event_name"] == "PermissionRequest"]
-    (read,) = requests
+    read, _ = requests
     outside = str(Path(read["tool_input"]["file_path"]).parent)
     assert read["permission_suggestions"] == [
         {"type": "addDirectories", "directories": [outside], "destination": "session"}]
@@ -226,6 +229,9 @@ def check_what_the_model_sees(conformance):
                                   "text": "PreToolUse:Bash hook error: no deny-me here"}]
     failed = ordered[8]
     assert failed["is_error"] and failed["content"][-1] == reminder("fail-ctx Bash")
+    asked = ordered[9]  # an ask with no approver: the hook's reason alone
+    assert asked["is_error"] and asked["content"] == [{"type": "text",
+                                                       "text": "ask-me needs a person"}]
     last = messages_body(model.requests[-1].messages)[-1]
     assert last["role"] == "user"
     assert last["content"][-1] == reminder("Stop hook feedback: one more")

@@ -106,11 +106,7 @@ class ToolCallRunner:
                                                  if arguments is not None else call.arguments))
             if verdict.interrupt:
                 session.request_interrupt(verdict.message(call.name))
-            # a zpi_before_tool deny is worded by its hooks for the model; the host's own
-            # reasons (rules, modes, approvers) get a prefix saying what denied the call
-            worded = decision.reason if decision is not None and (
-                decision.behavior == "deny") else None
-            text = worded or verdict.message(call.name)
+            text = self._hook_worded(decision, verdict) or verdict.message(call.name)
             return ToolResult.error(text, details=verdict.details()), call, True
         if verdict.updated_input is not None:
             arguments = verdict.updated_input
@@ -139,6 +135,22 @@ class ToolCallRunner:
 
         return protect_result(value, limit_bytes=self.output_limit,
                               spill_dir=session.spill_dir), call, False
+
+    @staticmethod
+    def _hook_worded(decision: Any, verdict: PermissionResult) -> str | None:
+        """The text of a denial the ``zpi_before_tool`` hooks worded for the model: their
+        deny, or their ask that found no approver to ask. Other denials (rules, modes,
+        approvers) get the host's wording, which says what denied the call."""
+        if decision is None or not decision.reason:
+            return None
+        if decision.behavior == "deny":
+            return str(decision.reason)
+        from .permissions import NO_APPROVER
+
+        if decision.behavior == "ask" and verdict.source == "hook" and (
+                verdict.reason.endswith(NO_APPROVER)):
+            return str(decision.reason)
+        return None
 
     async def _permission(self, call: ToolCall, tool: Any, decision: Any,
                           arguments: Any) -> PermissionResult:

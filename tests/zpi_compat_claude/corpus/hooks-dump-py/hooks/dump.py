@@ -41,6 +41,12 @@ elif name == "PreToolUse" and "rewrite-me" in command:
     print(json.dumps({"hookSpecificOutput": {
         "hookEventName": name, "permissionDecision": "allow",
         "updatedInput": {"command": "echo rewritten"}}}))
+elif name == "PreToolUse" and "ask-me" in command:
+    print(json.dumps({"hookSpecificOutput": {
+        "hookEventName": name, "permissionDecision": "ask",
+        "permissionDecisionReason": "ask-me needs a person"}}))
+elif name == "PermissionRequest" and "ask-me" in command:
+    pass  # no answer: the approver decides, and there is none
 elif name == "PermissionRequest":
     print(json.dumps({"hookSpecificOutput": {"hookEventName": name,
                                              "decision": {"behavior": "allow"}}}))
