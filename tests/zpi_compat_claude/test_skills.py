@@ -116,4 +116,3 @@ def test_only_reads_inside_a_frozen_copy_are_allowed(tmp_path):
     assert ask(reader, "read", str(tmp_path / "frozen-sibling" / "a.md")) is None
     assert ask(reader, "read", str(root / ".." / "elsewhere.md")) is None
     assert ask(writer, "write", str(root / "refs" / "a.md")) is None
-
