@@ -12,9 +12,11 @@ import pytest
 from helpers.claude_hooks import corpus_hooks
 
 from zpi_host.assembly import create_session
+from zpi_host.messages import AssistantMessage
 from zpi_host.plugins import PluginConfig, PluginHost
 from zpi_host.providers.anthropic import messages_body
 from zpi_host.testing import ScriptedModel
+from zpi_host.tools.base import TextContent
 
 pytestmark = pytest.mark.anyio
 
@@ -33,8 +35,26 @@ KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
                            "duration_ms": int},
     "Stop": {**COMMON, "prompt_id": str, "stop_hook_active": bool,
              "last_assistant_message": str, "background_tasks": list},
+    "SubagentStart": {**COMMON, "prompt_id": str, "agent_id": str, "agent_type": str},
+    "SubagentStop": {**COMMON, "prompt_id": str, "stop_hook_active": bool, "agent_id": str,
+                     "agent_type": str, "last_assistant_message": str},
+    "PreCompact": {**COMMON, "prompt_id": str, "trigger": str, "custom_instructions": str},
+    "PostCompact": {**COMMON, "prompt_id": str, "trigger": str, "compact_summary": str},
+    "Notification": {**COMMON, "prompt_id": str, "message": str, "title": (str, type(None)),
+                     "notification_type": str},
     "SessionEnd": {**COMMON, "prompt_id": str, "reason": str},
 }
+#: events the kernel raises outside a plain run (sub-agents, compaction, notifications):
+#: the test raises them through the kernel's hook facade, as the kernel does
+SIDE_EVENTS = ("SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Notification")
+
+
+class _Preparation:
+    trigger, instructions = "manual", "keep it short"
+
+
+class _Compacted:
+    trigger, summary = "manual", "the summary"
 #: per tool: the keys of PostToolUse's tool_response
 RESPONSES = {
     "Read": {"type", "file"},
@@ -83,6 +103,13 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     try:
         result = await session.run("go")
         blocked = await session.run("please BLOCK this")
+        hooks, view = session.host.hooks, session.view
+        await hooks.subagent_start(view, "reviewer", "agent-1", "review it")
+        await hooks.subagent_stop(view, "reviewer", "agent-1",
+                                  AssistantMessage((TextContent("reviewed"),)), 0)
+        await hooks.before_compact(view, _Preparation())
+        await hooks.after_compact(view, _Compacted())
+        await hooks.notification(view, "waiting for you", None, "idle_prompt")
     finally:
         await session.dispose()
     assert result.result == "final answer" and not result.is_error
@@ -118,7 +145,7 @@ def check_every_event_has_exactly_claudes_keys_and_types(conformance):
     ids = [e["prompt_id"] for e in inputs if "prompt_id" in e]
     first, second = dict.fromkeys(ids)
     assert uuid.UUID(first) and uuid.UUID(second)
-    assert ids[-2:] == [second, second] and set(ids[:-2]) == {first}
+    assert ids[-7:] == [second] * 7 and set(ids[:-7]) == {first}
 
 
 def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conformance):
@@ -138,7 +165,7 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
                      "PostToolUse"]
     names = [r["input"]["hook_event_name"] for r in records]
     assert names[:2] == ["SessionStart", "UserPromptSubmit"]
-    assert names[-4:] == ["Stop", "Stop", "UserPromptSubmit", "SessionEnd"]
+    assert names[-9:] == ["Stop", "Stop", "UserPromptSubmit", *SIDE_EVENTS, "SessionEnd"]
 
 
 def check_tool_responses_have_claudes_shape_per_tool(conformance):
