@@ -11,7 +11,7 @@ from .tools.base import Content, ImageContent, TextContent, ToolCall
 
 __all__ = [
     "AssistantMessage", "ContextMessage", "ImageContent", "Message", "TextContent",
-    "ThinkingContent", "ToolCallContent", "ToolResultMessage", "Usage", "UserMessage",
+    "ThinkingContent", "ToolCallContent", "ToolResultMessage", "Usage", "UserMessage", "reminder",
 ]
 
 
