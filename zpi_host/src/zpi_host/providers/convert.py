@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from ..messages import ContextMessage
+from ..messages import ContextMessage, reminder
 from ..tools.base import Content, ImageContent, TextContent
 from .base import ModelRequest, ProviderStreamError, StreamEvent
 from .catalog import DEFAULT_BASE_URL, ModelEntry, RequestPolicy, credentials
@@ -20,8 +20,9 @@ THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
 
 def context_text(message: ContextMessage) -> str:
-    """A plugin's context as the model reads it: attributed to its source."""
-    return f"<context source=\"{message.source}\">\n{message.text}\n</context>"
+    """A plugin's context as the model reads it: a ``<system-reminder>`` block (which plugin
+    added it is kept in the history and the transcript, not shown to the model)."""
+    return reminder(message.text)
 
 
 def text_of(content: tuple[Content, ...]) -> str:
