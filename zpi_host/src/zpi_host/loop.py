@@ -25,6 +25,7 @@ from .events import (
     InputDelivered,
     MessageEnd,
     ReasoningDeltaEvent,
+    RetryEvent,
     RunEnd,
     RunStart,
     TextDeltaEvent,
@@ -46,6 +47,7 @@ from .providers.base import (
     ModelRequest,
     ProviderStreamBroken,
     ReasoningDelta,
+    Retrying,
     TextDelta,
     ToolCallEnd,
     ToolSpec,
@@ -330,6 +332,9 @@ class AgentLoop:
                 self._usage = self._usage + event.usage
             elif isinstance(event, Done):
                 self._stop_reason = event.stop_reason
+            elif isinstance(event, Retrying) and events and s.wants_event("retry"):
+                await s.emit(RetryEvent(event.reason, event.delay, event.attempt,
+                                        event.attempts))
 
     async def _run_into(self, call: ToolCallContent) -> None:
         reason = self.s.interrupt_reason

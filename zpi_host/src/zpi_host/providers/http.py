@@ -34,6 +34,7 @@ from .base import (
     ProviderHTTPError,
     ProviderStreamBroken,
     ProviderStreamError,
+    Retrying,
     StreamEvent,
     excerpt,
 )
@@ -151,6 +152,7 @@ class HTTPStreamer:
                     _note(error, f" (gave up after {attempt + 1} attempts)")
                 raise error
             attempt += 1
+            yield Retrying(_retry_reason(error), delay, attempt + 1, self.policy.max_retries + 1)
             await anyio.sleep(delay)
 
     def _describe(self, exc: BaseException) -> str:
@@ -188,6 +190,18 @@ class HTTPStreamer:
     def _backoff(self, attempt: int) -> float:
         p = self.policy
         return random.uniform(0, min(p.retry_max_delay, p.retry_base_delay * 2 ** attempt))
+
+
+def _retry_reason(error: Exception) -> str:
+    """Why a request is sent again, in a few words for the terminal."""
+    status = getattr(error, "status", None)
+    if status == 429:
+        return "rate limited"
+    if status == 408:
+        return "request timed out"
+    if isinstance(status, int):
+        return f"server error (HTTP {status})"
+    return "connection failed"
 
 
 def retry_after(headers: Mapping[str, str], limit: float) -> float | None:
