@@ -10,19 +10,33 @@ from typing import TYPE_CHECKING, Any
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
 if TYPE_CHECKING:
+    from .live import LiveDisplay
     from .signals import RunSignals
 
 
 def add_run_parser(commands: Any) -> None:
     run = commands.add_parser("run", help="run the agent on a prompt",
                               description="Run the agent on PROMPT until it stops.")
-    run.add_argument("prompt", help="what the agent should do")
+    run.add_argument("prompt", nargs="?", default=None,
+                     help="what the agent should do; '-' or no PROMPT with piped input: read "
+                          "it from stdin")
     run.add_argument("--model", default=None,
                      help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
     run.add_argument("--cwd", dest="run_cwd", default=None,
                      help="working directory of the session (default: current)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument("--verbose", action="store_true",
+                     help="after the run, print usage, cost and timings on stderr")
+    prompt = run.add_argument_group("system prompt and tools")
+    prompt.add_argument("--system-prompt", metavar="TEXT", default=None,
+                        help="replace the assembled system prompt with TEXT")
+    prompt.add_argument("--append-system-prompt", metavar="TEXT", default=None,
+                        help="append TEXT to the system prompt")
+    prompt.add_argument("--tools", metavar="NAMES", default=None,
+                        help="only these tools, comma-separated (e.g. read,grep); '' for none")
+    prompt.add_argument("--disallowed-tools", metavar="NAMES", default=None,
+                        help="remove these tools, comma-separated")
     run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
                      help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
                           "has .zcode-plugin/, else a Claude Code plugin")
@@ -53,9 +67,30 @@ def run_command(args: Any, blocked: list[str]) -> int:
     model = args.model or os.environ.get("ZPI_MODEL")
     if args.max_turns is not None and args.max_turns < 1:
         raise CliUsageError("--max-turns must be at least 1")
+    args.prompt = read_prompt(args.prompt, sys.stdin)
     import anyio
 
     return anyio.run(_run, args, model, blocked)
+
+
+def read_prompt(prompt: str | None, stdin: Any) -> str:
+    """The prompt: the argument, or stdin for ``-`` or when no argument is given and stdin is
+    not a terminal."""
+    if prompt is not None and prompt != "-":
+        return prompt
+    if prompt is None and (stdin is None or stdin.isatty()):
+        raise CliUsageError("run needs a PROMPT (or '-' to read it from stdin)")
+    text = "" if stdin is None else stdin.read()
+    if not text.strip():
+        raise CliUsageError("the prompt read from stdin is empty")
+    return text
+
+
+def tool_names(value: str | None) -> list[str] | None:
+    """A comma-separated tool list (``--tools``, ``--disallowed-tools``)."""
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
 
 
 def result_dict(result: Any) -> dict[str, Any]:
@@ -102,6 +137,9 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     from ..errors import PluginLoadError, UsageError, ZpiError
 
     session = None
+    fmt = args.output_format
+    live = _live_display() if fmt == "text" else None
+    interactive = fmt == "text" and sys.stdin.isatty()
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
         try:
@@ -112,7 +150,12 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
                 add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
                 zcode_plugin_dirs=args.zcode_plugin_dir,
-                interactive=args.output_format == "text" and sys.stdin.isatty(),
+                interactive=interactive,
+                can_use_tool=_paused_approver(live) if interactive and live else None,
+                system_prompt=args.system_prompt,
+                append_system_prompt=args.append_system_prompt,
+                tools=tool_names(args.tools),
+                exclude_tools=tool_names(args.disallowed_tools) or (),
                 **_base_url_override(args, model),
             )
         except (UsageError, CliUsageError) as exc:
@@ -127,14 +170,16 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             await session.dispose()
         print("zpi-host: stopped before the run began", file=sys.stderr)
         return signals.code if signals.code is not None else EXIT_FAILED
-    fmt = args.output_format
+    timings = _Timings(session) if args.verbose else None
     if fmt == "stream-json":
         session.subscribe(_print_event)
+    elif live is not None:
+        session.subscribe(live)
     elif fmt == "text":
         session.subscribe(_print_activity)
     signals.on_first(session.abort)
     try:
-        result = await session.run(args.prompt)
+        result = await _run_live(session, args.prompt, live)
     finally:
         signals.on_first(None)
         await session.dispose()
@@ -143,13 +188,94 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
         elif result.is_error:
             print(f"zpi-host: error: {result.result}", file=sys.stderr)
-        else:
+        elif live is None or not live.streamed.strip():
             print(result.result)
     else:
         print(json.dumps(result_dict(result)), flush=True)
+    if timings is not None:
+        timings.report(result)
     if signals.code is not None:
         return signals.code
     return EXIT_FAILED if result.is_error else EXIT_OK
+
+
+def _live_display() -> LiveDisplay | None:
+    """The live display when stdout and stderr are a terminal, else None."""
+    from .live import LiveDisplay, colours_wanted, wanted
+
+    if not wanted(sys.stdout, sys.stderr):
+        return None
+    return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr))
+
+
+def _paused_approver(live: LiveDisplay) -> Any:
+    """The terminal approver, with the live display paused while it asks."""
+    from ..permissions.approver import terminal_approver
+
+    approve: Any = terminal_approver()
+
+    async def ask(name: str, arguments: Any, context: Any) -> Any:
+        live.pause()
+        try:
+            return await approve(name, arguments, context)
+        finally:
+            live.resume()
+
+    return ask
+
+
+async def _run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
+    """Run the session; with a live display, its spinner turns beside the run."""
+    if live is None:
+        return await session.run(prompt)
+    import anyio
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(live.animate)
+        try:
+            return await session.run(prompt)
+        finally:
+            live.close()
+            group.cancel_scope.cancel()
+
+
+class _Timings:
+    """``--verbose``: where the time went, measured from the session's tool events."""
+
+    def __init__(self, session: Any) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._started: dict[str, float] = {}
+        self.tool_seconds = 0.0
+        self.tool_calls = 0
+        session.subscribe(self._on_event, types={"tool_start", "tool_end"})
+
+    def _on_event(self, event: Any) -> None:
+        if event.type == "tool_start":
+            self._started[event.call_id] = self._clock()
+        else:
+            started = self._started.pop(event.result.call_id, None)
+            self.tool_calls += 1
+            if started is not None:
+                self.tool_seconds += self._clock() - started
+
+    def report(self, result: Any) -> None:
+        """Usage, cost and timings on stderr."""
+        u = result.usage
+        seconds = result.duration_ms / 1000
+        lines = [
+            f"{result.num_turns} turn(s) in {seconds:.2f} s; {self.tool_calls} tool call(s) "
+            f"took {self.tool_seconds:.2f} s (overlapping calls count once each)",
+            f"tokens: {u.input_tokens} in, {u.output_tokens} out, {u.cache_read_tokens} cache "
+            f"read, {u.cache_write_tokens} cache write; cost ${result.total_cost_usd:.4f}",
+        ]
+        for key, usage in result.model_usage.items():
+            price = ("unpriced" if key in result.unpriced_models
+                     else f"${result.model_cost_usd.get(key, 0.0):.4f}")
+            lines.append(f"  {key}: {usage.input_tokens} in, {usage.output_tokens} out, {price}")
+        for line in lines:
+            print(f"zpi-host: {line}", file=sys.stderr)
 
 
 def _redacted(exc: BaseException) -> str:
