@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run stopped by SIGTERM exits 143 (cli/signals.py)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (``| head``)
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
 
@@ -81,12 +83,14 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
     parser.add_argument("--strict", action="store_true",
                         help="with --list-plugins: exit 1 when a plugin failed to load")
-    parser.add_argument("--cwd", default=None, help="working directory (default: current)")
+    parser.add_argument("--cwd", default=None,
+                        help="the project directory, for every command (default: current)")
     parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins: also load the plugin folder DIR (ZCode's when "
-                             "it has .zcode-plugin/, else Claude Code's)")
+                        help="with --list-plugins or run: also load the plugin folder DIR "
+                             "(ZCode's when it has .zcode-plugin/, else Claude Code's)")
     parser.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins: also load DIR as a ZCode plugin folder")
+                        help="with --list-plugins or run: also load DIR as a ZCode plugin "
+                             "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     from .models import add_models_parser
     from .run import add_run_parser
@@ -95,7 +99,18 @@ def build_parser():  # type: ignore[no-untyped-def]
     add_run_parser(commands)
     add_sessions_parser(commands)
     add_models_parser(commands)
+    parser.set_defaults(_commands=commands.choices)
     return parser
+
+
+def parse(parser: Any, args: list[str]) -> Any:
+    """Parse ``args``; an unknown flag after a command is reported with that command's usage
+    (argparse would print the top-level usage)."""
+    namespace, unknown = parser.parse_known_args(args)
+    if unknown:
+        command = namespace._commands.get(namespace.command) or parser
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return namespace
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +119,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)
         print("zpi-host: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _stdout_gone()
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout left (``zpi-host ... | head``): no traceback, and no second error
+    when Python flushes stdout at exit."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -123,7 +151,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
                             cwd=None)
     parser = build_parser()
-    args = parser.parse_args(rest)
+    args = parse(parser, rest)
     if args.version:
         for name, ver in versions():
             print(f"{name} {ver}")

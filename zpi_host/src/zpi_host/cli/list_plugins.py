@@ -19,7 +19,10 @@ def list_plugins(
     from ..plugins import PluginConfig, PluginHost
     from ..settings import SettingsManager, agent_dir
 
-    root = Path(cwd).resolve() if cwd else Path.cwd()
+    root = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
+    if not root.is_dir():
+        print(f"zpi-host: error: --cwd {cwd}: no such directory", file=sys.stderr)
+        return EXIT_USAGE
     settings = SettingsManager(agent_dir(), root)
     for problem in settings.problems:
         print(f"zpi-host: warning: {problem}", file=sys.stderr)

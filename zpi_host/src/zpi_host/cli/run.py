@@ -22,7 +22,7 @@ def add_run_parser(commands: Any) -> None:
                           "it from stdin")
     run.add_argument("--model", default=None,
                      help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
-    run.add_argument("--cwd", dest="run_cwd", default=None,
+    run.add_argument("--cwd", dest="run_cwd", default=None, metavar="DIR",
                      help="working directory of the session (default: current)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
@@ -37,10 +37,12 @@ def add_run_parser(commands: Any) -> None:
                         help="only these tools, comma-separated (e.g. read,grep); '' for none")
     prompt.add_argument("--disallowed-tools", metavar="NAMES", default=None,
                         help="remove these tools, comma-separated")
-    run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
+    run.add_argument("--plugin-dir", dest="run_plugin_dir", action="append", default=[],
+                     metavar="DIR",
                      help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
                           "has .zcode-plugin/, else a Claude Code plugin")
-    run.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
+    run.add_argument("--zcode-plugin-dir", dest="run_zcode_plugin_dir", action="append",
+                     default=[], metavar="DIR",
                      help="load DIR as a ZCode plugin folder (repeatable)")
     perms = run.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
@@ -148,8 +150,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 resume=args.resume, continue_recent=args.continue_recent,
                 persist=not args.no_session, blocked_plugins=blocked,
                 permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-                add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
-                zcode_plugin_dirs=args.zcode_plugin_dir,
+                add_dirs=args.add_dir, plugin_dirs=[*args.plugin_dir, *args.run_plugin_dir],
+                zcode_plugin_dirs=[*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
                 interactive=interactive,
                 can_use_tool=_paused_approver(live) if interactive and live else None,
                 system_prompt=args.system_prompt,

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import ZpiError
+from ..errors import UsageError, ZpiError
 from ..messages import Usage
 from .base import (
     Done,
@@ -31,6 +31,10 @@ TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage"})
 
 class ScriptError(ZpiError):
     """A scripted turn that cannot be understood, or a script that ran out."""
+
+
+class ScriptFileError(ScriptError, UsageError):
+    """The scripted model's file cannot be read: a usage error, like an unknown model."""
 
 
 @attrs.frozen
@@ -107,9 +111,9 @@ def load_script(path: Path) -> list[ScriptedTurn]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise ScriptError(f"scripted model file {path} does not exist") from None
+        raise ScriptFileError(f"scripted model file {path} does not exist") from None
     except OSError as exc:
-        raise ScriptError(f"cannot read scripted model file {path}: {exc}") from None
+        raise ScriptFileError(f"cannot read scripted model file {path}: {exc}") from None
     turns = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

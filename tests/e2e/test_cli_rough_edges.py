@@ -1,0 +1,115 @@
+"""Rough edges of the command line a new user hits: exit codes, stdin prompts, pipes, flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from zpi_host.testing import ModelServer
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+
+
+def zpi(tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None,
+        **env_extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+    env.update({"HOME": str(tmp_path / "home"), "ZPI_AGENT_DIR": str(tmp_path / "agent"),
+                **env_extra})
+    return subprocess.run([EXE, *args], input=stdin if stdin is not None else "",
+                          capture_output=True, text=True, cwd=cwd or tmp_path, env=env,
+                          timeout=60)
+
+
+def script(tmp_path: Path, *turns: dict) -> str:
+    path = tmp_path / "script.jsonl"
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    return f"scripted:{path}"
+
+
+def test_the_prompt_comes_from_stdin_with_a_dash_or_when_piped(tmp_path):
+    model = script(tmp_path, {"text": "one"})
+    for args in (["-"], []):
+        out = zpi(tmp_path, "run", "--model", model, "--output-format", "stream-json", *args,
+                  stdin="what is in\nthis file?\n")
+        assert out.returncode == 0, out.stderr
+        start = json.loads(out.stdout.splitlines()[0])
+        assert start["type"] == "run_start" and start["prompt"] == "what is in\nthis file?\n"
+    empty = zpi(tmp_path, "run", "--model", model, "-", stdin="  \n")
+    assert empty.returncode == 2 and "the prompt read from stdin is empty" in empty.stderr
+
+
+def test_a_missing_scripted_file_is_a_usage_error(tmp_path):
+    out = zpi(tmp_path, "run", "--model", f"scripted:{tmp_path}/nope.jsonl", "hi")
+    assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+def test_list_plugins_with_a_missing_cwd_fails(tmp_path):
+    out = zpi(tmp_path, "--list-plugins", "--cwd", str(tmp_path / "nope"))
+    assert out.returncode == 2 and "no such directory" in out.stderr
+
+
+def test_a_bad_flag_after_a_command_prints_that_commands_usage(tmp_path):
+    out = zpi(tmp_path, "run", "--bogus", "hi")
+    assert out.returncode == 2
+    assert out.stderr.startswith("usage: zpi-host run ")
+    assert "zpi-host run: error: unrecognized arguments: --bogus" in out.stderr
+
+
+def test_piping_into_a_reader_that_leaves_prints_no_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZPI_")}
+    env["ZPI_AGENT_DIR"] = str(tmp_path / "agent")
+    # a reader that closes at once: the listing hits a closed pipe
+    reader = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.close()"],
+                              stdin=subprocess.PIPE)
+    reader.wait(timeout=30)
+    out = subprocess.run([EXE, "--list-plugins", "--json"], stdout=reader.stdin,
+                         stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+    reader.stdin.close()
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr
+    assert out.returncode == 141
+
+
+def test_a_top_level_plugin_dir_reaches_run(tmp_path):
+    plugin = tmp_path / "plugin"
+    (plugin / "commands").mkdir(parents=True)
+    (plugin / "commands/hello.md").write_text("Say hello to $ARGUMENTS.\n")
+    model = script(tmp_path, {"text": "ok"})
+    out = zpi(tmp_path, "--plugin-dir", str(plugin), "run", "--model", model,
+              "--output-format", "json", "/plugin:hello world")
+    assert out.returncode == 0, out.stdout + out.stderr  # else: unknown command /plugin:hello
+    assert json.loads(out.stdout)["result"] == "ok"
+
+
+def test_base_url_on_this_machine_needs_no_key_and_sends_none(tmp_path):
+    with ModelServer(["local answer"]) as server:
+        out = zpi(tmp_path, "run", "--model", "openai:llama", "--base-url", server.base_url,
+                  "hi")
+        requests = list(server.requests)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "local answer\n"
+    assert "authorization" not in {name.lower() for name in requests[0].headers}
+
+
+def test_system_prompt_and_tool_flags_shape_the_request(tmp_path):
+    with ModelServer(["fine", "fine"]) as server:
+        out = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", server.base_url,
+                  "--system-prompt", "You are terse.", "--append-system-prompt", "Be kind.",
+                  "--tools", "read,edit", "hi")
+        out2 = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", server.base_url,
+                   "--disallowed-tools", "bash", "hi")
+        first, second = (r.json for r in server.requests)
+    assert out.returncode == 0 and out2.returncode == 0, out.stderr + out2.stderr
+    system = first["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("You are terse.")
+    assert "Be kind." in system["content"]
+    assert sorted(t["function"]["name"] for t in first["tools"]) == ["edit", "read"]
+    names = {t["function"]["name"] for t in second["tools"]}
+    assert "bash" not in names and "read" in names
+    bad = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", "http://127.0.0.1:9",
+              "--tools", "nope", "hi")
+    assert bad.returncode == 2 and "unknown tool(s) nope" in bad.stderr
