@@ -70,6 +70,11 @@ def run_command(args: Any, blocked: list[str]) -> int:
     if args.max_turns is not None and args.max_turns < 1:
         raise CliUsageError("--max-turns must be at least 1")
     args.prompt = read_prompt(args.prompt, sys.stdin)
+    if args.resume:
+        from ..assembly import resolve_agent_dir
+        from .sessions import full_session_id
+
+        args.resume = full_session_id(args.resume, resolve_agent_dir(None, os.environ))
     import anyio
 
     return anyio.run(_run, args, model, blocked)
