@@ -113,3 +113,32 @@ def test_system_prompt_and_tool_flags_shape_the_request(tmp_path):
     bad = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", "http://127.0.0.1:9",
               "--tools", "nope", "hi")
     assert bad.returncode == 2 and "unknown tool(s) nope" in bad.stderr
+
+
+def test_a_denial_line_is_not_cut_before_its_fix(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("x")
+    work = tmp_path / "work"
+    work.mkdir()
+    model = script(tmp_path, {"tool_calls": [{"name": "read", "arguments": {
+        "path": str(outside / "f.txt")}}]}, {"text": "done"})
+    out = zpi(tmp_path, "run", "--model", model, "go", cwd=work)
+    assert out.returncode == 0, out.stderr
+    (line,) = [x for x in out.stderr.splitlines() if x.startswith("  ✗ ")]
+    assert f"add the directory with --add-dir {outside}" in line and not line.endswith("…")
+
+
+def test_a_plugin_that_fails_to_load_is_reported_and_strict_fails_the_run(tmp_path):
+    model = script(tmp_path, {"text": "hi"}, {"text": "hi"})
+    missing = str(tmp_path / "no-such-plugin")
+    text = zpi(tmp_path, "run", "--plugin-dir", missing, "--model", model, "go")
+    assert text.returncode == 0 and text.stdout == "hi\n"
+    assert "zpi-host: warning: plugin 'claude:no-such-plugin' failed to load:" in text.stderr
+    stream = zpi(tmp_path, "run", "--plugin-dir", missing, "--model", model,
+                 "--output-format", "stream-json", "go")
+    warnings = [e for e in map(json.loads, stream.stdout.splitlines()) if e["type"] == "warning"]
+    assert any("failed to load" in w["message"] for w in warnings)
+    strict = zpi(tmp_path, "run", "--strict", "--plugin-dir", missing, "--model", model, "go")
+    assert strict.returncode == 1 and strict.stdout == ""
+    assert "zpi-host: error: plugin 'claude:no-such-plugin' failed to load" in strict.stderr

@@ -459,6 +459,8 @@ def _session(
     warnings = [str(p) for p in settings_manager.problems] + early_warnings
     warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
                  for w in plugin_warnings(r.plugin)]
+    warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
+                 "--strict makes this an error)" for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done

@@ -41,6 +41,8 @@ def add_run_parser(commands: Any) -> None:
                      metavar="DIR",
                      help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
                           "has .zcode-plugin/, else a Claude Code plugin")
+    run.add_argument("--strict", dest="run_strict", action="store_true",
+                     help="fail the run when a plugin fails to load (default: a warning)")
     run.add_argument("--zcode-plugin-dir", dest="run_zcode_plugin_dir", action="append",
                      default=[], metavar="DIR",
                      help="load DIR as a ZCode plugin folder (repeatable)")
@@ -158,6 +160,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 add_dirs=args.add_dir, plugin_dirs=[*args.plugin_dir, *args.run_plugin_dir],
                 zcode_plugin_dirs=[*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
                 interactive=interactive,
+                environ=({**os.environ, "ZPI_STRICT_PLUGINS": "1"}
+                         if args.strict or args.run_strict else None),
                 can_use_tool=_paused_approver(live) if interactive and live else None,
                 system_prompt=args.system_prompt,
                 append_system_prompt=args.append_system_prompt,
@@ -333,9 +337,9 @@ def _print_activity(event: Any) -> None:
     elif event.type == "warning":
         print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
-        first = next((c.text for c in event.result.content if c.type == "text"), "")
-        print(f"  ✗ {_brief(first.splitlines()[0] if first else 'error', 100)}",
-              file=sys.stderr, flush=True)
+        # the whole first line: a denial ends with how to allow the call
+        first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
+        print(f"  ✗ {first.splitlines()[0] if first else 'error'}", file=sys.stderr, flush=True)
 
 
 def _brief(value: Any, limit: int = 40) -> str:
