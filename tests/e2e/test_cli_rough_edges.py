@@ -142,3 +142,25 @@ def test_a_plugin_that_fails_to_load_is_reported_and_strict_fails_the_run(tmp_pa
     strict = zpi(tmp_path, "run", "--strict", "--plugin-dir", missing, "--model", model, "go")
     assert strict.returncode == 1 and strict.stdout == ""
     assert "zpi-host: error: plugin 'claude:no-such-plugin' failed to load" in strict.stderr
+
+
+def test_prompt_previews_exactly_what_a_run_sends(tmp_path):
+    (tmp_path / "AGENTS.md").write_text("Always answer in French.\n")
+    flags = ["--model", "openai:m", "--append-system-prompt", "Be kind.", "--tools",
+             "read,bash"]
+    with ModelServer(["bien"]) as server:
+        url = ["--base-url", server.base_url]
+        preview = zpi(tmp_path, "prompt", "--json", *flags, *url)
+        ran = zpi(tmp_path, "run", *flags, *url, "hi")
+        (request,) = (r.json for r in server.requests)
+    assert preview.returncode == 0 and ran.returncode == 0, preview.stderr + ran.stderr
+    shown = json.loads(preview.stdout)
+    assert shown["model"] == "openai:m"
+    assert shown["system_prompt"] == request["messages"][0]["content"]
+    assert "Be kind." in shown["system_prompt"]
+    assert [t["name"] for t in shown["tools"]] == [t["function"]["name"]
+                                                   for t in request["tools"]]
+    text = zpi(tmp_path, "prompt", *flags, *url)
+    assert text.returncode == 0 and "--- model: openai:m; 2 tool(s) ---" in text.stdout
+    # the previews wrote no session file: only the run's is there
+    assert len(list((tmp_path / "agent/sessions").rglob("*.jsonl"))) == 1

@@ -93,10 +93,12 @@ def build_parser():  # type: ignore[no-untyped-def]
                              "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     from .models import add_models_parser
+    from .prompt import add_prompt_parser
     from .run import add_run_parser
     from .sessions import add_sessions_parser
 
     add_run_parser(commands)
+    add_prompt_parser(commands)
     add_sessions_parser(commands)
     add_models_parser(commands)
     parser.set_defaults(_commands=commands.choices)
@@ -167,6 +169,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .run import run_command
 
             return run_command(args, blocked)
+        if args.command == "prompt":
+            from .prompt import prompt_command
+
+            return prompt_command(args, blocked)
         if args.command == "sessions":
             from .sessions import sessions_command
 

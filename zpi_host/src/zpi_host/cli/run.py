@@ -20,32 +20,11 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument("prompt", nargs="?", default=None,
                      help="what the agent should do; '-' or no PROMPT with piped input: read "
                           "it from stdin")
-    run.add_argument("--model", default=None,
-                     help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
-    run.add_argument("--cwd", dest="run_cwd", default=None, metavar="DIR",
-                     help="working directory of the session (default: current)")
+    add_assembly_options(run)
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--verbose", action="store_true",
                      help="after the run, print usage, cost and timings on stderr")
-    prompt = run.add_argument_group("system prompt and tools")
-    prompt.add_argument("--system-prompt", metavar="TEXT", default=None,
-                        help="replace the assembled system prompt with TEXT")
-    prompt.add_argument("--append-system-prompt", metavar="TEXT", default=None,
-                        help="append TEXT to the system prompt")
-    prompt.add_argument("--tools", metavar="NAMES", default=None,
-                        help="only these tools, comma-separated (e.g. read,grep); '' for none")
-    prompt.add_argument("--disallowed-tools", metavar="NAMES", default=None,
-                        help="remove these tools, comma-separated")
-    run.add_argument("--plugin-dir", dest="run_plugin_dir", action="append", default=[],
-                     metavar="DIR",
-                     help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
-                          "has .zcode-plugin/, else a Claude Code plugin")
-    run.add_argument("--strict", dest="run_strict", action="store_true",
-                     help="fail the run when a plugin fails to load (default: a warning)")
-    run.add_argument("--zcode-plugin-dir", dest="run_zcode_plugin_dir", action="append",
-                     default=[], metavar="DIR",
-                     help="load DIR as a ZCode plugin folder (repeatable)")
     perms = run.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
                        default=None, help="default: workspace trust; ask: every side-effect "
@@ -63,8 +42,52 @@ def add_run_parser(commands: Any) -> None:
                          help="continue the most recent session of this directory")
     session.add_argument("--no-session", action="store_true",
                          help="keep the session in memory only (no transcript file)")
-    run.add_argument("--base-url", metavar="URL", default=None,
-                     help="send the model's requests to URL instead of its base_url")
+
+
+def add_assembly_options(parser: Any) -> None:
+    """The options that shape a session (model, folder, plugins, prompt, tools): shared by
+    ``run`` and ``prompt`` so the preview assembles exactly what a run would."""
+    parser.add_argument("--model", default=None,
+                        help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
+    parser.add_argument("--cwd", dest="run_cwd", default=None, metavar="DIR",
+                        help="working directory of the session (default: current)")
+    group = parser.add_argument_group("system prompt and tools")
+    group.add_argument("--system-prompt", metavar="TEXT", default=None,
+                       help="replace the assembled system prompt with TEXT")
+    group.add_argument("--append-system-prompt", metavar="TEXT", default=None,
+                       help="append TEXT to the system prompt")
+    group.add_argument("--tools", metavar="NAMES", default=None,
+                       help="only these tools, comma-separated (e.g. read,grep); '' for none")
+    group.add_argument("--disallowed-tools", metavar="NAMES", default=None,
+                       help="remove these tools, comma-separated")
+    parser.add_argument("--plugin-dir", dest="run_plugin_dir", action="append", default=[],
+                        metavar="DIR",
+                        help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
+                             "has .zcode-plugin/, else a Claude Code plugin")
+    parser.add_argument("--strict", dest="run_strict", action="store_true",
+                        help="fail when a plugin fails to load (default: a warning)")
+    parser.add_argument("--zcode-plugin-dir", dest="run_zcode_plugin_dir", action="append",
+                        default=[], metavar="DIR",
+                        help="load DIR as a ZCode plugin folder (repeatable)")
+    parser.add_argument("--base-url", metavar="URL", default=None,
+                        help="send the model's requests to URL instead of its base_url")
+
+
+def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
+    """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
+    ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
+    return {
+        "model": model, "cwd": args.run_cwd or args.cwd, "blocked_plugins": blocked,
+        "plugin_dirs": [*args.plugin_dir, *args.run_plugin_dir],
+        "zcode_plugin_dirs": [*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
+        "environ": ({**os.environ, "ZPI_STRICT_PLUGINS": "1"}
+                    if args.strict or args.run_strict else None),
+        "system_prompt": args.system_prompt,
+        "append_system_prompt": args.append_system_prompt,
+        "tools": tool_names(args.tools),
+        "exclude_tools": tool_names(args.disallowed_tools) or (),
+        **_base_url_override(args, model),
+    }
 
 
 def run_command(args: Any, blocked: list[str]) -> int:
@@ -153,21 +176,12 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
         signals.on_first(startup.cancel)
         try:
             session = await create_session(
-                model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
-                resume=args.resume, continue_recent=args.continue_recent,
-                persist=not args.no_session, blocked_plugins=blocked,
+                max_turns=args.max_turns, resume=args.resume,
+                continue_recent=args.continue_recent, persist=not args.no_session,
                 permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-                add_dirs=args.add_dir, plugin_dirs=[*args.plugin_dir, *args.run_plugin_dir],
-                zcode_plugin_dirs=[*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
-                interactive=interactive,
-                environ=({**os.environ, "ZPI_STRICT_PLUGINS": "1"}
-                         if args.strict or args.run_strict else None),
+                add_dirs=args.add_dir, interactive=interactive,
                 can_use_tool=_paused_approver(live) if interactive and live else None,
-                system_prompt=args.system_prompt,
-                append_system_prompt=args.append_system_prompt,
-                tools=tool_names(args.tools),
-                exclude_tools=tool_names(args.disallowed_tools) or (),
-                **_base_url_override(args, model),
+                **assembly_kwargs(args, blocked, model),
             )
         except (UsageError, CliUsageError) as exc:
             print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
