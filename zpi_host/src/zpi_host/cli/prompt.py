@@ -46,7 +46,7 @@ async def _preview(args: Any, blocked: list[str]) -> int:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     try:
-        tools = [{"name": t.name, "description": t.description,
+        tools: list[dict[str, Any]] = [{"name": t.name, "description": t.description,
                   "parameters": dict(t.parameters)} for t in session.tools.values()]
         model_name = f"{session.provider.name}:{session.provider.model}"
         if args.as_json:
