@@ -91,7 +91,8 @@ def test_no_model_explains_how_to_choose_one(tmp_path):
     (["run", "--model", "nosuch:x", "hi"], "unknown model provider 'nosuch'"),
     (["run", "--model", "scripted", "hi"], "must look like PROVIDER:MODEL"),
     (["run", "--model", "scripted:x", "--cwd", "/no/such/dir", "hi"], "does not exist"),
-    (["-p", "zpi.tools", "--list-plugins"], "only -p no:NAME is supported"),
+    (["-p", "zpi.tools", "--list-plugins"], "-p zpi.tools: cannot import the module"),
+    (["-p", "not-a-module", "--list-plugins"], "expected no:NAME (block a plugin) or a module"),
 ])
 def test_bad_usage_exits_2(tmp_path, args, message):
     out = zpi(*args, cwd=tmp_path)

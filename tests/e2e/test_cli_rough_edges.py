@@ -164,3 +164,22 @@ def test_prompt_previews_exactly_what_a_run_sends(tmp_path):
     assert text.returncode == 0 and "--- model: openai:m; 2 tool(s) ---" in text.stdout
     # the previews wrote no session file: only the run's is there
     assert len(list((tmp_path / "agent/sessions").rglob("*.jsonl"))) == 1
+
+
+def test_dash_p_module_loads_a_plugin_for_one_command(tmp_path):
+    (tmp_path / "house_rules.py").write_text(
+        "from zpi_host import hookimpl\n\n"
+        "@hookimpl\n"
+        "def zpi_instructions(cwd, settings, resources):\n"
+        "    return 'House rule: answer in haiku.'\n")
+    flags = ["--model", script(tmp_path, {"text": "ok"})]
+    shown = zpi(tmp_path, "-p", "house_rules", "prompt", *flags)
+    assert shown.returncode == 0, shown.stderr
+    assert "House rule: answer in haiku." in shown.stdout
+    assert "House rule" not in zpi(tmp_path, "prompt", *flags).stdout  # for one command only
+    listed = zpi(tmp_path, "--list-plugins", "-phouse_rules")
+    assert listed.returncode == 0 and "house_rules" in listed.stdout
+    ran = zpi(tmp_path, "run", "-p", "house_rules", *flags, "go")
+    assert ran.returncode == 0 and ran.stdout == "ok\n", ran.stderr
+    missing = zpi(tmp_path, "run", "-p", "no_such_module", *flags, "go")
+    assert missing.returncode == 2 and "-p no_such_module: cannot import" in missing.stderr

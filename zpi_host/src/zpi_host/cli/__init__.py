@@ -23,10 +23,12 @@ class CliUsageError(Exception):
     """Bad command-line usage (exit 2)."""
 
 
-def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Pull every ``-p no:NAME`` (also ``-pno:NAME``) out of ``argv``, wherever it stands, so that
-    it works with every command. Returns (blocked names, remaining arguments)."""
+def extract_plugin_options(argv: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """Pull every ``-p no:NAME`` (blocks the plugin NAME) and ``-p MODULE`` (loads the module
+    MODULE as a plugin for this command, as pytest's ``-p`` does) out of ``argv``, wherever
+    they stand (also ``-pno:NAME``). Returns (blocked names, modules, remaining arguments)."""
     blocked: list[str] = []
+    modules: list[str] = []
     rest: list[str] = []
     args = list(argv)
     i = 0
@@ -38,20 +40,46 @@ def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         if arg == "-p" or (arg.startswith("-p") and not arg.startswith("--")):
             if arg == "-p":
                 if i + 1 >= len(args):
-                    raise CliUsageError("-p needs a value: -p no:NAME blocks the plugin NAME")
+                    raise CliUsageError("-p needs a value: -p no:NAME blocks the plugin NAME, "
+                                        "-p MODULE loads the module MODULE as a plugin")
                 value, i = args[i + 1], i + 2
             else:
                 value, i = arg[2:], i + 1
-            if not value.startswith("no:") or not value[3:]:
-                raise CliUsageError(
-                    f"-p {value}: only -p no:NAME is supported (it blocks the plugin NAME); "
-                    "plugins are loaded from installed entry points"
-                )
-            blocked.append(value[3:])
+            if value.startswith("no:"):
+                if not value[3:]:
+                    raise CliUsageError("-p no: needs a plugin name: -p no:NAME")
+                blocked.append(value[3:])
+            elif value and all(part.isidentifier() for part in value.split(".")):
+                modules.append(value)
+            else:
+                raise CliUsageError(f"-p {value}: expected no:NAME (block a plugin) or a "
+                                    "module name such as my_plugin or pkg.plugin")
             continue
         rest.append(arg)
         i += 1
-    return blocked, rest
+    return blocked, modules, rest
+
+
+def import_plugin_modules(modules: Sequence[str], cwd: str | None) -> dict[str, Any]:
+    """Import each ``-p MODULE``; the project folder comes first on the import path so a
+    module beside the project is found. A module that cannot be imported is a usage error."""
+    import importlib
+    import os
+
+    if not modules:
+        return {}
+    folder = os.path.abspath(os.path.expanduser(cwd or "."))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    loaded = {}
+    for name in modules:
+        try:
+            loaded[name] = importlib.import_module(name)
+        except Exception as exc:
+            raise CliUsageError(f"-p {name}: cannot import the module: {type(exc).__name__}: "
+                                f"{exc} (looked in {folder} and the installed packages)"
+                                ) from None
+    return loaded
 
 
 def versions() -> list[tuple[str, str]]:
@@ -73,7 +101,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser = argparse.ArgumentParser(
         prog="zpi-host",
         description="A plugin-driven host for coding agents.",
-        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command.",
+        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command; "
+               "-p MODULE loads the Python module MODULE as a plugin for this command.",
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of the installed zpi distributions")
@@ -139,7 +168,7 @@ def _stdout_gone() -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        blocked, rest = extract_plugin_blocks(args_in)
+        blocked, modules, rest = extract_plugin_options(args_in)
     except CliUsageError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -147,13 +176,14 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS:  # fast path: no parser
+    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS and not modules:  # no parser
         from .list_plugins import list_plugins
 
         return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
                             cwd=None)
     parser = build_parser()
     args = parse(parser, rest)
+    args.plugin_modules = modules
     if args.version:
         for name, ver in versions():
             print(f"{name} {ver}")
@@ -164,7 +194,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
             return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
                                 plugin_dirs=args.plugin_dir,
-                                zcode_plugin_dirs=args.zcode_plugin_dir)
+                                zcode_plugin_dirs=args.zcode_plugin_dir,
+                                modules=import_plugin_modules(modules, args.cwd))
         if args.command == "run":
             from .run import run_command
 

@@ -76,8 +76,12 @@ def add_assembly_options(parser: Any) -> None:
 def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
     """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
     ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
+    from . import import_plugin_modules
+
+    cwd = args.run_cwd or args.cwd
     return {
-        "model": model, "cwd": args.run_cwd or args.cwd, "blocked_plugins": blocked,
+        "model": model, "cwd": cwd, "blocked_plugins": blocked,
+        "plugins": import_plugin_modules(getattr(args, "plugin_modules", []), cwd),
         "plugin_dirs": [*args.plugin_dir, *args.run_plugin_dir],
         "zcode_plugin_dirs": [*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
         "environ": ({**os.environ, "ZPI_STRICT_PLUGINS": "1"}
