@@ -176,3 +176,17 @@ def test_python_dash_m_is_the_same_command(tmp_path):
     providers = {"providers": ["anthropic", "openai", "scripted"]}
     assert any(r["name"] == "zpi.models" and r["contributes"] == providers
                for r in json.loads(out.stdout))
+
+
+def test_the_demo_script_leaves_the_users_zpi_alone(tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZPI_")}
+    env.update({"HOME": str(home), "PATH": f"{Path(EXE).parent}:{env.get('PATH', '')}"})
+    out = subprocess.run(["bash", str(REPO / "examples/demo/run.sh")], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert 'Hello, world!' in out.stdout
+    assert not (home / ".zpi").exists()
