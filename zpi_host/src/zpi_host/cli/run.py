@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
@@ -25,7 +26,13 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     run.add_argument("--verbose", action="store_true",
                      help="after the run, print usage, cost and timings on stderr")
-    perms = run.add_argument_group("permissions (see docs/permissions.md)")
+    add_permission_options(run)
+    add_session_options(run)
+
+
+def add_permission_options(parser: Any) -> None:
+    """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
+    perms = parser.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
                        default=None, help="default: workspace trust; ask: every side-effect "
                        "call asks; plan: side-effect tools denied; bypass: only deny rules")
@@ -35,7 +42,11 @@ def add_run_parser(commands: Any) -> None:
                        help="deny calls matching RULE, e.g. 'edit(secrets/**)' (repeatable)")
     perms.add_argument("--add-dir", action="append", default=[], metavar="DIR",
                        help="another workspace root the file tools may use (repeatable)")
-    session = run.add_mutually_exclusive_group()
+
+
+def add_session_options(parser: Any) -> None:
+    """``--resume``, ``--continue``, ``--no-session`` (run and chat)."""
+    session = parser.add_mutually_exclusive_group()
     session.add_argument("--resume", metavar="ID", default=None,
                          help="continue the session ID (see: zpi-host sessions list)")
     session.add_argument("--continue", dest="continue_recent", action="store_true",
@@ -92,6 +103,13 @@ def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[st
         "exclude_tools": tool_names(args.disallowed_tools) or (),
         **_base_url_override(args, model),
     }
+
+
+def session_kwargs(args: Any) -> dict[str, Any]:
+    """``create_session`` options from the permission and session flags."""
+    return {"resume": args.resume, "continue_recent": args.continue_recent,
+            "persist": not args.no_session, "permission_mode": args.permission_mode,
+            "allow": args.allow, "deny": args.deny, "add_dirs": args.add_dir}
 
 
 def run_command(args: Any, blocked: list[str]) -> int:
@@ -174,18 +192,15 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
 
     session = None
     fmt = args.output_format
-    live = _live_display() if fmt == "text" else None
+    live = live_display() if fmt == "text" else None
     interactive = fmt == "text" and sys.stdin.isatty()
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
         try:
             session = await create_session(
-                max_turns=args.max_turns, resume=args.resume,
-                continue_recent=args.continue_recent, persist=not args.no_session,
-                permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-                add_dirs=args.add_dir, interactive=interactive,
-                can_use_tool=_paused_approver(live) if interactive and live else None,
-                **assembly_kwargs(args, blocked, model),
+                max_turns=args.max_turns, interactive=interactive,
+                can_use_tool=paused_approver(lambda: live) if interactive and live else None,
+                **session_kwargs(args), **assembly_kwargs(args, blocked, model),
             )
         except (UsageError, CliUsageError) as exc:
             print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
@@ -208,7 +223,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
         session.subscribe(_print_activity)
     signals.on_first(session.abort)
     try:
-        result = await _run_live(session, args.prompt, live)
+        result = await run_live(session, args.prompt, live)
     finally:
         signals.on_first(None)
         await session.dispose()
@@ -228,7 +243,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
-def _live_display() -> LiveDisplay | None:
+def live_display() -> LiveDisplay | None:
     """The live display when stdout and stderr are a terminal, else None."""
     from .live import LiveDisplay, colours_wanted, wanted
 
@@ -237,23 +252,26 @@ def _live_display() -> LiveDisplay | None:
     return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr))
 
 
-def _paused_approver(live: LiveDisplay) -> Any:
-    """The terminal approver, with the live display paused while it asks."""
+def paused_approver(current: Callable[[], LiveDisplay | None]) -> Any:
+    """The terminal approver, with the live display (``current()``) paused while it asks."""
     from ..permissions.approver import terminal_approver
 
     approve: Any = terminal_approver()
 
     async def ask(name: str, arguments: Any, context: Any) -> Any:
-        live.pause()
+        live = current()
+        if live is not None:
+            live.pause()
         try:
             return await approve(name, arguments, context)
         finally:
-            live.resume()
+            if live is not None:
+                live.resume()
 
     return ask
 
 
-async def _run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
+async def run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
     """Run the session; with a live display, its spinner turns beside the run."""
     if live is None:
         return await session.run(prompt)
