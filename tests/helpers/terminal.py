@@ -19,6 +19,10 @@ WAIT = 30.0
 ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
+def _take_terminal() -> None:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class Terminal:
     """A process whose stdin, stdout and stderr are one pseudo-terminal (80x24 unless told).
     ``output`` is everything it wrote, raw (escapes included)."""
@@ -27,8 +31,10 @@ class Terminal:
                  columns: int = 80, rows: int = 24) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        # a session of its own whose controlling terminal is this one: Ctrl-C is SIGINT
         self.process = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=slave,
-                                        stdout=slave, stderr=slave, start_new_session=True)
+                                        stdout=slave, stderr=slave, start_new_session=True,
+                                        preexec_fn=_take_terminal)
         os.close(slave)
         self.raw = b""
 
@@ -43,6 +49,16 @@ class Terminal:
             if left <= 0 or not self._read(left):
                 raise AssertionError(f"{pattern!r} never appeared; the screen:\n{self.text}")
         return self.text
+
+    def wait_for_raw(self, marker: str, count: int, timeout: float = WAIT) -> None:
+        """Read until the raw output holds ``marker`` ``count`` times (an escape sequence a
+        program sends each time it is ready for input, say)."""
+        deadline = time.monotonic() + timeout
+        while self.output.count(marker) < count:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._read(left):
+                raise AssertionError(f"{marker!r} did not appear {count} times; the screen:\n"
+                                     f"{self.text}")
 
     def finish(self, timeout: float = WAIT) -> int:
         """Read everything until the process ends; its exit code."""

@@ -111,16 +111,18 @@ def build_parser():  # type: ignore[no-untyped-def]
                              "contributes, its status")
     parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
     parser.add_argument("--strict", action="store_true",
-                        help="with --list-plugins: exit 1 when a plugin failed to load")
-    parser.add_argument("--cwd", default=None,
+                        help="with --list-plugins: exit 1 when a plugin failed to load; with "
+                             "a command: a plugin that fails to load is an error")
+    parser.add_argument("--cwd", default=None, metavar="DIR",
                         help="the project directory, for every command (default: current)")
     parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins or run: also load the plugin folder DIR "
+                        help="with --list-plugins or a command: also load the plugin folder DIR "
                              "(ZCode's when it has .zcode-plugin/, else Claude Code's)")
     parser.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins or run: also load DIR as a ZCode plugin "
+                        help="with --list-plugins or a command: also load DIR as a ZCode plugin "
                              "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from .chat import add_chat_parser
     from .models import add_models_parser
     from .prompt import add_prompt_parser
     from .run import add_run_parser
@@ -128,6 +130,7 @@ def build_parser():  # type: ignore[no-untyped-def]
 
     add_run_parser(commands)
     add_prompt_parser(commands)
+    add_chat_parser(commands)
     add_sessions_parser(commands)
     add_models_parser(commands)
     parser.set_defaults(_commands=commands.choices)
@@ -152,6 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_gone()
+
+
+def _asks_for_something(args: Any) -> bool:
+    """Whether top-level flags alone ask for something (a listing, the versions)."""
+    return bool(args.version or args.list_plugins)
+
+
+def _on_a_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _stdout_gone() -> int:
@@ -183,6 +195,8 @@ def _main(argv: Sequence[str] | None) -> int:
                             cwd=None)
     parser = build_parser()
     args = parse(parser, rest)
+    if args.command is None and not _asks_for_something(args) and _on_a_terminal():
+        args = parse(parser, [*rest, "chat"])  # zpi-host alone on a terminal: a chat
     args.plugin_modules = modules
     if args.version:
         for name, ver in versions():
@@ -200,6 +214,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .run import run_command
 
             return run_command(args, blocked)
+        if args.command == "chat":
+            from .chat import chat_command
+
+            return chat_command(args, blocked)
         if args.command == "prompt":
             from .prompt import prompt_command
 

@@ -96,11 +96,16 @@ def _list(args: Any, agent_dir: Path, cwd: Path) -> int:
         print(f"no saved sessions for {where}", file=sys.stderr)
         return EXIT_OK
     for info in infos:
-        label = info.title or _brief(info.first_prompt or "", 50) or "(empty)"
-        tags = f"  [{', '.join(info.tags)}]" if info.tags else ""
-        print(f"{info.session_id}  {info.modified_at}  {info.message_count:>4} msgs  "
-              f"{label}{tags}")
+        print(session_line(info))
     return EXIT_OK
+
+
+def session_line(info: Any) -> str:
+    """One saved session on one line: id, last change, size, title or first prompt, tags."""
+    label = info.title or _brief(info.first_prompt or "", 50) or "(empty)"
+    tags = f"  [{', '.join(info.tags)}]" if info.tags else ""
+    return (f"{info.session_id}  {info.modified_at}  {info.message_count:>4} msgs  "
+            f"{label}{tags}")
 
 
 def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
