@@ -87,11 +87,13 @@ def test_a_top_level_plugin_dir_reaches_run(tmp_path):
 
 def test_base_url_on_this_machine_needs_no_key_and_sends_none(tmp_path):
     with ModelServer(["local answer"]) as server:
+        server.fail_next(503, retry_after=0)
         out = zpi(tmp_path, "run", "--model", "openai:llama", "--base-url", server.base_url,
                   "hi")
         requests = list(server.requests)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "local answer\n"
+    assert "zpi-host: server error (HTTP 503), retrying in 0 s, attempt 2 of 4" in out.stderr
     assert "authorization" not in {name.lower() for name in requests[0].headers}
 
 

@@ -75,6 +75,12 @@ def size_of(result: Any) -> str:
     return f"{len(text.encode())} bytes"
 
 
+def retry_text(event: Any) -> str:
+    """``rate limited, retrying in 4 s, attempt 2 of 4``"""
+    return (f"{event.reason}, retrying in {event.delay:g} s, attempt {event.attempt} of "
+            f"{event.attempts}")
+
+
 def elapsed(seconds: float) -> str:
     return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
@@ -170,8 +176,7 @@ class LiveDisplay:
             self._line(line)
 
     def _on_retry(self, event: Any) -> None:
-        self._line(self._paint(f"{event.reason}, retrying in {event.delay:g} s, attempt "
-                               f"{event.attempt} of {event.attempts}", YELLOW))
+        self._line(self._paint(retry_text(event), YELLOW))
 
     def _on_warning(self, event: Any) -> None:
         self._line(self._paint(f"warning: {event.message}", YELLOW))

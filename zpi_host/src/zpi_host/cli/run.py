@@ -372,6 +372,10 @@ def _print_activity(event: Any) -> None:
         print(f"• {event.name}({args})", file=sys.stderr, flush=True)
     elif event.type == "warning":
         print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
+    elif event.type == "retry":
+        from .live import retry_text
+
+        print(f"zpi-host: {retry_text(event)}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
