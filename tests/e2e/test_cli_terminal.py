@@ -121,3 +121,11 @@ def test_without_a_terminal_only_the_answer_and_verbose_adds_usage(tmp_path, dem
     assert "\x1b[" not in out.stderr
     assert re.search(r"4 turn\(s\) in \d+\.\d\d s; 3 tool call\(s\) took", out.stderr)
     assert "tokens: 3770 in, 99 out, 0 cache read, 0 cache write; cost $0.0000" in out.stderr
+
+
+def test_a_dumb_terminal_gets_the_plain_output(tmp_path, demo):
+    code, term = on_terminal(tmp_path, "--model", f"scripted:{SCRIPT}", "fix it", cwd=demo,
+                             TERM="dumb")
+    assert code == 0, term.text
+    assert "\x1b[" not in term.output and "⠋" not in term.output
+    assert "• read(path=greet.py)" in term.screen and term.screen[-1] == ANSWER
