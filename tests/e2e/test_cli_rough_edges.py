@@ -185,3 +185,19 @@ def test_dash_p_module_loads_a_plugin_for_one_command(tmp_path):
     assert ran.returncode == 0 and ran.stdout == "ok\n", ran.stderr
     missing = zpi(tmp_path, "run", "-p", "no_such_module", *flags, "go")
     assert missing.returncode == 2 and "-p no_such_module: cannot import" in missing.stderr
+
+
+def test_a_broken_project_settings_file_is_reported_with_cwd_from_elsewhere(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / ".zpi").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / ".zpi/settings.json").write_text("{broken")
+    model = script(tmp_path, {"text": "ok"}, {"text": "ok"})
+    expected = f"warning: {project / '.zpi/settings.json'}"
+    for args in (["run", "--cwd", str(project)],
+                 ["--cwd", str(project), "run", "--output-format", "json"],
+                 ["prompt", "--cwd", str(project)]):
+        out = zpi(tmp_path, *args, "--model", model, *(["go"] if "run" in args else []),
+                  cwd=elsewhere)
+        assert out.returncode == 0, out.stderr
+        assert expected in out.stderr, args

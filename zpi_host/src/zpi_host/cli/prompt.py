@@ -46,6 +46,8 @@ async def _preview(args: Any, blocked: list[str]) -> int:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     try:
+        for warning in session.take_warnings():  # a run delivers them as events
+            print(f"zpi-host: warning: {warning}", file=sys.stderr)
         tools: list[dict[str, Any]] = [{"name": t.name, "description": t.description,
                   "parameters": dict(t.parameters)} for t in session.tools.values()]
         model_name = f"{session.provider.name}:{session.provider.model}"

@@ -217,6 +217,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     timings = _Timings(session) if args.verbose else None
     if fmt == "stream-json":
         session.subscribe(_print_event)
+    elif fmt == "json":  # stdout is the result object; warnings and retries go to stderr
+        session.subscribe(_print_activity, types={"warning", "retry"})
     elif live is not None:
         session.subscribe(live)
     elif fmt == "text":
