@@ -94,16 +94,17 @@ def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_
 
 
 def test_retries_and_warnings_get_their_own_yellow_lines(tmp_path):
+    (tmp_path / ".zpi").mkdir()
+    (tmp_path / ".zpi/settings.json").write_text("{not json")
     with ModelServer(["hello there"]) as server:
-        server.fail_next(429, retry_after=0)
+        server.fail_next(429, retry_after=0.25)
         code, term = on_terminal(tmp_path, "--model", "openai:gpt-test", "--base-url",
                                  server.base_url, "hi", cwd=tmp_path, OPENAI_API_KEY="sk-x")
     assert code == 0, term.text
-    assert "rate limited, retrying in 0 s, attempt 2 of 4" in term.screen
+    assert "rate limited, retrying in 0.2 s, attempt 2 of 4" in term.screen
     assert "\x1b[33mrate limited, retrying" in term.output
     assert term.screen[-1] == "hello there"
-    (tmp_path / ".zpi").mkdir()
-    (tmp_path / ".zpi/settings.json").write_text("{not json")
+    assert "settings.json" in term.text  # --base-url copies the settings: still reported
     code, term = on_terminal(tmp_path, "--model", script(tmp_path, {"text": "hi"}), "hi",
                              cwd=tmp_path)
     assert code == 0, term.text

@@ -77,8 +77,8 @@ def size_of(result: Any) -> str:
 
 def retry_text(event: Any) -> str:
     """``rate limited, retrying in 4 s, attempt 2 of 4``"""
-    return (f"{event.reason}, retrying in {event.delay:g} s, attempt {event.attempt} of "
-            f"{event.attempts}")
+    delay = f"{event.delay:.1f}".removesuffix(".0")
+    return f"{event.reason}, retrying in {delay} s, attempt {event.attempt} of {event.attempts}"
 
 
 def elapsed(seconds: float) -> str:

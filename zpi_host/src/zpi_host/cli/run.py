@@ -354,7 +354,10 @@ def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
     from ..settings import SettingsManager
 
     cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
-    settings = SettingsManager(resolve_agent_dir(None, os.environ), cwd).snapshot()
+    manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
+    for problem in manager.problems:  # the session sees a copy, not the files: say it here
+        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+    settings = manager.snapshot()
     spec = model or settings.get("model")
     if not isinstance(spec, str):
         raise CliUsageError("--base-url needs a model: pass --model PROVIDER:MODEL")
