@@ -58,6 +58,8 @@ def test_a_bad_flag_after_a_command_prints_that_commands_usage(tmp_path):
     assert out.returncode == 2
     assert out.stderr.startswith("usage: zpi-host run ")
     assert "zpi-host run: error: unrecognized arguments: --bogus" in out.stderr
+    nested = zpi(tmp_path, "sessions", "list", "--bogus")
+    assert nested.returncode == 2 and nested.stderr.startswith("usage: zpi-host sessions list ")
 
 
 def test_piping_into_a_reader_that_leaves_prints_no_traceback(tmp_path):

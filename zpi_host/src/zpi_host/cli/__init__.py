@@ -133,18 +133,29 @@ def build_parser():  # type: ignore[no-untyped-def]
     add_chat_parser(commands)
     add_sessions_parser(commands)
     add_models_parser(commands)
-    parser.set_defaults(_commands=commands.choices)
     return parser
 
 
 def parse(parser: Any, args: list[str]) -> Any:
-    """Parse ``args``; an unknown flag after a command is reported with that command's usage
-    (argparse would print the top-level usage)."""
+    """Parse ``args``; an unknown flag is reported with the usage of the innermost command
+    given (``zpi-host sessions list --bogus``: that of ``sessions list``), where argparse
+    would print the top-level usage."""
     namespace, unknown = parser.parse_known_args(args)
     if unknown:
-        command = namespace._commands.get(namespace.command) or parser
-        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+        _innermost(parser, namespace).error(f"unrecognized arguments: {' '.join(unknown)}")
     return namespace
+
+
+def _innermost(parser: Any, namespace: Any) -> Any:
+    import argparse
+
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+                   None)
+        chosen = None if sub is None else getattr(namespace, sub.dest, None)
+        if sub is None or chosen not in sub.choices:
+            return parser
+        parser = sub.choices[chosen]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
