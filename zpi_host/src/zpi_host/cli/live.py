@@ -23,7 +23,7 @@ TICK = 0.1  # seconds between two frames of the spinner
 #: bash output lines shown under a finished call
 TAIL_LINES = 3
 #: arguments that say what a call is about, in order of preference
-KEY_ARGUMENTS = ("command", "path", "file_path", "pattern", "url", "query", "description",
+KEY_ARGUMENTS = ("command", "pattern", "path", "file_path", "url", "query", "description",
                  "prompt", "name")
 
 RESET, BOLD, DIM = "\x1b[0m", "\x1b[1m", "\x1b[2m"
