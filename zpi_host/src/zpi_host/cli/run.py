@@ -133,7 +133,8 @@ def read_prompt(prompt: str | None, stdin: Any) -> str:
     if prompt is not None and prompt != "-":
         return prompt
     if prompt is None and (stdin is None or stdin.isatty()):
-        raise CliUsageError("run needs a PROMPT (or '-' to read it from stdin)")
+        raise CliUsageError("run needs a PROMPT (or '-' to read it from stdin); for an "
+                            "interactive session: zpi-host chat")
     text = "" if stdin is None else stdin.read()
     if not text.strip():
         raise CliUsageError("the prompt read from stdin is empty")
