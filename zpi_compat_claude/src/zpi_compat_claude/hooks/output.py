@@ -148,7 +148,7 @@ def _exit0(event: str, outcome: CommandOutcome, result: HandlerResult,
         return
     try:
         data = json.loads(stripped)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         result.problems.append(f"printed invalid JSON ({exc}); its output was ignored")
         return
     if not isinstance(data, dict):  # pragma: no cover - text starting with "{" is an object

@@ -158,7 +158,17 @@ def _innermost(parser: Any, namespace: Any) -> Any:
         parser = sub.choices[chosen]
 
 
+def _escape_unencodable_output() -> None:
+    """Text that cannot be encoded (a lone surrogate a model or a file sent) is printed as a
+    backslash escape instead of ending the command with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _escape_unencodable_output()
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)

@@ -46,7 +46,7 @@ def tool_arguments(provider: str, name: str, raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ProviderStreamError(provider, f"the model sent invalid JSON arguments for tool "
                                   f"{name!r} ({exc})", data=raw) from None
     if not isinstance(value, dict):
