@@ -119,3 +119,27 @@ def test_ask_mode_asks_on_the_terminal_while_the_display_waits(tmp_path):
     term.send("y\r")
     assert term.finish() == 0
     assert "│ approved-and-ran" in term.text and term.text.rstrip().endswith("done")
+
+
+def test_a_chat_asks_for_approval_at_its_prompt(tmp_path):
+    model = script(tmp_path,
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran-one"}}]},
+                   {"text": "first done"},
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran-two"}}]},
+                   {"text": "second done"})
+    chat = Chat(tmp_path, "--permission-mode", "ask", "--model", model)
+    chat.say("one")
+    chat.prompts += 1  # the approval question is a prompt too
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.expect(r"needs approval: .*\n.*allow\? \[y\]es")
+    chat.term.send("y\r")
+    chat.expect(r"│ ran-one")
+    chat.expect(r"first done")
+    chat.say("two")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\x03")  # Ctrl-C at the question: no
+    chat.expect(r"✗ bash echo ran-two · error: .*denied by the user")
+    chat.expect(r"second done")
+    assert chat.leave() == 0
+    assert "│ ran-two" not in chat.term.text  # the denied command never ran

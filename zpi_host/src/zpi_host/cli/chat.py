@@ -59,6 +59,7 @@ class Chat:
         self.session: Any = None
         self.live: Any = None
         self.out = sys.stdout
+        self._asking: Any = None  # an anyio.Lock, made in the event loop
         self.builtins: dict[str, Callable[[str], Awaitable[None]]] = {
             "help": self._help, "model": self._model, "compact": self._compact,
             "clear": self._clear, "resume": self._resume, "cost": self._cost,
@@ -141,12 +142,11 @@ class Chat:
     async def _open(self, **overrides: Any) -> None:
         """(Re)create the session with the command-line options and ``overrides``."""
         from ..assembly import create_session
-        from .run import assembly_kwargs, paused_approver, session_kwargs
+        from .run import assembly_kwargs, session_kwargs
 
         options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
                    **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
-                   "interactive": True,
-                   "can_use_tool": paused_approver(lambda: self.live), **overrides}
+                   "can_use_tool": self._approve, **overrides}
         if options.get("resume"):
             from ..assembly import resolve_agent_dir
             from .sessions import full_session_id
@@ -158,6 +158,34 @@ class Chat:
         session = await create_session(**options)
         await self._close()
         self.session = session
+
+    async def _approve(self, name: str, arguments: Any, context: Any) -> Any:
+        """Ask on the terminal whether a call may run, through prompt-toolkit (a question
+        stopped by the run's end leaves no reader behind); the live display waits."""
+        import anyio
+        from prompt_toolkit import PromptSession
+
+        from ..permissions.approver import answer_decision, approval_question
+
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        about, question = approval_question(name, arguments, context)
+        async with self._asking:  # one question at a time, even for parallel calls
+            live = self.live
+            if live is not None:
+                live.pause()
+            try:
+                print(about, file=self.out, flush=True)
+                try:
+                    answer: str | None = await PromptSession().prompt_async(question)
+                except KeyboardInterrupt:
+                    answer = "n"
+                except EOFError:
+                    answer = None
+            finally:
+                if live is not None:
+                    live.resume()
+        return answer_decision(answer, name, context)
 
     async def _close(self) -> None:
         if self.session is not None:
