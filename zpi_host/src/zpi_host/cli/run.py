@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -122,6 +123,9 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
             return EXIT_FAILED
     signals.on_first(None)
+    # One session per process: what start-up built (plugins, the resumed history) lives until
+    # exit, so later collections need not walk it again.
+    gc.freeze()
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()
