@@ -6,6 +6,7 @@ import httpx, anyio or cattrs.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -99,11 +100,18 @@ def build_parser():  # type: ignore[no-untyped-def]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Start-up builds long-lived objects and next to no garbage: no cyclic collections until
+    # the work begins (``run`` turns them on once its session is built: cli/run.py).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)
         print("zpi-host: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -124,8 +124,9 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             return EXIT_FAILED
     signals.on_first(None)
     # One session per process: what start-up built (plugins, the resumed history) lives until
-    # exit, so later collections need not walk it again.
+    # exit, so the collections of the run (off during start-up: cli.main) need not walk it.
     gc.freeze()
+    gc.enable()
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()
