@@ -16,6 +16,7 @@ DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zc
 
 
 LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
 
 
 class CliUsageError(Exception):
@@ -51,6 +52,24 @@ def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         rest.append(arg)
         i += 1
     return blocked, rest
+
+
+def listing_arguments(args: Sequence[str]) -> dict[str, list[str]] | None:
+    """The flags and options of a plain ``--list-plugins`` command line (each option and its
+    value as two words), so that it needs no parser; None for anything else."""
+    found: dict[str, list[str]] = {name: [] for name in (*LISTING_FLAGS, *LISTING_OPTIONS)}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in LISTING_FLAGS:
+            found[arg].append(arg)
+            i += 1
+        elif arg in LISTING_OPTIONS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            found[arg].append(args[i + 1])
+            i += 2
+        else:
+            return None
+    return found if found["--list-plugins"] else None
 
 
 def versions() -> list[tuple[str, str]]:
@@ -125,11 +144,15 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS:  # fast path: no parser
+    listing = listing_arguments(rest)
+    if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins
 
-        return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
-                            cwd=None)
+        cwd = listing["--cwd"]
+        return list_plugins(blocked, as_json=bool(listing["--json"]),
+                            strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
+                            plugin_dirs=listing["--plugin-dir"],
+                            zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     parser = build_parser()
     args = parser.parse_args(rest)
     if args.version:
