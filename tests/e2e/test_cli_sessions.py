@@ -134,8 +134,8 @@ def test_settings_can_disable_a_plugin_for_listing_and_runs(cli, tmp_path):
     out = cli("run", "--model", model, "--output-format", "json", "hi")
     assert out.returncode == 0, out.stderr
     (cli.agent / "settings.json").write_text('{"plugins": {"disabled": "zpi.tools"}}')
-    out = cli("--list-plugins")
-    assert out.returncode == 2 and "plugins.disabled must be a list" in out.stderr
+    out = cli("--list-plugins")  # a wrong type is a warning; the key falls back to []
+    assert out.returncode == 0 and "setting plugins.disabled must be a list" in out.stderr
 
 
 def test_permission_flags_and_denials_in_the_json_result(cli, tmp_path):

@@ -71,28 +71,6 @@ def tool_results(path: Path) -> dict[str, Any]:
     return {r.call_id: r.message for r in read_branch(path) if r.TYPE == "tool_result"}
 
 
-def group_alive(pgid: int) -> bool:
-    """Whether process group ``pgid`` has a member that is not a zombie (an orphaned zombie
-    may wait a while for init to reap it in a container)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 def wait_until(condition: Any, timeout: float = WAIT, step: float = 0.02) -> bool:
     """Poll ``condition()`` until it is true or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout

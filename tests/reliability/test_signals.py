@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from helpers.host_process import (
     WAIT,
-    group_alive,
     kill_group,
     open_calls,
     run,
@@ -28,6 +27,7 @@ from helpers.host_process import (
     wait_until,
 )
 
+from zpi_host.process_groups import group_alive
 from zpi_host.transcript.store import INTERRUPTED_TEXT
 
 
@@ -129,7 +129,9 @@ def test_a_second_sigint_exits_at_once(places):
         watchdog.cancel()
         kill_group(pgid)
     transcript = session_file(agent)
-    assert [c[:2] for c in open_calls(transcript)] == [("call_1_0", "bash")]  # no time to close
+    # usually the forced exit leaves the call open (no time to close it); on a loaded machine
+    # the first stop may have recorded it already. Either way resume closes it exactly once.
+    assert [c[:2] for c in open_calls(transcript)] in ([], [("call_1_0", "bash")])
     resume(workspace, agent, transcript)
     closed = tool_results(transcript)["call_1_0"]
     assert closed.is_error and closed.content[0].text == INTERRUPTED_TEXT

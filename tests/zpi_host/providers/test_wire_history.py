@@ -23,6 +23,7 @@ from zpi_host.messages import (
 from zpi_host.providers import anthropic, openai
 from zpi_host.providers.base import ModelRequest
 from zpi_host.providers.catalog import ModelEntry
+from zpi_host.providers.http import encode_body
 
 from .conftest import READ
 
@@ -60,7 +61,7 @@ def request(messages: list[Message], **fields: Any) -> ModelRequest:
 
 
 def reference(provider: Any, req: ModelRequest) -> bytes:
-    return json.dumps(provider.body(req), ensure_ascii=False).encode("utf-8")
+    return encode_body(provider.body(req))
 
 
 @pytest.mark.parametrize("fmt", PROVIDERS)
@@ -76,6 +77,18 @@ def test_sent_bytes_equal_the_body_built_from_scratch(fmt: str) -> None:
     for messages in (compacted, history, history[:10], compacted + exchange(99)):
         req = request(messages, system_prompt="", options={"temperature": 0})
         assert provider.payload(req) == reference(provider, req)
+
+
+@pytest.mark.parametrize("fmt", PROVIDERS)
+def test_a_lone_surrogate_is_sent_escaped_as_before(fmt: str) -> None:
+    provider = provider_for(fmt)
+    history: list[Message] = [UserMessage.text("start"), *exchange(1)]
+    assert provider.payload(request(history)) == reference(provider, request(history))
+    history.append(UserMessage.text("broken \udc80 text"))
+    sent = provider.payload(request(history))
+    assert sent == reference(provider, request(history)) and b"\\udc80" in sent
+    history.append(UserMessage.text("fine again \u00e9"))
+    assert provider.payload(request(history)) == reference(provider, request(history))
 
 
 @pytest.mark.parametrize("fmt", PROVIDERS)

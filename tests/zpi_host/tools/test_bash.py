@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from zpi_host.process_groups import group_alive
 from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure, ToolUpdate
-from zpi_host.tools.bash import _group_alive, bash_tool
+from zpi_host.tools.bash import bash_tool
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ async def run(ctx: ToolContext, command: str, **extra: object):
 
 def assert_group_gone(pgid: int) -> None:
     """No process of the group runs; zombies may wait a moment for init to reap them."""
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
     deadline = time.monotonic() + 10
     while True:
         try:

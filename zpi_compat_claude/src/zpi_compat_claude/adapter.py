@@ -8,13 +8,39 @@ others load anyway; the first folder holding a name keeps it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .discovery import FolderRef
+    from .discovery import Broken, FolderRef
     from .folder import LoadContext, LoadedFolder
+
+#: a dialect's installed plugins: (home, cwd) -> (folders to load, entries that are broken)
+InstalledFinder = Callable[[Path, Path], "tuple[Sequence[FolderRef], Sequence[Broken]]"]
+
+
+def load_dialect(host: Any, ctx: LoadContext, installed: InstalledFinder,
+                 own_sources: Callable[[], None]) -> dict[str, LoadedFolder]:
+    """The load order every dialect shares: the configured folders
+    (``compat.<dialect>.plugin_dirs``), the installed plugins when
+    ``compat.<dialect>.use_installed`` is set, the personal folders, then the dialect's own
+    sources (``own_sources``: Claude's settings-file hooks, ZCode's config-file hooks), and
+    last the dependency check over the folders loaded. Returns those folders by name."""
+    from .discovery import configured_folders
+
+    loaded: dict[str, LoadedFolder] = {}
+    load_folders(host, configured_folders(ctx.config, ctx.dialect.name), ctx, loaded,
+                 installed=False)
+    if ctx.config.use_installed:
+        refs, broken = installed(ctx.home, ctx.cwd)
+        for item in broken:
+            report(host, ctx, item.name, item.reason)
+        load_folders(host, refs, ctx, loaded, installed=True)
+    load_personal_dirs(host, ctx)
+    own_sources()
+    check_dependencies(host, loaded)
+    return loaded
 
 
 def report(host: Any, ctx: LoadContext, name: str, reason: str,

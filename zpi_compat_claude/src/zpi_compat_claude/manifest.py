@@ -153,6 +153,9 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise ManifestError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
                             f"{exc.msg}; fix the file") from exc
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise ManifestError(f"{path}: JSON this host cannot read ({exc}); fix the file") \
+            from None
 
 
 def folder_name_problem(name: str, dialect: Dialect = CLAUDE) -> str | None:

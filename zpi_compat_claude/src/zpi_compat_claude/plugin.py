@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zpi_host import hookimpl
 
 if TYPE_CHECKING:
-    from .folder import LoadContext, LoadedFolder
+    from .folder import LoadContext
 
 
 @hookimpl
@@ -28,30 +28,33 @@ def zpi_load_plugins(host: Any) -> None:
         return  # the common case costs a few stat calls, not the folder machinery's imports
     from zpi_host.settings import agent_dir
 
-    from .adapter import check_dependencies, load_folders, load_personal_dirs, report
-    from .discovery import (
-        ClaudeSettings,
-        claude_home,
-        configured_folders,
-        installed_folders,
-    )
+    from .adapter import load_dialect
+    from .discovery import ClaudeSettings, claude_home, installed_folders
     from .folder import LoadContext
 
     cwd = Path(host.config.cwd or Path.cwd()).resolve()
     config = ClaudeSettings.from_settings(host.config.settings, cwd)
-    home = claude_home()
-    ctx = LoadContext(cwd, agent_dir(), home, config)
-    loaded: dict[str, LoadedFolder] = {}
-    load_folders(host, configured_folders(config), ctx, loaded, installed=False)
-    if config.use_installed:
-        refs, broken = installed_folders(home, cwd)
-        for item in broken:
-            report(host, ctx, item.name, item.reason)
-        load_folders(host, refs, ctx, loaded, installed=True)
-    load_personal_dirs(host, ctx)
-    for source in config.settings_sources:
-        _load_settings_hooks(host, source, ctx)
-    check_dependencies(host, loaded)
+    ctx = LoadContext(cwd, agent_dir(), claude_home(), config)
+
+    def settings_hooks() -> None:
+        for source in config.settings_sources:
+            _load_settings_hooks(host, source, ctx)
+
+    loaded = load_dialect(host, ctx, installed_folders, settings_hooks)
+    _register_skill_access(host, loaded.values())
+
+
+def _register_skill_access(host: Any, folders: Any) -> None:
+    """The ``skill`` tool and reads of the frozen copies, when a loaded folder has skills
+    (:mod:`.skills`)."""
+    roots = [root for folder in folders if folder.skills
+             for root in (folder.root, folder.resource_root) if root is not None]
+    if not roots:
+        return
+    from .skills import PluginFilesAccess
+
+    host.register_plugin(PluginFilesAccess(roots), "claude/skills", source="claude",
+                         contributes={"tools": ["skill"]})
 
 
 def _nothing_to_load(host: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zpi_host import hookimpl
 
 if TYPE_CHECKING:
-    from zpi_compat_claude.folder import LoadContext, LoadedFolder
+    from zpi_compat_claude.folder import LoadContext
 
 
 @hookimpl
@@ -26,13 +26,8 @@ def zpi_load_plugins(host: Any) -> None:
     last, so they run before plugin hooks, as in ZCode)."""
     if _nothing_to_load(host):
         return  # a few stat calls, not the folder machinery's imports
-    from zpi_compat_claude.adapter import (
-        check_dependencies,
-        load_folders,
-        load_personal_dirs,
-        report,
-    )
-    from zpi_compat_claude.discovery import ClaudeSettings, configured_folders
+    from zpi_compat_claude.adapter import load_dialect
+    from zpi_compat_claude.discovery import ClaudeSettings
     from zpi_compat_claude.folder import LoadContext
     from zpi_host.settings import agent_dir
 
@@ -41,18 +36,8 @@ def zpi_load_plugins(host: Any) -> None:
 
     cwd = Path(host.config.cwd or Path.cwd()).resolve()
     config = ClaudeSettings.from_settings(host.config.settings, cwd, key="zcode")
-    home = zcode_home()
-    ctx = LoadContext(cwd, agent_dir(), home, config, ZCODE)
-    loaded: dict[str, LoadedFolder] = {}
-    load_folders(host, configured_folders(config, "zcode"), ctx, loaded, installed=False)
-    if config.use_installed:
-        refs, broken = installed_folders(home, cwd)
-        for item in broken:
-            report(host, ctx, item.name, item.reason)
-        load_folders(host, refs, ctx, loaded, installed=True)
-    load_personal_dirs(host, ctx)
-    load_config_hooks(host, ctx)
-    check_dependencies(host, loaded)
+    ctx = LoadContext(cwd, agent_dir(), zcode_home(), config, ZCODE)
+    load_dialect(host, ctx, installed_folders, lambda: load_config_hooks(host, ctx))
 
 
 def _nothing_to_load(host: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from pathlib import Path
 
 _live: set[int] = set()
 
@@ -34,3 +35,30 @@ def kill_all() -> None:
     for pgid in tuple(_live):
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether the process group still has a running (non-zombie) member.
+
+    ``killpg(pgid, 0)`` also succeeds for zombies waiting to be reaped by init, which may take
+    a while in containers, so on Linux the process table is read instead."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (proc / entry.name / "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

@@ -43,13 +43,44 @@ class SettingsError(ZpiError):
 
 
 class SettingsProblem(NamedTuple):
-    """Why one settings file was left out of the merge; the session starts without it."""
+    """Why one settings file, or one key of it (``key``), was left out of the merge; the
+    session starts without it. ``path`` is None for in-memory settings."""
 
-    path: Path
+    path: Path | None
     message: str
+    key: str | None = None
+    #: only a warning: the key was kept (an unknown key in a section open to plugins)
+    kept: bool = False
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message} (the file was ignored and left unchanged)"
+        where = self.path if self.path is not None else "settings (in memory)"
+        if self.key is None:
+            return f"{where}: {self.message} (the file was ignored and left unchanged)"
+        if self.kept:
+            return f"{where}: setting {self.key} {self.message}; kept for plugins that read it"
+        kept = " (the file was left unchanged)" if self.path is not None else ""
+        return f"{where}: setting {self.key} {self.message}; ignored{kept}{_fallback(self.key)}"
+
+
+def _fallback(key: str) -> str:
+    from .settings_schema import Setting, find
+
+    node = find(key)
+    if isinstance(node, Setting):
+        shown = "none" if node.default is None else json.dumps(node.default)
+        return f", so {key} falls back to the other file's value or its default ({shown})"
+    return f", so {key} falls back to its defaults" if node is not None else ""
+
+
+def check_settings(path: Path | None, data: Mapping[str, Any]
+                   ) -> tuple[dict[str, Any], list[SettingsProblem]]:
+    """One file's object validated against the schema (:mod:`zpi_host.settings_schema`):
+    values of the wrong type dropped, each reported with the file and key path."""
+    from .settings_schema import check_layer
+
+    clean, findings = check_layer(data)
+    return clean, [SettingsProblem(path, f.message, f.key, kept=not f.ignored)
+                   for f in findings]
 
 
 class _Delete:
@@ -88,6 +119,9 @@ def read_settings_file(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SettingsError(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
                                   f"({exc.msg}); fix the file, it was not changed") from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise SettingsError(path, f"JSON this host cannot read ({exc}); fix the file, it "
+                                  "was not changed") from None
     if not isinstance(data, dict):
         raise SettingsError(path, f"settings must be a JSON object, got {type(data).__name__}")
     return data
@@ -105,7 +139,7 @@ class SettingsManager:
         self.project_path = (Path(cwd) / PROJECT_DIR / SETTINGS_FILE
                              if cwd is not None else None)
         self._layers: dict[Scope, dict[str, Any]] = {"user": {}, "project": {}}
-        self.problems: tuple[SettingsProblem, ...] = ()
+        self._problems: dict[Scope, tuple[SettingsProblem, ...]] = {"user": (), "project": ()}
         self._merged: dict[str, Any] = {}
         self.reload()
 
@@ -114,8 +148,10 @@ class SettingsManager:
         cls, user: Mapping[str, Any] | None = None, project: Mapping[str, Any] | None = None
     ) -> SettingsManager:
         manager = cls(None, None)
-        manager._layers = {"user": copy.deepcopy(dict(user or {})),
-                           "project": copy.deepcopy(dict(project or {}))}
+        scope: Scope
+        for scope, data in (("user", user), ("project", project)):
+            layer, found = check_settings(None, copy.deepcopy(dict(data or {})))
+            manager._layers[scope], manager._problems[scope] = layer, tuple(found)
         manager._remerge()
         return manager
 
@@ -130,19 +166,24 @@ class SettingsManager:
         """Read both files again; a broken one becomes a problem and is left out."""
         if self.in_memory_only:
             return self
-        problems = []
+        scope: Scope
         for scope in ("user", "project"):
             path = self.path(scope)
             if path is None:
                 continue
             try:
-                self._layers[scope] = read_settings_file(path)
+                self._layers[scope], found = check_settings(path, read_settings_file(path))
             except SettingsError as exc:
                 self._layers[scope] = {}
-                problems.append(SettingsProblem(path, str(exc).removeprefix(f"{path}: ")))
-        self.problems = tuple(problems)
+                found = [SettingsProblem(path, str(exc).removeprefix(f"{path}: "))]
+            self._problems[scope] = tuple(found)
         self._remerge()
         return self
+
+    @property
+    def problems(self) -> tuple[SettingsProblem, ...]:
+        """What reading left out: broken files, and values of the wrong type (user first)."""
+        return self._problems["user"] + self._problems["project"]
 
     def _remerge(self) -> None:
         self._merged = merge_settings(self._layers["user"], self._layers["project"])
@@ -173,16 +214,16 @@ class SettingsManager:
         the file has it now. Refuses to write over a file that does not parse."""
         path = self.path(scope)
         if path is None:
-            _apply(self._layers[scope], changes)
-            self._remerge()
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
-            current = read_settings_file(path)  # fresh: another process may have written
+            current = copy.deepcopy(self._layers[scope])
             _apply(current, changes)
-            _write_atomically(path, current)
-        self._layers[scope] = current
-        self.problems = tuple(p for p in self.problems if p.path != path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with _locked(path):
+                current = read_settings_file(path)  # fresh: another process may have written
+                _apply(current, changes)
+                _write_atomically(path, current)
+        self._layers[scope], found = check_settings(path, current)
+        self._problems[scope] = tuple(found)
         self._remerge()
 
 

@@ -109,7 +109,11 @@ class HookConfig:
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) and value > 0 else None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def _handler(raw: Any, where: str, problems: list[str],
@@ -120,11 +124,11 @@ def _handler(raw: Any, where: str, problems: list[str],
         return None
     kind = raw.get("type")
     runs = " and ".join(f"\"{known}\"" for known in sorted(dialect.handler_types))
-    if kind in UNSUPPORTED_TYPES and kind not in dialect.handler_types:
+    if isinstance(kind, str) and kind in UNSUPPORTED_TYPES and kind not in dialect.handler_types:
         problems.append(f"{where}: handler type {kind!r} is not supported by this host (only "
                         f"{runs} handlers run); skipped")
         return None
-    if kind not in dialect.handler_types:
+    if not isinstance(kind, str) or kind not in dialect.handler_types:
         problems.append(f"{where}: unknown handler type {kind!r} (this host runs {runs} "
                         f"handlers of {dialect.product}); skipped")
         return None

@@ -118,7 +118,17 @@ def build_parser():  # type: ignore[no-untyped-def]
     return parser
 
 
+def _escape_unencodable_output() -> None:
+    """Text that cannot be encoded (a lone surrogate a model or a file sent) is printed as a
+    backslash escape instead of ending the command with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _escape_unencodable_output()
     # Start-up builds long-lived objects and next to no garbage: no cyclic collections until
     # the work begins (``run`` turns them on once its session is built: cli/run.py).
     collecting = gc.isenabled()

@@ -53,7 +53,7 @@ def add_run_parser(commands: Any) -> None:
 def run_command(args: Any, blocked: list[str]) -> int:
     model = args.model or os.environ.get("ZPI_MODEL")
     if args.max_turns is not None and args.max_turns < 1:
-        raise CliUsageError("--max-turns must be at least 1")
+        return startup_error(args, CliUsageError("--max-turns must be at least 1"), EXIT_USAGE)
     import anyio
 
     return anyio.run(_run, args, model, blocked)
@@ -78,6 +78,22 @@ def result_dict(result: Any) -> dict[str, Any]:
             for key, u in result.model_usage.items()
         },
     }
+
+
+def startup_error(args: Any, error: Exception, code: int) -> int:
+    """The run could not start: the message on stderr and, for ``json``/``stream-json``, a
+    result object with ``is_error: true`` on stdout (the same shape as a finished run's), so
+    a program reading stdout always gets one. Returns ``code``."""
+    message = _redacted(error)
+    print(f"zpi-host: error: {message}", file=sys.stderr)
+    if args.output_format != "text":
+        from ..messages import Usage
+        from ..session import RunResult
+
+        failed = RunResult(result=message, is_error=True, num_turns=0, session_id="",
+                           usage=Usage(), duration_ms=0, stop_reason="error", error=message)
+        print(json.dumps({**result_dict(failed), "session_id": args.resume}), flush=True)
+    return code
 
 
 def _usage(usage: Any) -> dict[str, int]:
@@ -117,11 +133,9 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 **_base_url_override(args, model),
             )
         except (UsageError, CliUsageError) as exc:
-            print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
-            return EXIT_USAGE
+            return startup_error(args, exc, EXIT_USAGE)
         except (PluginLoadError, ZpiError) as exc:
-            print(f"zpi-host: error: {_redacted(exc)}", file=sys.stderr)
-            return EXIT_FAILED
+            return startup_error(args, exc, EXIT_FAILED)
     signals.on_first(None)
     # One session per process: what start-up built (plugins, the resumed history) lives until
     # exit, so the collections of the run (off during start-up: cli.main) need not walk it.
@@ -130,8 +144,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()
-        print("zpi-host: stopped before the run began", file=sys.stderr)
-        return signals.code if signals.code is not None else EXIT_FAILED
+        return startup_error(args, ZpiError("stopped before the run began (a signal)"),
+                             signals.code if signals.code is not None else EXIT_FAILED)
     fmt = args.output_format
     if fmt == "stream-json":
         session.subscribe(_print_event)

@@ -1,18 +1,21 @@
 """How a rule's argument pattern meets a call's arguments, for tools that are not file tools.
 
 Shell tools (``COMMAND_ARGUMENTS``, ``bash`` by default) match their command with Claude-style
-prefixes (``git status:*``) and globs (``npm run *``), aware of ``&&``, ``;``, ``|`` and command
-substitution, so that an allow rule for one command does not let a second one ride along.
-Every other tool matches a canonical argument string (``canonical_argument``).
+prefixes (``git status:*``) and globs (``npm run *``) against every simple command the line
+runs, as :mod:`.shell` reads it: an allow rule must match each of them, a deny or ask rule any
+of them, and what cannot be seen counts as a match for deny and ask rules, never for allow
+rules. Every other tool matches a canonical argument string (``canonical_argument``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
+
+from . import shell, wrappers
 
 #: Shell tools: tool name -> the argument holding the command line. Rules for these tools match
 #: the command (prefix ``git status:*``, glob ``npm run *``); extend it for your own shell tool.
@@ -21,78 +24,6 @@ COMMAND_ARGUMENTS: dict[str, str] = {"bash": "command"}
 #: Other tools whose rules match one argument's value instead of the whole input, e.g. a web
 #: fetch tool registering ``{"web_fetch": "url"}`` so that ``web_fetch(https://docs.*)`` works.
 RULE_ARGUMENTS: dict[str, str] = {}
-
-# Longest first, so that "&&" is not read as two "&".
-_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "\r", "$(", "<(", ">(", "(", ")", "`")
-_SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
-_ASSIGNMENTS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S*)\s+)+")
-
-
-def split_command(command: str) -> list[str]:
-    """The simple commands of a shell command line, split at control operators and command
-    substitution outside single quotes. Best effort: it is a guard for rules, not a parser."""
-    segments: list[str] = []
-    buf: list[str] = []
-    quote: str | None = None
-    depth = 0  # "$(" opened inside double quotes, so that their ")" ends a command
-    i, n = 0, len(command)
-
-    def flush() -> None:
-        text = "".join(buf).strip()
-        if text:
-            segments.append(text)
-        buf.clear()
-
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            buf.append(c)
-            quote = None if c == "'" else quote
-            i += 1
-            continue
-        if c == "\\" and i + 1 < n:
-            buf.append(command[i:i + 2])
-            i += 2
-            continue
-        if quote == '"':
-            op = next((o for o in ("$(", "`", ")") if command.startswith(o, i)), None)
-            if op == ")" and depth == 0:
-                op = None
-            depth += {"$(": 1, ")": -1}.get(op or "", 0)
-        else:
-            op = next((o for o in _OPERATORS if command.startswith(o, i)), None)
-        if op is not None:
-            flush()
-            i += len(op)
-            continue
-        if c == '"':
-            quote = None if quote == '"' else '"'
-        elif c == "'" and quote is None:
-            quote = "'"
-        buf.append(c)
-        i += 1
-    flush()
-    return segments
-
-
-def has_substitution(command: str) -> bool:
-    """Whether the command runs other commands through ``$(...)``, backticks or ``<(...)``
-    outside single quotes: an allow rule cannot vouch for those."""
-    inside_single = False
-    for i, c in enumerate(command):
-        if c == "'" and not _escaped(command, i):
-            inside_single = not inside_single
-        elif not inside_single and _SUBSTITUTION.match(command, i) and not _escaped(command, i):
-            return True
-    return False
-
-
-def _escaped(text: str, i: int) -> bool:
-    backslashes = 0
-    while i > 0 and text[i - 1] == "\\":
-        backslashes += 1
-        i -= 1
-    return backslashes % 2 == 1
 
 
 def normalize_command(command: str) -> str:
@@ -129,23 +60,147 @@ def _glob_anything(pattern: str) -> str:
 def command_matches(pattern: str, command: str, *, strict: bool) -> bool:
     """Whether ``pattern`` matches the shell ``command``.
 
-    ``strict`` (allow rules): every simple command of a compound line must match, and a line
-    with command substitution never matches (unless the pattern is the exact line).
-    Otherwise (deny and ask rules): the whole line or any simple command in it matches, also
-    with leading ``VAR=value`` assignments removed.
+    ``strict`` (allow rules): the rule must match every simple command the line runs (see
+    :func:`cover_command`). Otherwise (deny and ask rules): it matches when it may match any
+    simple command the line runs, or when some of what the line runs cannot be seen. A
+    pattern without ``*`` that equals the whole line always matches.
     """
-    regex = _command_regex(pattern)
-    whole = normalize_command(command)
-    if "*" not in pattern and whole == normalize_command(pattern):
+    if _names_line(pattern, command):
         return True
-    segments = [normalize_command(s) for s in split_command(command)]
     if strict:
-        if has_substitution(command) or not segments:
+        return cover_command([pattern], command) is not None
+    line = shell.parse_line(command)
+    if next(line.unknowns(), None) is not None:
+        return True
+    return _may_match_line(_deny_form(pattern), line) or \
+        _command_regex(pattern).fullmatch(normalize_command(command)) is not None
+
+
+def unseen_note(pattern: str, command: str) -> str:
+    """For a deny or ask rule that matched ``command``: "" when it matched a command the line
+    visibly runs, else a note saying what could not be seen (for the reason text)."""
+    if _names_line(pattern, command):
+        return ""
+    line = shell.parse_line(command)
+    why = next(line.unknowns(), None)
+    if why is None or _may_match_line(_deny_form(pattern), line):
+        return ""
+    return (f" (the command cannot be fully checked: {why}; a rule that may match what it "
+            "cannot see counts as matching)")
+
+
+def cover_command(patterns: Sequence[str], command: str) -> list[int] | None:
+    """Indexes of ``patterns`` (allow rules) that together cover ``command``, or None: every
+    simple command the line runs must be matched by one of them, a line with something the
+    rules cannot see is never covered, and a pattern without ``*`` naming the exact line
+    covers it."""
+    for i, pattern in enumerate(patterns):
+        if _names_line(pattern, command):
+            return [i]
+    used: list[int] = []
+    return used if _allowed_line(patterns, shell.parse_line(command), used) else None
+
+
+def _names_line(pattern: str, command: str) -> bool:
+    return "*" not in pattern and normalize_command(command) == normalize_command(pattern)
+
+
+def _allowed_line(patterns: Sequence[str], line: shell.ShellLine, used: list[int]) -> bool:
+    if line.unknown is not None or line.quoted_code or not line.invocations:
+        return False
+    return all(_allowed_invocation(patterns, inv, used) for inv in line.invocations)
+
+
+def _allowed_invocation(patterns: Sequence[str], inv: shell.Invocation, used: list[int]
+                        ) -> bool:
+    for n, view in enumerate(inv.views[:inv.allow_views]):
+        text = _text((*inv.assignments, *view) if n == 0 else view)
+        for i, pattern in enumerate(patterns):
+            if _command_regex(pattern).fullmatch(text):
+                used.append(i)
+                return True
+    if inv.unknown is not None or inv.script is None or not inv.script_allowable:
+        return False
+    return _allowed_line(patterns, inv.script, used)
+
+
+def _may_match_line(pattern: str, line: shell.ShellLine) -> bool:
+    if any(_may_match_line(pattern, code) for code in line.quoted_code):
+        return True
+    for inv in line.invocations:
+        if any(_may_match(pattern, _text(view, basename=True)) for view in inv.views):
+            return True
+        if any(_may_match_line(pattern, inner) for inner in (inv.script, *inv.extras)
+               if inner is not None):
+            return True
+    return False
+
+
+#: Stands for a word known only at run time in the text a pattern is matched with.
+RUNTIME = "\x00"
+_LONGEST_TEXT = 4096
+
+
+def _text(view: Sequence[shell.Word], *, basename: bool = False) -> str:
+    """A simple command as the text a pattern is matched with: its words joined by spaces,
+    :data:`RUNTIME` for a word known only at run time; with ``basename`` the program by its
+    name alone (``/bin/rm`` → ``rm``)."""
+    words = [RUNTIME if w is None else w for w in view]
+    if basename and words and words[0] != RUNTIME:
+        words[0] = wrappers.program_name(words[0])
+    return normalize_command(" ".join(words))
+
+
+def _deny_form(pattern: str) -> str:
+    """A deny or ask pattern with its program by name alone: ``/bin/rm:*`` also denies
+    ``rm``."""
+    pattern = normalize_command(pattern)
+    program, space, rest = pattern.partition(" ")
+    if "/" in program and not program.endswith(":*"):
+        return wrappers.program_name(program) + space + rest
+    if program.endswith(":*") and "/" in program:
+        return wrappers.program_name(program[:-2]) + ":*" + space + rest
+    return pattern
+
+
+def _may_match(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` matches ``text`` for some value of its run-time words."""
+    if RUNTIME not in text:
+        return _command_regex(pattern).fullmatch(text) is not None
+    if len(text) > _LONGEST_TEXT:  # what is cut may be anything: still a safe answer
+        text = text[:_LONGEST_TEXT] + RUNTIME
+    if pattern.endswith(":*") or pattern.endswith(" *"):
+        prefix = pattern[:-2].rstrip()
+        return _globs_meet(prefix, text) or _globs_meet(prefix + " *", text)
+    return _globs_meet(pattern, text)
+
+
+def _globs_meet(glob: str, template: str) -> bool:
+    """Whether some string matches both ``glob`` (``*``: any characters) and ``template``
+    (:data:`RUNTIME`: any characters): the positions of ``glob`` reachable after each
+    character of ``template``."""
+    end = len(glob)
+
+    def closure(states: set[int]) -> set[int]:
+        todo, seen = list(states), set()
+        while todo:
+            i = todo.pop()
+            if i not in seen:
+                seen.add(i)
+                if i < end and glob[i] == "*":
+                    todo.append(i + 1)
+        return seen
+
+    states = closure({0})
+    for char in template:
+        if not states:
             return False
-        return all(regex.fullmatch(s) for s in segments)
-    candidates = [whole, *segments]
-    candidates += [_ASSIGNMENTS.sub("", s) for s in segments]
-    return any(regex.fullmatch(c) for c in candidates if c)
+        if char == RUNTIME:
+            states = closure(set(range(min(states), end + 1)))
+        else:
+            states = closure({i + 1 for i in states if i < end and glob[i] == char}
+                             | {i for i in states if i < end and glob[i] == "*"})
+    return end in states
 
 
 def value_matches(pattern: str, value: str, *, prefix: bool = True) -> bool:
@@ -174,15 +229,30 @@ def _json(value: Any) -> str:
 
 def suggest_command_rules(tool_name: str, command: str) -> list[str]:
     """Rules a user might add to allow this command: ``bash(git push:*)`` per simple command
-    (the first two words, or one when the second is an option or a path)."""
+    it runs (the first two words, or one when the second is an option or a path)."""
     rules: list[str] = []
-    for segment in split_command(command) or [command]:
-        words = normalize_command(_ASSIGNMENTS.sub("", segment)).split(" ")
-        if not words or not words[0]:
+    for assignments, view in _allow_views(shell.parse_line(command)):
+        words = [w for w in view if w is not None]
+        if not words or view[0] is None or None in assignments:
             continue
         keep = words[:2] if len(words) > 1 and re.fullmatch(r"[A-Za-z][\w.-]*", words[1]) \
             else words[:1]
-        rule = f"{tool_name}({' '.join(keep)}:*)"
-        if "*" not in " ".join(keep) and rule not in rules:
+        keep = [str(a) for a in assignments] + keep
+        rule = f"{tool_name}({normalize_command(' '.join(keep))}:*)"
+        if "*" not in " ".join(keep) and "(" not in " ".join(keep) and rule not in rules:
             rules.append(rule)
     return rules
+
+
+def _allow_views(line: shell.ShellLine
+                 ) -> list[tuple[tuple[shell.Word, ...], tuple[shell.Word, ...]]]:
+    """The innermost view of each invocation an allow rule may judge it by, with the
+    assignments an allow rule must name with it."""
+    views: list[tuple[tuple[shell.Word, ...], tuple[shell.Word, ...]]] = []
+    for inv in line.invocations:
+        if inv.script is not None and inv.script_allowable and inv.script.invocations:
+            views += _allow_views(inv.script)
+        else:
+            last = inv.allow_views - 1
+            views.append((inv.assignments if last == 0 else (), inv.views[last]))
+    return views

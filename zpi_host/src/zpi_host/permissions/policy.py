@@ -40,6 +40,7 @@ from .rules import (
     PermissionConfigError,
     PermissionRuleError,
     PermissionRules,
+    Rule,
     parse_rule,
 )
 
@@ -78,6 +79,15 @@ def _allow(source: Source, reason: str, updated: Mapping[str, Any] | None = None
 
 def _deny(source: Source, reason: str, interrupt: bool = False) -> PermissionResult:
     return PermissionResult("deny", reason, source, None, interrupt)
+
+
+def _unseen(rule: Rule, name: str, args: Mapping[str, Any]) -> str:
+    """Why a shell rule matched a command it could not fully see, for the reason; or ""."""
+    key = matching.COMMAND_ARGUMENTS.get(name)
+    command = args.get(key) if key is not None else None
+    if rule.argument is None or not isinstance(command, str):
+        return ""
+    return matching.unseen_note(rule.argument, command)
 
 
 def _mapping(arguments: Any) -> dict[str, Any]:
@@ -144,14 +154,15 @@ class PermissionPolicy:
             return _deny("hook", f"denied by a hook: {hook_reason}")
         rule = self.rules.find("deny", "tools", name, args, self.cwd)
         if rule is not None:
-            return _deny("rule", f"denied by {rule.describe()}")
+            return _deny("rule", f"denied by {rule.describe()}{_unseen(rule, name, args)}")
         pending: _Ask
         asked = None if self.mode == "bypass" else self.rules.find(
             "ask", "tools", name, args, self.cwd)
         if behavior == "ask":
             pending = _Ask("hook", f"a hook asks for approval: {hook_reason}")
         elif asked is not None:
-            pending = _Ask("rule", f"{asked.describe()} asks for approval")
+            pending = _Ask("rule", f"{asked.describe()} asks for approval"
+                                   f"{_unseen(asked, name, args)}")
         elif behavior == "allow":
             return _allow("hook", f"allowed by a hook: {hook_reason}")
         else:

@@ -257,9 +257,9 @@ class PermissionRules:
     def find_allow(self, dimension: Dimension, name: str, arguments: Any, cwd: Path
                    ) -> list[Rule]:
         """The allow rules that together cover a call, or [] when it is not covered. Each path
-        of a file tool and each simple command of a compound shell line must be covered by
-        some rule (not necessarily the same one); a line with command substitution is
-        covered only by a rule without a pattern or naming the exact line."""
+        of a file tool and each simple command a shell line runs must be covered by some rule
+        (not necessarily the same one); a line with something the rules cannot see is covered
+        only by a rule without a pattern or naming the exact line."""
         candidates = [r for r in self.allow if r.dimension == dimension and r.matches_name(name)]
         whole = next((r for r in candidates if r.argument is None), None)
         if whole is not None:
@@ -273,12 +273,8 @@ class PermissionRules:
             command = arguments.get(matching.COMMAND_ARGUMENTS[name])
             if not isinstance(command, str):
                 return []
-            exact = next((r for r in candidates
-                          if r.matches(name, arguments, cwd, strict=True)), None)
-            if exact is not None or matching.has_substitution(command):
-                return [exact] if exact is not None else []
-            return _cover(candidates, matching.split_command(command),
-                          lambda r, c: matching.command_matches(str(r.argument), c, strict=True))
+            used = matching.cover_command([str(r.argument) for r in candidates], command)
+            return [] if used is None else [candidates[i] for i in dict.fromkeys(used)]
         return [r for r in candidates if r.matches(name, arguments, cwd, strict=True)][:1]
 
     def find_path_allow(self, tool_name: str, resolved: Path, cwd: Path) -> Rule | None:

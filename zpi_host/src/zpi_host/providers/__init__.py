@@ -11,7 +11,8 @@ from typing import Any
 
 _BASE = (
     "Done", "ModelRequest", "Provider", "ProviderAuthError", "ProviderConnectionError",
-    "ProviderError", "ProviderFactory", "ProviderHTTPError", "ProviderStreamBroken",
+    "ProviderError", "ProviderFactory", "ProviderHTTPError", "ProviderResponseTooLarge",
+    "ProviderStreamBroken",
     "ProviderStreamError", "ReasoningDelta", "StreamEvent", "TextDelta", "ToolCallDelta",
     "ToolCallEnd", "ToolCallStart", "ToolSpec", "UsageReport",
 )

@@ -218,7 +218,7 @@ class MessagesDecoder:
             name, text, offset = parsed
             try:
                 event = json.loads(text)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise ProviderStreamError(provider, f"event {name!r} is not valid JSON "
                                           f"({exc})", data=text) from None
             if not isinstance(event, dict):

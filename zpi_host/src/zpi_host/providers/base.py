@@ -14,6 +14,7 @@ import attrs
 
 from ..errors import ZpiError
 from ..messages import Message, Usage
+from ..tools.arguments import json_safe_arguments
 
 if TYPE_CHECKING:
     from ..redaction import Redactor
@@ -90,6 +91,17 @@ class ProviderStreamError(ProviderError):
         self.data = redactor.value(self.data)
         self._bare = redactor.text(self._bare)
         self._set_detail(f"{self._bare}; received: {excerpt(self.data)}")
+
+
+class ProviderResponseTooLarge(ProviderStreamError):
+    """One answer streamed more bytes than ``requests.max_response_bytes`` allows: the host
+    stops reading (a runaway or hostile service must not exhaust memory). Not retried."""
+
+    def __init__(self, provider: str, limit: int) -> None:
+        super().__init__(provider, f"the answer exceeded {limit:,} bytes, so reading stopped "
+                                   "(raise requests.max_response_bytes if such answers are "
+                                   "expected)")
+        self.limit = limit
 
 
 class ProviderStreamBroken(ProviderStreamError):
@@ -169,12 +181,14 @@ class ToolCallDelta:
 
 @attrs.frozen
 class ToolCallEnd:
-    """A tool call whose arguments are complete (parsed)."""
+    """A tool call whose arguments are complete (parsed). Values strict JSON cannot carry
+    (NaN, lone surrogates) are replaced on the way in, whichever provider made the event, so
+    the call can be recorded and answered with a tool error (:mod:`zpi_host.tools.arguments`)."""
 
     index: int
     id: str
     name: str
-    arguments: Mapping[str, Any]
+    arguments: Mapping[str, Any] = attrs.field(converter=json_safe_arguments)
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError
 from ..messages import Usage
+from ..settings_schema import is_number
 
 __all__ = [
     "DEFAULT_API_KEY_ENV", "DEFAULT_BASE_URL", "NO_KEY_PROVIDERS", "CatalogError", "Credential",
@@ -94,7 +95,8 @@ class Credential:
 
 @attrs.frozen
 class RequestPolicy:
-    """Timeouts (seconds) and retries for HTTP providers, from ``settings["requests"]``."""
+    """Timeouts (seconds), retries and the size cap of one answer for HTTP providers, from
+    ``settings["requests"]``."""
 
     max_retries: int = 3
     connect_timeout: float = 10.0
@@ -103,6 +105,8 @@ class RequestPolicy:
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
     retry_after_max: float = 60.0
+    #: bytes of one streamed answer before it is cut with ProviderResponseTooLarge (32 MiB)
+    max_response_bytes: int = 32 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> RequestPolicy:
@@ -119,10 +123,12 @@ class RequestPolicy:
         values: dict[str, Any] = {}
         for name, value in raw.items():
             where = f"requests.{name}"
-            if name == "max_retries":
-                if not _is_int(value) or value < 0:
-                    raise CatalogError(where, f"must be a whole number >= 0, got {value!r}")
-            elif not _is_number(value) or value < 0:
+            if name in ("max_retries", "max_response_bytes"):
+                least = 0 if name == "max_retries" else 1
+                if not _is_int(value) or value < least:
+                    raise CatalogError(where, f"must be a whole number >= {least}, got "
+                                              f"{value!r}")
+            elif not is_number(value) or value < 0:
                 raise CatalogError(where, f"must be a number of seconds >= 0, got {value!r}")
             values[name] = value
         return cls(**values)
@@ -307,7 +313,7 @@ def _price(where: str, raw: Any) -> Price:
     values = {}
     for field in PRICE_FIELDS:
         value = raw.get(field)
-        if value is not None and (not _is_number(value) or value < 0):
+        if value is not None and (not is_number(value) or value < 0):
             raise CatalogError(f"{where}.{field}", f"must be a number >= 0 (USD per million "
                                                    f"tokens) or null, got {value!r}")
         values[field] = None if value is None else float(value)
@@ -338,10 +344,6 @@ def _no_unknown(where: str, raw: Mapping[str, Any], known: frozenset[str]) -> No
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _kind(value: Any) -> str:

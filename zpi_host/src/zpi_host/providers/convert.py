@@ -11,16 +11,16 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from ..messages import ContextMessage, Message
+from ..messages import ContextMessage, Message, reminder
 from ..tools.base import Content, ImageContent, TextContent
 from .base import ModelRequest, ProviderStreamError, StreamEvent
 from .catalog import DEFAULT_BASE_URL, ModelEntry, RequestPolicy, credentials
-from .http import HTTPStreamer, StreamDecoder
+from .http import HTTPStreamer, StreamDecoder, encode_body
 
 #: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call.
 encode = json.JSONEncoder(ensure_ascii=False).encode
 
-#: Stands for the history in a request body until :func:`encode_body` splices it in.
+#: Stands for the history in a request body until :func:`splice_body` puts it in.
 HISTORY: list[Any] = []
 
 #: Thinking budgets (tokens) per reasoning level, for formats that take a budget.
@@ -28,8 +28,9 @@ THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
 
 def context_text(message: ContextMessage) -> str:
-    """A plugin's context as the model reads it: attributed to its source."""
-    return f"<context source=\"{message.source}\">\n{message.text}\n</context>"
+    """A plugin's context as the model reads it: a ``<system-reminder>`` block (which plugin
+    added it is kept in the history and the transcript, not shown to the model)."""
+    return reminder(message.text)
 
 
 def text_of(content: tuple[Content, ...]) -> str:
@@ -54,7 +55,7 @@ def tool_arguments(provider: str, name: str, raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ProviderStreamError(provider, f"the model sent invalid JSON arguments for tool "
                                   f"{name!r} ({exc})", data=raw) from None
     if not isinstance(value, dict):
@@ -126,9 +127,10 @@ class WireHistory:
         return self.done + self.tail()
 
 
-def encode_body(body: Mapping[str, Any], history: str) -> bytes:
+def splice_body(body: Mapping[str, Any], history: str) -> bytes:
     """``json.dumps(body, ensure_ascii=False)`` as UTF-8, byte for byte, with the
-    already-encoded ``history`` in place of the :data:`HISTORY` placeholder."""
+    already-encoded ``history`` in place of the :data:`HISTORY` placeholder. Raises
+    UnicodeEncodeError for text with lone surrogates."""
     parts = [f"{encode(key)}: {history if value is HISTORY else encode(value)}"
              for key, value in body.items()]
     return ("{" + ", ".join(parts) + "}").encode("utf-8")
@@ -159,10 +161,13 @@ class HTTPProvider:
         return self.frame(request, self.history(request))
 
     def payload(self, request: ModelRequest) -> bytes:
-        """``body(request)`` encoded, with each history message converted and encoded once
-        per session (see :class:`WireHistory`)."""
+        """``body(request)`` encoded as ``http.encode_body`` does, with each history message
+        converted and encoded once per session (see :class:`WireHistory`)."""
         frame = self.frame(request, HISTORY)
-        return encode_body(frame, self.encoded_history(request))
+        try:
+            return splice_body(frame, self.encoded_history(request))
+        except UnicodeEncodeError:  # lone surrogates: the body escaped whole, as ASCII
+            return encode_body(self.body(request))
 
     def frame(self, request: ModelRequest, history: list[Any]) -> dict[str, Any]:
         """The body around ``history`` (the wire's message list)."""

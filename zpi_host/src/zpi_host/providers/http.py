@@ -9,6 +9,9 @@ exponential backoff with full jitter (``retry_base_delay * 2**attempt``, at most
 ``retry-after-ms``) capped at ``retry_after_max``. Waiting uses ``anyio.sleep``, so an abort
 cancels it.
 
+One answer may stream at most ``requests.max_response_bytes`` (32 MiB by default); past that
+reading stops with :class:`ProviderResponseTooLarge`, which is not retried.
+
 The API key travels only in request headers; error bodies are redacted before they are
 quoted, and no message, repr or log line carries the key.
 """
@@ -32,9 +35,11 @@ from .base import (
     ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
+    ProviderResponseTooLarge,
     ProviderStreamBroken,
     ProviderStreamError,
     StreamEvent,
+    ToolCallEnd,
     excerpt,
 )
 from .catalog import Credential, RequestPolicy
@@ -101,8 +106,7 @@ class HTTPStreamer:
     ) -> AsyncIterator[StreamEvent]:
         """POST ``body`` (an object, or its JSON already encoded) and yield the decoded
         events; ``decoder()`` makes a fresh decoder for each attempt."""
-        payload = body if isinstance(body, bytes) else \
-            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = body if isinstance(body, bytes) else encode_body(body)
         client = self._client_for_request()
         attempt = 0
         while True:
@@ -121,13 +125,23 @@ class HTTPStreamer:
                         parse = parser.feed
                         decode = decoder()
                         feed = decode.feed
+                        budget = self.policy.max_response_bytes
+                        call_ids: set[str] = set()
                         async for chunk in response.aiter_bytes():
+                            budget -= len(chunk)
+                            if budget < 0:
+                                raise ProviderResponseTooLarge(
+                                    self.provider, self.policy.max_response_bytes)
                             events = feed(parse(chunk))
                             if events:
                                 yielded = True
                                 for event in events:
+                                    if type(event) is ToolCallEnd:
+                                        self._check_call_id(event.id, call_ids)
                                     yield event
                         for event in [*feed(parser.close()), *decode.finish()]:
+                            if type(event) is ToolCallEnd:
+                                self._check_call_id(event.id, call_ids)
                             yield event
                         return
             except httpx.RequestError as exc:
@@ -153,6 +167,16 @@ class HTTPStreamer:
                 raise error
             attempt += 1
             await anyio.sleep(delay)
+
+    def _check_call_id(self, call_id: Any, seen: set[str]) -> None:
+        """Each tool call of one answer needs its own id: results are matched by it."""
+        if not isinstance(call_id, str) or not call_id:
+            raise ProviderStreamError(self.provider, f"the model sent a tool call without an "
+                                      f"id (got {call_id!r})")
+        if call_id in seen:
+            raise ProviderStreamError(self.provider, f"the model sent two tool calls with the "
+                                      f"same id {call_id!r}; each call needs its own id")
+        seen.add(call_id)
 
     def _describe(self, exc: BaseException) -> str:
         p = self.policy
@@ -189,6 +213,15 @@ class HTTPStreamer:
     def _backoff(self, attempt: int) -> float:
         p = self.policy
         return random.uniform(0, min(p.retry_max_delay, p.retry_base_delay * 2 ** attempt))
+
+
+def encode_body(body: Mapping[str, Any]) -> bytes:
+    """The request as UTF-8 JSON; text with lone surrogates (which UTF-8 cannot carry) is sent
+    as ``\\udXXX`` escapes instead of failing the request."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
 
 
 def retry_after(headers: Mapping[str, str], limit: float) -> float | None:

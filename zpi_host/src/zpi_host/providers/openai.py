@@ -222,7 +222,7 @@ class ChatDecoder:
                 break
             try:
                 chunk = json.loads(text)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise ProviderStreamError(provider, f"an event is not valid JSON ({exc})",
                                           data=text) from None
             self._chunk(chunk, text, block, event[2])

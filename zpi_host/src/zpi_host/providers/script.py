@@ -27,6 +27,7 @@ from .base import (
 )
 
 TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage"})
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 class ScriptError(ZpiError):
@@ -66,24 +67,29 @@ class ScriptedTurn:
         calls = data.get("tool_calls", [])
         if not isinstance(calls, list):
             raise ScriptError(f"{where}: 'tool_calls' must be a list")
-        parsed = []
+        parsed: list[ScriptedToolCall] = []
         for i, call in enumerate(calls):
             if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
                 raise ScriptError(f"{where}: tool_calls[{i}] needs a string 'name'")
             args = call.get("arguments", {})
             if not isinstance(args, Mapping):
                 raise ScriptError(f"{where}: tool_calls[{i}].arguments must be an object")
-            parsed.append(ScriptedToolCall(call["name"], dict(args), call.get("id")))
+            call_id = call.get("id")
+            if call_id is not None and (not isinstance(call_id, str) or not call_id):
+                raise ScriptError(f"{where}: tool_calls[{i}].id must be a non-empty string")
+            if call_id is not None and any(c.id == call_id for c in parsed):
+                raise ScriptError(f"{where}: tool_calls[{i}].id {call_id!r} is used twice; "
+                                  "each call of a turn needs its own id")
+            parsed.append(ScriptedToolCall(call["name"], dict(args), call_id))
         usage = None
         if "usage" in data:
             raw = data["usage"]
-            if not isinstance(raw, Mapping) or not all(
-                isinstance(raw.get(k, 0), int) for k in ("input_tokens", "output_tokens")
+            if not isinstance(raw, Mapping) or not set(raw) <= set(USAGE_KEYS) or not all(
+                _is_count(raw.get(k, 0)) for k in USAGE_KEYS
             ):
-                raise ScriptError(f"{where}: 'usage' must hold integer input_tokens and "
-                                  "output_tokens")
-            usage = Usage(raw.get("input_tokens", 0), raw.get("output_tokens", 0),
-                          raw.get("cache_read_tokens", 0), raw.get("cache_write_tokens", 0))
+                raise ScriptError(f"{where}: 'usage' must be an object of whole numbers >= 0 "
+                                  f"with the keys {', '.join(USAGE_KEYS)}")
+            usage = Usage(*(raw.get(k, 0) for k in USAGE_KEYS))
         return cls(data.get("text", ""), data.get("thinking", ""), tuple(parsed), usage)
 
     def events(self, call_prefix: str) -> Iterator[StreamEvent]:
@@ -102,24 +108,35 @@ class ScriptedTurn:
         yield Done("tool_use" if self.tool_calls else "end_turn")
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def load_script(path: Path) -> list[ScriptedTurn]:
     """Read a JSONL script; every bad line is an error naming file and line."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ScriptError(f"scripted model file {path} does not exist") from None
     except OSError as exc:
         raise ScriptError(f"cannot read scripted model file {path}: {exc}") from None
     turns = []
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScriptError(f"{path}:{number}: not UTF-8 text (invalid byte at column "
+                              f"{exc.start + 1}); save the script as UTF-8") from None
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            turn = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ScriptError(f"{path}:{number}: invalid JSON ({exc.msg} at column "
                               f"{exc.colno})") from None
-        turns.append(ScriptedTurn.parse(data, f"{path}:{number}"))
+        except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+            raise ScriptError(f"{path}:{number}: JSON this host cannot read ({exc})") from None
+        turns.append(ScriptedTurn.parse(turn, f"{path}:{number}"))
     return turns
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..errors import ZpiError
+from .arguments import argument_problem
 
 if TYPE_CHECKING:
     from ..permissions.paths import JudgedPath
@@ -210,7 +211,12 @@ class Tool:
             )
 
     def prepare_arguments(self, arguments: Mapping[str, Any]) -> Any:
-        """Validate and convert the model's arguments; raises :class:`ToolArgumentError`."""
+        """Validate and convert the model's arguments; raises :class:`ToolArgumentError`,
+        also for values strict JSON cannot carry (NaN, lone surrogates: see
+        :mod:`zpi_host.tools.arguments`) before any tool code sees them."""
+        found = argument_problem(arguments)
+        if found is not None:
+            raise ToolArgumentError(self.name, *found)
         if self.prepare is not None:
             return self.prepare(arguments)
         return _check_object(self.name, self.parameters, arguments)

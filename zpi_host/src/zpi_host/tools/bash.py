@@ -112,33 +112,6 @@ def find_shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether the process group still has a running (non-zombie) member.
-
-    ``killpg(pgid, 0)`` also succeeds for zombies waiting to be reaped by init, which may take
-    a while in containers, so on Linux the process table is read instead."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
-        return True
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (proc / entry.name / "stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 def _signal(process: Any, pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
@@ -151,7 +124,7 @@ async def _wait_gone(process: Any, pgid: int) -> None:
     import anyio
 
     await process.wait()
-    while _group_alive(pgid):
+    while process_groups.group_alive(pgid):
         await anyio.sleep(0.02)
 
 
@@ -160,7 +133,7 @@ async def stop_process_group(process: Any, pgid: int) -> bool:
     Returns whether anything was still running. Call it shielded when cancelling."""
     import anyio
 
-    if process.returncode is not None and not _group_alive(pgid):
+    if process.returncode is not None and not process_groups.group_alive(pgid):
         return False
     _signal(process, pgid, signal.SIGTERM)
     with anyio.move_on_after(TERM_GRACE):

@@ -9,6 +9,7 @@ it fails is the same data structured again with detailed validation, to say what
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Literal, get_args, get_origin
@@ -210,12 +211,25 @@ def converter(detailed: bool = False) -> cattrs.Converter:
     return _make(detailed)
 
 
+#: cattrs names fields by attribute (``$.session_id``); the file has ``$.sessionId``
+_JSON_PATH = re.compile(r"\.([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+
+
+def _json_path(problem: str) -> str:
+    """``… @ $.message.stop_reason`` -> ``… @ $.message.stopReason``: the key in the file."""
+    text, at, path = problem.rpartition(" @ ")
+    if not at:
+        return problem
+    return f"{text}{at}{_JSON_PATH.sub(lambda m: '.' + camel(m.group(1)), path)}"
+
+
 def explain(data: Any, cls: Any, error: BaseException) -> str:
     """Why ``data`` does not structure as ``cls``: cattrs' detailed messages, one per problem."""
     try:
         converter(True).structure(data, cls)
     except cattrs.BaseValidationError as exc:
-        return "; ".join(cattrs.transform_error(exc, path="$", format_exception=_format))
+        return "; ".join(_json_path(problem) for problem
+                         in cattrs.transform_error(exc, path="$", format_exception=_format))
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return f"{type(error).__name__}: {error}"

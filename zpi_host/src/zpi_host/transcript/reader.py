@@ -161,7 +161,7 @@ def _validate(lines: list[str], path: Path | None) -> tuple[list[Record], bool, 
             raise TranscriptError(f"expected a JSON object, got {_kind(obj)}", path=path,
                                   line=number)
         kind = obj.get("type")
-        cls = types.get(kind)  # type: ignore[arg-type]
+        cls = types.get(kind) if type(kind) is str else None
         if cls is None or cls is HeaderRecord:
             raise TranscriptError(_bad_type(kind), path=path, line=number)
         try:
@@ -206,9 +206,11 @@ def _header(line: str, path: Path | None) -> HeaderRecord:
     if type(obj) is not dict:
         raise TranscriptError(f"expected a JSON object, got {_kind(obj)}", path=path, line=1)
     if obj.get("type") != "header":
-        raise TranscriptError(f"missing header: the first record is a {obj.get('type')!r} "
-                              "record, but a transcript starts with a 'header' record",
-                              path=path, line=1)
+        kind = obj.get("type")
+        what = f"a {kind!r} record" if isinstance(kind, str) else f"a record whose 'type' is " \
+            f"{_kind(kind)}"
+        raise TranscriptError(f"missing header: the first record is {what}, but a transcript "
+                              "starts with a 'header' record", path=path, line=1)
     version = obj.get("version")
     if type(version) is int and version > FORMAT_VERSION:
         raise TranscriptVersionError(
@@ -242,8 +244,8 @@ def _utc_timestamp(value: str) -> bool:
 
 
 def _kind(obj: Any) -> str:
-    return {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}.get(
-        type(obj), "a number")
+    return {list: "an array", dict: "an object", str: "a string", type(None): "null",
+            bool: "a boolean"}.get(type(obj), "a number")
 
 
 def _bad_type(kind: Any) -> str:
@@ -252,6 +254,9 @@ def _bad_type(kind: Any) -> str:
     known = ", ".join(t for t in RECORD_TYPES if t != "header")
     if kind is None:
         return f"the record has no 'type' (format version 2 has: {known})"
+    if not isinstance(kind, str):
+        return f"the field 'type' must be a string naming the record type ({known}), got " \
+               f"{_kind(kind)}"
     return (f"unknown record type {kind!r} (format version {FORMAT_VERSION} has: {known}; "
             "a newer zpi-host may have written it)")
 
