@@ -37,3 +37,19 @@ def test_run_freezes_what_start_up_built(tmp_path: Path) -> None:
     assert lines[:3] == ["collecting at start False", "collecting in the run True", "hello"]
     frozen, enabled = lines[-1].split()[1:]
     assert int(frozen) > 1000 and enabled == "True"
+
+
+def test_commands_other_than_run_collect_once_parsed(tmp_path: Path) -> None:
+    code = ("import gc, sys; import zpi_host.cli as cli\n"
+            "seen = []\n"
+            "def sessions_command(args):\n"
+            "    seen.append(gc.isenabled()); return 0\n"
+            "import zpi_host.cli.sessions as s; s.sessions_command = sessions_command\n"
+            "code = cli.main(['sessions', 'list'])\n"
+            "print(seen, gc.isenabled())")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZPI_")}
+    env["ZPI_AGENT_DIR"] = str(tmp_path / "agent")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[True]", "True"]

@@ -203,6 +203,10 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
         return key_variables(settings)
 
 
+#: the sources of the allow rules the host adds itself (not the user's)
+INTERNAL_RULE_SOURCES = ("spill folder", "loaded skills")
+
+
 def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
                              tools: list[Any], spill: Path) -> None:
     """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
@@ -213,12 +217,12 @@ def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceL
 
     readers = [t.name for t in tools if t.name in READ_TOOLS]
     folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
+    spill_source, skills_source = INTERNAL_RULE_SOURCES
     for name in readers:
-        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)",
-                                                  source="spill folder"))
+        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)", source=spill_source))
         for folder in folders:
             permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
-                                                      source="loaded skills"))
+                                                      source=skills_source))
 
 
 def choose_model(
@@ -433,6 +437,8 @@ def _session(
     warnings = [str(p) for p in settings_manager.problems] + early_warnings
     warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
                  for w in plugin_warnings(r.plugin)]
+    warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
+                 "--strict makes this an error)" for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done

@@ -26,6 +26,7 @@ from .events import (
     InputDelivered,
     MessageEnd,
     ReasoningDeltaEvent,
+    RetryEvent,
     RunEnd,
     RunStart,
     TextDeltaEvent,
@@ -47,6 +48,7 @@ from .providers.base import (
     ModelRequest,
     ProviderStreamBroken,
     ReasoningDelta,
+    Retrying,
     TextDelta,
     ToolCallEnd,
     ToolSpec,
@@ -332,6 +334,9 @@ class AgentLoop:
                 self._usage = self._usage + event.usage
             elif isinstance(event, Done):
                 self._stop_reason = event.stop_reason
+            elif isinstance(event, Retrying) and events and s.wants_event("retry"):
+                await s.emit(RetryEvent(event.reason, event.delay, event.attempt,
+                                        event.attempts))
 
     async def _run_into(self, call: ToolCallContent) -> None:
         reason = self.s.interrupt_reason
