@@ -7,7 +7,6 @@ cancellation, so one bad call never ends a run.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -172,16 +171,18 @@ class ToolCallRunner:
                       verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
+        from .tools.threads import execute
+
         if not self.session.wants_event("tool_update"):
-            direct = tool.execute(prepared, self._context(call, lambda update: None,
-                                                                verdict))
-            return await direct if inspect.isawaitable(direct) else direct
+            return await execute(tool, prepared, self._context(call, lambda update: None,
+                                                               verdict))
         import anyio
 
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:
-            with contextlib.suppress(anyio.WouldBlock):  # a slow subscriber drops progress
+            # a slow subscriber drops progress; so does a threaded call after its end
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
                 send.send_nowait(update)
 
         async def pump() -> None:
@@ -194,9 +195,7 @@ class ToolCallRunner:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump)
             try:
-                value = tool.execute(prepared, self._context(call, on_update, verdict))
-                if inspect.isawaitable(value):
-                    value = await value
+                value = await execute(tool, prepared, self._context(call, on_update, verdict))
             except Exception as exc:  # re-raised outside, so the task group does not wrap it
                 error = exc
             finally:

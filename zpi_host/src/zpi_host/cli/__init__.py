@@ -6,6 +6,7 @@ import httpx, anyio or cattrs.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,7 @@ DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zc
 
 
 LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
 
 
 class CliUsageError(Exception):
@@ -80,6 +82,24 @@ def import_plugin_modules(modules: Sequence[str], cwd: str | None) -> dict[str, 
                                 f"{exc} (looked in {folder} and the installed packages)"
                                 ) from None
     return loaded
+
+
+def listing_arguments(args: Sequence[str]) -> dict[str, list[str]] | None:
+    """The flags and options of a plain ``--list-plugins`` command line (each option and its
+    value as two words), so that it needs no parser; None for anything else."""
+    found: dict[str, list[str]] = {name: [] for name in (*LISTING_FLAGS, *LISTING_OPTIONS)}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in LISTING_FLAGS:
+            found[arg].append(arg)
+            i += 1
+        elif arg in LISTING_OPTIONS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            found[arg].append(args[i + 1])
+            i += 2
+        else:
+            return None
+    return found if found["--list-plugins"] else None
 
 
 def versions() -> list[tuple[str, str]]:
@@ -167,8 +187,30 @@ def _escape_unencodable_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
+_gc_paused = False
+
+
+def pause_gc() -> None:
+    """Start-up builds long-lived objects and next to no garbage: no cyclic collections
+    until the work begins (see :func:`resume_gc`)."""
+    global _gc_paused
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def resume_gc() -> None:
+    """Collections on again (if :func:`pause_gc` turned them off): every command but ``run``
+    once its arguments are parsed; ``run`` once its session is built (cli/run.py)."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _escape_unencodable_output()
+    pause_gc()
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)
@@ -176,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return _stdout_gone()
+    finally:
+        resume_gc()
 
 
 def _asks_for_something(args: Any) -> bool:
@@ -209,16 +253,22 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS and not modules:  # no parser
+    listing = None if modules else listing_arguments(rest)
+    if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins
 
-        return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
-                            cwd=None)
+        cwd = listing["--cwd"]
+        return list_plugins(blocked, as_json=bool(listing["--json"]),
+                            strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
+                            plugin_dirs=listing["--plugin-dir"],
+                            zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     parser = build_parser()
     args = parse(parser, rest)
     if args.command is None and not _asks_for_something(args) and _on_a_terminal():
         args = parse(parser, [*rest, "chat"])  # zpi-host alone on a terminal: a chat
     args.plugin_modules = modules
+    if args.command != "run":
+        resume_gc()
     if args.version:
         for name, ver in versions():
             print(f"{name} {ver}")

@@ -34,7 +34,7 @@ def list_plugins(
         return EXIT_USAGE
     merged = settings.snapshot()
     if plugin_dirs or zcode_plugin_dirs:
-        from ..assembly import with_plugin_dirs
+        from ..plugin_dirs import with_plugin_dirs
 
         merged = with_plugin_dirs(merged, plugin_dirs, zcode_plugin_dirs)
     host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,

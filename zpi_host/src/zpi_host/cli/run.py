@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
 
 if TYPE_CHECKING:
     from .live import LiveDisplay
@@ -227,6 +228,10 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
         except (PluginLoadError, ZpiError) as exc:
             return startup_error(args, exc, EXIT_FAILED)
     signals.on_first(None)
+    # One session per process: what start-up built (plugins, the resumed history) lives until
+    # exit, so the collections of the run (off during start-up: cli.main) need not walk it.
+    gc.freeze()
+    resume_gc()
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()

@@ -103,11 +103,11 @@ class HTTPStreamer:
         return self._client
 
     async def stream(
-        self, body: Mapping[str, Any], decoder: Callable[[], StreamDecoder]
+        self, body: Mapping[str, Any] | bytes, decoder: Callable[[], StreamDecoder]
     ) -> AsyncIterator[StreamEvent]:
-        """POST ``body`` and yield the decoded events; ``decoder()`` makes a fresh decoder for
-        each attempt."""
-        payload = encode_body(body)
+        """POST ``body`` (an object, or its JSON already encoded) and yield the decoded
+        events; ``decoder()`` makes a fresh decoder for each attempt."""
+        payload = body if isinstance(body, bytes) else encode_body(body)
         client = self._client_for_request()
         attempt = 0
         while True:
