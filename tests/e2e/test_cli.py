@@ -91,7 +91,8 @@ def test_no_model_explains_how_to_choose_one(tmp_path):
     (["run", "--model", "nosuch:x", "hi"], "unknown model provider 'nosuch'"),
     (["run", "--model", "scripted", "hi"], "must look like PROVIDER:MODEL"),
     (["run", "--model", "scripted:x", "--cwd", "/no/such/dir", "hi"], "does not exist"),
-    (["-p", "zpi.tools", "--list-plugins"], "only -p no:NAME is supported"),
+    (["-p", "zpi.tools", "--list-plugins"], "-p zpi.tools: cannot import the module"),
+    (["-p", "not-a-module", "--list-plugins"], "expected no:NAME (block a plugin) or a module"),
 ])
 def test_bad_usage_exits_2(tmp_path, args, message):
     out = zpi(*args, cwd=tmp_path)
@@ -175,3 +176,17 @@ def test_python_dash_m_is_the_same_command(tmp_path):
     providers = {"providers": ["anthropic", "openai", "scripted"]}
     assert any(r["name"] == "zpi.models" and r["contributes"] == providers
                for r in json.loads(out.stdout))
+
+
+def test_the_demo_script_leaves_the_users_zpi_alone(tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZPI_")}
+    env.update({"HOME": str(home), "PATH": f"{Path(EXE).parent}:{env.get('PATH', '')}"})
+    out = subprocess.run(["bash", str(REPO / "examples/demo/run.sh")], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert 'Hello, world!' in out.stdout
+    assert not (home / ".zpi").exists()

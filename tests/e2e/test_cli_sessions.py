@@ -165,3 +165,36 @@ def test_permission_flags_and_denials_in_the_json_result(cli, tmp_path):
     assert out.returncode == 2 and "invalid choice: 'yolo'" in out.stderr
     out = cli("run", "--model", f"scripted:{path}", "--allow", "bash(", "go")
     assert out.returncode == 2 and "bash(" in out.stderr
+
+
+def test_session_id_prefixes_show_without_none_and_delete_says_what(cli, tmp_path):
+    model = script(tmp_path / "s.jsonl", "first", "second")
+    assert cli("run", "--model", model, "hello").returncode == 0
+    (info,) = json.loads(cli("sessions", "list", "--json").stdout)
+    full, prefix = info["session_id"], info["session_id"][:8]
+    shown = cli("sessions", "show", prefix)
+    assert shown.returncode == 0, shown.stderr
+    assert f"session_id: {full}" in shown.stdout and "None" not in shown.stdout
+    assert "title:" not in shown.stdout  # no title set: the line is left out
+    resumed = cli("run", "--model", model, "--resume", prefix, "again")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "[user] again" in cli("sessions", "show", prefix).stdout
+    deleted = cli("sessions", "delete", prefix)
+    assert deleted.returncode == 0
+    assert deleted.stdout.startswith(f"deleted session {full} (") and ".jsonl)" in deleted.stdout
+    again = cli("sessions", "delete", full)
+    assert again.returncode == 0 and "nothing deleted" in again.stderr
+
+
+def test_an_ambiguous_session_prefix_is_a_usage_error(cli):
+    from zpi_host.cli import CliUsageError
+    from zpi_host.cli.sessions import match_session_id
+
+    ids = ["0b6b1c1e-aaaa", "0b6b9999-bbbb", "7f00aaaa-cccc"]
+    assert match_session_id("7f", ids) == "7f00aaaa-cccc"
+    assert match_session_id("0b6b1", ids) == "0b6b1c1e-aaaa"
+    assert match_session_id("zz", ids) == "zz"  # unknown: the caller's error names it
+    with pytest.raises(CliUsageError, match="matches 2 sessions"):
+        match_session_id("0b6b", ids)
+    out = cli("sessions", "show", "0")
+    assert out.returncode == 2 and "invalid session id '0'" in out.stderr

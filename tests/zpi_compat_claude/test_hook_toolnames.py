@@ -8,7 +8,6 @@ from zpi_compat_claude.hooks.toolnames import (
     CLAUDE_NAMES,
     claude_tool_input,
     claude_tool_name,
-    claude_tool_response,
     host_tool_input,
     host_tool_name,
 )
@@ -72,19 +71,3 @@ def test_bash_timeout_is_milliseconds_for_claude():
 def test_other_tools_keep_their_input():
     assert claude_tool_input("my_tool", {"path": "x"}, CWD) == {"path": "x"}
     assert host_tool_input("my_tool", {"file_path": "x"}) == {"file_path": "x"}
-
-
-def test_tool_responses():
-    assert claude_tool_response("bash", {"command": "ls"}, "out", {}, CWD) == {
-        "stdout": "out", "stderr": "", "interrupted": False, "isImage": False}
-    write = claude_tool_response("write", {"path": "n.txt", "content": "c"}, "ok",
-                                 {"path": "/work/space/n.txt", "created": True}, CWD)
-    assert write == {"type": "create", "filePath": "/work/space/n.txt", "content": "c",
-                     "success": True}
-    read = claude_tool_response("read", {"path": "n.txt"}, "1\tc", None, CWD)
-    assert read == {"type": "text", "file": {"filePath": "/work/space/n.txt",
-                                             "content": "1\tc"}}
-    edit = claude_tool_response("edit", {"path": "n.txt", "edits": [
-        {"old_text": "a", "new_text": "b"}]}, "ok", {"diff": "-a\n+b"}, CWD)
-    assert edit["oldString"] == "a" and edit["newString"] == "b" and edit["diff"] == "-a\n+b"
-    assert claude_tool_response("other", {}, "text", None, CWD) == "text"

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
-from zpi_compat_claude.hooks.transcript import TranscriptMirror, claude_records, transcript_for
+from zpi_compat_claude.hooks.transcript import (
+    TranscriptMirror,
+    claude_records,
+    project_folder_name,
+    transcript_for,
+)
 from zpi_host.messages import (
     AssistantMessage,
     ContextMessage,
@@ -68,8 +73,8 @@ def test_the_mirror_appends_and_rewrites_when_the_history_was_replaced(tmp_path)
     path.write_text("tampered\n")
     mirror.update(compacted, "/w")
     assert len(lines(path)) == 3  # changed by someone else: written again
-    mirror.remove()
-    assert not path.exists()
+    mirror.forget()
+    assert path.exists()  # not in the private temporary folder: it stays
 
 
 def test_one_file_per_session():
@@ -78,3 +83,10 @@ def test_one_file_per_session():
     assert a != b and a.parent == b.parent
     assert transcript_for("session-a", HISTORY[:3], "/w") == a
     assert len(lines(a)) == 3
+
+
+def test_under_the_agent_dir_as_claude_code_lays_it_out(tmp_path):
+    assert project_folder_name("/home/me/my_proj.v2") == "-home-me-my-proj-v2"
+    path = transcript_for("session-c", HISTORY[:2], "/home/me/my_proj.v2", "1.0", tmp_path)
+    assert path == tmp_path / "projects" / "-home-me-my-proj-v2" / "session-c.jsonl"
+    assert len(lines(path)) == 2 and lines(path)[0]["sessionId"] == "session-c"

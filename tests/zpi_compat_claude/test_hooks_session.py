@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.claude_hooks import corpus_hooks, make_hooks, process_running
+from helpers.contexts import contexts
 
 from zpi_host.assembly import create_session
 from zpi_host.messages import ContextMessage, ToolResultMessage, UserMessage
@@ -42,10 +43,6 @@ def workspace(tmp_path: Path) -> Path:
 
 def results(session) -> list[ToolResultMessage]:
     return [m for m in session.messages if isinstance(m, ToolResultMessage)]
-
-
-def contexts(session) -> list[str]:
-    return [m.text for m in session.messages if isinstance(m, ContextMessage)]
 
 
 async def run(session, prompt: str = "go"):
@@ -93,7 +90,8 @@ async def test_python_guard_denies_blocks_and_rewrites(zpi_env, zpi_plugins, wor
     assert {e["transcript_path"] for e in seen} == {str(transcript)}  # one per session
     records = [json.loads(line) for line in transcript.read_text().splitlines()]
     # as it was when the last hook ran (PostToolUse of the write: before its result)
-    assert len(records) == len(session.messages) - 3
+    # (the write's result and the final answer came later)
+    assert len(records) == len(session.messages) - 2
     assert records[0]["message"]["content"] == [{"type": "text", "text": "go"}]
     assert seen[3]["tool_name"] == "Write"
     assert seen[3]["tool_input"] == {"file_path": str(workspace / "notes.draft"),
@@ -116,16 +114,21 @@ async def test_bash_context_at_session_start_and_on_prompts_env_file_and_redacti
     finally:
         await session.dispose()
     assert result.result == "done"
-    start, prompt = session.messages[0], session.messages[2]
+    start, prompt = session.messages[0], session.messages[1]
     assert isinstance(start, ContextMessage) and start.source == "claude:hooks-context-sh"
     assert start.text == "start.sh: the project codename is BLUEBIRD (source: startup)"
-    assert isinstance(session.messages[1], UserMessage)
+    # UserPromptSubmit context comes before the prompt it is about
     assert isinstance(prompt, ContextMessage) and prompt.text == "prompt.sh: answer in English"
+    assert isinstance(session.messages[2], UserMessage)
     exported, read = results(session)
     home = os.environ["HOME"]
     assert exported.content[0].text.strip() == f"from-session-start {home}/context-sh"
     assert session.environment["CONTEXT_SH_MARK"] == "from-session-start"
-    assert read.content[0].text == "[redacted by redact.sh]"
+    # updatedToolOutput replaces the output of MCP tools only, as documented: Read keeps its
+    # output and the user is told why
+    assert read.content[0].text == "     1\tPASSWORD=hunter2"
+    assert any("updatedToolOutput replaces the output of MCP tools only" in d.message
+               and "Read" in d.message for d in hooks.diagnostics)
     assert blocked.is_error and blocked.stop_reason == "blocked"
     assert "prompt.sh: prompts about secrets are blocked" in blocked.result
     assert len(model.requests) == 3  # the blocked prompt never reached the model
@@ -142,8 +145,8 @@ async def test_stop_hook_continues_once_then_lets_the_run_stop(zpi_env, zpi_plug
     assert result.result == "second answer" and len(model.requests) == 2
     reason = ("stop.py: run the tests before you stop" if folder == "hooks-stop-py"
               else "stop.sh: also update the changelog")
-    continued = [m for m in session.messages if isinstance(m, UserMessage)][-1]
-    assert continued.text_content == reason
+    continued = [m for m in session.messages if isinstance(m, ContextMessage)][-1]
+    assert continued.text == f"Stop hook feedback: {reason}"
     if folder == "hooks-stop-py":
         rounds = [json.loads(line) for line in
                   (tmp_path / f"plugin-data/{folder}/stops.jsonl").read_text().splitlines()]
@@ -240,7 +243,8 @@ async def test_hooks_exist_only_for_configured_events(zpi_env, tmp_path):
     assert h.implemented_hooks("claude:stop") == ["zpi_stop"]
     assert not h.hooks.tool_hooks_registered  # read-only calls may still start early
     h.register_plugin(tools, "claude:tools", source="claude")
-    assert h.implemented_hooks("claude:tools") == ["zpi_after_tool"]
+    # zpi_before_tool keeps a Write/Edit target for tool_response.originalFile
+    assert h.implemented_hooks("claude:tools") == ["zpi_after_tool", "zpi_before_tool"]
     assert h.hooks.tool_hooks_registered
     assert not hasattr(type(only_stop), "zpi_stop")
 
@@ -279,11 +283,12 @@ async def test_pre_tool_use_context_without_a_decision_reaches_the_model(
     zpi_plugins.register(hooks, "claude:inline")
     model = ScriptedModel([bash("echo hi"), "done"])
     session = await create_session(model="t:m", provider=model, cwd=workspace, host=host(),
-                                   permission_mode="plan")
+                                   permission_mode="bypass")
     assert (await run(session)).result == "done"
-    (denied,) = results(session)
-    assert denied.is_error  # no decision: plan mode still decides
+    (ran,) = results(session)
+    assert not ran.is_error  # no decision: the mode decides
     assert contexts(session) == ["ctx: careful with bash"]
+    assert ran.content[-1].text == "<system-reminder>\nctx: careful with bash\n</system-reminder>"
 
 
 async def test_permission_request_hook_allows_or_denies(zpi_env, zpi_plugins, workspace,
@@ -455,7 +460,8 @@ async def test_sub_agent_compaction_and_notification_events(zpi_env, workspace, 
         final = AssistantMessage((TextContent("reviewed"),))
         first = await calls_.subagent_stop(view, "reviewer", "agent-1", final, 0)
         second = await calls_.subagent_stop(view, "reviewer", "agent-1", final, 1)
-        assert first.continue_with == "finish the review" and second.continue_with is None
+        assert first.continue_with == "SubagentStop hook feedback: finish the review"
+        assert second.continue_with is None
         cancelled = await calls_.before_compact(view, _Preparation("manual", "keep it short"))
         assert cancelled.cancel and cancelled.reason == "not now"
         assert not (await calls_.before_compact(view, _Preparation("auto"))).cancel

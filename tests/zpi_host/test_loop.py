@@ -11,7 +11,12 @@ import pytest
 from zpi_host import hookimpl
 from zpi_host.assembly import create_session
 from zpi_host.decisions import StopDecision
-from zpi_host.messages import AssistantMessage, ToolResultMessage, UserMessage
+from zpi_host.messages import (
+    AssistantMessage,
+    ContextMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 from zpi_host.plugins import PluginConfig, PluginHost
 from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
@@ -317,8 +322,11 @@ async def test_stop_hook_continuation_is_capped(zpi_env, zpi_plugins, tmp_path):
     session = await session_for(zpi_plugins, tmp_path, model, Nag(),
                                 settings={"hooks": {"max_stop_continuations": 2}})
     result = await session.run("start")
-    users = [m.text_content for m in session.messages if isinstance(m, UserMessage)]
+    # the feedback is host-added context (a system-reminder), not words of the user
+    users = [m.text_content if isinstance(m, UserMessage) else m.text
+             for m in session.messages if isinstance(m, UserMessage | ContextMessage)]
     assert users == ["start", "keep going #1", "keep going #2"]
+    assert isinstance(session.messages[-2], ContextMessage)
     assert result.num_turns == 3 and not result.is_error
 
 

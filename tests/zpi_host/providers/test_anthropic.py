@@ -84,8 +84,8 @@ async def test_what_is_sent(connect, zpi_model_server):
              "content": [{"type": "text", "text": "1\thello"}], "is_error": False},
             {"type": "tool_result", "tool_use_id": "c2",
              "content": [{"type": "text", "text": "no such file"}], "is_error": True},
-            {"type": "text", "text": '<context source="history-plugin">\n'
-                                     'b.txt was deleted yesterday\n</context>'}]},
+            {"type": "text", "text": '<system-reminder>\n'
+                                     'b.txt was deleted yesterday\n</system-reminder>'}]},
     ]
 
 

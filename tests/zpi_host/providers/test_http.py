@@ -17,6 +17,7 @@ from zpi_host.providers.base import (
     ProviderHTTPError,
     ProviderStreamBroken,
     ProviderStreamError,
+    Retrying,
     TextDelta,
 )
 
@@ -49,6 +50,18 @@ async def test_429_is_retried_after_retry_after(fmt, connect, zpi_model_server, 
     assert result.text == "finally"
     assert sleeps == [7.0, 60.0]
     assert len(zpi_model_server.requests) == 3
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_each_retry_is_announced_before_its_wait(fmt, connect, zpi_model_server, sleeps):
+    zpi_model_server.add_turns("finally")
+    zpi_model_server.fail_next(429, retry_after=4)
+    zpi_model_server.fail_next(503, retry_after=2)
+    events = await collect(connect(fmt, requests={"max_retries": 4}))
+    retries = [e for e in events if isinstance(e, Retrying)]
+    assert retries == [Retrying("rate limited", 4.0, 2, 5),
+                       Retrying("server error (HTTP 503)", 2.0, 3, 5)]
+    assert events[:2] == retries and said(events).text == "finally"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -84,8 +84,8 @@ async def test_what_is_sent(connect, zpi_model_server):
             {"id": "c1", "type": "function",
              "function": {"name": "read", "arguments": '{"path": "a.txt"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "1\thello"},
-        {"role": "user", "content": '<context source="style-plugin">\n'
-                                    'the user prefers short answers\n</context>'},
+        {"role": "user", "content": '<system-reminder>\n'
+                                    'the user prefers short answers\n</system-reminder>'},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c2", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c2", "content": "(see the images below)"},

@@ -47,3 +47,21 @@ async def test_a_tool_call_round_trip(fmt, zpi_env, zpi_model_server, tmp_path):
         assert (result_block["type"], result_block["tool_use_id"]) == ("tool_result", call_id)
         assert "the answer is 42" in result_block["content"][0]["text"]
         assert result_block["is_error"] is False
+
+
+async def test_a_retry_reaches_subscribers_as_a_retry_event(zpi_env, zpi_model_server, tmp_path):
+    zpi_env.set(ENV["openai"], KEYS["openai"])
+    zpi_model_server.add_turns("done")
+    zpi_model_server.fail_next(429, retry_after=0)
+    settings = settings_for(zpi_model_server.base_url, "openai")
+    session = await create_session(model="openai:gpt-test", cwd=tmp_path, settings=settings,
+                                   host=PluginHost(PluginConfig(autoload=False)).load())
+    seen = []
+    session.subscribe(seen.append, types={"retry"})
+    try:
+        result = await session.run("hi")
+    finally:
+        await session.dispose()
+    assert result.result == "done"
+    assert [(e.type, e.reason, e.attempt, e.attempts) for e in seen] == [
+        ("retry", "rate limited", 2, 4)]

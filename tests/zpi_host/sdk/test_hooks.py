@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage
+from zpi_host.messages import ContextMessage, ToolResultMessage
 from zpi_host.sdk import HookMatcher, ResultMessage, SystemMessage, UserMessage, query
 
 from .conftest import collect
@@ -91,8 +91,10 @@ async def test_post_tool_use_adds_context_for_the_model(scripted):
         "PostToolUse": [HookMatcher("Bash", [remind])]})
     await collect(query("go", options))
     second = scripted.scripted.requests[1]
-    assert any(isinstance(m, ContextMessage) and "remember the tests" in m.text
-               for m in second.messages)
+    # inside the tool result, as Claude Code places it
+    result = next(m for m in second.messages if isinstance(m, ToolResultMessage))
+    assert result.content[-1].text == "<system-reminder>\nremember the tests\n</system-reminder>"
+    assert not any(isinstance(m, ContextMessage) for m in second.messages)
 
 
 async def test_user_prompt_submit_blocks(backend):
@@ -121,7 +123,9 @@ async def test_stop_hook_asks_to_go_on_once_then_continue_false_stops(scripted):
     options = scripted.options(hooks={"Stop": [HookMatcher(hooks=[stop])]})
     messages = await collect(query("go", options))
     assert stops == [False, True]
-    assert scripted.scripted.requests[1].messages[-1].text_content == "also run the tests"
+    feedback = scripted.scripted.requests[1].messages[-1]
+    assert isinstance(feedback, ContextMessage)
+    assert feedback.text == "Stop hook feedback: also run the tests"
     assert messages[-1].result == "second"
 
 

@@ -113,6 +113,24 @@ def test_long_line_is_cut_with_marker(ctx: ToolContext, tmp_path: Path) -> None:
     assert result.details["lines_cut"] == 1
 
 
+def test_byte_limit_counts_utf8_bytes_and_cut_lines_only_shown(ctx: ToolContext,
+                                                                 tmp_path: Path) -> None:
+    wide = "\u00e9\u20ac" * 100  # 200 characters, 500 bytes
+    shown = MAX_OUTPUT_BYTES // len(f"{1:>6}\t{wide}\n".encode())
+    lines = [wide] * shown + ["b" * (MAX_LINE_CHARS + 1)] * 5  # the first cut one won't fit
+    (tmp_path / "wide.txt").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    result = run(ctx, path="wide.txt")
+    body, _, notice = result.text_content.rpartition("\n\n")
+    assert result.details["end"] == shown
+    assert body == "".join(f"{n:>6}\t{wide}\n" for n in range(1, shown + 1)).rstrip("\n")
+    assert "(output limit of 50 KiB reached)" in notice
+    assert result.details["lines_cut"] == 0  # the cut lines were not reached
+    rest = run(ctx, path="wide.txt", offset=shown)
+    assert rest.details["lines_cut"] == 5 and rest.details["end"] == shown + 5
+    assert rest.text_content.split("\n")[1].endswith(
+        f"\u2026 [line cut: {MAX_LINE_CHARS + 1} characters in all]")
+
+
 def test_empty_file(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_bytes(b"")
     result = run(ctx, path="e.txt")

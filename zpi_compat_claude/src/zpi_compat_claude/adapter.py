@@ -21,12 +21,12 @@ InstalledFinder = Callable[[Path, Path], "tuple[Sequence[FolderRef], Sequence[Br
 
 
 def load_dialect(host: Any, ctx: LoadContext, installed: InstalledFinder,
-                 own_sources: Callable[[], None]) -> None:
+                 own_sources: Callable[[], None]) -> dict[str, LoadedFolder]:
     """The load order every dialect shares: the configured folders
     (``compat.<dialect>.plugin_dirs``), the installed plugins when
     ``compat.<dialect>.use_installed`` is set, the personal folders, then the dialect's own
     sources (``own_sources``: Claude's settings-file hooks, ZCode's config-file hooks), and
-    last the dependency check over the folders loaded."""
+    last the dependency check over the folders loaded. Returns those folders by name."""
     from .discovery import configured_folders
 
     loaded: dict[str, LoadedFolder] = {}
@@ -40,6 +40,7 @@ def load_dialect(host: Any, ctx: LoadContext, installed: InstalledFinder,
     load_personal_dirs(host, ctx)
     own_sources()
     check_dependencies(host, loaded)
+    return loaded
 
 
 def report(host: Any, ctx: LoadContext, name: str, reason: str,

@@ -102,6 +102,20 @@ class Dialect:
     #: the matching handlers of one event run one after another in configuration order
     #: (ZCode: user, workspace, then plugin hooks) rather than in parallel (Claude Code)
     sequential_handlers: bool = False
+    #: event input fields of Claude Code 2.1 the dialect sends: ``prompt_id`` (after
+    #: SessionStart), ``duration_ms`` (PostToolUse, PostToolUseFailure), ``background_tasks``
+    #: (Stop), ``permission_suggestions`` (PermissionRequest)
+    input_extras: frozenset[str] = frozenset()
+    #: variables every handler gets (``CLAUDECODE=1``: scripts test it)
+    marker_env: Mapping[str, str] = attrs.field(factory=dict)
+    #: the next input after a Stop or SubagentStop hook blocked (``{event}``, ``{reason}``:
+    #: the hooks' reasons)
+    stop_feedback: str = "{reason}"
+    #: the reason the model reads when a PreToolUse handler exits 2 (``{event}``,
+    #: ``{tool}``: the tool's name as hooks see it, ``{reason}``: its stderr)
+    exit2_deny: str = "{reason}"
+    #: PostToolUse ``updatedToolOutput`` applies to MCP tools (``mcp__*``) only
+    output_replacement_mcp_only: bool = False
 
     def plugin(self, name: str) -> str:
         """The registered name of plugin ``name``: ``claude:name``."""
@@ -120,6 +134,12 @@ class Dialect:
 CLAUDE = Dialect(
     name="claude",
     product="Claude Code",
+    input_extras=frozenset({"prompt_id", "duration_ms", "background_tasks",
+                            "permission_suggestions"}),
+    marker_env={"CLAUDECODE": "1"},
+    stop_feedback="{event} hook feedback: {reason}",
+    exit2_deny="{event}:{tool} hook error: {reason}",
+    output_replacement_mcp_only=True,
     personal_dirs=(
         PersonalDir("user", "~", "", ("skills", "commands", "agents"), "~/.claude"),
         PersonalDir("project", ".", ".claude", ("skills", "commands", "agents"), ".claude"),

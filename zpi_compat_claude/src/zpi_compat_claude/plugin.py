@@ -40,7 +40,21 @@ def zpi_load_plugins(host: Any) -> None:
         for source in config.settings_sources:
             _load_settings_hooks(host, source, ctx)
 
-    load_dialect(host, ctx, installed_folders, settings_hooks)
+    loaded = load_dialect(host, ctx, installed_folders, settings_hooks)
+    _register_skill_access(host, loaded.values())
+
+
+def _register_skill_access(host: Any, folders: Any) -> None:
+    """The ``skill`` tool and reads of the frozen copies, when a loaded folder has skills
+    (:mod:`.skills`)."""
+    roots = [root for folder in folders if folder.skills
+             for root in (folder.root, folder.resource_root) if root is not None]
+    if not roots:
+        return
+    from .skills import PluginFilesAccess
+
+    host.register_plugin(PluginFilesAccess(roots), "claude/skills", source="claude",
+                         contributes={"tools": ["skill"]})
 
 
 def _nothing_to_load(host: Any) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .options import REASONING_LEVELS, SessionOptions
+from .plugin_dirs import with_plugin_dirs
 from .plugins import PluginConfig, PluginHost
 from .tools.selection import KERNEL_TOOL_NAMES, AssemblyError, collect_tools, select_tools
 
@@ -115,33 +116,6 @@ async def collect_providers(
     return factories
 
 
-#: a plugin folder holding this folder is a ZCode plugin: ``--plugin-dir`` gives it to the
-#: ``zcode`` adapter (a dual Claude/ZCode folder has both manifests and goes there too)
-ZCODE_MARKER = ".zcode-plugin"
-
-
-def with_plugin_dirs(settings: dict[str, Any], dirs: Any,
-                     zcode_dirs: Any = ()) -> dict[str, Any]:
-    """``plugin_dirs`` (``--plugin-dir``) go first in ``compat.claude.plugin_dirs``, or in
-    ``compat.zcode.plugin_dirs`` when the folder has ``.zcode-plugin/``; ``zcode_dirs``
-    (``--zcode-plugin-dir``) always go to ZCode's."""
-    for value, option in ((dirs, "plugin_dirs"), (zcode_dirs, "zcode_plugin_dirs")):
-        if isinstance(value, str | Path):
-            raise UsageError(f"{option} must be a list of folders")
-    routed: dict[str, list[str]] = {"claude": [], "zcode": []}
-    for raw in dirs:
-        path = Path(raw).expanduser().resolve()
-        routed["zcode" if (path / ZCODE_MARKER).is_dir() else "claude"].append(str(path))
-    routed["zcode"] += [str(Path(d).expanduser().resolve()) for d in zcode_dirs]
-    compat = dict(settings.get("compat") or {})
-    for key, given in routed.items():
-        if given:
-            section = dict(compat.get(key) or {})
-            section["plugin_dirs"] = given + list(section.get("plugin_dirs") or [])
-            compat[key] = section
-    return {**settings, "compat": compat}
-
-
 def make_host(
     options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
     cwd: Path,
@@ -229,6 +203,10 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
         return key_variables(settings)
 
 
+#: the sources of the allow rules the host adds itself (not the user's)
+INTERNAL_RULE_SOURCES = ("spill folder", "loaded skills")
+
+
 def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
                              tools: list[Any], spill: Path) -> None:
     """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
@@ -239,12 +217,12 @@ def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceL
 
     readers = [t.name for t in tools if t.name in READ_TOOLS]
     folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
+    spill_source, skills_source = INTERNAL_RULE_SOURCES
     for name in readers:
-        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)",
-                                                  source="spill folder"))
+        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)", source=spill_source))
         for folder in folders:
             permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
-                                                      source="loaded skills"))
+                                                      source=skills_source))
 
 
 def choose_model(
@@ -459,6 +437,8 @@ def _session(
     warnings = [str(p) for p in settings_manager.problems] + early_warnings
     warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
                  for w in plugin_warnings(r.plugin)]
+    warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
+                 "--strict makes this an error)" for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done

@@ -102,6 +102,18 @@ class WarningEvent(Event):
 
 
 @attrs.frozen
+class RetryEvent(Event):
+    """A model request failed before any answer and is sent again after ``delay`` seconds
+    (``attempt`` of at most ``attempts``); ``reason`` is short ("rate limited")."""
+
+    reason: str
+    delay: float
+    attempt: int
+    attempts: int
+    type: str = "retry"
+
+
+@attrs.frozen
 class CompactionEvent(Event):
     """The history was compacted; ``result`` is the CompactionResult."""
 

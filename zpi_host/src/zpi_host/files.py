@@ -613,11 +613,14 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     one directory listing each); returns the paths removed."""
     from .permissions.paths import absolute, paths_of
 
-    folders: dict[Path, None] = {}
+    named: dict[str, None] = {}  # each path once: a session names the same files again
     for record in records:
         if getattr(record, "TYPE", None) != "tool_use":
             continue
-        for raw in paths_of(getattr(record, "name", ""), getattr(record, "arguments", {})):
-            with contextlib.suppress(ValueError, OSError):
-                folders[absolute(raw, cwd).parent] = None
+        named.update(dict.fromkeys(paths_of(getattr(record, "name", ""),
+                                            getattr(record, "arguments", {}))))
+    folders: dict[Path, None] = {}
+    for raw in named:
+        with contextlib.suppress(ValueError, OSError):
+            folders[absolute(raw, cwd).parent] = None
     return [path for folder in folders for path in sweep_stale_temps(folder)]

@@ -7,7 +7,8 @@ was appended after it was made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -24,6 +25,9 @@ class ListView(Sequence[T]):
 
     def __len__(self) -> int:
         return self._len
+
+    def __iter__(self) -> Iterator[T]:
+        return islice(self._items, self._len)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):

@@ -14,6 +14,7 @@ every result before it (in the model's order) are done, then its ``tool_end`` fo
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,6 +26,7 @@ from .events import (
     InputDelivered,
     MessageEnd,
     ReasoningDeltaEvent,
+    RetryEvent,
     RunEnd,
     RunStart,
     TextDeltaEvent,
@@ -46,6 +48,7 @@ from .providers.base import (
     ModelRequest,
     ProviderStreamBroken,
     ReasoningDelta,
+    Retrying,
     TextDelta,
     ToolCallEnd,
     ToolSpec,
@@ -101,6 +104,7 @@ class AgentLoop:
         cost_before = dict(s.model_cost_usd)
         denials_before = len(s.denials)
         s.interrupt_reason = None
+        s.prompt_id = str(uuid.uuid4())
         outcome: _Outcome | None = None
         with anyio.CancelScope() as scope:
             s._cancel_scope = scope
@@ -173,9 +177,10 @@ class AgentLoop:
         if decision.blocked:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
             return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
-        s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
+        # the prompt's context comes before the prompt, in the same user turn
         for context in decision.contexts:
             s.add_message(ContextMessage(context.value, context.plugin))
+        s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
         continuations = 0
         while True:
             if s.max_turns is not None and self.turns >= s.max_turns:
@@ -197,7 +202,9 @@ class AgentLoop:
                     else await s.parent.stop(s, message, continuations))
             if stop.continue_with and continuations < self.max_continuations:
                 continuations += 1
-                s.add_message(UserMessage.text(stop.continue_with))
+                # host-added feedback, not the user's words: a system-reminder
+                source = ", ".join(dict.fromkeys(r.plugin for r in stop.reasons)) or "stop"
+                s.add_message(ContextMessage(stop.continue_with, source))
                 continue
             return _Outcome(message.text, message.stop_reason)
 
@@ -238,9 +245,6 @@ class AgentLoop:
         elif calls:
             await self._run_calls([c for c in calls if c.id not in started])
             await self._record_ready()
-            for context in self.runner.contexts:
-                s.add_message(context)
-            self.runner.contexts.clear()
         s.end_turn()
         await s.deliver_warnings()
         if events and s.wants_event("turn_end"):
@@ -333,6 +337,9 @@ class AgentLoop:
                 self._usage = self._usage + event.usage
             elif isinstance(event, Done):
                 self._stop_reason = event.stop_reason
+            elif isinstance(event, Retrying) and events and s.wants_event("retry"):
+                await s.emit(RetryEvent(event.reason, event.delay, event.attempt,
+                                        event.attempts))
 
     async def _run_into(self, call: ToolCallContent) -> None:
         reason = self.s.interrupt_reason

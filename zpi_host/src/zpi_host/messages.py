@@ -11,7 +11,7 @@ from .tools.base import Content, ImageContent, TextContent, ToolCall
 
 __all__ = [
     "AssistantMessage", "ContextMessage", "ImageContent", "Message", "TextContent",
-    "ThinkingContent", "ToolCallContent", "ToolResultMessage", "Usage", "UserMessage",
+    "ThinkingContent", "ToolCallContent", "ToolResultMessage", "Usage", "UserMessage", "reminder",
 ]
 
 
@@ -110,3 +110,10 @@ class ContextMessage:
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage | ContextMessage
+
+
+def reminder(text: str) -> str:
+    """Context as the model reads it, in a tool result or a user message: a
+    ``<system-reminder>`` block, the convention models are trained to read as host-added
+    context rather than something the user typed."""
+    return f"<system-reminder>\n{text}\n</system-reminder>"

@@ -108,6 +108,22 @@ class SessionView:
         return str(self._s.permissions.mode)
 
     @property
+    def prompt_id(self) -> str:
+        """A UUID naming the current user prompt (new for each run; "" before the first)."""
+        return self._s.prompt_id
+
+    @property
+    def skills(self) -> tuple[Any, ...]:
+        """The session's skills (``resources.Skill``), for a tool that loads one by name."""
+        resources = self._s.resources
+        return resources.skills if resources is not None else ()
+
+    @property
+    def agent_dir(self) -> Path | None:
+        """The host's data folder (``~/.zpi``); None when the session has none."""
+        return self._s.agent_dir
+
+    @property
     def transcript_path(self) -> Path | None:
         """The session's JSONL file (None in memory mode)."""
         return self._s.store.path
@@ -239,6 +255,8 @@ class AgentSession:
         self.model_entry = model_entry if model_entry is not None else getattr(
             provider, "entry", None)
         self.agent_dir = agent_dir
+        #: UUID of the current user prompt, set when a run starts (``SessionView.prompt_id``)
+        self.prompt_id = ""
         self.warnings: list[str] = list(warnings)
         entries = store.context_entries()
         self.messages: list[Message] = [message for _, message in entries]

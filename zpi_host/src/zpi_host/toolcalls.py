@@ -7,12 +7,11 @@ cancellation, so one bad call never ends a run.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
 from .events import ToolEnd, ToolStart, ToolUpdateEvent
-from .messages import ContextMessage, ToolResultMessage
+from .messages import ToolResultMessage, reminder
 from .tools.base import (
     TextContent,
     ToolArgumentError,
@@ -36,35 +35,43 @@ def is_parallel_safe(session: AgentSession, name: str) -> bool:
 
 
 class ToolCallRunner:
-    """Runs calls for one session; ``contexts`` collects what hooks added for the model."""
+    """Runs calls for one session."""
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
         self.hooks = session.host.hooks
-        self.contexts: list[ContextMessage] = []
         self._tool_hooks = self.hooks.tool_hooks_registered
         limit = session.settings.get("tools", {}).get("output_limit_bytes", DEFAULT_OUTPUT_LIMIT)
         self.output_limit = int(limit)
 
     async def run(self, call: ToolCall) -> ToolResultMessage:
         """Run one call to its result message. The caller records it, then calls
-        :meth:`report_end` (a ``tool_end`` comes only after the result is recorded)."""
+        :meth:`report_end` (a ``tool_end`` comes only after the result is recorded).
+
+        What hooks add for the model about this call (``zpi_before_tool``, ``zpi_after_tool``
+        and ``zpi_tool_failed`` contexts) is appended inside its result as
+        ``<system-reminder>`` blocks, next to what it is about."""
         session = self.session
         if session.wants_event("tool_start"):
             await session.emit(ToolStart(call.id, call.name, dict(call.arguments)))
         started = time.perf_counter()
-        result = await self._execute(call)
-        if result.is_error and self._tool_hooks:
-            for context in await self.hooks.tool_failed(session.view, call, result):
-                self.contexts.append(ContextMessage(context.value, context.plugin))
-        elif self._tool_hooks:
-            patch = await self.hooks.after_tool(session.view, call, result)
-            if patch.content is not None:
-                result = ToolResult((TextContent(patch.content),), result.is_error, result.details)
-            self.contexts.extend(ContextMessage(c.value, c.plugin) for c in patch.contexts)
+        contexts: list[str] = []
+        result, ran, denied = await self._execute(call, contexts)
         details = dict(result.details or {})
         details.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 3))
-        return ToolResultMessage(call.id, call.name, result.content, result.is_error, details)
+        result = ToolResult(result.content, result.is_error, details)
+        if denied or not self._tool_hooks:
+            pass  # a denied call is not a failure (docs/hooks.md, zpi_tool_failed)
+        elif result.is_error:
+            contexts.extend(c.value for c in await self.hooks.tool_failed(
+                session.view, ran, result))
+        else:
+            patch = await self.hooks.after_tool(session.view, ran, result)
+            if patch.content is not None:
+                result = ToolResult((TextContent(patch.content),), result.is_error, details)
+            contexts.extend(c.value for c in patch.contexts)
+        content = result.content + tuple(TextContent(reminder(c)) for c in contexts)
+        return ToolResultMessage(call.id, call.name, content, result.is_error, details)
 
     async def report_end(self, message: ToolResultMessage) -> None:
         """The ``tool_end`` event of a call whose result is recorded (or, for a command's bash,
@@ -72,21 +79,25 @@ class ToolCallRunner:
         if self.session.wants_event("tool_end"):
             await self.session.emit(ToolEnd(message))
 
-    async def _execute(self, call: ToolCall) -> ToolResult:
+    async def _execute(self, call: ToolCall, contexts: list[str]
+                       ) -> tuple[ToolResult, ToolCall, bool]:
+        """The call's result, the call as it ran (its input after a hook's or the approver's
+        replacement) and whether it was denied. Hook contexts are added to ``contexts``."""
         session = self.session
         tool = session.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(session.tools)) or "none"
-            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}")
+            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}"), \
+                call, False
         try:
             prepared = tool.prepare_arguments(call.arguments)
         except ToolArgumentError as exc:
-            return ToolResult.error(str(exc))
+            return ToolResult.error(str(exc)), call, False
         decision = None
         arguments: Any = None  # replaced input (hook or approver); None: the model's
         if self._tool_hooks:
             decision = await self.hooks.before_tool(session.view, call, tool)
-            self.contexts.extend(ContextMessage(c.value, c.plugin) for c in decision.contexts)
+            contexts.extend(c.value for c in decision.contexts)
             arguments = decision.updated_input
         verdict = await self._permission(call, tool, decision, arguments)
         if not verdict.allowed:
@@ -94,7 +105,8 @@ class ToolCallRunner:
                                                  if arguments is not None else call.arguments))
             if verdict.interrupt:
                 session.request_interrupt(verdict.message(call.name))
-            return ToolResult.error(verdict.message(call.name), details=verdict.details())
+            text = self._hook_worded(decision, verdict) or verdict.message(call.name)
+            return ToolResult.error(text, details=verdict.details()), call, True
         if verdict.updated_input is not None:
             arguments = verdict.updated_input
         if arguments is not None:
@@ -102,23 +114,42 @@ class ToolCallRunner:
                 prepared = tool.prepare_arguments(arguments)
             except ToolArgumentError as exc:
                 return ToolResult.error(f"the input was replaced (by a hook or the approver) "
-                                        f"with invalid arguments: {exc}")
+                                        f"with invalid arguments: {exc}"), call, False
+            call = ToolCall(call.id, call.name, dict(arguments))
         session.journal_tool_call(call, arguments)
         try:
             value = await self._invoke(tool, prepared, call, verdict)
         except ToolFailure as exc:
-            return ToolResult.error(str(exc), details=exc.details)
+            return ToolResult.error(str(exc), details=exc.details), call, False
         except ToolArgumentError as exc:
-            return ToolResult.error(str(exc))
+            return ToolResult.error(str(exc)), call, False
         except Exception as exc:
             return ToolResult.error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}",
-                                    details={"exception": type(exc).__name__})
+                                    details={"exception": type(exc).__name__}), call, False
         if not isinstance(value, ToolResult):
             return ToolResult.error(
-                f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult")
+                f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult"), \
+                call, False
         from .tools.output import protect_result
 
-        return protect_result(value, limit_bytes=self.output_limit, spill_dir=session.spill_dir)
+        return protect_result(value, limit_bytes=self.output_limit,
+                              spill_dir=session.spill_dir), call, False
+
+    @staticmethod
+    def _hook_worded(decision: Any, verdict: PermissionResult) -> str | None:
+        """The text of a denial the ``zpi_before_tool`` hooks worded for the model: their
+        deny, or their ask that found no approver to ask. Other denials (rules, modes,
+        approvers) get the host's wording, which says what denied the call."""
+        if decision is None or not decision.reason:
+            return None
+        if decision.behavior == "deny":
+            return str(decision.reason)
+        from .permissions import NO_APPROVER
+
+        if decision.behavior == "ask" and verdict.source == "hook" and (
+                verdict.reason.endswith(NO_APPROVER)):
+            return str(decision.reason)
+        return None
 
     async def _permission(self, call: ToolCall, tool: Any, decision: Any,
                           arguments: Any) -> PermissionResult:
@@ -140,16 +171,18 @@ class ToolCallRunner:
                       verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
+        from .tools.threads import execute
+
         if not self.session.wants_event("tool_update"):
-            direct = tool.execute(prepared, self._context(call, lambda update: None,
-                                                                verdict))
-            return await direct if inspect.isawaitable(direct) else direct
+            return await execute(tool, prepared, self._context(call, lambda update: None,
+                                                               verdict))
         import anyio
 
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:
-            with contextlib.suppress(anyio.WouldBlock):  # a slow subscriber drops progress
+            # a slow subscriber drops progress; so does a threaded call after its end
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
                 send.send_nowait(update)
 
         async def pump() -> None:
@@ -162,9 +195,7 @@ class ToolCallRunner:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump)
             try:
-                value = tool.execute(prepared, self._context(call, on_update, verdict))
-                if inspect.isawaitable(value):
-                    value = await value
+                value = await execute(tool, prepared, self._context(call, on_update, verdict))
             except Exception as exc:  # re-raised outside, so the task group does not wrap it
                 error = exc
             finally:

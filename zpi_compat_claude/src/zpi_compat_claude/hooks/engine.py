@@ -233,6 +233,7 @@ class HookEngine:
         env["CLAUDE_PLUGIN_ROOT"] = str(self.root)
         env["CLAUDE_PLUGIN_DATA"] = str(self.data_dir)
         env.update(self.dialect_environment(cwd))
+        env.update(self.dialect.marker_env)
         if env_file is not None:
             env["CLAUDE_ENV_FILE"] = str(env_file)
         return env
@@ -282,7 +283,7 @@ class HookEngine:
                                           f"{self.data_dir}: {exc}")
         try:
             transcript = str(transcript_for(session_id, getattr(session, "messages", ()), cwd,
-                                            _version()))
+                                            _version(), getattr(session, "agent_dir", None)))
         except OSError as exc:
             self._report(event, None, f"could not write the transcript for the hook: {exc}")
             transcript = ""
@@ -290,8 +291,11 @@ class HookEngine:
         payload = {
             "session_id": session_id, "transcript_path": transcript, "cwd": str(cwd),
             "permission_mode": PERMISSION_MODES.get(mode, mode), "hook_event_name": event,
-            **fields,
         }
+        prompt_id = getattr(session, "prompt_id", "")
+        if "prompt_id" in self.dialect.input_extras and event != "SessionStart" and prompt_id:
+            payload["prompt_id"] = str(prompt_id)
+        payload.update(fields)
         if self.dialect.camel_case_input:
             payload.update({camel_case(key): value for key, value in list(payload.items())})
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")

@@ -78,6 +78,8 @@ class HandlerResult:
     contexts: list[str] = attrs.field(factory=list)
     #: PostToolUse ``updatedToolOutput``: replaces what the model sees
     updated_output: str | None = None
+    #: the block came from exit code 2 (``reason`` is stderr)
+    exit2: bool = False
     #: ``continue: false``: stop, with ``stopReason``
     stop: bool = False
     stop_reason: str | None = None
@@ -125,7 +127,7 @@ def _exit2(event: str, outcome: CommandOutcome, result: HandlerResult) -> None:
     reason = cut(outcome.stderr.strip())
     effect = EXIT2.get(event)
     if effect in ("deny", "block"):
-        result.block = True
+        result.block = result.exit2 = True
         result.reason = reason or None
         if effect == "deny":
             result.permission, result.permission_reason = "deny", reason or None

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from zpi_host.hookspecs import hookimpl
 
 from .engine import HookEngine, ReadyHandler, join_texts
+from .responses import EDITING_TOOLS, Originals, claude_tool_response
 from .toolnames import (
     CLAUDE_NAMES,
     claude_tool_input,
     claude_tool_name,
-    claude_tool_response,
     host_tool_input,
+    host_tool_name,
 )
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ _MAX_PENDING = 256
 KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "zpi_session_start": ("_session_start", ("SessionStart",)),
     "zpi_user_prompt": ("_user_prompt", ("UserPromptSubmit",)),
-    "zpi_before_tool": ("_before_tool", ("PreToolUse",)),
+    # PostToolUse of Write/Edit: the file is kept before the call for ``originalFile``
+    "zpi_before_tool": ("_before_tool", ("PreToolUse", "PostToolUse")),
     "zpi_permission_request": ("_permission_request", ("PermissionRequest",)),
     # PreToolUse context given without a decision is delivered with the call's result
     "zpi_after_tool": ("_after_tool", ("PostToolUse", "PreToolUse")),
@@ -79,6 +81,7 @@ class ClaudeHooks(HookEngine):
     def __init__(self, **options: Any) -> None:
         """The keyword arguments of :class:`HookEngine`."""
         super().__init__(**options)
+        self._originals = Originals()
         for hook, method in self.hookimpls().items():
             setattr(self, hook, method)
         #: the kernel budget each implementation needs (``zpi_host.hookrunner``): its
@@ -182,6 +185,10 @@ class ClaudeHooks(HookEngine):
                 "tool_use_id": call.id}
 
     def _before_tool(self, session: Any, call: Any, tool: Any) -> Any:
+        if host_tool_name(call.name) in EDITING_TOOLS and self._matching(
+                "PostToolUse", claude_tool_name(host_tool_name(call.name))):
+            self._originals.keep(call.id, call.name, call.arguments,
+                                 getattr(session, "cwd", None) or os.getcwd())
         handlers = self._matching("PreToolUse", CLAUDE_NAMES.get(call.name, call.name))
         if not handlers or not (handlers := self._due(session, handlers)):
             return None
@@ -196,6 +203,11 @@ class ClaudeHooks(HookEngine):
         context = join_texts(c for r in results for c in r.contexts)
         behavior = _winner(results, ("deny", "ask", "allow"))
         if behavior == "deny":
+            tool = claude_tool_name(call.name)
+            for result in results:
+                if result.exit2 and result.reason:
+                    result.reason = self.dialect.exit2_deny.format(
+                        event=event, tool=tool, reason=result.reason)
             return ToolDecision.deny(
                 self._blocked_reason(event, results, handlers, "denied"), context=context)
         updated = self._updated_input(event, call, results, behavior)
@@ -239,7 +251,13 @@ class ClaudeHooks(HookEngine):
         from zpi_host.decisions import ToolDecision
 
         event = "PermissionRequest"
-        results = await self._run(event, session, handlers, self._tool_fields(session, call))
+        fields = self._tool_fields(session, call)
+        if "permission_suggestions" in self.dialect.input_extras:
+            # Claude Code 2.1's PermissionRequest input: no tool_use_id, suggestions instead
+            del fields["tool_use_id"]
+            fields["permission_suggestions"] = permission_suggestions(
+                fields["tool_name"], fields["tool_input"])
+        results = await self._run(event, session, handlers, fields)
         behavior = _winner(results, ("deny", "allow"))
         if behavior == "deny":
             return ToolDecision.deny(self._blocked_reason(event, results, handlers, "denied"))
@@ -250,6 +268,13 @@ class ClaudeHooks(HookEngine):
                     updated = host_tool_input(call.name, result.updated_input)
             return ToolDecision.allow(updated_input=updated)
         return None
+
+    def _add_duration(self, fields: dict[str, Any], result: Any) -> None:
+        """``duration_ms`` (whole milliseconds the call took), where the dialect sends it."""
+        if "duration_ms" in self.dialect.input_extras:
+            duration = (result.details or {}).get("duration_ms")
+            fields["duration_ms"] = round(duration) if isinstance(
+                duration, int | float) and not isinstance(duration, bool) else 0
 
     def _after_tool(self, session: Any, call: Any, result: Any) -> Any:
         pending = self._pending.pop(call.id, None) if self._pending else None
@@ -265,8 +290,13 @@ class ClaudeHooks(HookEngine):
         event = "PostToolUse"
         cwd = getattr(session, "cwd", None) or os.getcwd()
         fields = self._tool_fields(session, call)
+        original = None
+        if host_tool_name(call.name) in EDITING_TOOLS:
+            original = self._originals.take(call.id, claude_tool_input(
+                call.name, call.arguments, cwd).get("file_path"))
         fields["tool_response"] = claude_tool_response(
-            call.name, call.arguments, result.text_content, result.details, cwd)
+            call.name, call.arguments, result.text_content, result.details, cwd, original)
+        self._add_duration(fields, result)
         results = await self._run(event, session, handlers, fields)
         contexts = list(pending or ())
         for handler_result in results:
@@ -275,6 +305,11 @@ class ClaudeHooks(HookEngine):
         for handler_result in results:
             if handler_result.updated_output is not None:
                 content = handler_result.updated_output
+        if content is not None and self.dialect.output_replacement_mcp_only and not (
+                fields["tool_name"].startswith("mcp__")):
+            self._report(event, None, f"updatedToolOutput replaces the output of MCP tools "
+                                      f"only (as documented); ignored for {fields['tool_name']}")
+            content = None
         context = join_texts(contexts)
         if context is None and content is None:
             return None
@@ -294,6 +329,7 @@ class ClaudeHooks(HookEngine):
         fields = self._tool_fields(session, call)
         fields["error"] = result.text_content
         fields["is_interrupt"] = bool((result.details or {}).get("interrupted"))
+        self._add_duration(fields, result)
         results = await self._run(event, session, handlers, fields)
         contexts = list(pending or ())
         for handler_result in results:
@@ -310,6 +346,10 @@ class ClaudeHooks(HookEngine):
                   "last_assistant_message": getattr(message, "text", "")}
         if self.dialect.response_text:
             fields["responseText"] = fields["last_assistant_message"]
+        if "background_tasks" in self.dialect.input_extras:
+            # this host's bash stops what a command left running when the call ends: no task
+            # outlives a call, so there is never one running when the agent stops
+            fields["background_tasks"] = []
         return self._on_stop("Stop", session, handlers, fields, continuation)
 
     def _subagent_stop(self, session: Any, agent_type: str, agent_id: str, message: Any,
@@ -340,7 +380,10 @@ class ClaudeHooks(HookEngine):
                     self._report(event, handler.command, "blocked stopping without a reason; "
                                                          "the model is asked to go on")
                 reasons.append(result.reason or f"A {event} hook asked you to continue.")
-        return StopDecision("\n\n".join(reasons)) if reasons else None
+        if not reasons:
+            return None
+        return StopDecision(self.dialect.stop_feedback.format(event=event,
+                                                              reason="\n\n".join(reasons)))
 
     # sub-agents, compaction, observers ----------------------------------------------------
 
@@ -400,6 +443,24 @@ class ClaudeHooks(HookEngine):
         results = await self._run(event, session, handlers, fields)
         self._unsupported_stop(event, results, "it goes on")
         return None
+
+
+def permission_suggestions(tool: str, tool_input: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What Claude Code offers to remember when it asks about a call (PermissionRequest's
+    ``permission_suggestions``): file edits suggest the ``acceptEdits`` mode for the session;
+    reading outside the workspace adds the folder to the session; a Bash command a rule for
+    that command; any other tool a rule for the tool."""
+    if tool in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    place = tool_input.get("file_path") or tool_input.get("path")
+    if tool in ("Read", "Glob", "Grep", "LS") and isinstance(place, str) and place:
+        folder = os.path.dirname(place) if tool == "Read" else place
+        return [{"type": "addDirectories", "directories": [folder], "destination": "session"}]
+    rule: dict[str, Any] = {"toolName": tool}
+    if tool == "Bash" and isinstance(tool_input.get("command"), str):
+        rule["ruleContent"] = tool_input["command"]
+    return [{"type": "addRules", "rules": [rule], "behavior": "allow",
+             "destination": "localSettings"}]
 
 
 def _winner(results: Sequence[HandlerResult], order: Sequence[str]) -> str | None:

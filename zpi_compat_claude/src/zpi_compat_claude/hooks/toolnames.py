@@ -138,36 +138,3 @@ def host_tool_input(name: str, updated: Mapping[str, Any]) -> dict[str, Any]:
         for field in DROPPED_FIELDS["bash"]:
             args.pop(field, None)
     return args
-
-
-def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
-                         details: Mapping[str, Any] | None, cwd: Path | str) -> Any:
-    """What PostToolUse hooks read as ``tool_response``: Claude's shape for the kernel tools
-    (as far as this host knows it; also under Claude's names, as the SDK's standard tools
-    have them), the result's text for any other tool."""
-    name = host_tool_name(name)
-    details = details or {}
-    if not isinstance(arguments, Mapping):
-        arguments = {}
-    path = details.get("path") or _absolute(arguments.get("path"), cwd)
-    if name == "bash":
-        return {"stdout": text, "stderr": "", "interrupted": bool(details.get("timed_out")),
-                "isImage": False}
-    if name == "read":
-        return {"type": "text", "file": {"filePath": path, "content": text}}
-    if name == "write":
-        return {"type": "create" if details.get("created") else "update", "filePath": path,
-                "content": arguments.get("content"), "success": True}
-    if name == "edit":
-        shaped = claude_tool_input(name, arguments, cwd)
-        response = {"filePath": path, "success": True}
-        if "edits" in shaped:
-            response["edits"] = shaped["edits"]
-        else:
-            response.update(oldString=shaped.get("old_string"),
-                            newString=shaped.get("new_string"),
-                            replaceAll=shaped.get("replace_all", False))
-        if details.get("diff"):
-            response["diff"] = details["diff"]
-        return response
-    return text

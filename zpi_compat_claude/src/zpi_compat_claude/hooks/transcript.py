@@ -3,9 +3,12 @@
 Claude hooks open the file named by ``transcript_path`` and read Claude Code's transcript
 records (``type`` user/assistant, ``message`` with ``role`` and content blocks ``text``,
 ``tool_use``, ``tool_result``, chained by ``uuid``/``parentUuid``). This host's own transcript
-has a different format, so a rendering of the history is kept in a temporary file per session
-and brought up to date (by appending) just before matching handlers run; nothing is rendered
-for an event no handler matches. The files are removed when the process exits.
+has a different format, so a rendering of the history is kept in a file per session and
+brought up to date (by appending) just before matching handlers run; nothing is rendered for an
+event no handler matches. The file is where Claude Code keeps its own:
+``<agent dir>/projects/<working directory, every other character than letters and digits a
+hyphen>/<session id>.jsonl``; a session without an agent directory gets one in a private
+temporary folder, removed when the process exits.
 """
 
 from __future__ import annotations
@@ -139,9 +142,12 @@ class TranscriptMirror:
         except OSError:
             return -1
 
-    def remove(self) -> None:
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+    def forget(self) -> None:
+        """No longer kept current: a temporary file is removed; one under the agent
+        directory stays, as Claude Code's transcripts do."""
+        if _folder and self.path.parent == _folder[0]:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
 
 #: most sessions whose mirror is kept; the least recently used one beyond is removed
@@ -158,17 +164,29 @@ def _mirror_folder() -> Path:
     return _folder[0]
 
 
+def project_folder_name(cwd: Path | str) -> str:
+    """Claude Code's name for a project's transcript folder: the working directory with every
+    character other than an ASCII letter or digit replaced by ``-`` (``/a/b.c`` -> ``-a-b-c``)."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+
+
 def transcript_for(session_id: str, messages: Sequence[Any], cwd: Path | str,
-                   version: str = "") -> Path:
+                   version: str = "", agent_dir: Path | str | None = None) -> Path:
     """The path of the Claude-shaped transcript of ``session_id``, brought up to date with
-    ``messages``. Files live in a private temporary folder removed when the process exits."""
+    ``messages``: under ``agent_dir/projects/`` as Claude Code lays it out, or (no
+    ``agent_dir``) in a private temporary folder removed when the process exits."""
     mirror = _mirrors.get(session_id)
     if mirror is None:
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id) or "session"
-        path = _mirror_folder() / f"{safe}-{uuid.uuid4().hex[:8]}.jsonl"
+        if agent_dir is not None:
+            folder = Path(agent_dir) / "projects" / project_folder_name(cwd)
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{safe}.jsonl"
+        else:
+            path = _mirror_folder() / f"{safe}-{uuid.uuid4().hex[:8]}.jsonl"
         mirror = _mirrors[session_id] = TranscriptMirror(path, session_id)
         while len(_mirrors) > MAX_MIRRORS:
-            _mirrors.popitem(last=False)[1].remove()
+            _mirrors.popitem(last=False)[1].forget()
     else:
         _mirrors.move_to_end(session_id)
     return mirror.update(messages, cwd, version)

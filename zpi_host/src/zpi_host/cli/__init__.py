@@ -6,25 +6,31 @@ import httpx, anyio or cattrs.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run stopped by SIGTERM exits 143 (cli/signals.py)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (``| head``)
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
 
 LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
 
 
 class CliUsageError(Exception):
     """Bad command-line usage (exit 2)."""
 
 
-def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Pull every ``-p no:NAME`` (also ``-pno:NAME``) out of ``argv``, wherever it stands, so that
-    it works with every command. Returns (blocked names, remaining arguments)."""
+def extract_plugin_options(argv: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """Pull every ``-p no:NAME`` (blocks the plugin NAME) and ``-p MODULE`` (loads the module
+    MODULE as a plugin for this command, as pytest's ``-p`` does) out of ``argv``, wherever
+    they stand (also ``-pno:NAME``). Returns (blocked names, modules, remaining arguments)."""
     blocked: list[str] = []
+    modules: list[str] = []
     rest: list[str] = []
     args = list(argv)
     i = 0
@@ -36,20 +42,64 @@ def extract_plugin_blocks(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         if arg == "-p" or (arg.startswith("-p") and not arg.startswith("--")):
             if arg == "-p":
                 if i + 1 >= len(args):
-                    raise CliUsageError("-p needs a value: -p no:NAME blocks the plugin NAME")
+                    raise CliUsageError("-p needs a value: -p no:NAME blocks the plugin NAME, "
+                                        "-p MODULE loads the module MODULE as a plugin")
                 value, i = args[i + 1], i + 2
             else:
                 value, i = arg[2:], i + 1
-            if not value.startswith("no:") or not value[3:]:
-                raise CliUsageError(
-                    f"-p {value}: only -p no:NAME is supported (it blocks the plugin NAME); "
-                    "plugins are loaded from installed entry points"
-                )
-            blocked.append(value[3:])
+            if value.startswith("no:"):
+                if not value[3:]:
+                    raise CliUsageError("-p no: needs a plugin name: -p no:NAME")
+                blocked.append(value[3:])
+            elif value and all(part.isidentifier() for part in value.split(".")):
+                modules.append(value)
+            else:
+                raise CliUsageError(f"-p {value}: expected no:NAME (block a plugin) or a "
+                                    "module name such as my_plugin or pkg.plugin")
             continue
         rest.append(arg)
         i += 1
-    return blocked, rest
+    return blocked, modules, rest
+
+
+def import_plugin_modules(modules: Sequence[str], cwd: str | None) -> dict[str, Any]:
+    """Import each ``-p MODULE``; the project folder comes first on the import path so a
+    module beside the project is found. A module that cannot be imported is a usage error."""
+    import importlib
+    import os
+
+    if not modules:
+        return {}
+    folder = os.path.abspath(os.path.expanduser(cwd or "."))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    loaded = {}
+    for name in modules:
+        try:
+            loaded[name] = importlib.import_module(name)
+        except Exception as exc:
+            raise CliUsageError(f"-p {name}: cannot import the module: {type(exc).__name__}: "
+                                f"{exc} (looked in {folder} and the installed packages)"
+                                ) from None
+    return loaded
+
+
+def listing_arguments(args: Sequence[str]) -> dict[str, list[str]] | None:
+    """The flags and options of a plain ``--list-plugins`` command line (each option and its
+    value as two words), so that it needs no parser; None for anything else."""
+    found: dict[str, list[str]] = {name: [] for name in (*LISTING_FLAGS, *LISTING_OPTIONS)}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in LISTING_FLAGS:
+            found[arg].append(arg)
+            i += 1
+        elif arg in LISTING_OPTIONS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            found[arg].append(args[i + 1])
+            i += 2
+        else:
+            return None
+    return found if found["--list-plugins"] else None
 
 
 def versions() -> list[tuple[str, str]]:
@@ -71,7 +121,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser = argparse.ArgumentParser(
         prog="zpi-host",
         description="A plugin-driven host for coding agents.",
-        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command.",
+        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command; "
+               "-p MODULE loads the Python module MODULE as a plugin for this command.",
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of the installed zpi distributions")
@@ -80,22 +131,51 @@ def build_parser():  # type: ignore[no-untyped-def]
                              "contributes, its status")
     parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
     parser.add_argument("--strict", action="store_true",
-                        help="with --list-plugins: exit 1 when a plugin failed to load")
-    parser.add_argument("--cwd", default=None, help="working directory (default: current)")
+                        help="with --list-plugins: exit 1 when a plugin failed to load; with "
+                             "a command: a plugin that fails to load is an error")
+    parser.add_argument("--cwd", default=None, metavar="DIR",
+                        help="the project directory, for every command (default: current)")
     parser.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins: also load the plugin folder DIR (ZCode's when "
-                             "it has .zcode-plugin/, else Claude Code's)")
+                        help="with --list-plugins or a command: also load the plugin folder DIR "
+                             "(ZCode's when it has .zcode-plugin/, else Claude Code's)")
     parser.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
-                        help="with --list-plugins: also load DIR as a ZCode plugin folder")
+                        help="with --list-plugins or a command: also load DIR as a ZCode plugin "
+                             "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from .chat import add_chat_parser
     from .models import add_models_parser
+    from .prompt import add_prompt_parser
     from .run import add_run_parser
     from .sessions import add_sessions_parser
 
     add_run_parser(commands)
+    add_prompt_parser(commands)
+    add_chat_parser(commands)
     add_sessions_parser(commands)
     add_models_parser(commands)
     return parser
+
+
+def parse(parser: Any, args: list[str]) -> Any:
+    """Parse ``args``; an unknown flag is reported with the usage of the innermost command
+    given (``zpi-host sessions list --bogus``: that of ``sessions list``), where argparse
+    would print the top-level usage."""
+    namespace, unknown = parser.parse_known_args(args)
+    if unknown:
+        _innermost(parser, namespace).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return namespace
+
+
+def _innermost(parser: Any, namespace: Any) -> Any:
+    import argparse
+
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+                   None)
+        chosen = None if sub is None else getattr(namespace, sub.dest, None)
+        if sub is None or chosen not in sub.choices:
+            return parser
+        parser = sub.choices[chosen]
 
 
 def _escape_unencodable_output() -> None:
@@ -107,19 +187,65 @@ def _escape_unencodable_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
+_gc_paused = False
+
+
+def pause_gc() -> None:
+    """Start-up builds long-lived objects and next to no garbage: no cyclic collections
+    until the work begins (see :func:`resume_gc`)."""
+    global _gc_paused
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def resume_gc() -> None:
+    """Collections on again (if :func:`pause_gc` turned them off): every command but ``run``
+    once its arguments are parsed; ``run`` once its session is built (cli/run.py)."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _escape_unencodable_output()
+    pause_gc()
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)
         print("zpi-host: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _stdout_gone()
+    finally:
+        resume_gc()
+
+
+def _asks_for_something(args: Any) -> bool:
+    """Whether top-level flags alone ask for something (a listing, the versions)."""
+    return bool(args.version or args.list_plugins)
+
+
+def _on_a_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout left (``zpi-host ... | head``): no traceback, and no second error
+    when Python flushes stdout at exit."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        blocked, rest = extract_plugin_blocks(args_in)
+        blocked, modules, rest = extract_plugin_options(args_in)
     except CliUsageError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -127,13 +253,22 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    if "--list-plugins" in rest and set(rest) <= LISTING_FLAGS:  # fast path: no parser
+    listing = None if modules else listing_arguments(rest)
+    if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins
 
-        return list_plugins(blocked, as_json="--json" in rest, strict="--strict" in rest,
-                            cwd=None)
+        cwd = listing["--cwd"]
+        return list_plugins(blocked, as_json=bool(listing["--json"]),
+                            strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
+                            plugin_dirs=listing["--plugin-dir"],
+                            zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     parser = build_parser()
-    args = parser.parse_args(rest)
+    args = parse(parser, rest)
+    if args.command is None and not _asks_for_something(args) and _on_a_terminal():
+        args = parse(parser, [*rest, "chat"])  # zpi-host alone on a terminal: a chat
+    args.plugin_modules = modules
+    if args.command != "run":
+        resume_gc()
     if args.version:
         for name, ver in versions():
             print(f"{name} {ver}")
@@ -144,11 +279,20 @@ def _main(argv: Sequence[str] | None) -> int:
 
             return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
                                 plugin_dirs=args.plugin_dir,
-                                zcode_plugin_dirs=args.zcode_plugin_dir)
+                                zcode_plugin_dirs=args.zcode_plugin_dir,
+                                modules=import_plugin_modules(modules, args.cwd))
         if args.command == "run":
             from .run import run_command
 
             return run_command(args, blocked)
+        if args.command == "chat":
+            from .chat import chat_command
+
+            return chat_command(args, blocked)
+        if args.command == "prompt":
+            from .prompt import prompt_command
+
+            return prompt_command(args, blocked)
         if args.command == "sessions":
             from .sessions import sessions_command
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
@@ -14,12 +14,16 @@ from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 def list_plugins(
     blocked: Sequence[str], *, as_json: bool, strict: bool, cwd: str | None,
     plugin_dirs: Sequence[str] = (), zcode_plugin_dirs: Sequence[str] = (),
+    modules: Mapping[str, object] | None = None,
 ) -> int:
     from ..diagnostics import format_table, plugin_rows
     from ..plugins import PluginConfig, PluginHost
     from ..settings import SettingsManager, agent_dir
 
-    root = Path(cwd).resolve() if cwd else Path.cwd()
+    root = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
+    if not root.is_dir():
+        print(f"zpi-host: error: --cwd {cwd}: no such directory", file=sys.stderr)
+        return EXIT_USAGE
     settings = SettingsManager(agent_dir(), root)
     for problem in settings.problems:
         print(f"zpi-host: warning: {problem}", file=sys.stderr)
@@ -30,13 +34,15 @@ def list_plugins(
         return EXIT_USAGE
     merged = settings.snapshot()
     if plugin_dirs or zcode_plugin_dirs:
-        from ..assembly import with_plugin_dirs
+        from ..plugin_dirs import with_plugin_dirs
 
         merged = with_plugin_dirs(merged, plugin_dirs, zcode_plugin_dirs)
     host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,
                                             settings=merged, cwd=root))
     try:
         host.load()
+        for name, module in (modules or {}).items():
+            host.register_plugin(module, name)
     except PluginLoadError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -2,33 +2,38 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
 
 if TYPE_CHECKING:
+    from .live import LiveDisplay
     from .signals import RunSignals
 
 
 def add_run_parser(commands: Any) -> None:
     run = commands.add_parser("run", help="run the agent on a prompt",
                               description="Run the agent on PROMPT until it stops.")
-    run.add_argument("prompt", help="what the agent should do")
-    run.add_argument("--model", default=None,
-                     help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
-    run.add_argument("--cwd", dest="run_cwd", default=None,
-                     help="working directory of the session (default: current)")
+    run.add_argument("prompt", nargs="?", default=None,
+                     help="what the agent should do; '-' or no PROMPT with piped input: read "
+                          "it from stdin")
+    add_assembly_options(run)
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
-    run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                     help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
-                          "has .zcode-plugin/, else a Claude Code plugin")
-    run.add_argument("--zcode-plugin-dir", action="append", default=[], metavar="DIR",
-                     help="load DIR as a ZCode plugin folder (repeatable)")
-    perms = run.add_argument_group("permissions (see docs/permissions.md)")
+    run.add_argument("--verbose", action="store_true",
+                     help="after the run, print usage, cost and timings on stderr")
+    add_permission_options(run)
+    add_session_options(run)
+
+
+def add_permission_options(parser: Any) -> None:
+    """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
+    perms = parser.add_argument_group("permissions (see docs/permissions.md)")
     perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
                        default=None, help="default: workspace trust; ask: every side-effect "
                        "call asks; plan: side-effect tools denied; bypass: only deny rules")
@@ -38,24 +43,113 @@ def add_run_parser(commands: Any) -> None:
                        help="deny calls matching RULE, e.g. 'edit(secrets/**)' (repeatable)")
     perms.add_argument("--add-dir", action="append", default=[], metavar="DIR",
                        help="another workspace root the file tools may use (repeatable)")
-    session = run.add_mutually_exclusive_group()
+
+
+def add_session_options(parser: Any) -> None:
+    """``--resume``, ``--continue``, ``--no-session`` (run and chat)."""
+    session = parser.add_mutually_exclusive_group()
     session.add_argument("--resume", metavar="ID", default=None,
                          help="continue the session ID (see: zpi-host sessions list)")
     session.add_argument("--continue", dest="continue_recent", action="store_true",
                          help="continue the most recent session of this directory")
     session.add_argument("--no-session", action="store_true",
                          help="keep the session in memory only (no transcript file)")
-    run.add_argument("--base-url", metavar="URL", default=None,
-                     help="send the model's requests to URL instead of its base_url")
+
+
+def add_assembly_options(parser: Any) -> None:
+    """The options that shape a session (model, folder, plugins, prompt, tools): shared by
+    ``run`` and ``prompt`` so the preview assembles exactly what a run would."""
+    parser.add_argument("--model", default=None,
+                        help="PROVIDER:MODEL, e.g. scripted:PATH (default: $ZPI_MODEL)")
+    parser.add_argument("--cwd", dest="run_cwd", default=None, metavar="DIR",
+                        help="working directory of the session (default: current)")
+    group = parser.add_argument_group("system prompt and tools")
+    group.add_argument("--system-prompt", metavar="TEXT", default=None,
+                       help="replace the assembled system prompt with TEXT")
+    group.add_argument("--append-system-prompt", metavar="TEXT", default=None,
+                       help="append TEXT to the system prompt")
+    group.add_argument("--tools", metavar="NAMES", default=None,
+                       help="only these tools, comma-separated (e.g. read,grep); '' for none")
+    group.add_argument("--disallowed-tools", metavar="NAMES", default=None,
+                       help="remove these tools, comma-separated")
+    parser.add_argument("--plugin-dir", dest="run_plugin_dir", action="append", default=[],
+                        metavar="DIR",
+                        help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
+                             "has .zcode-plugin/, else a Claude Code plugin")
+    parser.add_argument("--strict", dest="run_strict", action="store_true",
+                        help="fail when a plugin fails to load (default: a warning)")
+    parser.add_argument("--zcode-plugin-dir", dest="run_zcode_plugin_dir", action="append",
+                        default=[], metavar="DIR",
+                        help="load DIR as a ZCode plugin folder (repeatable)")
+    parser.add_argument("--base-url", metavar="URL", default=None,
+                        help="send the model's requests to URL instead of its base_url")
+
+
+def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
+    """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
+    ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
+    from . import import_plugin_modules
+
+    cwd = args.run_cwd or args.cwd
+    return {
+        "model": model, "cwd": cwd, "blocked_plugins": blocked,
+        "plugins": import_plugin_modules(getattr(args, "plugin_modules", []), cwd),
+        "plugin_dirs": [*args.plugin_dir, *args.run_plugin_dir],
+        "zcode_plugin_dirs": [*args.zcode_plugin_dir, *args.run_zcode_plugin_dir],
+        "environ": ({**os.environ, "ZPI_STRICT_PLUGINS": "1"}
+                    if args.strict or args.run_strict else None),
+        "system_prompt": args.system_prompt,
+        "append_system_prompt": args.append_system_prompt,
+        "tools": tool_names(args.tools),
+        "exclude_tools": tool_names(args.disallowed_tools) or (),
+        **_base_url_override(args, model),
+    }
+
+
+def session_kwargs(args: Any) -> dict[str, Any]:
+    """``create_session`` options from the permission and session flags."""
+    return {"resume": args.resume, "continue_recent": args.continue_recent,
+            "persist": not args.no_session, "permission_mode": args.permission_mode,
+            "allow": args.allow, "deny": args.deny, "add_dirs": args.add_dir}
 
 
 def run_command(args: Any, blocked: list[str]) -> int:
     model = args.model or os.environ.get("ZPI_MODEL")
     if args.max_turns is not None and args.max_turns < 1:
         return startup_error(args, CliUsageError("--max-turns must be at least 1"), EXIT_USAGE)
+    try:
+        args.prompt = read_prompt(args.prompt, sys.stdin)
+        if args.resume:
+            from ..assembly import resolve_agent_dir
+            from .sessions import full_session_id
+
+            args.resume = full_session_id(args.resume, resolve_agent_dir(None, os.environ))
+    except CliUsageError as exc:
+        return startup_error(args, exc, EXIT_USAGE)
     import anyio
 
     return anyio.run(_run, args, model, blocked)
+
+
+def read_prompt(prompt: str | None, stdin: Any) -> str:
+    """The prompt: the argument, or stdin for ``-`` or when no argument is given and stdin is
+    not a terminal."""
+    if prompt is not None and prompt != "-":
+        return prompt
+    if prompt is None and (stdin is None or stdin.isatty()):
+        raise CliUsageError("run needs a PROMPT (or '-' to read it from stdin); for an "
+                            "interactive session: zpi-host chat")
+    text = "" if stdin is None else stdin.read()
+    if not text.strip():
+        raise CliUsageError("the prompt read from stdin is empty")
+    return text
+
+
+def tool_names(value: str | None) -> list[str] | None:
+    """A comma-separated tool list (``--tools``, ``--disallowed-tools``)."""
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
 
 
 def result_dict(result: Any) -> dict[str, Any]:
@@ -118,38 +212,44 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     from ..errors import PluginLoadError, UsageError, ZpiError
 
     session = None
+    fmt = args.output_format
+    live = live_display() if fmt == "text" else None
+    interactive = fmt == "text" and sys.stdin.isatty()
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
         try:
             session = await create_session(
-                model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
-                resume=args.resume, continue_recent=args.continue_recent,
-                persist=not args.no_session, blocked_plugins=blocked,
-                permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
-                add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
-                zcode_plugin_dirs=args.zcode_plugin_dir,
-                interactive=args.output_format == "text" and sys.stdin.isatty(),
-                ports=terminal_ports(sys.stdin, sys.stderr),
-                **_base_url_override(args, model),
+                max_turns=args.max_turns, interactive=interactive,
+                can_use_tool=paused_approver(lambda: live) if interactive and live else None,
+                ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),
+                **session_kwargs(args), **assembly_kwargs(args, blocked, model),
             )
         except (UsageError, CliUsageError) as exc:
             return startup_error(args, exc, EXIT_USAGE)
         except (PluginLoadError, ZpiError) as exc:
             return startup_error(args, exc, EXIT_FAILED)
     signals.on_first(None)
+    # One session per process: what start-up built (plugins, the resumed history) lives until
+    # exit, so the collections of the run (off during start-up: cli.main) need not walk it.
+    gc.freeze()
+    resume_gc()
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()
         return startup_error(args, ZpiError("stopped before the run began (a signal)"),
                              signals.code if signals.code is not None else EXIT_FAILED)
-    fmt = args.output_format
+    timings = _Timings(session) if args.verbose else None
     if fmt == "stream-json":
         session.subscribe(_print_event)
+    elif fmt == "json":  # stdout is the result object; warnings and retries go to stderr
+        session.subscribe(_print_activity, types={"warning", "retry"})
+    elif live is not None:
+        session.subscribe(live)
     elif fmt == "text":
         session.subscribe(_print_activity)
     signals.on_first(session.abort)
     try:
-        result = await session.run(args.prompt)
+        result = await run_live(session, args.prompt, live)
     finally:
         signals.on_first(None)
         await session.dispose()
@@ -158,23 +258,114 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
         elif result.is_error:
             print(f"zpi-host: error: {result.result}", file=sys.stderr)
-        else:
+        elif live is None or not live.streamed.strip():
             print(result.result)
     else:
         print(json.dumps(result_dict(result)), flush=True)
+    if timings is not None:
+        timings.report(result)
     if signals.code is not None:
         return signals.code
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
-def terminal_ports(stdin: Any, stderr: Any) -> Any:
-    """The ports of a run from a terminal: questions asked on stderr and answered on stdin
-    when both are a TTY; notifications (bell, OSC 9) on stderr when it is one."""
+def live_display() -> LiveDisplay | None:
+    """The live display when stdout and stderr are a terminal, else None."""
+    from .live import LiveDisplay, colours_wanted, wanted
+
+    if not wanted(sys.stdout, sys.stderr):
+        return None
+    return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr))
+
+
+def paused(call: Any, current: Callable[[], LiveDisplay | None]) -> Any:
+    """``call`` (an async function that talks to the person at the terminal) with the live
+    display (``current()``) paused while it runs."""
+
+    async def while_paused(*args: Any) -> Any:
+        live = current()
+        if live is not None:
+            live.pause()
+        try:
+            return await call(*args)
+        finally:
+            if live is not None:
+                live.resume()
+
+    return while_paused
+
+
+def paused_approver(current: Callable[[], LiveDisplay | None]) -> Any:
+    """The terminal approver, with the live display (``current()``) paused while it asks."""
+    from ..permissions.approver import terminal_approver
+
+    return paused(terminal_approver(), current)
+
+
+def terminal_ports(stdin: Any, stderr: Any,
+                   current: Callable[[], LiveDisplay | None] = lambda: None) -> Any:
+    """The ports of a run from a terminal: questions (``ask_user``) asked on stderr and
+    answered on stdin when both are a TTY, with the live display paused meanwhile;
+    notifications (bell, OSC 9) on stderr when it is one."""
     from ..ports import HostPorts, TerminalAsker
 
     asks = stdin.isatty() and stderr.isatty()
-    return HostPorts(ask_user=TerminalAsker(stdin, stderr) if asks else None,
+    return HostPorts(ask_user=paused(TerminalAsker(stdin, stderr), current) if asks else None,
                      terminal=stderr if stderr.isatty() else None)
+
+
+async def run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
+    """Run the session; with a live display, its spinner turns beside the run."""
+    if live is None:
+        return await session.run(prompt)
+    import anyio
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(live.animate)
+        try:
+            return await session.run(prompt)
+        finally:
+            live.close()
+            group.cancel_scope.cancel()
+
+
+class _Timings:
+    """``--verbose``: where the time went, measured from the session's tool events."""
+
+    def __init__(self, session: Any) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._started: dict[str, float] = {}
+        self.tool_seconds = 0.0
+        self.tool_calls = 0
+        session.subscribe(self._on_event, types={"tool_start", "tool_end"})
+
+    def _on_event(self, event: Any) -> None:
+        if event.type == "tool_start":
+            self._started[event.call_id] = self._clock()
+        else:
+            started = self._started.pop(event.result.call_id, None)
+            self.tool_calls += 1
+            if started is not None:
+                self.tool_seconds += self._clock() - started
+
+    def report(self, result: Any) -> None:
+        """Usage, cost and timings on stderr."""
+        u = result.usage
+        seconds = result.duration_ms / 1000
+        lines = [
+            f"{result.num_turns} turn(s) in {seconds:.2f} s; {self.tool_calls} tool call(s) "
+            f"took {self.tool_seconds:.2f} s (overlapping calls count once each)",
+            f"tokens: {u.input_tokens} in, {u.output_tokens} out, {u.cache_read_tokens} cache "
+            f"read, {u.cache_write_tokens} cache write; cost ${result.total_cost_usd:.4f}",
+        ]
+        for key, usage in result.model_usage.items():
+            price = ("unpriced" if key in result.unpriced_models
+                     else f"${result.model_cost_usd.get(key, 0.0):.4f}")
+            lines.append(f"  {key}: {usage.input_tokens} in, {usage.output_tokens} out, {price}")
+        for line in lines:
+            print(f"zpi-host: {line}", file=sys.stderr)
 
 
 def _redacted(exc: BaseException) -> str:
@@ -204,7 +395,10 @@ def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
     from ..settings import SettingsManager
 
     cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
-    settings = SettingsManager(resolve_agent_dir(None, os.environ), cwd).snapshot()
+    manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
+    for problem in manager.problems:  # the session sees a copy, not the files: say it here
+        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+    settings = manager.snapshot()
     spec = model or settings.get("model")
     if not isinstance(spec, str):
         raise CliUsageError("--base-url needs a model: pass --model PROVIDER:MODEL")
@@ -224,10 +418,14 @@ def _print_activity(event: Any) -> None:
         print(f"• {event.name}({args})", file=sys.stderr, flush=True)
     elif event.type == "warning":
         print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
+    elif event.type == "retry":
+        from .live import retry_text
+
+        print(f"zpi-host: {retry_text(event)}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
-        first = next((c.text for c in event.result.content if c.type == "text"), "")
-        print(f"  ✗ {_brief(first.splitlines()[0] if first else 'error', 100)}",
-              file=sys.stderr, flush=True)
+        # the whole first line: a denial ends with how to allow the call
+        first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
+        print(f"  ✗ {first.splitlines()[0] if first else 'error'}", file=sys.stderr, flush=True)
 
 
 def _brief(value: Any, limit: int = 40) -> str:

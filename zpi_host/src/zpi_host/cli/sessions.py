@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
 
 def add_sessions_parser(commands: Any) -> None:
@@ -45,6 +45,8 @@ def sessions_command(args: Any) -> int:
     agent_dir = resolve_agent_dir(None, os.environ)
     cwd = Path(args.cwd or os.getcwd()).resolve()
     try:
+        if getattr(args, "session_id", None):
+            args.session_id = full_session_id(args.session_id, agent_dir)
         return _ACTIONS[args.action](args, agent_dir, cwd)
     except UsageError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
@@ -52,6 +54,27 @@ def sessions_command(args: Any) -> int:
     except ZpiError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def full_session_id(given: str, agent_dir: Path) -> str:
+    """The session id that starts with ``given`` (ids are long; a prefix is enough when only
+    one session has it). An unknown prefix is returned as given, for the caller's error."""
+    from ..transcript import list_sessions
+
+    return match_session_id(given, [i.session_id for i in list_sessions(None,
+                                                                        agent_dir=agent_dir)])
+
+
+def match_session_id(given: str, ids: list[str]) -> str:
+    """``given`` completed to the one id in ``ids`` it starts; as given when none."""
+    if given in ids:
+        return given
+    matches = sorted(i for i in ids if i.startswith(given))
+    if len(matches) > 1:
+        raise CliUsageError(f"session id prefix {given!r} matches {len(matches)} sessions ("
+                         f"{', '.join(matches[:5])}{', ...' if len(matches) > 5 else ''}); "
+                         "give more characters")
+    return matches[0] if matches else given
 
 
 def info_dict(info: Any) -> dict[str, Any]:
@@ -73,11 +96,16 @@ def _list(args: Any, agent_dir: Path, cwd: Path) -> int:
         print(f"no saved sessions for {where}", file=sys.stderr)
         return EXIT_OK
     for info in infos:
-        label = info.title or _brief(info.first_prompt or "", 50) or "(empty)"
-        tags = f"  [{', '.join(info.tags)}]" if info.tags else ""
-        print(f"{info.session_id}  {info.modified_at}  {info.message_count:>4} msgs  "
-              f"{label}{tags}")
+        print(session_line(info))
     return EXIT_OK
+
+
+def session_line(info: Any) -> str:
+    """One saved session on one line: id, last change, size, title or first prompt, tags."""
+    label = info.title or _brief(info.first_prompt or "", 50) or "(empty)"
+    tags = f"  [{', '.join(info.tags)}]" if info.tags else ""
+    return (f"{info.session_id}  {info.modified_at}  {info.message_count:>4} msgs  "
+            f"{label}{tags}")
 
 
 def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
@@ -97,7 +125,8 @@ def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
                           "messages": [message_to_json(m) for m in messages]}, indent=2))
         return EXIT_OK
     for key, value in info_dict(info).items():
-        print(f"{key}: {value}")
+        if value not in (None, "", []):
+            print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
     print()
     for message in messages:
         print(f"[{message.role}] {_brief(_text_of(message), 200)}")
@@ -126,9 +155,15 @@ def _fork(args: Any, agent_dir: Path, cwd: Path) -> int:
 
 
 def _delete(args: Any, agent_dir: Path, cwd: Path) -> int:
-    from ..transcript import delete_session
+    from ..transcript import delete_session, get_session_info
 
+    info = get_session_info(args.session_id, agent_dir=agent_dir)
     delete_session(args.session_id, agent_dir=agent_dir)
+    if info is None:
+        print(f"no session {args.session_id} under {agent_dir}: nothing deleted",
+              file=sys.stderr)
+    else:
+        print(f"deleted session {args.session_id} ({info.path})")
     return EXIT_OK
 
 

@@ -15,6 +15,31 @@ from .results import CanUseTool, PermissionAllow, PermissionContext, PermissionD
 PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "
 
 
+def approval_question(name: str, arguments: dict[str, Any], context: PermissionContext
+                      ) -> tuple[str, str]:
+    """What the person is asked: the call and why it needs approval, then the prompt line."""
+    from .results import summarize_input
+
+    rules = ", ".join(context.suggestions) or name
+    return (f"\n{name}: {summarize_input(name, arguments)}\n  needs approval: {context.reason}",
+            PROMPT.format(rules=rules))
+
+
+def answer_decision(answer: str | None, name: str, context: PermissionContext
+                    ) -> PermissionAllow | PermissionDeny:
+    """The decision a typed answer means (None: no answer, end of input)."""
+    if answer is None:
+        return PermissionDeny("denied: no answer from the terminal (end of input)")
+    word = answer.strip().lower()
+    if word in ("y", "yes"):
+        return PermissionAllow()
+    if word in ("a", "always"):
+        return PermissionAllow(add_rules=tuple(context.suggestions) or (name,))
+    if word in ("", "n", "no"):
+        return PermissionDeny("denied by the user")
+    return PermissionDeny(f"denied by the user: {answer.strip()}")
+
+
 def terminal_approver(stdin: TextIO | None = None, stdout: TextIO | None = None) -> CanUseTool:
     """A ``can_use_tool`` that asks on the terminal: ``y`` allows once, ``a`` allows and adds
     the suggested rules for the session, ``n``/empty/EOF denies, other text denies with it as
@@ -24,13 +49,10 @@ def terminal_approver(stdin: TextIO | None = None, stdout: TextIO | None = None)
     lock = anyio.Lock()
 
     def ask(name: str, arguments: dict[str, Any], context: PermissionContext) -> str | None:
-        from .results import summarize_input
-
         stream_in = stdin if stdin is not None else sys.stdin
         stream_out = stdout if stdout is not None else sys.stderr
-        rules = ", ".join(context.suggestions) or name
-        stream_out.write(f"\n{name}: {summarize_input(name, arguments)}\n"
-                         f"  needs approval: {context.reason}\n" + PROMPT.format(rules=rules))
+        about, prompt = approval_question(name, arguments, context)
+        stream_out.write(f"{about}\n{prompt}")
         stream_out.flush()
         line = stream_in.readline()
         return line.strip() if line else None
@@ -40,15 +62,6 @@ def terminal_approver(stdin: TextIO | None = None, stdout: TextIO | None = None)
         async with lock:
             answer = await anyio.to_thread.run_sync(ask, name, arguments, context,
                                                     abandon_on_cancel=True)
-        if answer is None:
-            return PermissionDeny("denied: no answer from the terminal (end of input)")
-        word = answer.lower()
-        if word in ("y", "yes"):
-            return PermissionAllow()
-        if word in ("a", "always"):
-            return PermissionAllow(add_rules=tuple(context.suggestions) or (name,))
-        if word in ("", "n", "no"):
-            return PermissionDeny("denied by the user")
-        return PermissionDeny(f"denied by the user: {answer}")
+        return answer_decision(answer, name, context)
 
     return approve

@@ -38,7 +38,9 @@ from .catalog import ModelEntry
 from .convert import (
     THINKING_BUDGETS,
     HTTPProvider,
+    WireHistory,
     context_text,
+    encode,
     make_streamer,
     reasoning_level,
     tool_arguments,
@@ -69,16 +71,16 @@ class AnthropicProvider(HTTPProvider):
                                               auth={"x-api-key": "{key}"},
                                               headers={"anthropic-version": API_VERSION},
                                               **kwargs))
+        self._wire = TurnHistory(encoded=True)
 
     def decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name)
 
-    def body(self, request: ModelRequest) -> dict[str, Any]:
-        """The JSON body for ``request``."""
+    def frame(self, request: ModelRequest, history: list[Any]) -> dict[str, Any]:
         entry = self.entry
         max_tokens = entry.max_output or DEFAULT_MAX_TOKENS
         body: dict[str, Any] = {"model": entry.model, "max_tokens": max_tokens,
-                                "messages": messages_body(request.messages), "stream": True}
+                                "messages": history, "stream": True}
         if request.system_prompt:
             body["system"] = request.system_prompt
         if request.tools:
@@ -97,19 +99,43 @@ class AnthropicProvider(HTTPProvider):
         body.update(request.options)
         return body
 
+    def history(self, request: ModelRequest) -> list[dict[str, Any]]:
+        return messages_body(request.messages)
+
+    def encoded_history(self, request: ModelRequest) -> str:
+        return "[" + ", ".join(self._wire.extend(request.messages)) + "]"
+
 
 def messages_body(messages: Any) -> list[dict[str, Any]]:
     """The history in Messages shape; consecutive same-role messages are merged."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
+    return TurnHistory(encoded=False).extend(messages)
+
+
+class TurnHistory(WireHistory):
+    """The history as alternating user and assistant messages: a message's blocks join the
+    open one (``role``, ``blocks``) while the role stays the same; messages without blocks
+    are left out."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.role: str | None = None
+        self.blocks: list[Any] = []
+
+    def add(self, message: Message) -> None:
         role, blocks = _blocks(message)
         if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    return out
+            return
+        if role != self.role:
+            self.done.extend(self.tail())
+            self.role, self.blocks = role, []
+        self.blocks.extend(map(self.item, blocks))
+
+    def tail(self) -> list[Any]:
+        if self.role is None:
+            return []
+        if not self.encoded:
+            return [{"role": self.role, "content": self.blocks}]
+        return [f'{{"role": {encode(self.role)}, "content": [{", ".join(self.blocks)}]}}']
 
 
 def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:

@@ -204,8 +204,19 @@ class Done:
     stop_reason: str
 
 
+@attrs.frozen
+class Retrying:
+    """The request failed before any answer and is sent again after ``delay`` seconds:
+    ``attempt`` (2 or more) of at most ``attempts``; ``reason`` says why ("rate limited")."""
+
+    reason: str
+    delay: float
+    attempt: int
+    attempts: int
+
+
 StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | \
-    UsageReport | Done
+    UsageReport | Done | Retrying
 
 
 @runtime_checkable

@@ -203,9 +203,27 @@ def credentials(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
                           entry.api_key_source or f"setting models.{entry.name}.api_key")
     variable = entry.api_key_env or DEFAULT_API_KEY_ENV.get(entry.provider)
     if variable:
-        return Credential(environ.get(variable) or None, f"environment variable {variable}")
+        # a server on this machine (a local model, a proxy) often needs no key: none is sent
+        return Credential(environ.get(variable) or None, f"environment variable {variable}",
+                          required=not is_loopback(entry.base_url))
     return Credential(None, f"no API key configured (set models.{entry.name}.api_key_env to "
                             "the environment variable holding it)", required=False)
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether ``url`` points at this machine (localhost, 127.0.0.0/8, ::1)."""
+    if not url:
+        return False
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def has_credentials(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> bool:

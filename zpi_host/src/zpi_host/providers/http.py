@@ -38,6 +38,7 @@ from .base import (
     ProviderResponseTooLarge,
     ProviderStreamBroken,
     ProviderStreamError,
+    Retrying,
     StreamEvent,
     ToolCallEnd,
     excerpt,
@@ -102,11 +103,11 @@ class HTTPStreamer:
         return self._client
 
     async def stream(
-        self, body: Mapping[str, Any], decoder: Callable[[], StreamDecoder]
+        self, body: Mapping[str, Any] | bytes, decoder: Callable[[], StreamDecoder]
     ) -> AsyncIterator[StreamEvent]:
-        """POST ``body`` and yield the decoded events; ``decoder()`` makes a fresh decoder for
-        each attempt."""
-        payload = encode_body(body)
+        """POST ``body`` (an object, or its JSON already encoded) and yield the decoded
+        events; ``decoder()`` makes a fresh decoder for each attempt."""
+        payload = body if isinstance(body, bytes) else encode_body(body)
         client = self._client_for_request()
         attempt = 0
         while True:
@@ -166,6 +167,7 @@ class HTTPStreamer:
                     _note(error, f" (gave up after {attempt + 1} attempts)")
                 raise error
             attempt += 1
+            yield Retrying(_retry_reason(error), delay, attempt + 1, self.policy.max_retries + 1)
             await anyio.sleep(delay)
 
     def _check_call_id(self, call_id: Any, seen: set[str]) -> None:
@@ -222,6 +224,18 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(body).encode("ascii")
+
+
+def _retry_reason(error: Exception) -> str:
+    """Why a request is sent again, in a few words for the terminal."""
+    status = getattr(error, "status", None)
+    if status == 429:
+        return "rate limited"
+    if status == 408:
+        return "request timed out"
+    if isinstance(status, int):
+        return f"server error (HTTP {status})"
+    return "connection failed"
 
 
 def retry_after(headers: Mapping[str, str], limit: float) -> float | None:

@@ -35,7 +35,9 @@ from .base import (
 from .catalog import ModelEntry
 from .convert import (
     HTTPProvider,
+    WireHistory,
     context_text,
+    encode,
     images_of,
     make_streamer,
     reasoning_level,
@@ -61,16 +63,16 @@ class OpenAIProvider(HTTPProvider):
         super().__init__(entry, make_streamer(entry, settings, "/chat/completions",
                                               auth={"authorization": "Bearer {key}"},
                                               **kwargs))
+        self._wire = ChatHistory(encoded=True)
 
     def decoder(self) -> ChatDecoder:
         return ChatDecoder(self.name)
 
-    def body(self, request: ModelRequest) -> dict[str, Any]:
-        """The JSON body for ``request``."""
+    def frame(self, request: ModelRequest, history: list[Any]) -> dict[str, Any]:
         entry = self.entry
         body: dict[str, Any] = {
             "model": entry.model,
-            "messages": chat_messages(request.system_prompt, request.messages),
+            "messages": history,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -87,49 +89,78 @@ class OpenAIProvider(HTTPProvider):
         body.update(request.options)
         return body
 
+    def history(self, request: ModelRequest) -> list[dict[str, Any]]:
+        return chat_messages(request.system_prompt, request.messages)
+
+    def encoded_history(self, request: ModelRequest) -> str:
+        wire = self._wire.extend(request.messages)
+        if request.system_prompt:
+            wire.insert(0, encode(_system(request.system_prompt)))
+        return "[" + ", ".join(wire) + "]"
+
+
+#: One history message on the wire: its chat messages, the images its tool result sends in
+#: the user message that follows the tool messages, and whether it is a tool result.
+_Form = tuple[list[dict[str, Any]], list[dict[str, Any]], bool]
+
 
 def chat_messages(system_prompt: str, messages: Any) -> list[dict[str, Any]]:
     """The history in Chat Completions shape. Images from tool results follow the tool
     messages as one user message (tool messages carry text only)."""
-    out: list[dict[str, Any]] = []
-    if system_prompt:
-        out.append({"role": "system", "content": system_prompt})
-    pending_images: list[dict[str, Any]] = []
-    for message in messages:
-        if pending_images and not isinstance(message, ToolResultMessage):
-            out.append({"role": "user", "content": pending_images})
-            pending_images = []
-        out.extend(_message(message, pending_images))
-    if pending_images:
-        out.append({"role": "user", "content": pending_images})
-    return out
+    wire = ChatHistory(encoded=False).extend(messages)
+    return [_system(system_prompt), *wire] if system_prompt else wire
 
 
-def _message(message: Message, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _system(prompt: str) -> dict[str, Any]:
+    return {"role": "system", "content": prompt}
+
+
+class ChatHistory(WireHistory):
+    """The history as chat messages; images of tool results wait (``pending``) until a
+    message that is not a tool result, and go before it as one user message."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.pending: list[dict[str, Any]] = []
+
+    def add(self, message: Message) -> None:
+        wires, images, tool = _message(message)
+        if self.pending and not tool:
+            self.done.extend(self.tail())
+            self.pending = []
+        self.done.extend(map(self.item, wires))
+        self.pending.extend(images)
+
+    def tail(self) -> list[Any]:
+        return [self.item({"role": "user", "content": self.pending})] if self.pending else []
+
+
+def _message(message: Message) -> _Form:
     if isinstance(message, UserMessage):
         if all(isinstance(c, TextContent) for c in message.content):
-            return [{"role": "user", "content": text_of(message.content)}]
-        return [{"role": "user", "content": _parts(message.content)}]
+            return [{"role": "user", "content": text_of(message.content)}], [], False
+        return [{"role": "user", "content": _parts(message.content)}], [], False
     if isinstance(message, AssistantMessage):
         out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
         if message.tool_calls:
             out["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-                "name": c.name, "arguments": json.dumps(dict(c.arguments), ensure_ascii=False),
+                "name": c.name, "arguments": encode(dict(c.arguments)),
             }} for c in message.tool_calls]
         elif out["content"] is None:
             out["content"] = ""
-        return [out]
+        return [out], [], False
     if isinstance(message, ToolResultMessage):
         found = images_of(message.content)
+        images: list[dict[str, Any]] = []
         if found:
             images.append({"type": "text", "text": f"(images from tool {message.tool_name}, "
                                                    f"call {message.call_id})"})
             images.extend(_image(i) for i in found)
         return [{"role": "tool", "tool_call_id": message.call_id,
                  "content": text_of(message.content) or ("(see the images below)" if found
-                                                         else "")}]
+                                                         else "")}], images, True
     if isinstance(message, ContextMessage):
-        return [{"role": "user", "content": context_text(message)}]
+        return [{"role": "user", "content": context_text(message)}], [], False
     raise TypeError(f"cannot send a {type(message).__name__} to a chat model")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import ZpiError
+from ..errors import UsageError, ZpiError
 from ..messages import Usage
 from .base import (
     Done,
@@ -32,6 +32,10 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write
 
 class ScriptError(ZpiError):
     """A scripted turn that cannot be understood, or a script that ran out."""
+
+
+class ScriptFileError(ScriptError, UsageError):
+    """The scripted model's file cannot be read: a usage error, like an unknown model."""
 
 
 @attrs.frozen
@@ -124,9 +128,9 @@ def load_script(path: Path) -> list[ScriptedTurn]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ScriptError(f"scripted model file {path} does not exist") from None
+        raise ScriptFileError(f"scripted model file {path} does not exist") from None
     except OSError as exc:
-        raise ScriptError(f"cannot read scripted model file {path}: {exc}") from None
+        raise ScriptFileError(f"cannot read scripted model file {path}: {exc}") from None
     turns = []
     for number, raw in enumerate(data.split(b"\n"), 1):
         try:

@@ -432,14 +432,21 @@ def _to_result(value: Any, name: str) -> ToolResult:
 
 
 def _make_execute(fn: Callable[..., Any], name: str, ctx_param: str | None) -> Any:
+    def arguments(kwargs: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return {**kwargs, ctx_param: ctx} if ctx_param is not None else dict(kwargs)
+
     async def finish(awaitable: Any) -> ToolResult:
         return _to_result(await awaitable, name)
 
     def execute(kwargs: Mapping[str, Any], ctx: ToolContext) -> Any:
-        call = {**kwargs, ctx_param: ctx} if ctx_param is not None else dict(kwargs)
-        result = fn(**call)
+        result = fn(**arguments(kwargs, ctx))
         return finish(result) if inspect.isawaitable(result) else _to_result(result, name)
-    return execute
+
+    async def execute_async(kwargs: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        return await finish(fn(**arguments(kwargs, ctx)))
+
+    # an async function's execute is async too: it runs on the event loop, not in a thread
+    return execute_async if inspect.iscoroutinefunction(fn) else execute
 
 
 # --- the decorator ------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+from bisect import bisect_right
 from collections.abc import Mapping
+from itertools import accumulate, count, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +225,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
+    if "\r" not in text:
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
@@ -256,6 +260,23 @@ def _image_result(path: Path, shown: str, data: bytes, mime: str) -> ToolResult:
     )
 
 
+def _cut(line: str) -> str:
+    """A line longer than the model should see, cut, saying how long it was."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line)} characters in all]"
+
+
+def _fitting(lines: list[str], extra: int, limit: int) -> int:
+    """How many of ``lines``, each shown with ``extra`` more ASCII bytes, fit in ``limit``
+    bytes of UTF-8 (at least one)."""
+    sizes = map(len, lines) if all(map(str.isascii, lines)) else \
+        map(len, map(str.encode, lines))
+    used = list(accumulate(sizes))
+    fits = bisect_right(range(len(used)), limit, key=lambda i: used[i] + (i + 1) * extra)
+    return max(1, fits)
+
+
 def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any]) -> ToolResult:
     lines = split_lines(text)
     total = len(lines)
@@ -273,23 +294,13 @@ def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any]) -> 
             f"offset {start} is past the end of {shown}, which has {total} lines; use an "
             f"offset from 1 to {total}", {"path": str(path), "lines": total},
         )
-    out: list[str] = []
-    used = 0
-    cut_lines = 0
-    byte_limited = False
+    raw = lines[start - 1:min(total, start - 1 + limit)]
+    window = raw if max(map(len, raw)) <= MAX_LINE_CHARS else list(map(_cut, raw))
     width = max(6, len(str(total)))
-    for number in range(start, min(total, start - 1 + limit) + 1):
-        line = lines[number - 1]
-        if len(line) > MAX_LINE_CHARS:
-            cut_lines += 1
-            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line)} characters in all]"
-        entry = f"{number:>{width}}\t{line}\n"
-        cost = len(entry.encode("utf-8"))
-        if out and used + cost > MAX_OUTPUT_BYTES:
-            byte_limited = True
-            break
-        out.append(entry)
-        used += cost
+    fit = _fitting(window, width + 2, MAX_OUTPUT_BYTES)  # number, tab and newline: ASCII
+    byte_limited = fit < len(window)
+    cut_lines = 0 if window is raw else sum(len(line) > MAX_LINE_CHARS for line in raw[:fit])
+    out = list(map("%*d\t%s\n".__mod__, zip(repeat(width), count(start), window[:fit])))
     end = start + len(out) - 1
     body = "".join(out).rstrip("\n")
     if end < total:

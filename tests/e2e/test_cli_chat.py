@@ -1,0 +1,145 @@
+"""``zpi-host chat`` on a real pseudo-terminal: prompts, slash commands, Ctrl-C, Ctrl-D; and
+approvals asked on the terminal while the live display runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from tests.helpers.terminal import Terminal
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+#: prompt-toolkit turns bracketed paste on each time it waits for a line
+READY = "\x1b[?2004h"
+
+
+class Chat:
+    """A chat process and the number of prompts answered so far."""
+
+    def __init__(self, tmp_path: Path, *args: str, command: tuple[str, ...] = ("chat",),
+                 **env_extra: str):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_")) and k != "NO_COLOR"}
+        env.update({"HOME": str(tmp_path / "home"), "ZPI_AGENT_DIR": str(tmp_path / "agent"),
+                    "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", **env_extra})
+        self.term = Terminal([EXE, *command, *args], cwd=tmp_path, env=env)
+        self.prompts = 0
+
+    def say(self, text: str) -> None:
+        """Wait for the next prompt, then type ``text`` and Enter."""
+        self.prompts += 1
+        self.term.wait_for_raw(READY, self.prompts)
+        self.term.send(text + "\r")
+
+    def expect(self, pattern: str) -> str:
+        return self.term.read_until(pattern)
+
+    def leave(self) -> int:
+        self.prompts += 1
+        self.term.wait_for_raw(READY, self.prompts)
+        self.term.send("\x04")  # Ctrl-D
+        return self.term.finish()
+
+
+def script(tmp_path: Path, *turns: dict) -> str:
+    path = tmp_path / "script.jsonl"
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    return f"scripted:{path}"
+
+
+def test_a_chat_runs_prompts_in_one_session_and_ctrl_c_stops_only_the_run(tmp_path):
+    model = script(tmp_path, {"text": "Hello! How can I help?"},
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+                   {"text": "still here"})
+    chat = Chat(tmp_path, "--model", model)
+    header = chat.expect(r"session ([0-9a-f-]{36})")
+    session_id = re.search(r"session ([0-9a-f-]{36})", header).group(1)
+    chat.say("hi")
+    chat.expect(r"Hello! How can I help\?")
+    chat.say("wait a while")
+    chat.expect(r"⠋ bash sleep 30 · ")
+    chat.term.send("\x03")  # Ctrl-C: SIGINT for the run
+    chat.expect(r"✗ bash sleep 30 · error: interrupted")
+    chat.expect(r"interrupted: the run stopped; the session goes on")
+    chat.say("are you there?")
+    chat.expect(r"still here")
+    chat.say("/cost")
+    chat.expect(r"tokens: \d+ in, \d+ out, .*cost \$0\.0000")
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    assert transcript.stem == session_id
+    text = transcript.read_text()
+    assert all(p in text for p in ("hi", "wait a while", "are you there?"))
+
+
+def test_slash_commands_and_plugin_commands(tmp_path):
+    (tmp_path / ".zpi/commands").mkdir(parents=True)
+    (tmp_path / ".zpi/commands/shout.md").write_text(
+        "---\ndescription: say it loudly\n---\nShout $ARGUMENTS.\n")
+    model = script(tmp_path, {"text": "LOUD"})
+    chat = Chat(tmp_path, "--model", model, "--allow", "bash(git status:*)")
+    chat.say("/help")
+    chat.expect(r"/compact \[TEXT\]")
+    chat.expect(r"/shout\s+say it loudly")
+    chat.say("/permissions")
+    chat.expect(r"mode: default")
+    shown = chat.expect(r"rule\(s\) of the host itself")
+    assert re.search(r"allow:\s+'bash\(git status:\*\)'", shown) and "spill" not in \
+        shown.split("allow:")[1].split("(and")[0]
+    chat.say("/context")
+    chat.expect(r"context: .*tokens")
+    chat.say("/model")
+    chat.expect(r"model: scripted:")
+    chat.say("/shout hello")
+    chat.expect(r"LOUD")
+    chat.say("/clear")
+    chat.expect(r"new session [0-9a-f-]{36}")
+    chat.say("/resume")
+    chat.expect(r"\d+ msgs\s+Shout hello")
+    assert chat.leave() == 0
+
+
+def test_zpi_host_alone_on_a_terminal_opens_a_chat(tmp_path):
+    chat = Chat(tmp_path, "--cwd", str(tmp_path), command=(),
+                ZPI_MODEL=script(tmp_path, {"text": "hi"}))
+    chat.expect(r"zpi-host chat · scripted:.* · /help for commands, Ctrl-D to leave")
+    assert chat.leave() == 0
+
+
+def test_ask_mode_asks_on_the_terminal_while_the_display_waits(tmp_path):
+    model = script(tmp_path, {"tool_calls": [{"name": "bash", "arguments": {
+        "command": "echo approved-and-ran"}}]}, {"text": "done"})
+    term = Chat(tmp_path, "--permission-mode", "ask", "--model", model, "go",
+                command=("run",)).term
+    term.read_until(r"allow\? \[y\]es")
+    term.send("y\r")
+    assert term.finish() == 0
+    assert "│ approved-and-ran" in term.text and term.text.rstrip().endswith("done")
+
+
+def test_a_chat_asks_for_approval_at_its_prompt(tmp_path):
+    model = script(tmp_path,
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran-one"}}]},
+                   {"text": "first done"},
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran-two"}}]},
+                   {"text": "second done"})
+    chat = Chat(tmp_path, "--permission-mode", "ask", "--model", model)
+    chat.say("one")
+    chat.prompts += 1  # the approval question is a prompt too
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.expect(r"needs approval: .*\n.*allow\? \[y\]es")
+    chat.term.send("y\r")
+    chat.expect(r"│ ran-one")
+    chat.expect(r"first done")
+    chat.say("two")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\x03")  # Ctrl-C at the question: no
+    chat.expect(r"✗ bash echo ran-two · error: .*denied by the user")
+    chat.expect(r"second done")
+    assert chat.leave() == 0
+    assert "│ ran-two" not in chat.term.text  # the denied command never ran

@@ -1,0 +1,47 @@
+"""What ``zpi-host --list-plugins`` with a plugin folder does not import: the session side,
+and the argument parser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path) -> None:
+    folder = tmp_path / "plugin"
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "p"}))
+    code = ("import json, sys; from zpi_host.cli import main\n"
+            f"main(['--plugin-dir', {str(folder)!r}, '--list-plugins', '--json'])\n"
+            "print(json.dumps([m for m in ('zpi_host.assembly', 'zpi_host.options', "
+            "'zpi_host.session', 'anyio', 'cattrs', 'httpx', 'argparse') if m in sys.modules]), "
+            "file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert "claude:p" in [row["name"] for row in rows]
+    assert json.loads(out.stderr.splitlines()[-1]) == []
+
+
+def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Path) -> None:
+    folder = tmp_path / "plugin"
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "p"}))
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")}
+
+    def rows(*args: str) -> list[dict]:
+        out = subprocess.run([sys.executable, "-m", "zpi_host", *args], capture_output=True,
+                             text=True, cwd=tmp_path, env=env, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    fast = rows("--cwd", str(other), "--list-plugins", "--plugin-dir", str(folder), "--json")
+    parsed = rows(f"--cwd={other}", "--list-plugins", f"--plugin-dir={folder}", "--json")
+    assert fast == parsed
+    assert "claude:p" in [row["name"] for row in fast]

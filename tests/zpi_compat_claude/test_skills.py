@@ -1,0 +1,118 @@
+"""A loaded plugin's skills are usable in every mode: the ``skill`` tool loads one by name,
+and the files of the plugin's frozen copy may be read (not written) without approval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.claude_folders import claude_settings, copy_plugin, load_host
+
+from zpi_host.assembly import create_session
+from zpi_host.messages import ToolResultMessage
+from zpi_host.testing import FunctionModel
+
+pytestmark = pytest.mark.anyio
+
+
+def calls(*pairs) -> dict:
+    return {"tool_calls": [{"name": n, "arguments": a} for n, a in pairs]}
+
+
+async def run_with_skills(tmp_path: Path, turns: list, mode: str = "default"):
+    plugin = copy_plugin("skills-kit", tmp_path / "plugins")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    host = load_host(claude_settings([plugin]), workspace)
+    def answer(request):  # the next turn; a callable one sees the request
+        turn = turns[len(answered)]
+        answered.append(request)
+        return turn(request) if callable(turn) else turn
+
+    answered: list = []
+    model = FunctionModel(answer)
+    session = await create_session(model="t:m", provider=model, cwd=workspace, host=host,
+                                   permission_mode=mode)
+    try:
+        await session.run("review app.py")
+    finally:
+        await session.dispose()
+    results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+    return session, model, results
+
+
+def referenced(result: ToolResultMessage) -> str:
+    """The file the review skill's instructions name (in the plugin's frozen copy)."""
+    return result.content[0].text.split("item of ", 1)[1].split(" and report")[0]
+
+
+def base_directory(result: ToolResultMessage) -> Path:
+    first = result.content[0].text.splitlines()[0]
+    return Path(first.removeprefix("Base directory for this skill: "))
+
+
+async def test_the_skill_tool_loads_instructions_and_their_files_are_readable(
+        zpi_env, tmp_path):
+    session, _, results = await run_with_skills(tmp_path, [
+        calls(("skill", {"skill": "skills-kit:review", "args": "app.py"})),
+        lambda request: calls(("read", {"path": referenced(request.messages[-1])})),
+        lambda request: calls(("write", {"path": str(
+            base_directory(request.messages[-3]) / "references" / "checklist.md"),
+            "content": "changed"})),
+        {"text": "done"}])
+    loaded, read, write = results
+    assert not loaded.is_error
+    text = loaded.content[0].text
+    skill_dir = base_directory(loaded)
+    assert text.startswith(f"Base directory for this skill: {skill_dir}\n\nReview app.py.\n\n"
+                           "Go through every item of ")
+    assert text.endswith("/skills/review/references/checklist.md and report each.")
+    assert skill_dir in {s.root for s in session.view.skills}
+    assert "skill" in {t.name for t in session.tools.values()}
+    # the file the skill names is in the frozen copy, outside the workspace and outside the
+    # folder of listed skills: reading it needs no approver ...
+    assert not read.is_error and "no print statements" in read.content[0].text
+    # ... writing it still does (and there is none)
+    assert write.is_error and "permission denied" in write.content[0].text
+
+
+async def test_the_system_prompt_lists_a_skill_md_that_can_be_read(zpi_env, tmp_path):
+    def read_listed(request):
+        prompt = request.system_prompt
+        start = prompt.index("<location>") + len("<location>")
+        return calls(("read", {"path": prompt[start:prompt.index("</location>")]}))
+
+    _, _, (read,) = await run_with_skills(tmp_path, [read_listed, {"text": "done"}])
+    assert not read.is_error and "Review $ARGUMENTS." in read.content[0].text
+
+
+async def test_unknown_and_user_only_skills_are_errors_the_model_reads(zpi_env, tmp_path):
+    _, _, (unknown, manual) = await run_with_skills(tmp_path, [
+        calls(("skill", {"skill": "nope"})),
+        calls(("skill", {"skill": "skills-kit:manual-only"})), {"text": "done"}])
+    assert unknown.is_error and "available skills: skills-kit:review" in unknown.content[0].text
+    assert manual.is_error and "for the user only" in manual.content[0].text
+
+
+def test_only_reads_inside_a_frozen_copy_are_allowed(tmp_path):
+    from types import SimpleNamespace
+
+    from zpi_compat_claude.skills import PluginFilesAccess
+
+    root = tmp_path / "frozen"
+    (root / "refs").mkdir(parents=True)
+    (tmp_path / "frozen-sibling").mkdir()
+    access = PluginFilesAccess([root])
+    session = SimpleNamespace(cwd=tmp_path)
+    reader = SimpleNamespace(metadata=SimpleNamespace(read_only=True))
+    writer = SimpleNamespace(metadata=SimpleNamespace(read_only=False))
+
+    def ask(tool, name, path):
+        call = SimpleNamespace(name=name, arguments={"path": path})
+        return access.zpi_permission_request(session, call, tool, "outside the workspace")
+
+    assert ask(reader, "read", str(root / "refs" / "a.md")).behavior == "allow"
+    assert ask(reader, "read", "frozen/refs/a.md").behavior == "allow"  # relative to cwd
+    assert ask(reader, "read", str(tmp_path / "frozen-sibling" / "a.md")) is None
+    assert ask(reader, "read", str(root / ".." / "elsewhere.md")) is None
+    assert ask(writer, "write", str(root / "refs" / "a.md")) is None

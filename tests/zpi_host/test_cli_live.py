@@ -1,0 +1,90 @@
+"""The live display's drawing, fed real session events, with a clock the test turns."""
+
+from __future__ import annotations
+
+import io
+
+from zpi_host.cli.live import LiveDisplay, key_argument, size_of
+from zpi_host.events import RetryEvent, TextDeltaEvent, ToolEnd, ToolStart, ToolUpdateEvent
+from zpi_host.messages import TextContent, ToolResultMessage
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def display(colour: bool = False) -> tuple[LiveDisplay, io.StringIO, io.StringIO, Clock]:
+    out, err, clock = io.StringIO(), io.StringIO(), Clock()
+    return LiveDisplay(out, err, colour=colour, clock=clock), out, err, clock
+
+
+def result(call_id: str, name: str, text: str, error: bool = False) -> ToolEnd:
+    return ToolEnd(ToolResultMessage(call_id, name, (TextContent(text),), is_error=error))
+
+
+def last_status(err: io.StringIO) -> str:
+    return err.getvalue().rsplit("\r\x1b[K", 1)[-1]
+
+
+def permanent_lines(err: io.StringIO) -> list[str]:
+    """The lines left on the screen: each status line is cleared before the next write."""
+    return [line.rsplit("\r\x1b[K", 1)[-1] for line in err.getvalue().split("\n")]
+
+
+def test_the_status_line_follows_the_calls_in_flight():
+    live, _out, err, clock = display()
+    live(ToolStart("c1", "bash", {"command": "make test"}))
+    assert last_status(err) == "⠋ bash make test · 0.0s"
+    clock.now += 2.5
+    live(ToolUpdateEvent("c1", "compiling\nlinking\n\n"))
+    assert last_status(err) == "⠋ bash make test · 2.5s · linking"
+    live(ToolStart("c2", "read", {"path": "a.py"}))
+    assert last_status(err).startswith("⠋ 2 tools: bash, read · 2.5s")
+    clock.now += 1
+    live(result("c2", "read", "one\ntwo\nthree\n"))
+    assert "✓ read a.py · 3 lines · 1.0s" in permanent_lines(err)
+    assert last_status(err) == "⠋ bash make test · 3.5s · linking"  # c1 still runs
+    live(result("c1", "bash", "x\ny\nz\nw\n"))
+    lines = permanent_lines(err)
+    assert lines[-5:] == ["✓ bash make test · 4 lines · 3.5s", "  │ y", "  │ z", "  │ w", ""]
+    live.close()
+    assert err.getvalue().endswith("\n")
+
+
+def test_text_ends_its_line_before_a_tool_line_and_errors_are_whole():
+    live, out, err, _clock = display()
+    live(TextDeltaEvent("Let me look"))
+    live(ToolStart("c1", "read", {"path": "missing.txt"}))
+    assert out.getvalue() == "Let me look\n"
+    reason = "missing.txt does not exist; " + "to create it use write " * 10
+    live(result("c1", "read", reason, error=True))
+    (line,) = [x for x in permanent_lines(err) if x.startswith("✗")]
+    assert line.startswith("✗ read missing.txt · error: missing.txt does not exist")
+    assert reason.strip() in line  # never cut, whatever the width
+
+
+def test_paused_while_asking_and_retries_in_their_own_line():
+    live, _out, err, _clock = display(colour=True)
+    live(ToolStart("c1", "bash", {"command": "rm -r build"}))
+    live.pause()
+    before = err.getvalue()
+    live.frame += 1
+    live._draw_status()
+    assert err.getvalue() == before  # nothing drawn over the question
+    live.resume()
+    live(RetryEvent("rate limited", 4.0, 2, 5))
+    assert "\x1b[33mrate limited, retrying in 4 s, attempt 2 of 5\x1b[0m\n" in err.getvalue()
+
+
+def test_key_argument_and_size():
+    assert key_argument({"path": "a.py", "limit": 3}) == "a.py"
+    assert key_argument({"pattern": "TODO", "path": "src"}) == "TODO"
+    assert key_argument({"command": "ls", "timeout": 5}) == "ls"
+    assert key_argument({"x": 1, "other": "first string"}) == "first string"
+    assert key_argument("not a mapping") == ""
+    one = ToolResultMessage("c", "t", (TextContent("hello"),))
+    assert size_of(one) == "5 bytes"

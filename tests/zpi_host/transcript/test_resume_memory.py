@@ -1,0 +1,50 @@
+"""What resuming a long session leaves to the garbage collector, and how often it resolves
+the paths a session named."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from zpi_host import files
+from zpi_host.messages import UserMessage
+from zpi_host.permissions import paths
+from zpi_host.transcript import SessionManager, read_transcript
+
+
+def test_loaded_records_go_to_the_oldest_generation(tmp_path: Path) -> None:
+    with SessionManager.create(tmp_path / "project", agent_dir=tmp_path / "agent") as manager:
+        for i in range(20):
+            manager.append_message(UserMessage.text(f"prompt {i}"))
+        path = manager.path
+    assert path is not None
+    transcript = read_transcript(path)
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    records = [r for r in transcript.records if gc.is_tracked(r)]
+    assert records and all(id(r) in oldest for r in records)
+    assert gc.get_freeze_count() == 0  # nothing stays frozen: a library must not leak cycles
+    assert gc.isenabled()
+
+
+def test_each_named_path_is_resolved_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    from types import SimpleNamespace
+
+    seen: list[str] = []
+    absolute = paths.absolute
+
+    def counting(raw: str, cwd: Path) -> Path:
+        seen.append(raw)
+        return absolute(raw, cwd)
+
+    monkeypatch.setattr(paths, "absolute", counting)
+    (tmp_path / "src").mkdir()
+    stale = tmp_path / "src" / ".a.py.zpi-999999999-abcd1234.tmp"  # of a process that is gone
+    stale.write_text("partial")
+    records = [SimpleNamespace(TYPE="tool_use", name=name, arguments={"path": f"src/{f}"})
+               for _ in range(50) for name in ("read", "write") for f in ("a.py", "b.py")]
+    records.append(SimpleNamespace(TYPE="message"))
+    assert files.sweep_touched_folders(records, tmp_path) == [stale]
+    assert sorted(seen) == ["src/a.py", "src/b.py"]

@@ -1,0 +1,324 @@
+"""``zpi-host chat`` (and ``zpi-host`` alone on a terminal): an interactive session.
+
+Line editing, history (``<agent dir>/chat_history``) and multi-line input come from
+prompt-toolkit, imported only here. Each prompt is one run of the same session, shown by the
+live display (:mod:`.live`). Ctrl-C while a run is going aborts that run and keeps the
+session (a second Ctrl-C exits at once, as in ``run``); Ctrl-C at the prompt clears the line;
+Ctrl-D exits. Built-in slash commands are handled here (:data:`BUILTINS`); any other
+``/name`` is the session's own command (plugins, skills, command files).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+
+PROMPT = "> "
+HELP = {
+    "/help": "this list",
+    "/model [SPEC]": "show the model, or continue this session with SPEC",
+    "/compact [TEXT]": "summarise the history now (TEXT: what the summary should keep)",
+    "/clear": "start a new, empty session",
+    "/resume [ID]": "list this directory's sessions, or continue the session ID (a prefix)",
+    "/cost": "tokens and cost of this session so far",
+    "/context": "how full the model's context is",
+    "/permissions": "the permission mode, rules and workspace roots",
+    "/exit": "leave (also Ctrl-D)",
+}
+
+
+def add_chat_parser(commands: Any) -> None:
+    from .run import add_assembly_options, add_permission_options, add_session_options
+
+    chat = commands.add_parser(
+        "chat", help="an interactive session (also: zpi-host alone, on a terminal)",
+        description="Talk to the agent: each line is a prompt; /help lists the commands.")
+    add_assembly_options(chat)
+    add_permission_options(chat)
+    add_session_options(chat)
+
+
+def chat_command(args: Any, blocked: list[str]) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CliUsageError("chat needs a terminal; to run one prompt from a script use "
+                            "zpi-host run PROMPT (or zpi-host run - < file)")
+    import anyio
+
+    return anyio.run(Chat(args, blocked).main)
+
+
+class Chat:
+    """One interactive session at the terminal, reopened by /model, /clear and /resume."""
+
+    def __init__(self, args: Any, blocked: list[str]) -> None:
+        self.args, self.blocked = args, blocked
+        self.session: Any = None
+        self.live: Any = None
+        self.out = sys.stdout
+        self._asking: Any = None  # an anyio.Lock, made in the event loop
+        self.builtins: dict[str, Callable[[str], Awaitable[None]]] = {
+            "help": self._help, "model": self._model, "compact": self._compact,
+            "clear": self._clear, "resume": self._resume, "cost": self._cost,
+            "context": self._context, "permissions": self._permissions,
+        }
+
+    # ------------------------------------------------------------------------ the loop
+
+    async def main(self) -> int:
+        from ..errors import UsageError, ZpiError
+
+        model = self.args.model or os.environ.get("ZPI_MODEL")
+        try:
+            await self._open(model=model, resume=self.args.resume,
+                             continue_recent=self.args.continue_recent)
+        except (UsageError, CliUsageError) as exc:
+            print(f"zpi-host: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except ZpiError as exc:
+            print(f"zpi-host: error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        self._say(f"zpi-host chat · {self.session.view.model} · session {self.session.session_id}"
+                  " · /help for commands, Ctrl-D to leave")
+        prompt = self._prompt_session()
+        try:
+            while True:
+                try:
+                    line = await prompt.prompt_async(PROMPT)
+                except KeyboardInterrupt:
+                    continue  # Ctrl-C at the prompt: a fresh line
+                except EOFError:
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/exit", "/quit"):
+                    break
+                await self._handle(text)
+        finally:
+            await self._close()
+        return EXIT_OK
+
+    async def _handle(self, text: str) -> None:
+        from ..commands import split_command
+        from ..errors import ZpiError
+
+        parts = split_command(text)
+        try:
+            if parts is not None and parts[0] in self.builtins:
+                await self.builtins[parts[0]](parts[1])
+            else:
+                await self._run(text)
+        except (ZpiError, CliUsageError) as exc:
+            self._say(f"error: {exc}", error=True)
+
+    async def _run(self, text: str) -> None:
+        """One run, shown live; the first Ctrl-C aborts it and the session stays open."""
+        from .run import live_display, run_live
+        from .signals import RunSignals
+
+        live = self.live = live_display()
+        unsubscribe = self.session.subscribe(live) if live is not None else None
+        try:
+            with RunSignals() as signals:
+                signals.on_first(self.session.abort)
+                result = await run_live(self.session, text, live)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+            self.live = None
+        if signals.code is not None:
+            self._say("interrupted: the run stopped; the session goes on", error=True)
+        elif result.is_error:
+            self._say(f"error: {result.result}", error=True)
+        elif live is None or not live.streamed.strip():
+            print(result.result, file=self.out, flush=True)
+
+    # ----------------------------------------------------------------- session handling
+
+    async def _open(self, **overrides: Any) -> None:
+        """(Re)create the session with the command-line options and ``overrides``."""
+        from ..assembly import create_session
+        from .run import assembly_kwargs, session_kwargs
+
+        options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
+                   **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
+                   "can_use_tool": self._approve, **overrides}
+        if options.get("resume"):
+            from ..assembly import resolve_agent_dir
+            from .sessions import full_session_id
+
+            options["resume"] = full_session_id(options["resume"],
+                                                resolve_agent_dir(None, os.environ))
+        if self.session is not None and options.get("resume") == self.session.session_id:
+            await self._close()  # the file is reopened: one owner at a time
+        session = await create_session(**options)
+        await self._close()
+        self.session = session
+
+    async def _approve(self, name: str, arguments: Any, context: Any) -> Any:
+        """Ask on the terminal whether a call may run, through prompt-toolkit (a question
+        stopped by the run's end leaves no reader behind); the live display waits."""
+        import anyio
+        from prompt_toolkit import PromptSession
+
+        from ..permissions.approver import answer_decision, approval_question
+
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        about, question = approval_question(name, arguments, context)
+        async with self._asking:  # one question at a time, even for parallel calls
+            live = self.live
+            if live is not None:
+                live.pause()
+            try:
+                print(about, file=self.out, flush=True)
+                try:
+                    answer: str | None = await PromptSession().prompt_async(question)
+                except KeyboardInterrupt:
+                    answer = "n"
+                except EOFError:
+                    answer = None
+            finally:
+                if live is not None:
+                    live.resume()
+        return answer_decision(answer, name, context)
+
+    async def _close(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            await session.dispose()
+
+    def _prompt_session(self) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+        from prompt_toolkit.key_binding import KeyBindings
+
+        from ..assembly import resolve_agent_dir
+
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")  # Alt-Enter: a new line in the prompt
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("enter")
+        def _submit(event: Any) -> None:
+            buffer = event.current_buffer
+            if buffer.text.endswith("\\"):  # a trailing backslash continues the prompt
+                buffer.delete_before_cursor(1)
+                buffer.insert_text("\n")
+            else:
+                buffer.validate_and_handle()
+
+        agent_dir = resolve_agent_dir(None, os.environ)
+        try:
+            agent_dir.mkdir(parents=True, exist_ok=True)
+            history: Any = FileHistory(str(agent_dir / "chat_history"))
+        except OSError:
+            history = InMemoryHistory()
+        return PromptSession(history=history, key_bindings=keys, multiline=True,
+                             prompt_continuation="  ")
+
+    # ------------------------------------------------------------------ slash commands
+
+    async def _help(self, argument: str) -> None:
+        width = max(len(k) for k in HELP)
+        lines = [f"{name.ljust(width)}  {what}" for name, what in HELP.items()]
+        resources = self.session.resources
+        own = list(resources.commands) if resources is not None else []
+        if own:
+            lines.append("")
+            lines += [f"/{c.name.ljust(width - 1)}  {c.description or '(a command)'}"
+                      for c in own]
+        lines.append("\nAlt-Enter or a trailing \\ starts a new line; Ctrl-C stops a run.")
+        self._say("\n".join(lines))
+
+    async def _model(self, argument: str) -> None:
+        if not argument:
+            self._say(f"model: {self.session.view.model}")
+            return
+        await self._open(model=argument, resume=self._resumable())
+        self._say(f"model: {self.session.view.model} (session {self.session.session_id})")
+
+    async def _compact(self, argument: str) -> None:
+        result = await self.session.compact(argument or None)
+        if result is None:
+            self._say("nothing was compacted")
+            return
+        before = getattr(result, "tokens_before", None)
+        self._say("the history was compacted" + (f" (it held about {before} tokens)"
+                                                 if before else ""))
+
+    async def _clear(self, argument: str) -> None:
+        await self._open(model=self.session.view.model)
+        self._say(f"new session {self.session.session_id}")
+
+    async def _resume(self, argument: str) -> None:
+        if argument:
+            await self._open(model=None, resume=argument)
+            self._say(f"resumed session {self.session.session_id} "
+                      f"({len(self.session.view.messages)} messages)")
+            return
+        from ..transcript import list_sessions
+        from .sessions import session_line
+
+        infos = list_sessions(self.session.view.cwd, agent_dir=self._agent_dir())[:10]
+        self._say("\n".join(session_line(i) for i in infos) if infos
+                  else "no saved sessions for this directory")
+
+    async def _cost(self, argument: str) -> None:
+        u = self.session.usage
+        self._say(f"tokens: {u.input_tokens} in, {u.output_tokens} out, "
+                  f"{u.cache_read_tokens} cache read, {u.cache_write_tokens} cache write; "
+                  f"cost ${self.session.total_cost_usd:.4f}")
+
+    async def _context(self, argument: str) -> None:
+        usage = self.session.get_context_usage()
+        about = "about " if usage.estimated else ""
+        total = "unknown" if usage.total_tokens is None else f"{about}{usage.total_tokens}"
+        window = usage.context_window
+        share = f" of {window} ({usage.fraction_used:.0%})" if window and \
+            usage.fraction_used is not None else ""
+        lines = [f"context: {total} tokens{share}"]
+        lines += [f"  {name}: {'?' if c.tokens is None else c.tokens}"
+                  for name, c in usage.categories.items()]
+        self._say("\n".join(lines))
+
+    async def _permissions(self, argument: str) -> None:
+        from ..assembly import INTERNAL_RULE_SOURCES
+
+        policy = self.session.permissions
+        lines = [f"mode: {policy.mode}", f"workspace: {policy.roots.describe()}"]
+        internal = 0
+        for kind in ("allow", "deny", "ask"):
+            rules = [r for r in policy.rules.of(kind) if r.source not in INTERNAL_RULE_SOURCES]
+            internal += len(policy.rules.of(kind)) - len(rules)
+            if rules:
+                lines.append(f"{kind}:")
+                lines += [f"  {rule.describe().removeprefix('rule ')}" for rule in rules]
+        if internal:
+            lines.append(f"(and {internal} rule(s) of the host itself: reading this session's "
+                         "spill folder and the loaded skills)")
+        self._say("\n".join(lines))
+
+    # ------------------------------------------------------------------------- helpers
+
+    def _resumable(self) -> str | None:
+        """The current session's id when it is saved (a switch continues it), else None."""
+        return None if self.session.store.in_memory_only else self.session.session_id
+
+    def _agent_dir(self) -> Any:
+        from ..assembly import resolve_agent_dir
+
+        return resolve_agent_dir(None, os.environ)
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        from .live import RED, RESET, colours_wanted
+
+        if error and colours_wanted(self.out):
+            text = f"{RED}{text}{RESET}"
+        print(text, file=self.out, flush=True)

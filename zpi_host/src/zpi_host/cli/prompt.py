@@ -1,0 +1,65 @@
+"""``zpi-host prompt``: the system prompt and tools a run would send, assembled by the same
+``create_session`` path as ``run`` (same flags), without asking the model anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+
+
+def add_prompt_parser(commands: Any) -> None:
+    from .run import add_assembly_options
+
+    prompt = commands.add_parser(
+        "prompt", help="print the system prompt and tools a run would use (no model call)",
+        description="Assemble a session as `run` would and print its system prompt and "
+                    "tools; nothing is sent to the model and no session file is written.")
+    prompt.add_argument("--json", dest="as_json", action="store_true",
+                        help="JSON: {model, system_prompt, tools: [{name, description, "
+                             "parameters}]}")
+    add_assembly_options(prompt)
+
+
+def prompt_command(args: Any, blocked: list[str]) -> int:
+    import anyio
+
+    return anyio.run(_preview, args, blocked)
+
+
+async def _preview(args: Any, blocked: list[str]) -> int:
+    from ..assembly import create_session
+    from ..errors import UsageError, ZpiError
+    from .run import assembly_kwargs
+
+    model = args.model or os.environ.get("ZPI_MODEL")
+    try:
+        session = await create_session(persist=False,
+                                       **assembly_kwargs(args, blocked, model))
+    except (UsageError, CliUsageError) as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ZpiError as exc:
+        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        for warning in session.take_warnings():  # a run delivers them as events
+            print(f"zpi-host: warning: {warning}", file=sys.stderr)
+        tools: list[dict[str, Any]] = [{"name": t.name, "description": t.description,
+                  "parameters": dict(t.parameters)} for t in session.tools.values()]
+        model_name = f"{session.provider.name}:{session.provider.model}"
+        if args.as_json:
+            print(json.dumps({"model": model_name, "system_prompt": session.system_prompt,
+                              "tools": tools}, indent=2, default=str))
+        else:
+            print(session.system_prompt)
+            print(f"\n--- model: {model_name}; {len(tools)} tool(s) ---")
+            for tool in tools:
+                summary = (tool["description"].strip().splitlines() or [""])[0]
+                print(f"{tool['name']}: {summary}")
+    finally:
+        await session.dispose()
+    return EXIT_OK
