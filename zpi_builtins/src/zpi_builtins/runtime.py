@@ -61,7 +61,8 @@ class BuiltinPluginRuntime:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("zpi-builtins: %s failed: %s: %s", what, type(exc).__name__, exc)
+            # INFO, not WARNING: a title that could not be made is no news on the terminal
+            log.info("zpi-builtins: %s failed: %s: %s", what, type(exc).__name__, exc)
 
     @property
     def pending(self) -> list[str]:
@@ -93,8 +94,8 @@ class BuiltinPluginRuntime:
             await asyncio.wait(unfinished, timeout=1.0)
         left = sorted(names[t] for t in unfinished)
         if left:
-            log.warning("zpi-builtins: cancelled at session end after %.1f s: %s", limit,
-                        ", ".join(left))
+            log.info("zpi-builtins: cancelled at session end after %.1f s: %s", limit,
+                     ", ".join(left))
         return left
 
 
