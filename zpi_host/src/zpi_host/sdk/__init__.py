@@ -37,6 +37,14 @@ if TYPE_CHECKING:
         ToolPermissionContext,
     )
     from .query import query
+    from .session_store import (
+        InMemorySessionStore,
+        SessionKey,
+        SessionStore,
+        SessionStoreError,
+        fold_session_summary,
+        project_key_for_directory,
+    )
     from .sessions import (
         ForkSessionResult,
         SDKSessionInfo,
@@ -49,6 +57,7 @@ if TYPE_CHECKING:
         rename_session,
         tag_session,
     )
+    from .sqlite_store import SQLiteSessionStore
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
@@ -62,6 +71,10 @@ _LAZY: dict[str, str] = {
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
         "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),
     "query": "query",
+    **dict.fromkeys((
+        "InMemorySessionStore", "SessionKey", "SessionStore", "SessionStoreError",
+        "fold_session_summary", "project_key_for_directory"), "session_store"),
+    "SQLiteSessionStore": "sqlite_store",
     **dict.fromkeys((
         "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
         "fork_session", "get_session_info", "get_session_messages", "list_sessions",
