@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         AssistantMessage,
         ContentBlock,
         Message,
+        MirrorErrorMessage,
         ResultMessage,
         StreamEvent,
         SystemMessage,
@@ -62,7 +63,8 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
     **dict.fromkeys((
-        "AssistantMessage", "ContentBlock", "Message", "ResultMessage", "StreamEvent",
+        "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
+        "StreamEvent",
         "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",

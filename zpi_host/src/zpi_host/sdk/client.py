@@ -59,6 +59,8 @@ class SDKClient:
         self._translator: Any = None
         self._budget = Budget(self.options.max_budget_usd)
         self._mode = self.options.permission_mode or "default"
+        self._mirror: Any = None  # TranscriptMirror, with a session_store
+        self._materialized: Any = None  # the store's transcript resumed from, if any
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -90,9 +92,12 @@ class SDKClient:
                     session.view.set_environment(str(name), str(value))
             self._session = session
             self._apply_mode(self._mode)
+            if self.options.session_store is not None:
+                self._attach_mirror(session)
         except BaseException:
             self._session = None
             await session.dispose()
+            self._drop_materialized()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
@@ -106,6 +111,8 @@ class SDKClient:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
+        if self._mirror is not None:
+            group.start_soon(self._mirror.run)
         if prompt is not None:
             await self.query(prompt)
 
@@ -141,6 +148,8 @@ class SDKClient:
                 return await approve(name, arguments, context)
 
             kwargs["can_use_tool"] = approver
+        if options.session_store is not None:
+            await self._resume_from_store(kwargs)
         if kwargs.get("continue_recent") and self._latest(kwargs) is None:
             del kwargs["continue_recent"]  # nothing to continue: a new session
             self.options = attrs.evolve(options, continue_conversation=False,
@@ -148,7 +157,63 @@ class SDKClient:
         elif options.fork_session:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)
-        return await create_session(**kwargs)
+        try:
+            return await create_session(**kwargs)
+        except BaseException:
+            self._drop_materialized()
+            raise
+
+    async def _resume_from_store(self, kwargs: dict[str, Any]) -> None:
+        """With a session_store, resume and continue read the mirror first
+        (``store_resume.py``); the local session of the same id is the fallback."""
+        from .store_resume import load_for_resume, newest_session
+
+        options = self.options
+        store, project = options.session_store, options.store_project_key()
+        session_id = options.resume
+        if kwargs.pop("continue_recent", False):
+            session_id = await newest_session(store, project, options.load_timeout_ms)
+            if session_id is None:  # nothing to continue: a new session
+                self.options = attrs.evolve(options, continue_conversation=False)
+                return
+            kwargs["resume"] = session_id
+        if session_id is None:
+            return
+        found = await load_for_resume(store, project, session_id, options.load_timeout_ms)
+        if found is not None:
+            self._materialized = found
+            kwargs["resume"] = str(found.path)
+
+    def _attach_mirror(self, session: AgentSession) -> None:
+        """Mirror every record committed from now on, and those committed before that the
+        store may lack (the header; a resumed session's own records)."""
+        from ..transcript.codec import encode_record
+        from .mirror import TranscriptMirror
+
+        options = self.options
+        key: Any = {"project_key": options.store_project_key(),
+                    "session_id": session.session_id}
+        mirror = TranscriptMirror(options.session_store, key,
+                                  flush_mode=options.session_store_flush,
+                                  on_error=self._mirror_error)
+        known = self._materialized.uuids if self._materialized is not None else set()
+        mirror.seed(encode_record(r) for r in session.store.records if r.uuid not in known)
+        session.store.on_commit = mirror.record
+        self._mirror = mirror
+
+    def _mirror_error(self, key: Any, error: str) -> None:
+        from .messages import MirrorErrorMessage
+
+        if self.options.stderr is not None:
+            self.options.stderr(f"session store mirror: {error}")
+        if self._send is not None:
+            self._send.send_nowait(MirrorErrorMessage(
+                "mirror_error", {"key": dict(key), "error": error}, key=dict(key), error=error))
+
+    def _drop_materialized(self) -> None:
+        if self._materialized is not None:
+            self._materialized.remove()
+            self._materialized = None
 
     @staticmethod
     def _latest(kwargs: Mapping[str, Any]) -> str | None:
@@ -177,11 +242,26 @@ class SDKClient:
             # aborts the running input and waits until it has recorded its interrupted calls
             await session.dispose()
         finally:
-            group.cancel_scope.cancel()  # inputs still waiting for their turn
             try:
-                await group.__aexit__(None, None, None)
+                await self._close_mirror(session)
             finally:
-                self._send.close()
+                group.cancel_scope.cancel()  # inputs still waiting for their turn
+                try:
+                    await group.__aexit__(None, None, None)
+                finally:
+                    self._send.close()
+                    self._drop_materialized()
+
+    async def _close_mirror(self, session: AgentSession) -> None:
+        """Query exit waits for every scheduled write to the store (even when cancelled)."""
+        mirror, self._mirror = self._mirror, None
+        if mirror is None:
+            return
+        import anyio
+
+        session.store.on_commit = None
+        with anyio.CancelScope(shield=True):
+            await mirror.close()
 
     async def __aenter__(self) -> SDKClient:
         await self.connect()
@@ -231,6 +311,8 @@ class SDKClient:
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
+            if self._mirror is not None:
+                await self._mirror.turn_end()
             self._send.send_nowait(translator.result(run, self._budget, started, structured))
 
     async def _run(self, session: AgentSession, text: str, started: float) -> RunResult:
