@@ -59,6 +59,15 @@ if TYPE_CHECKING:
         tag_session,
     )
     from .sqlite_store import SQLiteSessionStore
+    from .store_sessions import (
+        delete_session_via_store,
+        fork_session_via_store,
+        get_session_info_from_store,
+        get_session_messages_from_store,
+        list_sessions_from_store,
+        rename_session_via_store,
+        tag_session_via_store,
+    )
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
@@ -77,6 +86,10 @@ _LAZY: dict[str, str] = {
         "InMemorySessionStore", "SessionKey", "SessionStore", "SessionStoreError",
         "fold_session_summary", "project_key_for_directory"), "session_store"),
     "SQLiteSessionStore": "sqlite_store",
+    **dict.fromkeys((
+        "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
+        "get_session_messages_from_store", "list_sessions_from_store",
+        "rename_session_via_store", "tag_session_via_store"), "store_sessions"),
     **dict.fromkeys((
         "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
         "fork_session", "get_session_info", "get_session_messages", "list_sessions",
