@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         PermissionUpdate,
         ToolPermissionContext,
     )
+    from .postgres_store import PostgresSessionStore
     from .query import query
     from .session_store import (
         InMemorySessionStore,
@@ -86,6 +87,7 @@ _LAZY: dict[str, str] = {
         "InMemorySessionStore", "SessionKey", "SessionStore", "SessionStoreError",
         "fold_session_summary", "project_key_for_directory"), "session_store"),
     "SQLiteSessionStore": "sqlite_store",
+    "PostgresSessionStore": "postgres_store",
     **dict.fromkeys((
         "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
         "get_session_messages_from_store", "list_sessions_from_store",
