@@ -45,6 +45,9 @@ def add_run_parser(commands: Any) -> None:
                          help="continue the most recent session of this directory")
     session.add_argument("--no-session", action="store_true",
                          help="keep the session in memory only (no transcript file)")
+    run.add_argument("--session-store", metavar="STORE", default=None,
+                     help="also mirror the session to STORE (sqlite:PATH or "
+                          "postgresql://...), and resume from it (docs/session-stores.md)")
     run.add_argument("--base-url", metavar="URL", default=None,
                      help="send the model's requests to URL instead of its base_url")
 
@@ -118,12 +121,21 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     from ..errors import PluginLoadError, UsageError, ZpiError
 
     session = None
+    binding = None
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
         try:
+            cwd, resume, continue_recent = args.run_cwd or args.cwd, args.resume, \
+                args.continue_recent
+            if args.session_store is not None:
+                from .store_binding import StoreBinding
+
+                binding = StoreBinding(args.session_store, cwd, no_session=args.no_session)
+                resume = await binding.resolve(resume, continue_recent)
+                continue_recent = False
             session = await create_session(
-                model=model, cwd=args.run_cwd or args.cwd, max_turns=args.max_turns,
-                resume=args.resume, continue_recent=args.continue_recent,
+                model=model, cwd=cwd, max_turns=args.max_turns,
+                resume=resume, continue_recent=continue_recent,
                 persist=not args.no_session, blocked_plugins=blocked,
                 permission_mode=args.permission_mode, allow=args.allow, deny=args.deny,
                 add_dirs=args.add_dir, plugin_dirs=args.plugin_dir,
@@ -132,10 +144,26 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 **_base_url_override(args, model),
             )
         except (UsageError, CliUsageError) as exc:
+            await _unbind(binding)
             return startup_error(args, exc, EXIT_USAGE)
         except (PluginLoadError, ZpiError) as exc:
+            await _unbind(binding)
             return startup_error(args, exc, EXIT_FAILED)
     signals.on_first(None)
+    if binding is not None and session is not None and signals.code is None:
+        return await binding.run(session, lambda: _run_started(args, session, signals))
+    await _unbind(binding)
+    return await _run_started(args, session, signals)
+
+
+async def _unbind(binding: Any) -> None:
+    if binding is not None:
+        await binding.close()
+
+
+async def _run_started(args: Any, session: Any, signals: RunSignals) -> int:
+    from ..errors import ZpiError
+
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()

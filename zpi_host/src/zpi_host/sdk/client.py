@@ -166,40 +166,30 @@ class SDKClient:
     async def _resume_from_store(self, kwargs: dict[str, Any]) -> None:
         """With a session_store, resume and continue read the mirror first
         (``store_resume.py``); the local session of the same id is the fallback."""
-        from .store_resume import load_for_resume, newest_session
+        from .store_resume import resolve_resume
 
         options = self.options
-        store, project = options.session_store, options.store_project_key()
-        session_id = options.resume
-        if kwargs.pop("continue_recent", False):
-            session_id = await newest_session(store, project, options.load_timeout_ms)
-            if session_id is None:  # nothing to continue: a new session
-                self.options = attrs.evolve(options, continue_conversation=False)
-                return
-            kwargs["resume"] = session_id
-        if session_id is None:
-            return
-        found = await load_for_resume(store, project, session_id, options.load_timeout_ms)
-        if found is not None:
-            self._materialized = found
-            kwargs["resume"] = str(found.path)
+        choice = await resolve_resume(
+            options.session_store, options.store_project_key(), resume=options.resume,
+            continue_recent=bool(kwargs.pop("continue_recent", False)),
+            timeout_ms=options.load_timeout_ms)
+        if choice.resume is None:
+            kwargs.pop("resume", None)
+            self.options = attrs.evolve(options, continue_conversation=False)
+        else:
+            kwargs["resume"] = choice.resume
+        self._materialized = choice.materialized
 
     def _attach_mirror(self, session: AgentSession) -> None:
-        """Mirror every record committed from now on, and those committed before that the
-        store may lack (the header; a resumed session's own records)."""
-        from ..transcript.codec import encode_record
-        from .mirror import TranscriptMirror
+        from .mirror import attach_mirror
 
         options = self.options
         key: Any = {"project_key": options.store_project_key(),
                     "session_id": session.session_id}
-        mirror = TranscriptMirror(options.session_store, key,
-                                  flush_mode=options.session_store_flush,
-                                  on_error=self._mirror_error)
-        known = self._materialized.uuids if self._materialized is not None else set()
-        mirror.seed(encode_record(r) for r in session.store.records if r.uuid not in known)
-        session.store.on_commit = mirror.record
-        self._mirror = mirror
+        known = self._materialized.uuids if self._materialized is not None else frozenset()
+        self._mirror = attach_mirror(session, options.session_store, key,
+                                     flush_mode=options.session_store_flush,
+                                     on_error=self._mirror_error, known=known)
 
     def _mirror_error(self, key: Any, error: str) -> None:
         from .messages import MirrorErrorMessage
@@ -253,15 +243,12 @@ class SDKClient:
                     self._drop_materialized()
 
     async def _close_mirror(self, session: AgentSession) -> None:
-        """Query exit waits for every scheduled write to the store (even when cancelled)."""
+        """Query exit waits for every scheduled write to the store."""
         mirror, self._mirror = self._mirror, None
-        if mirror is None:
-            return
-        import anyio
+        if mirror is not None:
+            from .mirror import detach_mirror
 
-        session.store.on_commit = None
-        with anyio.CancelScope(shield=True):
-            await mirror.close()
+            await detach_mirror(session, mirror)
 
     async def __aenter__(self) -> SDKClient:
         await self.connect()

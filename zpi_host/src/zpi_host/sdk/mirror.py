@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 
 if TYPE_CHECKING:
+    from ..session import AgentSession
     from ..transcript.records import Record
     from .session_store import SessionKey
 
-__all__ = ["FLUSH_MODES", "TranscriptMirror", "check_store"]
+__all__ = ["FLUSH_MODES", "TranscriptMirror", "attach_mirror", "check_store", "detach_mirror"]
 
 FLUSH_MODES = ("batched", "eager")
 FLUSH_INTERVAL = 0.1
@@ -153,3 +154,26 @@ class TranscriptMirror:
             if attempt < ATTEMPTS - 1:
                 await anyio.sleep(BACKOFF[attempt])
         return f"append of {len(entries)} record(s) failed {ATTEMPTS} times: {problem}"
+
+
+def attach_mirror(session: AgentSession, store: Any, key: SessionKey, *, flush_mode: str,
+                  on_error: Callable[[SessionKey, str], None] | None,
+                  known: frozenset[str] | set[str] = frozenset()) -> TranscriptMirror:
+    """Mirror ``session``'s records from now on, and first those committed before that the
+    store may lack (all but the uuids in ``known``). Start its :meth:`~TranscriptMirror.run`
+    in a task group, and end with :func:`detach_mirror`."""
+    from ..transcript.codec import encode_record
+
+    mirror = TranscriptMirror(store, key, flush_mode=flush_mode, on_error=on_error)
+    mirror.seed(encode_record(r) for r in session.store.records if r.uuid not in known)
+    session.store.on_commit = mirror.record
+    return mirror
+
+
+async def detach_mirror(session: AgentSession, mirror: TranscriptMirror) -> None:
+    """Stop mirroring and wait for every scheduled write, even when cancelled."""
+    import anyio
+
+    session.store.on_commit = None
+    with anyio.CancelScope(shield=True):
+        await mirror.close()

@@ -25,8 +25,8 @@ from ..errors import UsageError, ZpiError
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
-    "SessionSummaryEntry", "check_key", "fold_session_summary", "project_key_for_directory",
-    "store_clock_ms", "supports",
+    "SessionSummaryEntry", "check_key", "fold_session_summary", "open_store",
+    "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
 #: the methods a store may leave out
@@ -129,6 +129,27 @@ def store_clock_ms(previous: int | None = None) -> int:
     ``previous`` (so a key's mtime grows with every append even within one millisecond)."""
     stamp = time.time_ns() // 1_000_000
     return stamp if previous is None or stamp > previous else previous + 1
+
+
+def open_store(spec: str) -> Any:
+    """A store from a command-line spec: ``sqlite:PATH``, ``memory:`` or a PostgreSQL URL
+    (``postgresql://...``)."""
+    if spec.startswith("sqlite:"):
+        path = spec[len("sqlite:"):]
+        if not path:
+            raise UsageError("--session-store sqlite:PATH needs a path, e.g. "
+                             "sqlite:~/.zpi/sessions.sqlite")
+        from .sqlite_store import SQLiteSessionStore
+
+        return SQLiteSessionStore(path)
+    if spec.startswith(("postgresql://", "postgres://")):
+        from .postgres_store import PostgresSessionStore
+
+        return PostgresSessionStore(spec)
+    if spec == "memory:":
+        return InMemorySessionStore()
+    raise UsageError(f"unknown session store {spec!r}: use sqlite:PATH or "
+                     "postgresql://USER@HOST/DB")
 
 
 # ------------------------------------------------------------------------------ keys

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from ..errors import UsageError
 from ..transcript.paths import check_session_id
 from .session_store import SessionKey, SessionStoreError, supports
 
-__all__ = ["Materialized", "load_for_resume", "newest_session"]
+__all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
+           "resolve_resume"]
 
 
 class Materialized:
@@ -76,3 +78,26 @@ async def newest_session(store: Any, project_key: str, timeout_ms: int) -> str |
     if not listed:
         return None
     return str(max(listed, key=lambda s: (s["mtime"], s["session_id"]))["session_id"])
+
+
+@dataclass
+class ResumeChoice:
+    """What to pass as ``resume`` (a materialized file, a local session id, or None for a new
+    session), and the materialized transcript to remove after the query."""
+
+    resume: str | None
+    materialized: Materialized | None = None
+
+
+async def resolve_resume(store: Any, project_key: str, *, resume: str | None,
+                         continue_recent: bool, timeout_ms: int) -> ResumeChoice:
+    """``resume`` / ``continue`` with a store: the mirror first, the local session of the same
+    id when the store has none; ``continue`` with nothing in the store starts a new session."""
+    if continue_recent:
+        resume = await newest_session(store, project_key, timeout_ms)
+    if resume is None:
+        return ResumeChoice(None)
+    found = await load_for_resume(store, project_key, resume, timeout_ms)
+    if found is None:
+        return ResumeChoice(resume)
+    return ResumeChoice(str(found.path), found)
