@@ -55,3 +55,34 @@ def test_bad_store_specs_are_usage_errors(tmp_path):
                "--session-store", f"sqlite:{tmp_path / 's.db'}", "p")
     assert out.returncode == 2 and "cannot be used with --no-session" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_sessions_command_over_a_store(tmp_path):
+    store = f"sqlite:{tmp_path / 'shared.sqlite'}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "answer"),
+               "--session-store", store, "--output-format", "json", "the question")
+    session_id = json.loads(out.stdout)["session_id"]
+    # host B: nothing local, everything from the store
+    listing = json.loads(_run(tmp_path, "host-b", "sessions", "list", "--json",
+                              "--store", store).stdout)
+    assert [(s["session_id"], s["first_prompt"]) for s in listing] == [
+        (session_id, "the question")]
+    assert _run(tmp_path, "host-b", "sessions", "rename", session_id, "Named",
+                "--store", store).returncode == 0
+    shown = json.loads(_run(tmp_path, "host-b", "sessions", "show", session_id, "--json",
+                            "--store", store).stdout)
+    assert shown["title"] == "Named"
+    assert [m["type"] for m in shown["messages"]] == ["user", "assistant"]
+    out = _run(tmp_path, "host-b", "sessions", "fork", session_id, "--store", store)
+    assert out.returncode == 0, out.stderr
+    fork_id = out.stdout.strip()
+    assert _run(tmp_path, "host-b", "sessions", "delete", session_id, "--store",
+                store).returncode == 0
+    listing = json.loads(_run(tmp_path, "host-b", "sessions", "list", "--json",
+                              "--store", store).stdout)
+    assert [s["session_id"] for s in listing] == [fork_id]
+    assert not (tmp_path / "host-b" / "sessions").exists()
+    out = _run(tmp_path, "host-b", "sessions", "show", session_id, "--store", store)
+    assert out.returncode == 1 and "no session" in out.stderr
+    out = _run(tmp_path, "host-b", "sessions", "list", "--all", "--store", store)
+    assert out.returncode == 2 and "--all cannot be used with --store" in out.stderr
