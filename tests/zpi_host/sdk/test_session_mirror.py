@@ -16,7 +16,6 @@ from zpi_host.sdk import (
     MirrorErrorMessage,
     ResultMessage,
     SQLiteSessionStore,
-    UnsupportedOptionError,
     project_key_for_directory,
     query,
 )
@@ -186,8 +185,41 @@ async def test_store_options_that_cannot_work_are_refused(scripted):
         scripted.options(session_store=store, session_store_flush="later").check()
     with pytest.raises(UsageError, match="lacks append, load"):
         scripted.options(session_store=object()).check()
-    with pytest.raises(UnsupportedOptionError, match="fork_session"):
-        scripted.options(session_store=store, resume="x", fork_session=True).check()
+
+
+async def test_fork_session_with_a_store_forks_in_the_store(scripted):
+    store = InMemorySessionStore()
+    scripted.turns({"text": "base answer"})
+    sid = (await collect(query(prompt="base", options=scripted.options(
+        session_store=store))))[-1].session_id
+    for path in (scripted.agent_dir / "sessions").rglob("*.jsonl"):
+        path.unlink()
+    scripted.turns({"text": "forked answer"})
+    forked = await collect(query(prompt="branch", options=scripted.options(
+        session_store=store, resume=sid, fork_session=True)))
+    fork_id = forked[-1].session_id
+    assert fork_id != sid and forked[-1].result == "forked answer"
+    assert "base" in str(list(scripted.requests()[-1].messages))
+    source = await store.load(_key(scripted, sid))
+    assert [e["type"] for e in source].count("user") == 1  # the source is untouched
+    fork = await store.load(_key(scripted, fork_id))
+    assert fork[0]["forkedFrom"]["sessionId"] == sid
+    assert [e["type"] for e in fork].count("user") == 2
+    uuids = [e["uuid"] for e in fork]
+    assert len(uuids) == len(set(uuids))
+
+
+async def test_fork_session_of_a_session_the_store_lacks_forks_the_local_one(scripted):
+    scripted.turns({"text": "local answer"})
+    sid = (await collect(query(prompt="local", options=scripted.options())))[-1].session_id
+    store = InMemorySessionStore()
+    scripted.turns({"text": "forked"})
+    forked = await collect(query(prompt="branch", options=scripted.options(
+        session_store=store, resume=sid, fork_session=True)))
+    fork_id = forked[-1].session_id
+    assert fork_id != sid
+    assert await store.load(_key(scripted, sid)) is None
+    assert await store.load(_key(scripted, fork_id)) == _local_lines(scripted, fork_id)
 
 
 class _Recorder:

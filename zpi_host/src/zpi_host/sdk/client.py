@@ -150,11 +150,11 @@ class SDKClient:
             kwargs["can_use_tool"] = approver
         if options.session_store is not None:
             await self._resume_from_store(kwargs)
-        if kwargs.get("continue_recent") and self._latest(kwargs) is None:
+        elif kwargs.get("continue_recent") and self._latest(kwargs) is None:
             del kwargs["continue_recent"]  # nothing to continue: a new session
             self.options = attrs.evolve(options, continue_conversation=False,
                                         fork_session=False)
-        elif options.fork_session:
+        elif options.fork_session and options.session_store is None:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)
         try:
@@ -165,17 +165,38 @@ class SDKClient:
 
     async def _resume_from_store(self, kwargs: dict[str, Any]) -> None:
         """With a session_store, resume and continue read the mirror first
-        (``store_resume.py``); the local session of the same id is the fallback."""
-        from .store_resume import resolve_resume
+        (``store_resume.py``); the local session of the same id is the fallback.
+        ``fork_session`` forks in the store (``fork_session_via_store``), or locally when the
+        store does not have the session, and resumes the fork."""
+        from .store_resume import newest_session, resolve_resume
 
         options = self.options
+        project = options.store_project_key()
+        continue_recent = bool(kwargs.pop("continue_recent", False))
+        resume = options.resume
+        if options.fork_session:
+            from .store_sessions import fork_session_via_store
+
+            if continue_recent:
+                resume = await newest_session(options.session_store, project,
+                                              options.load_timeout_ms)
+                continue_recent = False
+            if resume is not None:
+                from ..transcript.errors import SessionNotFoundError
+
+                try:
+                    fork = await fork_session_via_store(options.session_store, resume,
+                                                        project_key=project)
+                    resume = fork.session_id
+                except SessionNotFoundError:  # not in the store: the local session's fork
+                    resume = self._fork({**kwargs, "resume": resume})
         choice = await resolve_resume(
-            options.session_store, options.store_project_key(), resume=options.resume,
-            continue_recent=bool(kwargs.pop("continue_recent", False)),
+            options.session_store, project, resume=resume, continue_recent=continue_recent,
             timeout_ms=options.load_timeout_ms)
         if choice.resume is None:
             kwargs.pop("resume", None)
-            self.options = attrs.evolve(options, continue_conversation=False)
+            self.options = attrs.evolve(options, continue_conversation=False,
+                                        fork_session=False)
         else:
             kwargs["resume"] = choice.resume
         self._materialized = choice.materialized

@@ -204,10 +204,6 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
-        if self.fork_session:
-            raise UnsupportedOptionError("fork_session", "forking through a session_store is "
-                                         "not implemented; resume the session, or fork it "
-                                         "locally")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
