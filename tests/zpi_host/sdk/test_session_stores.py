@@ -197,3 +197,26 @@ async def test_sqlite_store_is_safe_under_concurrent_processes(tmp_path: Path) -
         assert mode[0] == "wal"
     finally:
         store.close()
+
+
+async def test_a_failed_sqlite_append_rolls_back_and_the_store_stays_usable(tmp_path,
+                                                                            monkeypatch):
+    from zpi_host.sdk import sqlite_store
+
+    store = SQLiteSessionStore(tmp_path / "s.sqlite")
+    key: Any = {"project_key": "p", "session_id": "s"}
+    try:
+        await store.append(key, [{"type": "x", "uuid": "a"}])
+        real = sqlite_store.fold_session_summary
+
+        def broken(*args: Any) -> Any:
+            raise RuntimeError("fold failed")
+
+        monkeypatch.setattr(sqlite_store, "fold_session_summary", broken)
+        with pytest.raises(RuntimeError, match="fold failed"):  # inside the transaction
+            await store.append(key, [{"type": "x", "uuid": "b"}])
+        monkeypatch.setattr(sqlite_store, "fold_session_summary", real)
+        await store.append(key, [{"type": "x", "uuid": "c"}])
+        assert [e["uuid"] for e in await store.load(key)] == ["a", "c"]  # b rolled back
+    finally:
+        store.close()

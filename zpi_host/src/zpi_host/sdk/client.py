@@ -95,7 +95,7 @@ class SDKClient:
             if self.options.session_store is not None:
                 self._attach_mirror(session)
         except BaseException:
-            self._session = None
+            self._session = self._mirror = None
             await session.dispose()
             self._drop_materialized()
             raise

@@ -103,11 +103,13 @@ class SQLiteSessionStore:
                 conn = self._connect()
                 try:
                     return fn(conn)
-                except sqlite3.Error as exc:
-                    if conn.in_transaction:
+                except BaseException as exc:
+                    if conn.in_transaction:  # never leave a write lock behind
                         conn.execute("ROLLBACK")
-                    raise SessionStoreError(f"session store {self.path}: {what} failed: "
-                                            f"{exc}") from None
+                    if isinstance(exc, sqlite3.Error):
+                        raise SessionStoreError(f"session store {self.path}: {what} failed: "
+                                                f"{exc}") from None
+                    raise
 
         return await anyio.to_thread.run_sync(call)
 
