@@ -60,8 +60,9 @@ async def test_explicit_project_key_overrides_the_cwd(scripted):
     scripted.turns({"text": "x"})
     messages = await collect(query(prompt="hi", options=scripted.options(
         session_store=store, project_key="tenant-7")))
-    assert await store.list_sessions("tenant-7") == [
-        {"session_id": messages[-1].session_id, "mtime": pytest.approx(0, abs=10**14)}]
+    listed = await store.list_sessions("tenant-7")
+    assert [s["session_id"] for s in listed] == [messages[-1].session_id]
+    assert await store.list_sessions(project_key_for_directory(scripted.cwd)) == []
 
 
 class _FlakyStore(InMemorySessionStore):
