@@ -33,6 +33,7 @@ EXPECTED = {
     "transcript_load": ["transcript_load: run --resume", "transcript_load: create_session"],
     "hook_dispatch": ["hook_dispatch: 20 non-matching", "hook_dispatch: matching"],
     "sdk_query": ["sdk_query:"],
+    "session_store": ["session_store:"],
 }
 
 

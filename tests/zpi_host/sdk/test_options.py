@@ -32,7 +32,7 @@ UNSUPPORTED_VALUES = {
     "agents": {"r": {"description": "d", "prompt": "p"}}, "skills": "all",
     "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
     "thinking": {"type": "enabled"},
-    "enable_file_checkpointing": True, "session_store": object(), "task_budget": {"total": 1},
+    "enable_file_checkpointing": True, "task_budget": {"total": 1},
     "client_app": "me",
 }
 

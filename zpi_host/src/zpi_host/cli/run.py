@@ -29,6 +29,9 @@ def add_run_parser(commands: Any) -> None:
                      help="after the run, print usage, cost and timings on stderr")
     add_permission_options(run)
     add_session_options(run)
+    run.add_argument("--session-store", metavar="STORE", default=None,
+                     help="also mirror the session to STORE (sqlite:PATH or "
+                          "postgresql://...), and resume from it (docs/session-stores.md)")
 
 
 def add_permission_options(parser: Any) -> None:
@@ -212,27 +215,56 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     from ..errors import PluginLoadError, UsageError, ZpiError
 
     session = None
+    binding = None
     fmt = args.output_format
     live = live_display() if fmt == "text" else None
     interactive = fmt == "text" and sys.stdin.isatty()
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
         try:
+            chosen = session_kwargs(args)
+            if args.session_store is not None:
+                from .store_binding import StoreBinding
+
+                binding = StoreBinding(args.session_store, args.run_cwd or args.cwd,
+                                       no_session=args.no_session)
+                chosen["resume"] = await binding.resolve(chosen["resume"],
+                                                         chosen["continue_recent"])
+                chosen["continue_recent"] = False
             session = await create_session(
                 max_turns=args.max_turns, interactive=interactive,
                 can_use_tool=paused_approver(lambda: live) if interactive and live else None,
                 ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),
-                **session_kwargs(args), **assembly_kwargs(args, blocked, model),
+                **chosen, **assembly_kwargs(args, blocked, model),
             )
         except (UsageError, CliUsageError) as exc:
+            await _unbind(binding)
             return startup_error(args, exc, EXIT_USAGE)
         except (PluginLoadError, ZpiError) as exc:
+            await _unbind(binding)
             return startup_error(args, exc, EXIT_FAILED)
     signals.on_first(None)
     # One session per process: what start-up built (plugins, the resumed history) lives until
     # exit, so the collections of the run (off during start-up: cli.main) need not walk it.
     gc.freeze()
     resume_gc()
+    if binding is not None and session is not None and signals.code is None:
+        return await binding.run(session, lambda: _run_started(args, session, signals, live))
+    await _unbind(binding)
+    return await _run_started(args, session, signals, live)
+
+
+async def _unbind(binding: Any) -> None:
+    if binding is not None:
+        await binding.close()
+
+
+async def _run_started(args: Any, session: Any, signals: RunSignals,
+                       live: LiveDisplay | None) -> int:
+    """Run a built session and print its result (or say why it never started)."""
+    from ..errors import ZpiError
+
+    fmt = args.output_format
     if session is None or signals.code is not None:  # stopped before the run began
         if session is not None:
             await session.dispose()

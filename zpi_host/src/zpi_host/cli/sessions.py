@@ -36,6 +36,10 @@ def add_sessions_parser(commands: Any) -> None:
                       help="copy history up to and including this record (default: all)")
     delete = actions.add_parser("delete", help="delete a session's file")
     delete.add_argument("session_id")
+    for action in (listing, show, rename, tag, fork, delete):
+        action.add_argument("--store", metavar="STORE", default=None,
+                            help="use only the session store STORE (sqlite:PATH or "
+                                 "postgresql://...), not the local files")
 
 
 def sessions_command(args: Any) -> int:
@@ -45,6 +49,10 @@ def sessions_command(args: Any) -> int:
     agent_dir = resolve_agent_dir(None, os.environ)
     cwd = Path(args.cwd or os.getcwd()).resolve()
     try:
+        if args.store is not None:
+            from .store_sessions import store_command
+
+            return store_command(args, cwd)
         if getattr(args, "session_id", None):
             args.session_id = full_session_id(args.session_id, agent_dir)
         return _ACTIONS[args.action](args, agent_dir, cwd)

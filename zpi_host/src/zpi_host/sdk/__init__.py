@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         AssistantMessage,
         ContentBlock,
         Message,
+        MirrorErrorMessage,
         ResultMessage,
         StreamEvent,
         SystemMessage,
@@ -36,7 +37,16 @@ if TYPE_CHECKING:
         PermissionUpdate,
         ToolPermissionContext,
     )
+    from .postgres_store import PostgresSessionStore
     from .query import query
+    from .session_store import (
+        InMemorySessionStore,
+        SessionKey,
+        SessionStore,
+        SessionStoreError,
+        fold_session_summary,
+        project_key_for_directory,
+    )
     from .sessions import (
         ForkSessionResult,
         SDKSessionInfo,
@@ -49,11 +59,22 @@ if TYPE_CHECKING:
         rename_session,
         tag_session,
     )
+    from .sqlite_store import SQLiteSessionStore
+    from .store_sessions import (
+        delete_session_via_store,
+        fork_session_via_store,
+        get_session_info_from_store,
+        get_session_messages_from_store,
+        list_sessions_from_store,
+        rename_session_via_store,
+        tag_session_via_store,
+    )
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
     **dict.fromkeys((
-        "AssistantMessage", "ContentBlock", "Message", "ResultMessage", "StreamEvent",
+        "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
+        "StreamEvent",
         "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
@@ -62,6 +83,15 @@ _LAZY: dict[str, str] = {
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
         "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),
     "query": "query",
+    **dict.fromkeys((
+        "InMemorySessionStore", "SessionKey", "SessionStore", "SessionStoreError",
+        "fold_session_summary", "project_key_for_directory"), "session_store"),
+    "SQLiteSessionStore": "sqlite_store",
+    "PostgresSessionStore": "postgres_store",
+    **dict.fromkeys((
+        "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
+        "get_session_messages_from_store", "list_sessions_from_store",
+        "rename_session_via_store", "tag_session_via_store"), "store_sessions"),
     **dict.fromkeys((
         "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
         "fork_session", "get_session_info", "get_session_messages", "list_sessions",

@@ -59,6 +59,8 @@ class SDKClient:
         self._translator: Any = None
         self._budget = Budget(self.options.max_budget_usd)
         self._mode = self.options.permission_mode or "default"
+        self._mirror: Any = None  # TranscriptMirror, with a session_store
+        self._materialized: Any = None  # the store's transcript resumed from, if any
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -90,9 +92,12 @@ class SDKClient:
                     session.view.set_environment(str(name), str(value))
             self._session = session
             self._apply_mode(self._mode)
+            if self.options.session_store is not None:
+                self._attach_mirror(session)
         except BaseException:
-            self._session = None
+            self._session = self._mirror = None
             await session.dispose()
+            self._drop_materialized()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
@@ -106,6 +111,8 @@ class SDKClient:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
+        if self._mirror is not None:
+            group.start_soon(self._mirror.run)
         if prompt is not None:
             await self.query(prompt)
 
@@ -141,14 +148,83 @@ class SDKClient:
                 return await approve(name, arguments, context)
 
             kwargs["can_use_tool"] = approver
-        if kwargs.get("continue_recent") and self._latest(kwargs) is None:
+        if options.session_store is not None:
+            await self._resume_from_store(kwargs)
+        elif kwargs.get("continue_recent") and self._latest(kwargs) is None:
             del kwargs["continue_recent"]  # nothing to continue: a new session
             self.options = attrs.evolve(options, continue_conversation=False,
                                         fork_session=False)
-        elif options.fork_session:
+        elif options.fork_session and options.session_store is None:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)
-        return await create_session(**kwargs)
+        try:
+            return await create_session(**kwargs)
+        except BaseException:
+            self._drop_materialized()
+            raise
+
+    async def _resume_from_store(self, kwargs: dict[str, Any]) -> None:
+        """With a session_store, resume and continue read the mirror first
+        (``store_resume.py``); the local session of the same id is the fallback.
+        ``fork_session`` forks in the store (``fork_session_via_store``), or locally when the
+        store does not have the session, and resumes the fork."""
+        from .store_resume import newest_session, resolve_resume
+
+        options = self.options
+        project = options.store_project_key()
+        continue_recent = bool(kwargs.pop("continue_recent", False))
+        resume = options.resume
+        if options.fork_session:
+            from .store_sessions import fork_session_via_store
+
+            if continue_recent:
+                resume = await newest_session(options.session_store, project,
+                                              options.load_timeout_ms)
+                continue_recent = False
+            if resume is not None:
+                from ..transcript.errors import SessionNotFoundError
+
+                try:
+                    fork = await fork_session_via_store(options.session_store, resume,
+                                                        project_key=project)
+                    resume = fork.session_id
+                except SessionNotFoundError:  # not in the store: the local session's fork
+                    resume = self._fork({**kwargs, "resume": resume})
+        choice = await resolve_resume(
+            options.session_store, project, resume=resume, continue_recent=continue_recent,
+            timeout_ms=options.load_timeout_ms)
+        if choice.resume is None:
+            kwargs.pop("resume", None)
+            self.options = attrs.evolve(options, continue_conversation=False,
+                                        fork_session=False)
+        else:
+            kwargs["resume"] = choice.resume
+        self._materialized = choice.materialized
+
+    def _attach_mirror(self, session: AgentSession) -> None:
+        from .mirror import attach_mirror
+
+        options = self.options
+        key: Any = {"project_key": options.store_project_key(),
+                    "session_id": session.session_id}
+        known = self._materialized.uuids if self._materialized is not None else frozenset()
+        self._mirror = attach_mirror(session, options.session_store, key,
+                                     flush_mode=options.session_store_flush,
+                                     on_error=self._mirror_error, known=known)
+
+    def _mirror_error(self, key: Any, error: str) -> None:
+        from .messages import MirrorErrorMessage
+
+        if self.options.stderr is not None:
+            self.options.stderr(f"session store mirror: {error}")
+        if self._send is not None:
+            self._send.send_nowait(MirrorErrorMessage(
+                "mirror_error", {"key": dict(key), "error": error}, key=dict(key), error=error))
+
+    def _drop_materialized(self) -> None:
+        if self._materialized is not None:
+            self._materialized.remove()
+            self._materialized = None
 
     @staticmethod
     def _latest(kwargs: Mapping[str, Any]) -> str | None:
@@ -177,11 +253,23 @@ class SDKClient:
             # aborts the running input and waits until it has recorded its interrupted calls
             await session.dispose()
         finally:
-            group.cancel_scope.cancel()  # inputs still waiting for their turn
             try:
-                await group.__aexit__(None, None, None)
+                await self._close_mirror(session)
             finally:
-                self._send.close()
+                group.cancel_scope.cancel()  # inputs still waiting for their turn
+                try:
+                    await group.__aexit__(None, None, None)
+                finally:
+                    self._send.close()
+                    self._drop_materialized()
+
+    async def _close_mirror(self, session: AgentSession) -> None:
+        """Query exit waits for every scheduled write to the store."""
+        mirror, self._mirror = self._mirror, None
+        if mirror is not None:
+            from .mirror import detach_mirror
+
+            await detach_mirror(session, mirror)
 
     async def __aenter__(self) -> SDKClient:
         await self.connect()
@@ -231,6 +319,8 @@ class SDKClient:
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
+            if self._mirror is not None:
+                await self._mirror.turn_end()
             self._send.send_nowait(translator.result(run, self._budget, started, structured))
 
     async def _run(self, session: AgentSession, text: str, started: float) -> RunResult:

@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "AssistantMessage", "ContentBlock", "Message", "ResultMessage", "StreamEvent",
+    "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
+    "StreamEvent",
     "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
     "UserMessage",
 ]
@@ -79,6 +80,15 @@ class SystemMessage:
 
     subtype: str
     data: dict[str, Any]
+
+
+@attrs.define
+class MirrorErrorMessage(SystemMessage):
+    """Subtype ``mirror_error``: a batch could not be written to the session store (tried 3
+    times, or timed out). The local transcript has it; the session goes on."""
+
+    key: dict[str, Any] | None = None
+    error: str = ""
 
 
 @attrs.define

@@ -90,7 +90,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "max_thinking_tokens": "a thinking token budget is not supported; use effort",
     "thinking": "thinking configuration is not supported; use effort",
     "enable_file_checkpointing": "file checkpoints are not implemented",
-    "session_store": "session stores are not implemented yet",
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
 }
@@ -158,6 +157,8 @@ class AgentOptions:
     # this host's additions
     provider: Any = None
     agent_dir: str | Path | None = None
+    #: the session store scope (default: derived from ``cwd``, see project_key_for_directory)
+    project_key: str | None = None
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
     #: ``zpi-builtins`` asks the user (:mod:`zpi_host.ports`); None: nobody can answer
     ask_user: Callable[..., Any] | None = None
@@ -193,12 +194,34 @@ class AgentOptions:
             from .structured import StructuredOutput
 
             StructuredOutput(self.output_format)
+        if self.session_store is not None:
+            self._check_store()
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise UsageError(f"can_use_tool must be an async callable, got "
                              f"{type(self.can_use_tool).__name__}")
         if self.ask_user is not None and not callable(self.ask_user):
             raise UsageError(f"ask_user must be an async callable, got "
                              f"{type(self.ask_user).__name__}")
+
+    def _check_store(self) -> None:
+        from .mirror import check_store
+
+        check_store(self.session_store, self.session_store_flush)
+        if not self.persist_session:
+            raise UsageError("session_store mirrors the local transcript, so it needs "
+                             "persist_session=True (a record is mirrored after it is saved)")
+        if self.project_key is not None and (not isinstance(self.project_key, str)
+                                             or not self.project_key):
+            raise UsageError(f"project_key must be a non-empty string, got "
+                             f"{self.project_key!r}")
+
+    def store_project_key(self) -> str:
+        """The session store scope: ``project_key``, else derived from ``cwd``."""
+        from .session_store import project_key_for_directory
+
+        if self.project_key is not None:
+            return self.project_key
+        return project_key_for_directory(Path(self.cwd).expanduser() if self.cwd else None)
 
     # ------------------------------------------------------------------ mapping
 

@@ -10,7 +10,7 @@ from typing import Any
 from .distributions import FakeDistribution, install_distribution
 
 __all__ = ["FakeDistribution", "FunctionModel", "ModelServer", "ScriptedModel",
-           "install_distribution"]
+           "install_distribution", "run_session_store_conformance"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from .model_server import ModelServer
 
         return ModelServer
+    if name == "run_session_store_conformance":
+        from .session_store_conformance import run_session_store_conformance
+
+        return run_session_store_conformance
     raise AttributeError(f"module 'zpi_host.testing' has no attribute {name!r}")

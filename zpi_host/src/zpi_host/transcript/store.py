@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -78,6 +78,9 @@ class SessionManager:
         self.running = False
         #: set by the session: keys are replaced in every record before it is written
         self.redactor: Redactor | None = None
+        #: called with each record and its line once the line is written (the session store
+        #: mirror hangs here: a record is mirrored only after it is persisted locally)
+        self.on_commit: Callable[[Record, bytes], None] | None = None
         self.path = path
         self.warnings: list[str] = list(transcript.warnings)
         self._header = transcript.header
@@ -413,6 +416,8 @@ class SessionManager:
         self._records.append(record)
         self._branch.append(record)
         self._uuids.add(record.uuid)
+        if self.on_commit is not None:
+            self.on_commit(record, line)
         return record
 
     def _repair(self) -> None:

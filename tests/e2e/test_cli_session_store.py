@@ -1,0 +1,88 @@
+"""Whole-process runs with ``zpi-host run --session-store``: two "hosts" (two agent dirs)
+share sessions through one SQLite store."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+
+
+def _run(tmp_path: Path, agent: str, *args: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+    environ["ZPI_AGENT_DIR"] = str(tmp_path / agent)
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=work,
+                          env=environ, timeout=60)
+
+
+def _script(path: Path, *texts: str) -> str:
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return f"scripted:{path}"
+
+
+def test_a_session_started_on_one_host_continues_on_another(tmp_path):
+    store = f"sqlite:{tmp_path / 'shared.sqlite'}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "one"),
+               "--session-store", store, "--output-format", "json", "first prompt")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    # host B has no local copy: --continue finds the session in the store
+    out = _run(tmp_path, "host-b", "run", "--model", _script(tmp_path / "b.jsonl", "two"),
+               "--session-store", store, "--continue", "--output-format", "json", "second")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["session_id"] == session_id
+    with sqlite3.connect(tmp_path / "shared.sqlite") as db:
+        types = [json.loads(r[0])["type"] for r in db.execute(
+            "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,))]
+    assert types.count("user") == 2 and types[0] == "header"
+    assert not list(Path(tmp_path).glob("zpi-store-resume-*"))
+
+
+def test_bad_store_specs_are_usage_errors(tmp_path):
+    out = _run(tmp_path, "a", "run", "--model", "scripted:x", "--session-store", "redis://x",
+               "p")
+    assert out.returncode == 2 and "unknown session store 'redis://x'" in out.stderr
+    out = _run(tmp_path, "a", "run", "--model", "scripted:x", "--no-session",
+               "--session-store", f"sqlite:{tmp_path / 's.db'}", "p")
+    assert out.returncode == 2 and "cannot be used with --no-session" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_the_sessions_command_over_a_store(tmp_path):
+    store = f"sqlite:{tmp_path / 'shared.sqlite'}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "answer"),
+               "--session-store", store, "--output-format", "json", "the question")
+    session_id = json.loads(out.stdout)["session_id"]
+    # host B: nothing local, everything from the store
+    listing = json.loads(_run(tmp_path, "host-b", "sessions", "list", "--json",
+                              "--store", store).stdout)
+    assert [(s["session_id"], s["first_prompt"]) for s in listing] == [
+        (session_id, "the question")]
+    assert _run(tmp_path, "host-b", "sessions", "rename", session_id, "Named",
+                "--store", store).returncode == 0
+    shown = json.loads(_run(tmp_path, "host-b", "sessions", "show", session_id, "--json",
+                            "--store", store).stdout)
+    assert shown["title"] == "Named"
+    assert [m["type"] for m in shown["messages"]] == ["user", "assistant"]
+    out = _run(tmp_path, "host-b", "sessions", "fork", session_id, "--store", store)
+    assert out.returncode == 0, out.stderr
+    fork_id = out.stdout.strip()
+    assert _run(tmp_path, "host-b", "sessions", "delete", session_id, "--store",
+                store).returncode == 0
+    listing = json.loads(_run(tmp_path, "host-b", "sessions", "list", "--json",
+                              "--store", store).stdout)
+    assert [s["session_id"] for s in listing] == [fork_id]
+    assert not (tmp_path / "host-b" / "sessions").exists()
+    out = _run(tmp_path, "host-b", "sessions", "show", session_id, "--store", store)
+    assert out.returncode == 1 and "no session" in out.stderr
+    out = _run(tmp_path, "host-b", "sessions", "list", "--all", "--store", store)
+    assert out.returncode == 2 and "--all cannot be used with --store" in out.stderr

@@ -1,0 +1,71 @@
+"""``zpi-host run --session-store STORE``: the run's session mirrored to a session store and
+resumed from it, with the SDK's parts (``sdk/mirror.py``, ``sdk/store_resume.py``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from . import CliUsageError
+
+
+class StoreBinding:
+    """One run's store: resolve what to resume, mirror while the run lasts, clean up."""
+
+    def __init__(self, spec: str, cwd: str | None, *, no_session: bool) -> None:
+        from ..sdk.session_store import open_store, project_key_for_directory
+
+        if no_session:
+            raise CliUsageError("--session-store mirrors the session file, so it cannot be "
+                                "used with --no-session")
+        self.store = open_store(spec)
+        self.project_key = project_key_for_directory(cwd or os.getcwd())
+        self._materialized: Any = None
+
+    async def resolve(self, resume: str | None, continue_recent: bool) -> str | None:
+        """What ``create_session`` should resume: the store's copy first."""
+        from ..sdk.store_resume import resolve_resume
+
+        choice = await resolve_resume(self.store, self.project_key, resume=resume,
+                                      continue_recent=continue_recent, timeout_ms=60_000)
+        self._materialized = choice.materialized
+        return choice.resume
+
+    async def run(self, session: Any, body: Callable[[], Awaitable[int]]) -> int:
+        """Run ``body`` (which disposes the session) with the session mirrored; returns its
+        exit code once every scheduled write is done."""
+        import anyio
+
+        from ..sdk.mirror import attach_mirror, detach_mirror
+
+        key: Any = {"project_key": self.project_key, "session_id": session.session_id}
+        known = self._materialized.uuids if self._materialized is not None else frozenset()
+        try:
+            async with anyio.create_task_group() as group:
+                mirror = attach_mirror(session, self.store, key, flush_mode="batched",
+                                       on_error=_warn, known=known)
+                group.start_soon(mirror.run)
+                try:
+                    code = await body()
+                finally:
+                    await detach_mirror(session, mirror)
+        finally:
+            await self.close()
+        return code
+
+    async def close(self) -> None:
+        if self._materialized is not None:
+            self._materialized.remove()
+            self._materialized = None
+        closing = getattr(self.store, "close", None)
+        if closing is not None:
+            result = closing()
+            if hasattr(result, "__await__"):
+                await result
+
+
+def _warn(key: Any, error: str) -> None:
+    print(f"zpi-host: warning: session store mirror ({key['session_id']}): {error}",
+          file=sys.stderr)

@@ -1,0 +1,103 @@
+"""Resuming from a session store: the mirror is read first, and what it holds is materialized
+as a JSONL file in a private temporary folder that the normal resume path opens (the folder is
+removed after the query). ``None`` from the store falls back to the local session of the same
+id; an error from the store propagates (it never silently falls back)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..transcript.paths import check_session_id
+from .session_store import SessionKey, SessionStoreError, supports
+
+__all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
+           "resolve_resume"]
+
+
+class Materialized:
+    """A transcript loaded from a store, written to ``path`` inside a private folder."""
+
+    def __init__(self, session_id: str, entries: list[Any]) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="zpi-store-resume-"))
+        self.path = self.folder / f"{session_id}.jsonl"
+        #: the uuids the store has already (not mirrored again)
+        self.uuids = {e["uuid"] for e in entries
+                      if isinstance(e, dict) and isinstance(e.get("uuid"), str)}
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                for entry in entries:
+                    out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+                    out.write("\n")
+        except BaseException:
+            self.remove()
+            raise
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+async def _bounded(call: Any, timeout_ms: int, what: str) -> Any:
+    import anyio
+
+    try:
+        with anyio.fail_after(timeout_ms / 1000):
+            return await call
+    except TimeoutError:
+        raise SessionStoreError(f"session store: {what} took longer than load_timeout_ms "
+                                f"({timeout_ms} ms)") from None
+
+
+async def load_for_resume(store: Any, project_key: str, session_id: str,
+                          timeout_ms: int) -> Materialized | None:
+    """The session from the store, materialized; None when the store does not have it."""
+    session_id = check_session_id(session_id)
+    key: SessionKey = {"project_key": project_key, "session_id": session_id}
+    entries = await _bounded(store.load(key), timeout_ms, f"load of session {session_id}")
+    if entries is None:
+        return None
+    if not entries or not isinstance(entries, list):
+        raise SessionStoreError(f"session store returned no records for session {session_id} "
+                                f"(project {project_key!r}); it cannot be resumed")
+    return Materialized(session_id, entries)
+
+
+async def newest_session(store: Any, project_key: str, timeout_ms: int) -> str | None:
+    """``continue``: the main transcript with the newest mtime, or None."""
+    if not supports(store, "list_sessions"):
+        raise UsageError("continue_conversation with a session_store needs the store's "
+                         "list_sessions(); give resume=<session id> instead")
+    listed = await _bounded(store.list_sessions(project_key), timeout_ms, "list_sessions")
+    if not listed:
+        return None
+    return str(max(listed, key=lambda s: (s["mtime"], s["session_id"]))["session_id"])
+
+
+@dataclass
+class ResumeChoice:
+    """What to pass as ``resume`` (a materialized file, a local session id, or None for a new
+    session), and the materialized transcript to remove after the query."""
+
+    resume: str | None
+    materialized: Materialized | None = None
+
+
+async def resolve_resume(store: Any, project_key: str, *, resume: str | None,
+                         continue_recent: bool, timeout_ms: int) -> ResumeChoice:
+    """``resume`` / ``continue`` with a store: the mirror first, the local session of the same
+    id when the store has none; ``continue`` with nothing in the store starts a new session."""
+    if continue_recent:
+        resume = await newest_session(store, project_key, timeout_ms)
+    if resume is None:
+        return ResumeChoice(None)
+    found = await load_for_resume(store, project_key, resume, timeout_ms)
+    if found is None:
+        return ResumeChoice(resume)
+    return ResumeChoice(str(found.path), found)

@@ -1,0 +1,222 @@
+"""claude-agent-sdk's store-backed session helpers: the session helpers over a session store
+only (never the local files), with the same names and arguments (async, the store first).
+
+``directory`` chooses the project as for the local helpers (its ``project_key``);
+``project_key=`` (keyword) overrides it. A session loaded from the store is validated exactly
+as a local file is (a damaged one raises :class:`~zpi_host.transcript.TranscriptError`).
+Deleting and forking need the store's ``delete`` and ``list_subkeys``: without them they raise
+:class:`SessionStoreError` saying so, never a silent no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..transcript.errors import SessionNotFoundError
+from .session_store import (
+    SessionKey,
+    SessionStoreError,
+    fold_session_summary,
+    project_key_for_directory,
+    supports,
+)
+from .sessions import (
+    ForkSessionResult,
+    SDKSessionInfo,
+    SessionMessage,
+    _api_message,
+    _count,
+    _millis,
+)
+
+__all__ = [
+    "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
+    "get_session_messages_from_store", "list_sessions_from_store", "rename_session_via_store",
+    "tag_session_via_store",
+]
+
+
+def _key(session_id: str, directory: str | None, project_key: str | None) -> SessionKey:
+    from ..transcript.paths import check_session_id
+
+    project = project_key if project_key is not None else project_key_for_directory(directory)
+    return {"project_key": project, "session_id": check_session_id(session_id)}
+
+
+def _lines(entries: list[Any]) -> bytes:
+    return b"".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+                    for e in entries)
+
+
+def _owner(entries: list[Any], key: SessionKey) -> Any:
+    """The loaded session as an in-memory SessionManager (validated like a file)."""
+    from ..transcript.reader import parse_transcript
+    from ..transcript.store import SessionManager
+
+    where = Path(f"<store {key['project_key']}/{key['session_id']}>")
+    return SessionManager(parse_transcript(_lines(entries), where))
+
+
+async def _load(store: Any, key: SessionKey) -> list[Any] | None:
+    return await store.load(key)  # type: ignore[no-any-return]
+
+
+def _info(session_id: str, mtime: int, data: dict[str, Any]) -> SDKSessionInfo:
+    tags = data.get("tags") or []
+    title = data.get("title")
+    return SDKSessionInfo(
+        session_id=session_id, summary=title or data.get("first_prompt") or "",
+        last_modified=mtime, custom_title=title, first_prompt=data.get("first_prompt"),
+        cwd=data.get("cwd"), tag=tags[-1] if tags else None,
+        created_at=_millis(data.get("created_at")))
+
+
+async def list_sessions_from_store(store: Any, directory: str | None = None,
+                                   limit: int | None = None, offset: int = 0, *,
+                                   project_key: str | None = None) -> list[SDKSessionInfo]:
+    """The project's sessions in the store, newest first: from its summaries when it keeps
+    them, else ``list_sessions`` and one ``load`` per session."""
+    _count(limit, "limit", optional=True)
+    _count(offset, "offset", optional=False)
+    project = project_key if project_key is not None else project_key_for_directory(directory)
+    if supports(store, "list_session_summaries"):
+        infos = [_info(s["session_id"], s["mtime"], s["data"])
+                 for s in await store.list_session_summaries(project)]
+    elif supports(store, "list_sessions"):
+        infos = []
+        for listed in await store.list_sessions(project):
+            key: SessionKey = {"project_key": project, "session_id": listed["session_id"]}
+            entries = await _load(store, key)
+            if entries:
+                infos.append(_info(listed["session_id"], listed["mtime"],
+                                   fold_session_summary(None, key, entries)["data"]))
+    else:
+        raise SessionStoreError("listing sessions needs the store's list_sessions() or "
+                                "list_session_summaries(); this store has neither")
+    infos.sort(key=lambda i: (i.last_modified, i.session_id), reverse=True)
+    return infos[offset:] if limit is None else infos[offset:offset + limit]
+
+
+async def get_session_info_from_store(store: Any, session_id: str,
+                                      directory: str | None = None, *,
+                                      project_key: str | None = None) -> SDKSessionInfo | None:
+    """One session's listing entry, or None when the store does not have it."""
+    key = _key(session_id, directory, project_key)
+    entries = await _load(store, key)
+    if entries is None:
+        return None
+    mtime = 0
+    if supports(store, "list_sessions"):
+        mtime = next((s["mtime"] for s in await store.list_sessions(key["project_key"])
+                      if s["session_id"] == key["session_id"]), 0)
+    return _info(key["session_id"], mtime, fold_session_summary(None, key, entries)["data"])
+
+
+async def get_session_messages_from_store(
+    store: Any, session_id: str, directory: str | None = None, limit: int | None = None,
+    offset: int = 0, *, project_key: str | None = None,
+) -> list[SessionMessage]:
+    """The conversation of a session in the store (``[]`` when it has none)."""
+    _count(limit, "limit", optional=True)
+    _count(offset, "offset", optional=False)
+    key = _key(session_id, directory, project_key)
+    entries = await _load(store, key)
+    if entries is None:
+        return []
+    pairs = _owner(entries, key).history_entries()
+    pairs = pairs[offset:] if limit is None else pairs[offset:offset + limit]
+    out = []
+    for uuid, message in pairs:
+        kind, data = _api_message(message)
+        out.append(SessionMessage(kind, uuid, key["session_id"], data))
+    return out
+
+
+async def _append_change(store: Any, key: SessionKey, change: str, value: Any) -> None:
+    from ..transcript.codec import encode_record
+
+    entries = await _load(store, key)
+    if entries is None:
+        raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
+                                   f"(project {key['project_key']!r})")
+    owner = _owner(entries, key)
+    record = owner.set_title(value) if change == "title" else owner.set_tags(value)
+    await store.append(key, [encode_record(record)])
+
+
+async def rename_session_via_store(store: Any, session_id: str, title: str,
+                                   directory: str | None = None, *,
+                                   project_key: str | None = None) -> None:
+    """Append a title record to the session in the store."""
+    await _append_change(store, _key(session_id, directory, project_key), "title", title)
+
+
+async def tag_session_via_store(store: Any, session_id: str, tag: str | None,
+                                directory: str | None = None, *,
+                                project_key: str | None = None) -> None:
+    """Set the session's tag in the store; None clears it."""
+    await _append_change(store, _key(session_id, directory, project_key), "tags",
+                         [] if tag is None else [tag])
+
+
+def _need(store: Any, what: str, *methods: str) -> None:
+    missing = [m for m in methods if not supports(store, m)]
+    if missing:
+        raise SessionStoreError(f"{what} through a session store is unsupported by "
+                                f"{type(store).__name__}: it lacks {', '.join(missing)}()")
+
+
+async def delete_session_via_store(store: Any, session_id: str,
+                                   directory: str | None = None, *,
+                                   project_key: str | None = None) -> None:
+    """Delete the session and its sub-transcripts from the store; deleting twice is fine."""
+    _need(store, "deleting a session", "delete", "list_subkeys")
+    await store.delete(_key(session_id, directory, project_key))
+
+
+async def fork_session_via_store(store: Any, session_id: str, directory: str | None = None,
+                                 up_to_message_id: str | None = None,
+                                 title: str | None = None, *,
+                                 project_key: str | None = None) -> ForkSessionResult:
+    """Copy a session in the store (up to and including record ``up_to_message_id``) to a
+    new session in the store, as the local ``fork_session`` does. The whole source (with its
+    sub-transcripts) is read and validated first; the new sub-transcripts are written before
+    the main one, and on failure what was written of the fork is deleted."""
+    from ..transcript.helpers import fork_session as kernel_fork
+
+    _need(store, "forking a session", "list_subkeys", "delete")
+    key = _key(session_id, directory, project_key)
+    entries = await _load(store, key)
+    if entries is None:
+        raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
+                                   f"(project {key['project_key']!r})")
+    _owner(entries, key)  # validates the source
+    children = {}
+    for subpath in await store.list_subkeys(key):
+        child = await _load(store, {**key, "subpath": subpath})
+        if child is not None:
+            children[subpath] = child
+    with tempfile.TemporaryDirectory(prefix="zpi-store-fork-") as folder:
+        agent = Path(folder)
+        source = agent / "sessions" / "fork" / f"{key['session_id']}.jsonl"
+        source.parent.mkdir(parents=True)
+        source.write_bytes(_lines(entries))
+        new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent)
+        if title is not None:
+            from ..transcript.helpers import rename_session
+
+            rename_session(new_id, title, agent_dir=agent)
+        forked = [json.loads(line) for line in
+                  (source.parent / f"{new_id}.jsonl").read_text(encoding="utf-8").splitlines()]
+    target: SessionKey = {"project_key": key["project_key"], "session_id": new_id}
+    try:
+        for subpath, child in children.items():
+            await store.append({**target, "subpath": subpath}, child)
+        await store.append(target, forked)
+    except Exception:
+        await store.delete(target)
+        raise
+    return ForkSessionResult(new_id)
