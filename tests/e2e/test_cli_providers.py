@@ -34,6 +34,7 @@ def test_run_against_the_loopback_server(tmp_path, fmt, variable):
         {"tool_calls": [{"name": "read", "arguments": {"path": "todo.txt"}}],
          "usage": {"input_tokens": 500, "output_tokens": 20, "cache_read_tokens": 100}},
         {"text": "You need to buy milk.", "usage": {"input_tokens": 700, "output_tokens": 9}},
+        {"text": "Shopping list check"},  # the title request of builtins:title
     ]
     with ModelServer(turns) as server:
         out = run(tmp_path, "--model", f"{fmt}:gpt-test", "--base-url", server.base_url,
@@ -49,12 +50,14 @@ def test_run_against_the_loopback_server(tmp_path, fmt, variable):
     assert result["usage"] == usage
     model_usage = result["model_usage"][f"{fmt}/gpt-test"]
     assert {k: model_usage[k] for k in usage} == usage
-    assert len(requests) == 2
+    assert len(requests) == 3
+    assert "You name conversations" in json.dumps(requests[2].json)
     sent = requests[0].headers.get("authorization") or requests[0].headers.get("x-api-key")
     assert KEY in sent
     assert "buy milk" in json.dumps(requests[1].json["messages"][-1])
     (transcript,) = (tmp_path / "home/.zpi/agent/sessions").rglob("*.jsonl")
     assert "buy milk" in transcript.read_text() and KEY not in transcript.read_text()
+    assert '"title":"Shopping list check"' in transcript.read_text()
 
 
 def test_a_refused_key_fails_the_run_without_showing_it(tmp_path):

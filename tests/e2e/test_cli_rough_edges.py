@@ -14,6 +14,10 @@ from zpi_host.testing import ModelServer
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
+#: these tests count the requests of a run: no title side request after it (builtins:title)
+NO_TITLE = "builtins:title"
+
+
 def zpi(tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None,
         **env_extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
@@ -103,9 +107,9 @@ def test_system_prompt_and_tool_flags_shape_the_request(tmp_path):
     with ModelServer(["fine", "fine"]) as server:
         out = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", server.base_url,
                   "--system-prompt", "You are terse.", "--append-system-prompt", "Be kind.",
-                  "--tools", "read,edit", "hi")
+                  "--tools", "read,edit", "hi", ZPI_DISABLE_PLUGINS=NO_TITLE)
         out2 = zpi(tmp_path, "run", "--model", "openai:m", "--base-url", server.base_url,
-                   "--disallowed-tools", "bash", "hi")
+                   "--disallowed-tools", "bash", "hi", ZPI_DISABLE_PLUGINS=NO_TITLE)
         first, second = (r.json for r in server.requests)
     assert out.returncode == 0 and out2.returncode == 0, out.stderr + out2.stderr
     system = first["messages"][0]
@@ -154,8 +158,8 @@ def test_prompt_previews_exactly_what_a_run_sends(tmp_path):
              "read,bash"]
     with ModelServer(["bien"]) as server:
         url = ["--base-url", server.base_url]
-        preview = zpi(tmp_path, "prompt", "--json", *flags, *url)
-        ran = zpi(tmp_path, "run", *flags, *url, "hi")
+        preview = zpi(tmp_path, "prompt", "--json", *flags, *url, ZPI_DISABLE_PLUGINS=NO_TITLE)
+        ran = zpi(tmp_path, "run", *flags, *url, "hi", ZPI_DISABLE_PLUGINS=NO_TITLE)
         (request,) = (r.json for r in server.requests)
     assert preview.returncode == 0 and ran.returncode == 0, preview.stderr + ran.stderr
     shown = json.loads(preview.stdout)

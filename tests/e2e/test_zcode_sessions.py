@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.zcode import copy_plugin, personal_folders, user_config, workspace_config
 
+from zpi_builtins.title import SYSTEM as TITLE_SYSTEM
 from zpi_host.testing import ModelServer
 
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
@@ -51,8 +52,10 @@ def bash(command: str) -> dict:
 
 
 def sent(server: ModelServer) -> list[str]:
-    """What the model was sent, request by request, as JSON text."""
-    return [json.dumps(request.json["messages"]) for request in server.requests]
+    """What the model was sent, request by request, as JSON text (not the title request
+    ``builtins:title`` sends after the run)."""
+    return [json.dumps(request.json["messages"]) for request in server.requests
+            if TITLE_SYSTEM not in json.dumps(request.json)]
 
 
 def seen(env: dict[str, str]) -> list[dict]:

@@ -200,8 +200,8 @@ def test_load_only_by_entry_point_or_distribution(zpi_env, zpi_dist):
     zpi_dist.install("two-dist", {"two_mod": OK_PLUGIN}, {"two": "two_mod"})
     host = PluginHost(PluginConfig.from_env({"ZPI_LOAD_PLUGINS": "one,two-dist"})).load()
     assert host.get("one").status == "ok" and host.get("two").status == "ok"
-    assert host.get("builtins").status == "blocked"
-    assert host.get("builtins").error == "not listed in ZPI_LOAD_PLUGINS"
+    assert host.get("builtins:ask").status == "blocked"
+    assert host.get("builtins:ask").error == "not listed in ZPI_LOAD_PLUGINS"
 
 
 def test_load_only_set_but_empty_means_none(zpi_env, zpi_dist):
@@ -273,10 +273,14 @@ def test_installed_console_script_lists_plugins_as_json(zpi_env, tmp_path):
                          check=True, cwd=tmp_path)
     rows = json.loads(out.stdout)
     names = {r["name"]: r for r in rows}
-    assert {"zpi.tools", "zpi.models", "builtins", "claude", "zcode"} <= set(names)
+    builtins = {"builtins:ask", "builtins:notify", "builtins:title", "builtins:instructions"}
+    assert {"zpi.tools", "zpi.models", "claude", "zcode", *builtins} <= set(names)
     assert names["zpi.tools"]["contributes"]["tools"] == ["bash", "edit", "read", "write"]
-    assert names["builtins"] == {
-        "name": "builtins", "distribution": "zpi-builtins", "version": "0.1.0",
-        "source": "entrypoint", "hooks": [], "contributes": {}, "status": "ok", "error": None,
-        "warnings": [],
+    assert names["builtins:ask"] == {
+        "name": "builtins:ask", "distribution": "zpi-builtins", "version": "0.1.0",
+        "source": "entrypoint", "hooks": ["zpi_register_tools"],
+        "contributes": {"tools": ["ask_user"]}, "status": "ok", "error": None, "warnings": [],
     }
+    assert names["builtins:title"]["contributes"] == {"side requests": ["session title"]}
+    assert names["builtins:instructions"]["contributes"]["instructions"] == [
+        "editing", "git", "reporting", "tools", "verification"]

@@ -464,4 +464,5 @@ def _session(
         permissions=permissions,
         snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
+        ports=options.ports,
     )

@@ -30,6 +30,8 @@ def plugin_rows(
     rows = []
     for record in host.records:
         contributes = {kind: list(names) for kind, names in record.contributes.items()}
+        for kind, names in plugin_contributes(record.plugin).items():
+            contributes[kind] = sorted({*contributes.get(kind, ()), *names})
         for kind, names in found.get(record.name, {}).items():
             contributes[kind] = sorted({*contributes.get(kind, ()), *names})
         status, error = record.status, record.error
@@ -47,6 +49,16 @@ def plugin_rows(
             "warnings": plugin_warnings(record.plugin),
         })
     return rows
+
+
+def plugin_contributes(plugin: object) -> dict[str, list[str]]:
+    """What a plugin declares it contributes beyond its registration hooks
+    (``plugin.contributes``, a mapping of kind to names: the services of ``zpi-builtins``)."""
+    declared = getattr(plugin, "contributes", None)
+    if not isinstance(declared, Mapping):
+        return {}
+    return {str(kind): [str(n) for n in names] for kind, names in declared.items()
+            if isinstance(names, list | tuple)}
 
 
 def plugin_warnings(plugin: object) -> list[str]:

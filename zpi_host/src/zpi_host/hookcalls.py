@@ -498,6 +498,9 @@ class HookCalls:
         await self._observe("zpi_notification", {"session": session, "message": message,
                                                  "title": title, "kind": kind})
 
+    async def run_end(self, session: Any, result: Any) -> None:
+        await self._observe("zpi_run_end", {"session": session, "result": result})
+
     async def session_end(self, session: Any, reason: str) -> None:
         await self._observe("zpi_session_end", {"session": session, "reason": reason})
 

@@ -77,6 +77,7 @@ DEFAULT_ON_ERROR: Mapping[str, OnError] = {
     "zpi_subagent_start": "fail-open",
     "zpi_subagent_stop": "fail-open",
     "zpi_notification": "fail-open",
+    "zpi_run_end": "fail-open",
     "zpi_session_end": "fail-open",
     "zpi_event": "fail-open",
 }
@@ -114,7 +115,7 @@ LIST_HOOKS = frozenset({
 #: Hooks that return nothing; a returned value is a mistake (the plugin expected an effect).
 OBSERVER_HOOKS = frozenset({
     "zpi_before_request", "zpi_after_compact", "zpi_turn_start", "zpi_turn_end",
-    "zpi_notification", "zpi_session_end", "zpi_event",
+    "zpi_notification", "zpi_run_end", "zpi_session_end", "zpi_event",
 })
 
 

@@ -591,6 +591,28 @@ def zpi_notification(session: Any, message: str, title: str | None, kind: str) -
 
 
 @hookspec
+def zpi_run_end(session: Any, result: Any) -> None:
+    """Observe the end of a run: the model stopped, a limit or an error ended it, or it was
+    aborted.
+
+    When: once per ``run()``, after its last record is written and before ``run()`` returns
+    (after every ``zpi_stop`` decision, so a continued run ends only once). Not called for
+    sub-agents.
+
+    Arguments:
+        session: a read-only SessionView.
+        result: the run's :class:`~zpi_host.session.RunResult` (``is_error``,
+            ``stop_reason``, ``duration_ms``, ``num_turns`` ...).
+
+    Returns: nothing.
+
+    Combining: every implementation runs.
+
+    Async: allowed.
+    """
+
+
+@hookspec
 def zpi_session_end(session: Any, reason: str) -> None:
     """Observe the end of a session.
 

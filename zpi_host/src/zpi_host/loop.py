@@ -142,6 +142,9 @@ class AgentLoop:
             unpriced_models=tuple(sorted(s.unpriced_models)),
             denials=tuple(s.denials[denials_before:]),
         )
+        if s.parent is None and s.host.hooks.has_implementations("zpi_run_end"):
+            with anyio.CancelScope(shield=True):
+                await s.host.hooks.run_end(s.view, result)
         if s.wants_event("run_end"):
             with anyio.CancelScope(shield=True):
                 await s.emit(RunEnd(result))

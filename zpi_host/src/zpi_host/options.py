@@ -53,6 +53,8 @@ class SessionOptions:
     zcode_plugin_dirs: Sequence[str | Path] = ()
     system_prompt: str | None = None
     plugins: Mapping[str, Any] = attrs.field(factory=dict)
+    #: a :class:`~zpi_host.ports.HostPorts`: how services ask the user and reach a terminal
+    ports: Any = None
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
@@ -106,6 +108,11 @@ class SessionOptions:
         elif self.plugins and self.host is not None:
             problems.append("plugins are registered on the host create_session loads; with "
                             "host= register them on that host yourself")
+        from .ports import HostPorts
+
+        if self.ports is not None and not isinstance(self.ports, HostPorts):
+            problems.append(f"ports must be a zpi_host.ports.HostPorts, got "
+                            f"{type(self.ports).__name__}")
         if self.model is None and self.provider is not None:
             problems.append("a provider object needs a model name too (model='name:id')")
         if problems:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .context_usage import ContextUsage
     from .permissions import Denial, PermissionPolicy
     from .plugins import PluginHost
+    from .ports import HostPorts, SessionPorts
     from .providers.base import Provider
     from .providers.catalog import ModelEntry
     from .redaction import Redactor
@@ -128,6 +129,32 @@ class SessionView:
         return self._s.store.path
 
     @property
+    def settings(self) -> Mapping[str, Any]:
+        """The session's merged settings, read-only (what the registration hooks saw)."""
+        from types import MappingProxyType
+
+        return MappingProxyType(self._s.settings)  # type: ignore[arg-type]
+
+    @property
+    def ports(self) -> SessionPorts:
+        """How a service reaches the user, the model and the session's records
+        (:mod:`zpi_host.ports`)."""
+        return self._s.ports
+
+    async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
+        """Raise a notification for the user (``zpi_notification`` plugins deliver it)."""
+        await self._s.notify(message, title, kind)
+
+    def plugin_state(self, key: str, factory: Callable[[], Any]) -> Any:
+        """Per-session state of a plugin under ``key``, made by ``factory()`` on first use
+        (plugin objects are shared by every session of a process; their state is not). A
+        state with an ``aclose()`` is awaited when the session is disposed."""
+        state = self._s.plugin_state
+        if key not in state:
+            state[key] = factory()
+        return state[key]
+
+    @property
     def environment(self) -> Mapping[str, str]:
         """Variables added to the environment of later bash calls (``set_environment``)."""
         return dict(self._s.environment)
@@ -189,6 +216,7 @@ class AgentSession:
         parent: SubagentLink | None = None,
         remove_spill_at_dispose: bool = False,
         redactor: Redactor | None = None,
+        ports: HostPorts | None = None,
     ) -> None:
         self.host = host
         self.provider = provider
@@ -261,6 +289,12 @@ class AgentSession:
         self._queued: list[str] = []
         self._cancel_scope: Any = None
         self._disposed = False
+        from .ports import SessionPorts
+
+        #: what services use to reach the user, the model and storage (SessionView.ports)
+        self.ports = SessionPorts(self, ports)
+        #: per-session plugin state (SessionView.plugin_state)
+        self.plugin_state: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ events
 
@@ -481,8 +515,8 @@ class AgentSession:
 
     async def dispose(self, reason: str = "other") -> None:
         """End the session: a running run is aborted, ``zpi_session_end`` runs (if the session
-        started), then subscriptions, the provider's connections and the transcript are
-        released."""
+        started), plugin state with an ``aclose()`` is closed (services drain their work),
+        then subscriptions, the provider's connections and the transcript are released."""
         self.abort()
         if self._disposed:
             return
@@ -494,14 +528,37 @@ class AgentSession:
                 with contextlib.suppress(RunStopped):  # no run left to stop
                     await self.host.hooks.session_end(self.view, reason)
         finally:
-            self._subscribers.clear()
-            self._update_wanted()
             try:
-                if self.parent is None:  # a sub-agent shares its parent's connection
-                    await self.provider.aclose()
+                await self._close_plugin_state()
             finally:
-                self.store.close()
-                if self.remove_spill_at_dispose and self.spill_dir is not None:
-                    from .spill import remove_spill_folder
+                await self._release()
 
-                    remove_spill_folder(self.spill_dir)
+    async def _close_plugin_state(self) -> None:
+        """Await ``aclose()`` of each plugin state object that has one (a service runtime
+        draining its background work), before the provider and the transcript close; a
+        failure is a warning."""
+        for key, state in list(self.plugin_state.items()):
+            close = getattr(state, "aclose", None)
+            if not callable(close):
+                continue
+            try:
+                value = close()
+                if inspect.isawaitable(value):
+                    await value
+            except Exception as exc:
+                self.warnings.append(f"plugin state {key!r} failed to close: "
+                                     f"{type(exc).__name__}: {exc}")
+
+    async def _release(self) -> None:
+        """Subscriptions, the provider's connections, the transcript, the spill folder."""
+        self._subscribers.clear()
+        self._update_wanted()
+        try:
+            if self.parent is None:  # a sub-agent shares its parent's connection
+                await self.provider.aclose()
+        finally:
+            self.store.close()
+            if self.remove_spill_at_dispose and self.spill_dir is not None:
+                from .spill import remove_spill_folder
+
+                remove_spill_folder(self.spill_dir)

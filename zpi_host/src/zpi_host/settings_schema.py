@@ -145,6 +145,35 @@ SCHEMA = Section("", "keep", (
     Section("plugins", "warn", (
         Setting("disabled", list_of(STRING), [],
                 "plugin or distribution names not to load (like `-p no:NAME`)"),
+        Section("builtins", "warn", (
+            Setting("drain_timeout", seconds(above_zero=True), 5.0,
+                    "seconds the built-in services may take to finish at session end"),
+            Section("ask", "warn", (
+                Setting("enabled", BOOL, True, "the `ask_user` tool"),
+            )),
+            Section("notify", "warn", (
+                Setting("enabled", BOOL, True, "deliver notifications to the terminal and "
+                        "the notification command"),
+                Setting("terminal", one_of("bell", "osc9", "off"), "bell",
+                        "what a notification does on a terminal: a bell, an OSC 9 desktop "
+                        "notification, or nothing"),
+                Setting("command", or_null(list_of(STRING)), None,
+                        "a command run for a notification (e.g. `[\"notify-send\"]`), "
+                        "with the title and message as its last arguments"),
+                Setting("min_run_seconds", seconds(), 30.0,
+                        "a run longer than this notifies when it ends"),
+            )),
+            Section("title", "warn", (
+                Setting("enabled", BOOL, True, "title a session after its first exchange"),
+                Setting("model", or_null(STRING), None,
+                        "the model that writes titles (null: the session's model)"),
+            )),
+            Section("instructions", "warn", (
+                Setting("enabled", BOOL, True, "the default behaviour instructions"),
+                Setting("disabled", list_of(STRING), [],
+                        "names of single instructions to leave out (docs/builtins.md)"),
+            )),
+        ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (
         Setting("mode", one_of("default", "ask", "plan", "bypass"), "default",

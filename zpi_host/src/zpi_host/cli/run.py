@@ -234,6 +234,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             session = await create_session(
                 max_turns=args.max_turns, interactive=interactive,
                 can_use_tool=paused_approver(lambda: live) if interactive and live else None,
+                ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),
                 **chosen, **assembly_kwargs(args, blocked, model),
             )
         except (UsageError, CliUsageError) as exc:
@@ -309,23 +310,40 @@ def live_display() -> LiveDisplay | None:
     return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr))
 
 
-def paused_approver(current: Callable[[], LiveDisplay | None]) -> Any:
-    """The terminal approver, with the live display (``current()``) paused while it asks."""
-    from ..permissions.approver import terminal_approver
+def paused(call: Any, current: Callable[[], LiveDisplay | None]) -> Any:
+    """``call`` (an async function that talks to the person at the terminal) with the live
+    display (``current()``) paused while it runs."""
 
-    approve: Any = terminal_approver()
-
-    async def ask(name: str, arguments: Any, context: Any) -> Any:
+    async def while_paused(*args: Any) -> Any:
         live = current()
         if live is not None:
             live.pause()
         try:
-            return await approve(name, arguments, context)
+            return await call(*args)
         finally:
             if live is not None:
                 live.resume()
 
-    return ask
+    return while_paused
+
+
+def paused_approver(current: Callable[[], LiveDisplay | None]) -> Any:
+    """The terminal approver, with the live display (``current()``) paused while it asks."""
+    from ..permissions.approver import terminal_approver
+
+    return paused(terminal_approver(), current)
+
+
+def terminal_ports(stdin: Any, stderr: Any,
+                   current: Callable[[], LiveDisplay | None] = lambda: None) -> Any:
+    """The ports of a run from a terminal: questions (``ask_user``) asked on stderr and
+    answered on stdin when both are a TTY, with the live display paused meanwhile;
+    notifications (bell, OSC 9) on stderr when it is one."""
+    from ..ports import HostPorts, TerminalAsker
+
+    asks = stdin.isatty() and stderr.isatty()
+    return HostPorts(ask_user=paused(TerminalAsker(stdin, stderr), current) if asks else None,
+                     terminal=stderr if stderr.isatty() else None)
 
 
 async def run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:

@@ -150,6 +150,9 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     options: Mapping[str, Any] = attrs.field(factory=dict)
     reasoning_level: str | None = None
+    #: a side request's purpose (``"title"``); None for the conversation. Not sent on the
+    #: wire: the scripted provider answers it from turns marked with that purpose
+    purpose: str | None = None
 
 
 # ------------------------------------------------------------------------------ stream events

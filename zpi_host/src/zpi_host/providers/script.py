@@ -26,7 +26,7 @@ from .base import (
     UsageReport,
 )
 
-TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage"})
+TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage", "purpose"})
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -51,6 +51,9 @@ class ScriptedTurn:
     thinking: str = ""
     tool_calls: tuple[ScriptedToolCall, ...] = ()
     usage: Usage | None = None
+    #: a side request this turn answers (``"title"``): the scripted provider serves it only to
+    #: a request with that ``purpose`` option, never to the conversation
+    purpose: str | None = None
 
     @classmethod
     def parse(cls, data: Any, where: str) -> ScriptedTurn:
@@ -65,6 +68,9 @@ class ScriptedTurn:
         if unknown:
             raise ScriptError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: "
                               f"{sorted(TURN_KEYS)}")
+        purpose = data.get("purpose")
+        if purpose is not None and (not isinstance(purpose, str) or not purpose):
+            raise ScriptError(f"{where}: 'purpose' must be a non-empty string")
         for key in ("text", "thinking"):
             if not isinstance(data.get(key, ""), str):
                 raise ScriptError(f"{where}: {key!r} must be a string")
@@ -94,7 +100,8 @@ class ScriptedTurn:
                 raise ScriptError(f"{where}: 'usage' must be an object of whole numbers >= 0 "
                                   f"with the keys {', '.join(USAGE_KEYS)}")
             usage = Usage(*(raw.get(k, 0) for k in USAGE_KEYS))
-        return cls(data.get("text", ""), data.get("thinking", ""), tuple(parsed), usage)
+        return cls(data.get("text", ""), data.get("thinking", ""), tuple(parsed), usage,
+                   purpose)
 
     def events(self, call_prefix: str) -> Iterator[StreamEvent]:
         """The stream a provider would send for this turn."""

@@ -14,7 +14,10 @@ from .script import ScriptedTurn, ScriptError, load_script
 
 
 class ScriptedProvider:
-    """Answers request N with turn N; asking past the end is a clear error."""
+    """Answers request N with turn N; asking past the end is a clear error. Turns with a
+    ``purpose`` answer only side requests with that purpose (``ModelRequest.purpose``, a
+    title request), in order; a script without them is never asked a side request
+    (:meth:`answers`)."""
 
     name = "scripted"
 
@@ -23,14 +26,29 @@ class ScriptedProvider:
         self.model = source
         self.entry = entry if entry is not None else ModelEntry(
             name=f"scripted:{source}", provider="scripted", model=source)
-        self._turns = turns
+        self._turns = [t for t in turns if t.purpose is None]
+        self._side = [t for t in turns if t.purpose is not None]
         self._next = 0
 
     @property
     def remaining(self) -> int:
         return len(self._turns) - self._next
 
+    def answers(self, purpose: str) -> bool:
+        """Whether the script still holds a turn for a side request of ``purpose``."""
+        return any(t.purpose == purpose for t in self._side)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        purpose = request.purpose
+        if purpose is not None:
+            turn = next((t for t in self._side if t.purpose == purpose), None)
+            if turn is None:
+                raise ScriptError(f"scripted model {self.model} has no turn with purpose "
+                                  f"{purpose!r}; add one to answer this side request")
+            self._side.remove(turn)
+            for event in turn.events(f"side_{purpose}"):
+                yield event
+            return
         if self._next >= len(self._turns):
             raise ScriptError(
                 f"scripted model {self.model} has {len(self._turns)} turn(s) and the session "

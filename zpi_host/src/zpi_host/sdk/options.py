@@ -159,6 +159,9 @@ class AgentOptions:
     agent_dir: str | Path | None = None
     #: the session store scope (default: derived from ``cwd``, see project_key_for_directory)
     project_key: str | None = None
+    #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
+    #: ``zpi-builtins`` asks the user (:mod:`zpi_host.ports`); None: nobody can answer
+    ask_user: Callable[..., Any] | None = None
 
     # ------------------------------------------------------------------ checking
 
@@ -196,6 +199,9 @@ class AgentOptions:
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise UsageError(f"can_use_tool must be an async callable, got "
                              f"{type(self.can_use_tool).__name__}")
+        if self.ask_user is not None and not callable(self.ask_user):
+            raise UsageError(f"ask_user must be an async callable, got "
+                             f"{type(self.ask_user).__name__}")
 
     def _check_store(self) -> None:
         from .mirror import check_store
@@ -235,6 +241,10 @@ class AgentOptions:
             kwargs["agent_dir"] = self.agent_dir
         if self.env:
             kwargs["environ"] = {**os.environ, **{str(k): str(v) for k, v in self.env.items()}}
+        if self.ask_user is not None:
+            from ..ports import HostPorts
+
+            kwargs["ports"] = HostPorts(ask_user=self.ask_user)
         if self.resume is not None:
             kwargs["resume"] = self.resume
         elif self.continue_conversation:

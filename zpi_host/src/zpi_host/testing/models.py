@@ -31,14 +31,20 @@ class ScriptedModel(ScriptedProvider):
 
 class FunctionModel:
     """A model whose every turn is decided by ``function(request)``, which returns a turn (dict,
-    string or ScriptedTurn), sync or async. ``requests`` keeps what it was asked."""
+    string or ScriptedTurn), sync or async. ``requests`` keeps what it was asked. Side
+    requests (a title: ``request.purpose``) are sent only for the purposes in ``side``."""
 
     name = "function"
 
-    def __init__(self, function: TurnFunction, model: str = "function") -> None:
+    def __init__(self, function: TurnFunction, model: str = "function",
+                 side: tuple[str, ...] = ()) -> None:
         self.model = model
         self._function = function
+        self.side = side
         self.requests: list[ModelRequest] = []
+
+    def answers(self, purpose: str) -> bool:
+        return purpose in self.side
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)

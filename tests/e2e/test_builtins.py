@@ -1,0 +1,90 @@
+"""Whole-process runs of the zpi-builtins services through ``zpi-host run``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+
+
+def zpi(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+    environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env=environ, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_ask_title_notify_and_instructions_in_one_run(tmp_path):
+    log = tmp_path / "notified.txt"
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    notify = [sys.executable, "-c",
+              f"import sys; open({str(log)!r}, 'a').write(' | '.join(sys.argv[1:]))"]
+    (agent / "settings.json").write_text(json.dumps({"plugins": {"builtins": {
+        "notify": {"command": notify, "min_run_seconds": 0},
+        "instructions": {"disabled": ["git"]}}}}))
+    script = tmp_path / "script.jsonl"
+    turns = [{"tool_calls": [{"name": "ask_user", "arguments": {"questions": [
+                 {"question": "Which colour?", "options": [{"label": "red"}]}]}}]},
+             {"text": "I went with red."},
+             {"purpose": "title", "text": "Choosing a colour"}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "--output-format", "json",
+              "paint the shed")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["result"] == "I went with red." and result["num_turns"] == 2
+    listing = json.loads(zpi(tmp_path, "sessions", "list", "--json").stdout)
+    assert [s["title"] for s in listing] == ["Choosing a colour"]
+    transcript = next((agent / "sessions").rglob("*.jsonl")).read_text()
+    assert "Which colour?" in transcript and "Nobody can answer questions" in transcript
+    assert "# Editing" in transcript and "# Git safety" not in transcript  # the snapshot
+    assert log.read_text().startswith("zpi | the run finished after")
+
+
+def test_on_a_terminal_the_user_answers_the_question(tmp_path):
+    """stdin and stderr on a pseudo-terminal: the question is shown there and the typed
+    number picks the option."""
+    import pty
+    import select
+
+    script = tmp_path / "script.jsonl"
+    turns = [{"tool_calls": [{"name": "ask_user", "arguments": {"questions": [
+                 {"question": "Which colour?", "options": [{"label": "red"},
+                                                           {"label": "blue"}]}]}}]},
+             {"text": "ok"}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    master, slave = pty.openpty()
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+    environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
+    process = subprocess.Popen(
+        [EXE, "run", "--model", f"scripted:{script}", "--output-format", "json",
+         "--permission-mode", "bypass", "pick"],
+        stdin=slave, stderr=slave, stdout=subprocess.PIPE, cwd=tmp_path, env=environ,
+        text=True)
+    os.close(slave)
+    shown = b""
+    try:
+        while b"Answer with a number" not in shown:
+            ready, _, _ = select.select([master], [], [], 30)
+            assert ready, f"no question within 30 s; saw {shown!r}"
+            shown += os.read(master, 4096)
+        os.write(master, b"2\n")
+        stdout, _ = process.communicate(timeout=30)
+        assert json.loads(stdout)["result"] == "ok"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    assert b"Which colour?" in shown and b"2. blue" in shown
+    assert process.returncode == 0
+    transcript = next((tmp_path / "agent" / "sessions").rglob("*.jsonl")).read_text()
+    assert "Which colour? -> blue" in transcript

@@ -1,0 +1,230 @@
+"""Host ports: the generic ways a service plugin reaches the user, the model and storage.
+
+Built-in services (``zpi_builtins``) never import the CLI or the SDK: they talk to the host
+only through the ports a session exposes as ``SessionView.ports``. The embedding program
+chooses the user-facing ones (``create_session(ports=HostPorts(...))``): the CLI gives a
+terminal prompt and the terminal stream on a TTY, the SDK gives its ``ask_user`` callback;
+without them a service is told plainly that nobody can answer. The session fills in the
+ports it owns: side requests to a model (:class:`ModelPort`) and the session's own records
+(:class:`StoragePort`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+import attrs
+
+from .errors import UsageError, ZpiError
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+
+class NobodyToAsk(ZpiError):
+    """The session has no way to ask its user (no terminal, no ``ask_user`` callback)."""
+
+
+class AskUserError(ZpiError):
+    """The asking port answered with something that is not an answer to the questions."""
+
+
+@attrs.frozen
+class QuestionOption:
+    label: str
+    description: str = ""
+
+
+@attrs.frozen
+class Question:
+    """One question for the user: free text when it has no options, else a choice (several
+    labels when ``multi_select``); the user may always type an answer of their own."""
+
+    question: str
+    header: str = ""
+    options: tuple[QuestionOption, ...] = ()
+    multi_select: bool = False
+
+
+#: ``await ask(questions)`` -> ``{question text: answer}``; an answer is a string, or a list of
+#: option labels for a multi-select question. Raise :class:`NobodyToAsk` to decline.
+AskUser = Callable[[Sequence[Question]], Awaitable[Mapping[str, Any]]]
+
+
+def check_answers(questions: Sequence[Question], answers: Any) -> dict[str, str | list[str]]:
+    """The port's answers, validated: one per question, strings or lists of strings."""
+    if not isinstance(answers, Mapping):
+        raise AskUserError(f"the ask_user port must return a mapping of question to answer, "
+                           f"got {type(answers).__name__}")
+    clean: dict[str, str | list[str]] = {}
+    for q in questions:
+        value = answers.get(q.question)
+        if isinstance(value, str):
+            clean[q.question] = value
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            clean[q.question] = list(value)
+        elif value is None:
+            clean[q.question] = ""
+        else:
+            raise AskUserError(f"the answer to {q.question!r} must be a string or a list of "
+                               f"strings, got {type(value).__name__}")
+    return clean
+
+
+class TerminalAsker:
+    """The plain terminal asking port: questions on ``output`` (stderr), answers read line by
+    line from ``input`` (stdin) in a worker thread. A number picks an option (``1,3`` for
+    several); anything else is the user's own answer; end of input declines."""
+
+    def __init__(self, input: IO[str] | None = None, output: IO[str] | None = None) -> None:
+        self.input = input if input is not None else sys.stdin
+        self.output = output if output is not None else sys.stderr
+
+    async def __call__(self, questions: Sequence[Question]) -> Mapping[str, Any]:
+        import anyio
+
+        answers: dict[str, Any] = {}
+        for q in questions:
+            self.output.write(self.render(q))
+            self.output.flush()
+            line = await anyio.to_thread.run_sync(self.input.readline, abandon_on_cancel=True)
+            if not line:
+                raise NobodyToAsk("the terminal closed its input before the user answered")
+            answers[q.question] = self.parse(q, line.strip())
+        return answers
+
+    @staticmethod
+    def render(q: Question) -> str:
+        lines = [f"\n[{q.header}] {q.question}" if q.header else f"\n{q.question}"]
+        lines += [f"  {i}. {o.label}" + (f" - {o.description}" if o.description else "")
+                  for i, o in enumerate(q.options, 1)]
+        if q.options:
+            how = "numbers separated by commas" if q.multi_select else "a number"
+            lines.append(f"Answer with {how}, or type your own answer: ")
+        else:
+            lines.append("Your answer: ")
+        return "\n".join(lines)
+
+    @staticmethod
+    def parse(q: Question, line: str) -> str | list[str]:
+        picks = [p.strip() for p in line.split(",")] if q.options else []
+        if picks and all(p.isdigit() and 1 <= int(p) <= len(q.options) for p in picks):
+            labels = [q.options[int(p) - 1].label for p in picks]
+            return labels if q.multi_select else labels[0]
+        return line
+
+
+@attrs.frozen
+class HostPorts:
+    """What the embedding program gives the session's services.
+
+    ``ask_user``: how to ask the user (None: nobody can answer). ``terminal``: a text stream
+    shown on the user's terminal, for a bell or an OSC 9 notification (None: not on a
+    terminal).
+    """
+
+    ask_user: AskUser | None = None
+    terminal: IO[str] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.ask_user is not None and not callable(self.ask_user):
+            raise UsageError(f"ports.ask_user must be an async callable, got "
+                           f"{type(self.ask_user).__name__}")
+
+
+class ModelPort:
+    """Side requests (a title, a summary) to the session's model or another one; the
+    conversation never sees them. Usage of the session's own model is counted in the
+    session's usage."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    @property
+    def model(self) -> str:
+        return f"{self._session.provider.name}:{self._session.provider.model}"
+
+    def can_answer(self, purpose: str, model: str | None = None) -> bool:
+        """False when a request of ``purpose`` must not be sent to the session's model: a
+        scripted model whose script holds no turn for it. A model named explicitly (a
+        setting) is always asked."""
+        if model is not None and model != self.model:
+            return True
+        answers = getattr(self._session.provider, "answers", None)
+        return bool(answers(purpose)) if callable(answers) else True
+
+    async def complete(self, *, system: str, prompt: str, purpose: str,
+                       model: str | None = None, max_tokens: int = 200) -> str:
+        """The text of one answer to ``prompt``; raises the provider's errors."""
+        from .messages import UserMessage
+        from .providers.base import ModelRequest, TextDelta, UsageReport
+
+        session = self._session
+        provider, own = session.provider, True
+        if model is not None and model != self.model:
+            provider, own = await self._other_provider(model), False
+        request = ModelRequest(model=provider.model, system_prompt=system,
+                               messages=[UserMessage.text(prompt)],
+                               options={"max_tokens": max_tokens}, purpose=purpose)
+        parts: list[str] = []
+        try:
+            async for event in provider.stream(request):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, UsageReport) and own:
+                    session.record_usage(event.usage)
+        finally:
+            if not own:
+                await provider.aclose()
+        return "".join(parts)
+
+    async def _other_provider(self, model: str) -> Any:
+        import os
+
+        from .assembly import collect_providers, from_environment
+        from .providers.catalog import resolve_model
+
+        session = self._session
+        entry = resolve_model(model, session.settings)
+        factories = await collect_providers(session.host, session.settings)
+        if entry.provider not in factories:
+            raise ZpiError(f"model {model!r}: unknown provider {entry.provider!r}")
+        return factories[entry.provider].create(from_environment(entry, os.environ),
+                                                session.settings)
+
+
+class StoragePort:
+    """The session's own records a service may read and add: its title and plugin data."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the session is saved (an in-memory session is never listed)."""
+        return not self._session.store.in_memory_only
+
+    @property
+    def title(self) -> str | None:
+        return self._session.store.title  # type: ignore[no-any-return]
+
+    def set_title(self, title: str) -> None:
+        self._session.store.set_title(title)
+
+    def append_custom(self, namespace: str, data: Any) -> None:
+        self._session.store.append_custom(namespace, data)
+
+
+class SessionPorts:
+    """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
+
+    __slots__ = ("ask_user", "model", "storage", "terminal")
+
+    def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
+        given = given if given is not None else HostPorts()
+        self.ask_user: AskUser | None = given.ask_user
+        self.terminal: IO[str] | None = given.terminal
+        self.model = ModelPort(session)
+        self.storage = StoragePort(session)
