@@ -185,8 +185,11 @@ def test_a_second_sigint_exits_even_when_the_host_is_stuck(places):
     workspace, agent, _ = places
     stuck = StuckStart(workspace, agent)
     stuck.process.send_signal(signal.SIGINT)
-    time.sleep(0.2)  # not a measurement: gives the first signal time to be handled
+    # two signals sent before the first is handled would merge into one: wait for its line
+    assert stuck.process.stderr is not None
+    first = stuck.process.stderr.readline().decode()
+    assert "SIGINT: stopping the run" in first, first
     stuck.process.send_signal(signal.SIGINT)
-    stderr = stuck.finish()
+    stderr = first + stuck.finish()
     assert stuck.process.returncode == 130, stderr
     assert "Traceback" not in stderr and "SIGINT again: exiting now" in stderr

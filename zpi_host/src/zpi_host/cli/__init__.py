@@ -212,7 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _escape_unencodable_output()
     pause_gc()
     try:
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit: a reader that left is handled below
+        return code
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run handles its own: cli/signals.py)
         print("zpi-host: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -13,9 +13,9 @@ works even when the loop is stuck in a blocking call.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import sys
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
@@ -76,11 +76,14 @@ class RunSignals:
         if self.received is not None:
             force_exit(signum)
         self.received = signum
+        # said here, not in the loop: a host stuck in a blocking call still tells the user
+        # (os.write: no buffered stream is re-entered from the handler)
+        name = signal.Signals(signum).name
+        with contextlib.suppress(OSError):
+            os.write(2, f"zpi-host: {name}: stopping the run (again to exit at once)\n"
+                     .encode())
         self._loop.call_soon_threadsafe(self._first)
 
     def _first(self) -> None:
-        name = signal.Signals(self.received or signal.SIGINT).name
-        print(f"zpi-host: {name}: stopping the run (again to exit at once)", file=sys.stderr,
-              flush=True)
         if self._action is not None:
             self._action()
