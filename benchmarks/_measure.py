@@ -12,6 +12,7 @@ line per row: ``BENCH-ROW {json}``.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import os
@@ -177,3 +178,30 @@ def begin(name: str, quick: bool) -> None:
     os.environ["ZPI_AGENT_DIR"] = agent
     print(f"== {name}{' (quick: figures are not meaningful)' if quick else ''}; {machine()}",
           flush=True)
+
+
+#: an option of a benchmark: (flag, argparse keywords)
+Option = tuple[str, dict[str, Any]]
+
+
+def arguments(name: str, doc: str | None, *, rounds: int, quick: Mapping[str, Any],
+              options: Sequence[Option] = (),
+              minimum: Mapping[str, float] | None = None) -> argparse.Namespace:
+    """The command line every benchmark shares: its own ``options``, ``--rounds`` and
+    ``--quick`` (a small run that only checks: the values in ``quick`` replace the parsed ones).
+    ``minimum`` bounds values (``{"turns": 2}``; rounds are at least 1). Then :func:`begin`."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, keywords in options:
+        parser.add_argument(flag, **keywords)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
+    args = parser.parse_args()
+    if args.quick:
+        for key, value in quick.items():
+            setattr(args, key, value)
+    for key, least in {"rounds": 1, **(minimum or {})}.items():
+        if getattr(args, key) < least:
+            parser.error(f"--{key.replace('_', '-')} must be at least {least}")
+    begin(name, args.quick)
+    return args

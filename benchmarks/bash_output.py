@@ -12,7 +12,6 @@ failed or the spill file is incomplete.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 import anyio
-from _measure import begin, compare, emit, interleave
+from _measure import arguments, compare, emit, interleave
 
 from zpi_host.tools.base import ToolContext, ToolResult, ToolUpdate
 from zpi_host.tools.bash import prepare_bash_args, run_bash
@@ -80,16 +79,12 @@ async def run_tool(spill_dir: Path, command: str) -> tuple[ToolResult, int, floa
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=int, default=TOTAL_BYTES // 1_000_000,
-                        help="megabytes the command prints (default 500)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    total, rounds = (5_000_000, 1) if args.quick else (args.mb * 1_000_000, max(1, args.rounds))
+    args = arguments("bash_output", __doc__, rounds=3, quick={"mb": 5, "rounds": 1},
+                     options=[("--mb", {"type": int, "default": TOTAL_BYTES // 1_000_000,
+                                        "help": "megabytes the command prints (default 500)"})],
+                     minimum={"mb": 1})
+    total, rounds = args.mb * 1_000_000, args.rounds
     command = f"yes {LINE} | head -c {total}"
-    begin("bash_output", args.quick)
     anyio.run(lambda: anyio.sleep(0))  # the event loop's one-off allocations are not counted
     growth: list[float] = []
     outcome: list[tuple[ToolResult, int]] = []

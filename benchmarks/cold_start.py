@@ -19,7 +19,6 @@ so a user's second start never compiles.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from _measure import begin, compare, emit, interleave, timed
+from _measure import arguments, compare, emit, interleave, timed
 
 FLOOR = [sys.executable, "-c",
          "import pluggy, importlib.metadata as m; m.entry_points(group='zpi.plugins')"]
@@ -63,13 +62,8 @@ def runner(command: list[str], env: dict[str, str], cwd: Path) -> Callable[[], N
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    rounds = 1 if args.quick else max(3, args.rounds)
-    begin("cold_start", args.quick)
+    args = arguments("cold_start", __doc__, rounds=15, quick={"rounds": 1})
+    rounds = args.rounds if args.quick else max(3, args.rounds)
     with tempfile.TemporaryDirectory(prefix="zpi-bench-start-") as tmp:
         root = Path(tmp)
         project = root / "project"

@@ -28,7 +28,6 @@ input, output cap), and its matching handler is a ``process`` handler (argv ``tr
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import subprocess
 import tempfile
@@ -36,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import ainterleave, begin, compare, emit
+from _measure import ainterleave, arguments, compare, emit
 
 NON_MATCHING_TARGET = 1.2
 MATCHING_TARGET = 1.5
@@ -269,20 +268,14 @@ async def amain(turns: int, rounds: int, calls: int, dialects: list[str]) -> int
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--calls", type=int, default=200,
-                        help="turns of the matching-hook session (= hook calls, = spawns)")
-    parser.add_argument("--dialect", choices=("claude", "zcode", "both"), default="both")
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.rounds, args.calls = 10, 1, 5
-    if args.turns < 2 or args.rounds < 1 or args.calls < 2:
-        parser.error("--turns and --calls must be at least 2, --rounds at least 1")
-    begin("hook_dispatch", args.quick)
+    args = arguments("hook_dispatch", __doc__, rounds=9,
+                     quick={"turns": 10, "rounds": 1, "calls": 5},
+                     options=[("--turns", {"type": int, "default": 200}),
+                              ("--calls", {"type": int, "default": 200, "help": "turns of the "
+                               "matching-hook session (= hook calls, = spawns)"}),
+                              ("--dialect", {"choices": ("claude", "zcode", "both"),
+                                             "default": "both"})],
+                     minimum={"turns": 2, "calls": 2})
     dialects = ["claude", "zcode"] if args.dialect == "both" else [args.dialect]
     return asyncio.run(amain(args.turns, args.rounds, args.calls, dialects))
 

@@ -30,7 +30,6 @@ cost must not grow with the history).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import os
@@ -41,7 +40,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from _measure import Row, ainterleave, begin, compare, emit
+from _measure import Row, ainterleave, arguments, compare, emit
 
 RATIO_TARGET = 0.1
 GROWTH_TARGET = 2.0
@@ -251,19 +250,11 @@ async def amain(turns: int, rounds: int, persistence: bool) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--no-transcript", action="store_true",
-                        help="skip the variant with persistence on both sides")
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.rounds = 20, 1
-    if args.turns < 2 or args.rounds < 1:
-        parser.error("--turns must be at least 2 and --rounds at least 1")
-    begin("loop_overhead", args.quick)
+    args = arguments("loop_overhead", __doc__, rounds=3, quick={"turns": 20, "rounds": 1},
+                     options=[("--turns", {"type": int, "default": 1000}),
+                              ("--no-transcript", {"action": "store_true", "help": "skip the "
+                               "variant with persistence on both sides"})],
+                     minimum={"turns": 2})
     return asyncio.run(amain(args.turns, args.rounds, not args.no_transcript))
 
 

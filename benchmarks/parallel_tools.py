@@ -17,7 +17,6 @@ sessions alternate, ``--rounds`` times. Target: 8 calls / 1 call <= 1.3 for each
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _measure import Row, ainterleave, atimed, begin, compare, emit
+from _measure import Row, ainterleave, arguments, atimed, compare, emit
 
 from zpi_host import hookimpl
 
@@ -122,15 +121,9 @@ async def amain(rounds: int, seconds: float) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--sleep", type=float, default=0.1, help="seconds each sleep tool waits")
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.sleep = 1, 0.01
-    begin("parallel_tools", args.quick)
+    args = arguments("parallel_tools", __doc__, rounds=7, quick={"rounds": 1, "sleep": 0.01},
+                     options=[("--sleep", {"type": float, "default": 0.1,
+                                           "help": "seconds each sleep tool waits"})])
     return asyncio.run(amain(max(1, args.rounds), args.sleep))
 
 

@@ -19,7 +19,6 @@ Target: late / early <= 1.5.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import os
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from _loopback import MARKER, LoopbackServer, realistic
-from _measure import Row, ainterleave, begin, compare, emit
+from _measure import Row, ainterleave, arguments, compare, emit
 
 TARGET = 1.5
 WINDOW = 100
@@ -143,17 +142,9 @@ async def amain(turns: int, rounds: int) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.rounds = 20, 1
-    if args.turns < 2 or args.rounds < 1:
-        parser.error("--turns must be at least 2 and --rounds at least 1")
-    begin("provider_turns", args.quick)
+    args = arguments("provider_turns", __doc__, rounds=3, quick={"turns": 20, "rounds": 1},
+                     options=[("--turns", {"type": int, "default": 1000})],
+                     minimum={"turns": 2})
     return asyncio.run(amain(args.turns, args.rounds))
 
 

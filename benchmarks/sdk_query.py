@@ -17,28 +17,15 @@ Target: SDK total / kernel total <= 1.2.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from _measure import ainterleave, begin, compare, emit
+from _measure import ainterleave, arguments, compare, emit
+from _sessions import PROMPT, SDK_READ, instant_model, timed_query
 
 RATIO_TARGET = 1.2
-
-
-def instant_model(turns: int, call: dict[str, Any]) -> Any:
-    from zpi_host.testing import FunctionModel
-
-    count = [0]
-
-    def model(request: Any) -> Any:
-        count[0] += 1
-        return {"tool_calls": [call]} if count[0] < turns else {"text": "done"}
-
-    return FunctionModel(model)
 
 
 async def run_kernel(turns: int, root: Path) -> float:
@@ -48,7 +35,7 @@ async def run_kernel(turns: int, root: Path) -> float:
     session = await create_session(model="function:bench", provider=provider, cwd=root,
                                    persist=False)
     started = time.process_time()
-    result = await session.run("read small.txt again and again")
+    result = await session.run(PROMPT)
     total = time.process_time() - started
     await session.dispose()
     assert result.num_turns == turns and not result.is_error, result
@@ -56,19 +43,11 @@ async def run_kernel(turns: int, root: Path) -> float:
 
 
 async def run_sdk(turns: int, root: Path) -> float:
-    from zpi_host.sdk import AgentOptions, ResultMessage, query
+    from zpi_host.sdk import AgentOptions
 
-    provider = instant_model(turns, {"name": "Read", "arguments": {"file_path": "small.txt"}})
-    options = AgentOptions(model="function:bench", provider=provider, cwd=root,
-                           persist_session=False)
-    started = time.process_time()
-    last = None
-    async for message in query("read small.txt again and again", options):
-        last = message
-    total = time.process_time() - started
-    assert isinstance(last, ResultMessage) and last.num_turns == turns, last
-    assert not last.is_error, last
-    return total
+    options = AgentOptions(model="function:bench", provider=instant_model(turns, SDK_READ),
+                           cwd=root, persist_session=False)
+    return (await timed_query(options, turns))[0]
 
 
 async def main(turns: int, rounds: int) -> int:
@@ -87,12 +66,7 @@ async def main(turns: int, rounds: int) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.rounds = 20, 1
-    begin("sdk_query", args.quick)
+    args = arguments("sdk_query", __doc__, rounds=5, quick={"turns": 20, "rounds": 1},
+                     options=[("--turns", {"type": int, "default": 1000})],
+                     minimum={"turns": 2})
     raise SystemExit(asyncio.run(main(args.turns, args.rounds)))

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -23,39 +22,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import ainterleave, begin, compare, emit
+from _measure import ainterleave, arguments, compare, emit
+from _sessions import SDK_READ, instant_model, timed_query
 
 RATIO_TARGET = 1.3
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def instant_model(turns: int) -> Any:
-    from zpi_host.testing import FunctionModel
-
-    count = [0]
-
-    def model(request: Any) -> Any:
-        count[0] += 1
-        if count[0] < turns:
-            return {"tool_calls": [{"name": "Read", "arguments": {"file_path": "small.txt"}}]}
-        return {"text": "done"}
-
-    return FunctionModel(model)
-
-
 async def run_session(turns: int, root: Path, store: Any) -> float:
-    from zpi_host.sdk import AgentOptions, ResultMessage, query
+    from zpi_host.sdk import AgentOptions
 
     agent = Path(tempfile.mkdtemp(dir=root))
-    options = AgentOptions(model="function:bench", provider=instant_model(turns), cwd=root,
-                           agent_dir=agent, session_store=store)
-    started = time.process_time()
-    last = None
-    async for message in query("read small.txt again and again", options):
-        last = message
-    total = time.process_time() - started
-    assert isinstance(last, ResultMessage) and last.num_turns == turns, last
-    assert not last.is_error, last
+    options = AgentOptions(model="function:bench", provider=instant_model(turns, SDK_READ),
+                           cwd=root, agent_dir=agent, session_store=store)
+    total, last = await timed_query(options, turns)
     if store is not None:  # every local record reached the store
         key = {"project_key": options.store_project_key(), "session_id": last.session_id}
         local = next(agent.rglob(f"{last.session_id}.jsonl")).read_text().count("\n")
@@ -137,13 +117,9 @@ async def postgres_throughput(batches: int) -> tuple[float | None, str]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--batches", type=int, default=100)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.rounds, args.batches = 20, 1, 3
-    begin("session_store", args.quick)
+    args = arguments("session_store", __doc__, rounds=5,
+                     quick={"turns": 20, "rounds": 1, "batches": 3},
+                     options=[("--turns", {"type": int, "default": 1000}),
+                              ("--batches", {"type": int, "default": 100})],
+                     minimum={"turns": 2, "batches": 1})
     raise SystemExit(asyncio.run(main(args.turns, args.rounds, args.batches)))

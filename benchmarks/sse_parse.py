@@ -22,7 +22,6 @@ excluded) is printed too, for information.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -30,7 +29,7 @@ import time
 from typing import Any
 
 from _loopback import LoopbackServer, realistic
-from _measure import ainterleave, begin, compare, emit
+from _measure import ainterleave, arguments, compare, emit
 
 TARGET = 0.5
 WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while",
@@ -160,17 +159,9 @@ async def amain(size_mb: float, rounds: int) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size-mb", type=float, default=20.0)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.size_mb, args.rounds = 0.5, 1
-    if args.size_mb <= 0 or args.rounds < 1:
-        parser.error("--size-mb must be positive and --rounds at least 1")
-    begin("sse_parse", args.quick)
+    args = arguments("sse_parse", __doc__, rounds=5, quick={"size_mb": 0.5, "rounds": 1},
+                     options=[("--size-mb", {"type": float, "default": 20.0})],
+                     minimum={"size_mb": 0.01})
     return asyncio.run(amain(args.size_mb, args.rounds))
 
 

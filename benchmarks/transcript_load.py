@@ -27,7 +27,6 @@ does).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -40,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import Row, ainterleave, atimed, begin, compare, emit, interleave, timed
+from _measure import Row, ainterleave, arguments, atimed, compare, emit, interleave, timed
 
 RATIO_TARGET = 1.5
 FOLLOW_UP = "one more thing"
@@ -188,16 +187,10 @@ class Resumes:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--appends", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="a small run that only checks")
-    args = parser.parse_args()
-    if args.quick:
-        args.records, args.appends, args.rounds = 300, 30, 1
-    begin("transcript_load", args.quick)
+    args = arguments("transcript_load", __doc__, rounds=5,
+                     quick={"records": 300, "appends": 30, "rounds": 1},
+                     options=[("--records", {"type": int, "default": 100_000}),
+                              ("--appends", {"type": int, "default": 10_000})])
     from zpi_host.transcript import SessionManager
 
     with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:

@@ -28,12 +28,6 @@ import pytest
 from helpers.host_process import WAIT, open_calls, read_branch, run, session_file, start_run
 from helpers.reliability import LONG, scaled
 
-import zpi_host.files
-
-#: The temp-file sweep on resume lands from another branch; until then a stray temp file is
-#: reported as an expected failure instead of a failure. The lead flips this by merging.
-TEMP_SWEEP_LANDED = hasattr(zpi_host.files, "sweep_stale_temps")
-
 TURNS = 30
 FILES = 5
 FILLER_LINES = 4000  # ~100 KB a file: a torn write could not pass for a complete version
@@ -232,8 +226,6 @@ def test_sigkill_at_random_points_loses_nothing(script, tmp_path):
     assert not figures.lost, sorted(figures.lost)
     assert not figures.partial, figures.partial
     assert not figures.open_after_resume, figures.open_after_resume
-    if figures.stray and not TEMP_SWEEP_LANDED:
-        pytest.xfail(f"stray temp files until the resume sweep lands: {figures.stray}")
     assert not figures.stray, figures.stray
 
 

@@ -19,15 +19,10 @@ from helpers.permission_checks import EDIT, READ, WRITE, check, policy
 
 from zpi_host import nofollow
 from zpi_host.assembly import create_session
-from zpi_host.files import (
-    TEMP_PATTERN,
-    FileChange,
-    commit,
-    sweep_stale_temps,
-    temp_name,
-)
+from zpi_host.files import FileChange, commit
 from zpi_host.permissions.paths import JudgedPath
 from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.stale_temps import TEMP_PATTERN, sweep_stale_temps, temp_name
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure
 from zpi_host.tools.file_state import FileNotReadError, FileReadState

@@ -442,7 +442,7 @@ def _session(
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done
-        from .files import sweep_touched_folders
+        from .stale_temps import sweep_touched_folders
 
         swept = sweep_touched_folders(store.records, cwd)
         if swept:

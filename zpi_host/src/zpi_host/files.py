@@ -12,7 +12,7 @@ target's directory, opened without following symlinks (:mod:`zpi_host.nofollow`)
 swapped in during the commit cannot redirect it. Temporary files are named
 ``.<name>.zpi-<pid>-<hex>.tmp``: when a host is killed mid-commit, the next commit into that
 directory (and resuming the session) removes them once their process is gone
-(:func:`sweep_stale_temps`).
+(:mod:`zpi_host.stale_temps`).
 """
 
 from __future__ import annotations
@@ -20,17 +20,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
-import secrets
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from . import nofollow
 from .errors import ZpiError
+from .stale_temps import sweep_directory, temp_name
 
 #: Steps at which ``commit``'s ``_fault`` callback is called, in order.
 STEPS: Final = ("precheck", "mkdir", "write_temp", "fsync", "replace", "fsync_dir")
@@ -277,7 +276,7 @@ def _commit(changes: Sequence[FileChange], resolved: bool, fault: Fault,
             path=at.path, step=at.step, rollback_failures=failures,
         ) from exc
     for plan in _one_per_directory(plans):
-        _sweep_fd(plan.dir_fd, plan.real.parent)
+        sweep_directory(plan.dir_fd, plan.real.parent)
     return CommitReport(tuple(
         CommittedFile(p.change.path, p.prev_data is None, p.change.content is None, p.new_fp,
                       p.prev_fp)
@@ -406,21 +405,6 @@ def _make_parents(plan: _Plan, fds: _Descriptors) -> None:
         plan.missing.pop(0)
 
 
-#: ``.<name>.zpi-<pid>-<hex>.tmp``: the pid of the host that wrote it says whose it is.
-TEMP_PATTERN: Final = re.compile(r"\..*\.zpi-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
-_NAME_MAX: Final = 255
-
-
-def temp_name(target: str, pid: int | None = None) -> str:
-    """A fresh temporary name beside ``target`` owned by this process (the target's name is
-    shortened when the whole would be too long for the filesystem)."""
-    tail = f".zpi-{os.getpid() if pid is None else pid}-{secrets.token_hex(4)}.tmp"
-    name = target
-    while name and len(os.fsencode(f".{name}{tail}")) > _NAME_MAX:
-        name = name[:-1]
-    return f".{name}{tail}"
-
-
 def _open_temp(dir_fd: int, target: str, mode: int) -> tuple[int, str]:
     """A new, exclusively created temporary file beside ``target`` (same filesystem)."""
     while True:
@@ -541,86 +525,3 @@ def _restore(dir_fd: int, target: str, data: bytes, st: os.stat_result) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=dir_fd)
         raise
-
-
-# ----------------------------------------------------------------------------- stale temps
-
-def sweep_stale_temps(directory: Path | str) -> list[Path]:
-    """Remove the temporary files of atomic writes left in ``directory`` by hosts that were
-    killed mid-commit; returns the paths removed.
-
-    Only names of the form ``.<name>.zpi-<pid>-<hex>.tmp`` whose process is gone are removed,
-    and only regular files owned by this user; never one of a live process (this one
-    included), never through a symlink (the directory is resolved once and opened without
-    following any). Never raises: an unreadable or vanished directory sweeps nothing."""
-    try:
-        real = nofollow.resolve(Path(os.path.abspath(directory)))
-        fd = nofollow.open_directory(real)
-    except (OSError, nofollow.UnusablePathError):
-        return []
-    try:
-        return _sweep_fd(fd, real)
-    finally:
-        os.close(fd)
-
-
-def _sweep_fd(dir_fd: int, directory: Path) -> list[Path]:
-    removed: list[Path] = []
-    try:
-        with os.scandir(dir_fd) as entries:
-            names = [e.name for e in entries if ".zpi-" in e.name]
-    except OSError:
-        return removed
-    for name in names:
-        match = TEMP_PATTERN.fullmatch(name)
-        if match is None or _process_alive(int(match["pid"])):
-            continue
-        with contextlib.suppress(OSError):
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
-                os.unlink(name, dir_fd=dir_fd)
-                removed.append(directory / name)
-    return removed
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (this one counts as alive; a zombie does not:
-    it was killed and only waits to be reaped)."""
-    if pid == os.getpid():
-        return True
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    except OverflowError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rpartition(b")")[2].split()[:1]
-    except OSError:
-        return True
-    return state not in ([b"Z"], [b"X"])
-
-
-def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
-    """On resume: sweep the stale temporary files from the directory of every path a file
-    tool call of the transcript named (``tool_use`` records of the tools in
-    ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
-    one directory listing each); returns the paths removed."""
-    from .permissions.paths import absolute, paths_of
-
-    named: dict[str, None] = {}  # each path once: a session names the same files again
-    for record in records:
-        if getattr(record, "TYPE", None) != "tool_use":
-            continue
-        named.update(dict.fromkeys(paths_of(getattr(record, "name", ""),
-                                            getattr(record, "arguments", {}))))
-    folders: dict[Path, None] = {}
-    for raw in named:
-        with contextlib.suppress(ValueError, OSError):
-            folders[absolute(raw, cwd).parent] = None
-    return [path for folder in folders for path in sweep_stale_temps(folder)]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO
 
 from .errors import ZpiError
+from .process_groups import process_alive
 
 __all__ = ["SPILL_KEEP_DAYS", "SpillFolderError", "create_spill_file", "prune_spill",
            "remove_spill_folder", "spill_folder", "spill_root"]
@@ -193,7 +194,7 @@ def _prune(root_fd: int, agent_dir: Path, keep: str | None, max_age_days: float)
         if not stat.S_ISDIR(info.st_mode):
             gone = True  # a symlink or a file where a folder should be
         elif match["pid"] is not None:
-            gone = not _alive(int(match["pid"]))
+            gone = not process_alive(int(match["pid"]))
         else:
             if saved is None:
                 saved = {p.stem for p in iter_session_files(agent_dir)}
@@ -204,13 +205,3 @@ def _prune(root_fd: int, agent_dir: Path, keep: str | None, max_age_days: float)
     return removed
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from . import EXIT_OK, CliUsageError
 
 PROMPT = "> "
 HELP = {
@@ -69,18 +69,15 @@ class Chat:
     # ------------------------------------------------------------------------ the loop
 
     async def main(self) -> int:
-        from ..errors import UsageError, ZpiError
+        from ..errors import ZpiError
+        from .run import assembly_failed
 
         model = self.args.model or os.environ.get("ZPI_MODEL")
         try:
             await self._open(model=model, resume=self.args.resume,
                              continue_recent=self.args.continue_recent)
-        except (UsageError, CliUsageError) as exc:
-            print(f"zpi-host: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except ZpiError as exc:
-            print(f"zpi-host: error: {exc}", file=sys.stderr)
-            return EXIT_FAILED
+        except (CliUsageError, ZpiError) as exc:
+            return assembly_failed(exc)
         self._say(f"zpi-host chat · {self.session.view.model} · session {self.session.session_id}"
                   " · /help for commands, Ctrl-D to leave")
         prompt = self._prompt_session()

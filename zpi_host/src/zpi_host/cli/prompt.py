@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from . import EXIT_OK, CliUsageError
 
 
 def add_prompt_parser(commands: Any) -> None:
@@ -32,19 +32,15 @@ def prompt_command(args: Any, blocked: list[str]) -> int:
 
 async def _preview(args: Any, blocked: list[str]) -> int:
     from ..assembly import create_session
-    from ..errors import UsageError, ZpiError
-    from .run import assembly_kwargs
+    from ..errors import ZpiError
+    from .run import assembly_failed, assembly_kwargs
 
     model = args.model or os.environ.get("ZPI_MODEL")
     try:
         session = await create_session(persist=False,
                                        **assembly_kwargs(args, blocked, model))
-    except (UsageError, CliUsageError) as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ZpiError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    except (CliUsageError, ZpiError) as exc:
+        return assembly_failed(exc)
     try:
         for warning in session.take_warnings():  # a run delivers them as events
             print(f"zpi-host: warning: {warning}", file=sys.stderr)

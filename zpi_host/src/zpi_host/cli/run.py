@@ -192,6 +192,15 @@ def startup_error(args: Any, error: Exception, code: int) -> int:
     return code
 
 
+def assembly_failed(error: Exception) -> int:
+    """A session could not be assembled (chat, prompt): the message on stderr without keys;
+    exit 2 for usage and configuration errors, else 1."""
+    from ..errors import UsageError
+
+    print(f"zpi-host: error: {_redacted(error)}", file=sys.stderr)
+    return EXIT_USAGE if isinstance(error, UsageError | CliUsageError) else EXIT_FAILED
+
+
 def _usage(usage: Any) -> dict[str, int]:
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cache_read_input_tokens": usage.cache_read_tokens,
