@@ -5,25 +5,14 @@ Importing this package is cheap; the pytest fixtures live in ``zpi_host.testing.
 installs zpi-host).
 """
 
-from typing import Any
-
+from ..lazy import lazy_attributes
 from .distributions import FakeDistribution, install_distribution
 
 __all__ = ["FakeDistribution", "FunctionModel", "ModelServer", "ScriptedModel",
            "install_distribution", "run_session_store_conformance"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("FunctionModel", "ScriptedModel"):
-        from . import models
-
-        return getattr(models, name)
-    if name == "ModelServer":
-        from .model_server import ModelServer
-
-        return ModelServer
-    if name == "run_session_store_conformance":
-        from .session_store_conformance import run_session_store_conformance
-
-        return run_session_store_conformance
-    raise AttributeError(f"module 'zpi_host.testing' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "FunctionModel": "models", "ScriptedModel": "models", "ModelServer": "model_server",
+    "run_session_store_conformance": "session_store_conformance",
+}, globals())
