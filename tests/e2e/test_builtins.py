@@ -88,3 +88,22 @@ def test_on_a_terminal_the_user_answers_the_question(tmp_path):
     assert process.returncode == 0
     transcript = next((tmp_path / "agent" / "sessions").rglob("*.jsonl")).read_text()
     assert "Which colour? -> blue" in transcript
+
+
+def test_init_through_zpi_host_run_writes_agents_md_and_refuses_a_second_time(tmp_path):
+    (tmp_path / "README.md").write_text("# Demo\n")
+    script = tmp_path / "script.jsonl"
+    turns = [{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}},
+                             {"name": "read", "arguments": {"path": "README.md"}}]},
+             {"text": "# AGENTS.md\n\nDemo project; no tests yet."}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nDemo project; no tests yet.\n"
+    again = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
+    assert again.returncode == 1
+    assert f"{tmp_path / 'AGENTS.md'} already exists" in again.stderr
+    assert "/init --force" in again.stderr and "Traceback" not in again.stderr
+    listing = zpi(tmp_path, "--list-plugins")
+    assert any(line.startswith("builtins:init") and "commands: init" in line
+               for line in listing.stdout.splitlines())
