@@ -87,3 +87,14 @@ async def test_init_is_switched_off_in_settings(zpi_env, tmp_path):
     await session.dispose()
     assert result.is_error and "unknown command /init" in result.result
     assert not (tmp_path / "AGENTS.md").exists()
+
+
+async def test_force_replaces_only_a_regular_file(zpi_env, tmp_path):
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("not yours\n")
+    (tmp_path / "AGENTS.md").symlink_to(elsewhere)
+    session = await scripted_session(tmp_path, [ANSWER])
+    refused = await session.run("/init --force")
+    await session.dispose()
+    assert refused.is_error and "is not a regular file" in refused.result
+    assert elsewhere.read_text() == "not yours\n" and session.test_model.requests == []
