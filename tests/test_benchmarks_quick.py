@@ -34,6 +34,7 @@ EXPECTED = {
     "hook_dispatch": ["hook_dispatch: 20 non-matching", "hook_dispatch: matching"],
     "sdk_query": ["sdk_query:"],
     "session_store": ["session_store:"],
+    "builtins_overhead": ["builtins_overhead: zpi-host run", "builtins_overhead: one session"],
 }
 
 

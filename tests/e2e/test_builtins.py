@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.terminal import Terminal
+
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
@@ -88,3 +90,41 @@ def test_on_a_terminal_the_user_answers_the_question(tmp_path):
     assert process.returncode == 0
     transcript = next((tmp_path / "agent" / "sessions").rglob("*.jsonl")).read_text()
     assert "Which colour? -> blue" in transcript
+
+
+def test_init_through_zpi_host_run_writes_agents_md_and_refuses_a_second_time(tmp_path):
+    (tmp_path / "README.md").write_text("# Demo\n")
+    script = tmp_path / "script.jsonl"
+    turns = [{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}},
+                             {"name": "read", "arguments": {"path": "README.md"}}]},
+             {"text": "# AGENTS.md\n\nDemo project; no tests yet."}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nDemo project; no tests yet.\n"
+    again = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
+    assert again.returncode == 1
+    assert f"{tmp_path / 'AGENTS.md'} already exists" in again.stderr
+    assert "/init --force" in again.stderr and "Traceback" not in again.stderr
+    listing = zpi(tmp_path, "--list-plugins")
+    assert any(line.startswith("builtins:init") and "commands: init" in line
+               for line in listing.stdout.splitlines())
+
+
+def test_on_a_terminal_notify_writes_its_osc9_sequence(tmp_path):
+    """stderr on a pseudo-terminal is the notify service's terminal port: a run longer than
+    the threshold (0 s here) ends with an OSC 9 desktop notification there."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"plugins": {"builtins": {
+        "notify": {"terminal": "osc9", "min_run_seconds": 0}}}}))
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"text": "all done"}) + "\n")
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
+    environ.update({"ZPI_AGENT_DIR": str(agent), "HOME": str(tmp_path), "TERM": "xterm"})
+    term = Terminal([EXE, "run", "--model", f"scripted:{script}", "hi"], cwd=tmp_path,
+                    env=environ)
+    assert term.finish() == 0
+    assert "\x1b]9;zpi: the run finished after 0 s\x07" in term.output
+    assert "all done" in term.text

@@ -143,3 +143,45 @@ def test_a_chat_asks_for_approval_at_its_prompt(tmp_path):
     chat.expect(r"second done")
     assert chat.leave() == 0
     assert "│ ran-two" not in chat.term.text  # the denied command never ran
+
+
+def test_a_chat_asks_the_models_questions_at_its_prompt(tmp_path):
+    """builtins:ask in a chat: the question and its options at the chat's prompt, a number
+    picks one; Ctrl-C at the next question declines and the model is told nobody answered."""
+    question = {"tool_calls": [{"name": "ask_user", "arguments": {"questions": [
+        {"question": "Which colour?", "header": "Paint",
+         "options": [{"label": "red"}, {"label": "blue", "description": "calm"}]}]}}]}
+    model = script(tmp_path, question, {"text": "painted it"}, question, {"text": "guessed"})
+    chat = Chat(tmp_path, "--model", model)
+    chat.say("paint the shed")
+    chat.prompts += 1  # the question is a prompt too
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.expect(r"\[Paint\] Which colour\?\s+1\. red\s+2\. blue - calm\s+"
+                r"Answer with a number, or type your own answer:")
+    chat.term.send("2\r")
+    chat.expect(r"painted it")
+    chat.say("again")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\x03")  # Ctrl-C at the question: nobody answers
+    chat.expect(r"guessed")
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    text = transcript.read_text()
+    assert "Which colour? -> blue" in text
+    assert "Nobody can answer questions" in text and "Ctrl-C or Ctrl-D at the question" in text
+
+
+def test_init_in_a_chat_writes_agents_md_and_refuses_to_overwrite(tmp_path):
+    model = script(tmp_path,
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+                   {"text": "# AGENTS.md\n\nChat-made."})
+    chat = Chat(tmp_path, "--model", model)
+    chat.say("/help")
+    chat.expect(r"/init\s+explore the project and write AGENTS\.md")
+    chat.say("/init")
+    chat.expect(r"Chat-made\.")
+    chat.say("/init")
+    chat.expect(r"error: .*AGENTS\.md already exists")
+    assert chat.leave() == 0
+    assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nChat-made.\n"

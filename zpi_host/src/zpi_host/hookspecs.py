@@ -597,7 +597,7 @@ def zpi_run_end(session: Any, result: Any) -> None:
 
     When: once per ``run()``, after its last record is written and before ``run()`` returns
     (after every ``zpi_stop`` decision, so a continued run ends only once). Not called for
-    sub-agents.
+    sub-agents. A warning it raises (``session.warn``) is delivered before ``run()`` returns.
 
     Arguments:
         session: a read-only SessionView.

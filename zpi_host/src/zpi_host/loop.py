@@ -145,6 +145,7 @@ class AgentLoop:
         if s.parent is None and s.host.hooks.has_implementations("zpi_run_end"):
             with anyio.CancelScope(shield=True):
                 await s.host.hooks.run_end(s.view, result)
+                await s.deliver_warnings()  # what a run_end hook reports belongs to this run
         if s.wants_event("run_end"):
             with anyio.CancelScope(shield=True):
                 await s.emit(RunEnd(result))

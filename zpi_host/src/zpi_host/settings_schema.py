@@ -173,6 +173,9 @@ SCHEMA = Section("", "keep", (
                 Setting("disabled", list_of(STRING), [],
                         "names of single instructions to leave out (docs/builtins.md)"),
             )),
+            Section("init", "warn", (
+                Setting("enabled", BOOL, True, "the `/init` command (writes AGENTS.md)"),
+            )),
         ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (

@@ -143,7 +143,7 @@ class Chat:
 
         options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
                    **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
-                   "can_use_tool": self._approve, **overrides}
+                   "can_use_tool": self._approve, "ports": self._ports(), **overrides}
         if options.get("resume"):
             from ..assembly import resolve_agent_dir
             from .sessions import full_session_id
@@ -156,33 +156,65 @@ class Chat:
         await self._close()
         self.session = session
 
+    def _ports(self) -> Any:
+        """The chat's ports: ``ask_user`` questions at the chat's own prompt, notifications
+        (bell, OSC 9) on stderr."""
+        from ..ports import HostPorts
+
+        return HostPorts(ask_user=self._ask,
+                         terminal=sys.stderr if sys.stderr.isatty() else None)
+
     async def _approve(self, name: str, arguments: Any, context: Any) -> Any:
-        """Ask on the terminal whether a call may run, through prompt-toolkit (a question
-        stopped by the run's end leaves no reader behind); the live display waits."""
+        """Ask on the terminal whether a call may run (Ctrl-C at the question: no)."""
+        from ..permissions.approver import answer_decision, approval_question
+
+        about, question = approval_question(name, arguments, context)
+        try:
+            answer = await self._at_prompt(about, question)
+        except KeyboardInterrupt:
+            answer = "n"
+        return answer_decision(answer, name, context)
+
+    async def _ask(self, questions: Any) -> dict[str, Any]:
+        """The ``ask_user`` port: each question and its options, answered at the prompt (a
+        number picks an option); Ctrl-C or Ctrl-D at a question declines them all."""
+        from ..ports import NobodyToAsk, TerminalAsker
+
+        answers: dict[str, Any] = {}
+        for q in questions:
+            about, _, question = TerminalAsker.render(q).strip("\n").rpartition("\n")
+            try:
+                line = await self._at_prompt(about, question)
+            except KeyboardInterrupt:
+                line = None
+            if line is None:
+                raise NobodyToAsk("the user did not answer (Ctrl-C or Ctrl-D at the question)")
+            answers[q.question] = TerminalAsker.parse(q, line.strip())
+        return answers
+
+    async def _at_prompt(self, about: str, question: str) -> str | None:
+        """Print ``about``, then read one line at ``question`` through prompt-toolkit (a
+        question stopped by the run's end leaves no reader behind), one question at a time
+        even for parallel calls, with the live display paused. None at end of input."""
         import anyio
         from prompt_toolkit import PromptSession
 
-        from ..permissions.approver import answer_decision, approval_question
-
         if self._asking is None:
             self._asking = anyio.Lock()
-        about, question = approval_question(name, arguments, context)
-        async with self._asking:  # one question at a time, even for parallel calls
+        async with self._asking:
             live = self.live
             if live is not None:
                 live.pause()
             try:
                 print(about, file=self.out, flush=True)
                 try:
-                    answer: str | None = await PromptSession().prompt_async(question)
-                except KeyboardInterrupt:
-                    answer = "n"
+                    answer: str = await PromptSession().prompt_async(question)
                 except EOFError:
-                    answer = None
+                    return None
+                return answer
             finally:
                 if live is not None:
                     live.resume()
-        return answer_decision(answer, name, context)
 
     async def _close(self) -> None:
         if self.session is not None:
