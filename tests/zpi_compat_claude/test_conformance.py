@@ -93,10 +93,11 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
         calls(("write", {"path": "a.txt", "content": "one\nTWO\nthree\n"})),
         calls(("edit", {"path": "a.txt", "edits": [{"old_text": "three", "new_text": "3"}]})),
         bash("echo hi"), bash("echo rewrite-me"), bash("echo deny-me"), bash("exit 3"),
-        bash("echo ask-me"),
+        bash("echo ask-me"), bash("echo rule-denies-me"), bash("echo perm-refused"),
         "first answer", "final answer",
     ])
     session = await create_session(model="t:m", provider=model, cwd=workspace,
+                                   deny=["bash(echo rule-denies-me)"],
                                    host=PluginHost(PluginConfig(autoload=False)).load())
     warnings: list[str] = []
     session.subscribe(lambda event: warnings.append(event.message), {"warning"})
@@ -118,7 +119,7 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     assert blocked.is_error and blocked.stop_reason == "blocked"
     assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
                               "blocked")
-    assert len(model.requests) == 12  # twelve turns for "go", none for the blocked prompt
+    assert len(model.requests) == 14  # fourteen turns for "go", none for the blocked prompt
     # systemMessage goes to the user only
     assert "claude:hooks-dump-py: PostToolUse hook `python3 " in "\n".join(warnings)
     assert any(w.endswith(": for-the-user Read") for w in warnings)
@@ -158,6 +159,10 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
     assert bash_events == ["PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse",
                            "PreToolUse", "PreToolUse", "PostToolUseFailure",
                            # a PreToolUse ask: PermissionRequest, then denied (no approver)
+                           "PreToolUse", "PermissionRequest",
+                           # context without a decision, then a deny rule: nothing follows
+                           "PreToolUse",
+                           # an ask the PermissionRequest handler denies
                            "PreToolUse", "PermissionRequest"]
     # PermissionRequest only where an approval would be asked: the read outside the workspace
     reads = [name for name, tool in tools if tool == "Read"]
@@ -206,7 +211,10 @@ def check_permission_request_suggests_what_claude_code_suggests(conformance):
     records = conformance[0]
     requests = [r["input"] for r in records
                 if r["input"]["hook_event_name"] == "PermissionRequest"]
-    read, _ = requests
+    read, bash, _ = requests
+    assert bash["permission_suggestions"] == [{
+        "type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo ask-me"}],
+        "behavior": "allow", "destination": "localSettings"}]
     outside = str(Path(read["tool_input"]["file_path"]).parent)
     assert read["permission_suggestions"] == [
         {"type": "addDirectories", "directories": [outside], "destination": "session"}]
@@ -259,6 +267,14 @@ def check_what_the_model_sees(conformance):
     asked = ordered[9]  # an ask with no approver: the hook's reason alone
     assert asked["is_error"] and asked["content"] == [{"type": "text",
                                                        "text": "ask-me needs a person"}]
+    # PreToolUse context without a decision survives a deny rule, inside the result
+    ruled = ordered[10]
+    assert ruled["is_error"] and ruled["content"][0]["text"].startswith(
+        "permission denied for bash: denied by rule 'bash(echo rule-denies-me)'")
+    assert ruled["content"][-1] == reminder("pre-ctx survives the rule")
+    # a PermissionRequest deny: the model reads the hook's message alone, as in Claude Code
+    assert ordered[11]["is_error"] and ordered[11]["content"] == [
+        {"type": "text", "text": "no perm-refused"}]
     last = messages_body(model.requests[-1].messages)[-1]
     assert last["role"] == "user"
     assert last["content"][-1] == reminder("Stop hook feedback: one more")

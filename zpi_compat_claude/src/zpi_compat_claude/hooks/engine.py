@@ -123,7 +123,6 @@ class HookEngine:
         self._groups: dict[str, list[tuple[Any, tuple[ReadyHandler, ...]]]] = {}
         self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
         self._once_done: set[tuple[str, int]] = set()
-        self._pending: dict[str, list[str]] = {}
         self._data_ready = False
         self._has_once = any(h.once for groups in hooks.events.values() for g in groups
                              for h in g.handlers)

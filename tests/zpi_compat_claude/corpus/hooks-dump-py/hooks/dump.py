@@ -41,10 +41,15 @@ elif name == "PreToolUse" and "rewrite-me" in command:
     print(json.dumps({"hookSpecificOutput": {
         "hookEventName": name, "permissionDecision": "allow",
         "updatedInput": {"command": "echo rewritten"}}}))
-elif name == "PreToolUse" and "ask-me" in command:
+elif name == "PreToolUse" and ("ask-me" in command or "perm-refused" in command):
     print(json.dumps({"hookSpecificOutput": {
         "hookEventName": name, "permissionDecision": "ask",
         "permissionDecisionReason": "ask-me needs a person"}}))
+elif name == "PreToolUse" and "rule-denies-me" in command:
+    context("pre-ctx survives the rule")  # no decision: a deny rule decides
+elif name == "PermissionRequest" and "perm-refused" in command:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": name, "decision": {
+        "behavior": "deny", "message": "no perm-refused"}}}))
 elif name == "PermissionRequest" and "ask-me" in command:
     pass  # no answer: the approver decides, and there is none
 elif name == "PermissionRequest":
