@@ -100,7 +100,9 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
                                    deny=["bash(echo rule-denies-me)"],
                                    host=PluginHost(PluginConfig(autoload=False)).load())
     warnings: list[str] = []
+    told: list[tuple[str, str | None]] = []
     session.subscribe(lambda event: warnings.append(event.message), {"warning"})
+    session.subscribe(lambda event: told.append((event.message, event.source)), {"system"})
     try:
         result = await session.run("go")
         blocked = await session.run("please BLOCK this")
@@ -120,9 +122,11 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
                               "blocked")
     assert len(model.requests) == 14  # fourteen turns for "go", none for the blocked prompt
-    # systemMessage goes to the user only
-    assert "claude:hooks-dump-py: PostToolUse hook `python3 " in "\n".join(warnings)
-    assert any(w.endswith(": for-the-user Read") for w in warnings)
+    # systemMessage goes to the user only, as a message (a `system` event), not a warning
+    assert ("for-the-user Read", "claude:hooks-dump-py") in told
+    assert {m for m, _ in told} == {f"for-the-user {t}" for t in ("Read", "Write", "Edit",
+                                                                  "Bash")}
+    assert not any("for-the-user" in w for w in warnings)
     assert not any("for-the-user" in json.dumps(messages_body(r.messages))
                    for r in model.requests)
     lines = (tmp_path / "plugin-data/hooks-dump-py/events.jsonl").read_text().splitlines()
