@@ -244,6 +244,18 @@ def check_environment_and_transcript_as_claude_code_gives_them(conformance, zpi_
     stop = [r for r in records if r["input"]["hook_event_name"] == "Stop"][-1]
     assert ["user", ["tool_result"]] in stop["transcript"]
     assert stop["transcript"][-1] == ["assistant", ["text"]]
+    # each tool_result record has toolUseResult: what PostToolUse got as tool_response (the
+    # Write/Edit responses but for originalFile/structuredPatch, which only a call's own
+    # PostToolUse gets), "Error: <text>" for a failed or denied call
+    for post in (r["input"] for r in records if r["input"]["hook_event_name"] == "PostToolUse"):
+        written = stop["results"][post["tool_use_id"]]
+        if post["tool_name"] in ("Read", "Bash"):
+            assert written == post["tool_response"], post["tool_name"]
+        else:
+            assert set(written) == set(post["tool_response"]), post["tool_name"]
+    failed = next(r["input"] for r in records
+                  if r["input"]["hook_event_name"] == "PostToolUseFailure")
+    assert stop["results"][failed["tool_use_id"]] == f"Error: {failed['error']}"
 
 
 def check_what_the_model_sees(conformance):

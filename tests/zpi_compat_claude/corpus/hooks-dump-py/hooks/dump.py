@@ -15,7 +15,12 @@ env_names = ("CLAUDECODE", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_P
              "CLAUDE_ENV_FILE")
 record = {"input": event, "env": {k: os.environ.get(k) for k in env_names},
           "transcript": [[r["type"], [b.get("type") for b in r["message"]["content"]]]
-                         for r in transcript]}
+                         for r in transcript],
+          # toolUseResult of each tool_result record, by tool_use_id
+          "results": {r["message"]["content"][0]["tool_use_id"]: r.get("toolUseResult")
+                      for r in transcript if r["type"] == "user"
+                      and r["message"]["content"][:1]
+                      and r["message"]["content"][0].get("type") == "tool_result"}}
 with open(os.path.join(os.environ["CLAUDE_PLUGIN_DATA"], "events.jsonl"), "a",
           encoding="utf-8") as out:
     out.write(json.dumps(record) + "\n")
