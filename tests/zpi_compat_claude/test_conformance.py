@@ -4,6 +4,7 @@ processes) and answers so that each effect shows up in the model's next request.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from pathlib import Path
@@ -65,6 +66,11 @@ RESPONSES = {
 }
 
 
+#: a 1x1 transparent PNG
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA"
+                       "60e6kgAAAABJRU5ErkJggg==")
+
+
 def calls(*pairs) -> dict:
     return {"tool_calls": [{"name": n, "arguments": a} for n, a in pairs]}
 
@@ -82,7 +88,8 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     workspace = tmp_path / "work"
     workspace.mkdir()
     (workspace / "a.txt").write_text("one\ntwo\nthree\n")
-    (tmp_path / "outside.txt").write_text("far away\n")  # reading it asks in default mode
+    (tmp_path / "outside.txt").write_text("far away\n")
+    (workspace / "dot.png").write_bytes(PNG)  # reading it asks in default mode
     hooks, problems = corpus_hooks("hooks-dump-py", tmp_path)
     assert problems == []
     zpi_plugins.register(hooks, "claude:hooks-dump-py")
@@ -94,6 +101,7 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
         calls(("edit", {"path": "a.txt", "edits": [{"old_text": "three", "new_text": "3"}]})),
         bash("echo hi"), bash("echo rewrite-me"), bash("echo deny-me"), bash("exit 3"),
         bash("echo ask-me"), bash("echo rule-denies-me"), bash("echo perm-refused"),
+        calls(("read", {"path": "dot.png"})),
         "first answer", "final answer",
     ])
     session = await create_session(model="t:m", provider=model, cwd=workspace,
@@ -121,7 +129,7 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     assert blocked.is_error and blocked.stop_reason == "blocked"
     assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
                               "blocked")
-    assert len(model.requests) == 14  # fourteen turns for "go", none for the blocked prompt
+    assert len(model.requests) == 15  # fifteen turns for "go", none for the blocked prompt
     # systemMessage goes to the user only, as a message (a `system` event), not a warning
     assert ("for-the-user Read", "claude:hooks-dump-py") in told
     assert {m for m, _ in told} == {f"for-the-user {t}" for t in ("Read", "Write", "Edit",
@@ -171,7 +179,7 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
     # PermissionRequest only where an approval would be asked: the read outside the workspace
     reads = [name for name, tool in tools if tool == "Read"]
     assert reads == ["PreToolUse", "PostToolUse", "PreToolUse", "PermissionRequest",
-                     "PostToolUse"]
+                     "PostToolUse", "PreToolUse", "PostToolUse"]
     names = [r["input"]["hook_event_name"] for r in records]
     assert names[:2] == ["SessionStart", "UserPromptSubmit"]
     assert names[-9:] == ["Stop", "Stop", "UserPromptSubmit", *SIDE_EVENTS, "SessionEnd"]
@@ -186,10 +194,14 @@ def check_tool_responses_have_claudes_shape_per_tool(conformance):
     for tool, keys in RESPONSES.items():
         for event in by_tool[tool]:
             assert set(event["tool_response"]) == keys, tool
-    read, _ = by_tool["Read"]
+    read, _, image = by_tool["Read"]
     assert read["tool_response"] == {"type": "text", "file": {
         "filePath": str(workspace / "a.txt"), "content": "two", "numLines": 1,
         "startLine": 2, "totalLines": 3}}
+    # an image: Claude Code's image shape, the file's bytes in base64
+    assert image["tool_response"] == {"type": "image", "file": {
+        "base64": base64.b64encode(PNG).decode(), "type": "image/png",
+        "originalSize": len(PNG)}}
     created, updated = by_tool["Write"]
     assert created["tool_response"]["type"] == "create"
     assert created["tool_response"]["originalFile"] is None

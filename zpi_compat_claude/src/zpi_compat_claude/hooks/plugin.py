@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from zpi_host.hookspecs import hookimpl
 
 from .engine import HookEngine, ReadyHandler, join_texts
-from .responses import EDITING_TOOLS, Originals, claude_tool_response
+from .responses import EDITING_TOOLS, Originals, claude_tool_response, images_of
 from .toolnames import (
     CLAUDE_NAMES,
     claude_tool_input,
@@ -293,7 +293,8 @@ class ClaudeHooks(HookEngine):
             original = self._originals.take(call.id, claude_tool_input(
                 call.name, call.arguments, cwd).get("file_path"))
         fields["tool_response"] = claude_tool_response(
-            call.name, call.arguments, result.text_content, result.details, cwd, original)
+            call.name, call.arguments, result.text_content, result.details, cwd, original,
+            images_of(result.content))
         self._add_duration(fields, result)
         results = await self._run(event, session, handlers, fields)
         contexts = [c for r in results for c in r.contexts]

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .responses import claude_tool_response
+from .responses import claude_tool_response, images_of
 from .toolnames import claude_tool_input, claude_tool_name
 
 _NAMESPACE = uuid.UUID("5b0f8a52-7c0e-4d0c-9a57-1f1f3b2d9c01")
@@ -75,7 +75,8 @@ def tool_use_result(message: Any, arguments: Any, cwd: Path | str) -> Any:
                      and not _is_reminder(c.text))
     if message.is_error:
         return f"Error: {text}"
-    return claude_tool_response(message.tool_name, arguments, text, message.details, cwd)
+    return claude_tool_response(message.tool_name, arguments, text, message.details, cwd,
+                                images=images_of(message.content))
 
 
 def claude_records(messages: Sequence[Any], *, session_id: str, cwd: Path | str,
