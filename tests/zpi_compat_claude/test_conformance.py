@@ -99,7 +99,8 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
         calls(("write", {"path": "new.txt", "content": "fresh\n"})),
         calls(("write", {"path": "a.txt", "content": "one\nTWO\nthree\n"})),
         calls(("edit", {"path": "a.txt", "edits": [{"old_text": "three", "new_text": "3"}]})),
-        bash("echo hi"), bash("echo rewrite-me"), bash("echo deny-me"), bash("exit 3"),
+        bash("echo hi; echo oops >&2"), bash("echo rewrite-me"), bash("echo deny-me"),
+        bash("exit 3"),
         bash("echo ask-me"), bash("echo rule-denies-me"), bash("echo perm-refused"),
         calls(("read", {"path": "dot.png"})),
         "first answer", "final answer",
@@ -215,7 +216,10 @@ def check_tool_responses_have_claudes_shape_per_tool(conformance):
     assert (edit["tool_response"]["oldString"], edit["tool_response"]["newString"]) == (
         "three", "3")
     echoed, rewritten = by_tool["Bash"]
-    assert echoed["tool_response"]["stdout"] == "hi"
+    # stdout and stderr apart, as Claude Code gives them (the model reads both, merged)
+    assert (echoed["tool_response"]["stdout"], echoed["tool_response"]["stderr"]) == (
+        "hi", "oops")
+    assert rewritten["tool_response"]["stderr"] == ""
     # PostToolUse tool_input is the input that ran (after updatedInput)
     assert rewritten["tool_input"] == {"command": "echo rewritten"}
     assert rewritten["tool_response"]["stdout"] == "rewritten"
@@ -283,6 +287,9 @@ def check_what_the_model_sees(conformance):
                 if block["type"] == "tool_result":
                     results[block["tool_use_id"]] = block
     ordered = list(results.values())
+    echoed = ordered[5]
+    # both streams, in the order they arrived (two pipes: either order)
+    assert sorted(echoed["content"][0]["text"].splitlines()) == ["hi", "oops"]
     read = ordered[0]
     # PostToolUse context inside the tool result, after the output
     assert read["content"][-1] == reminder("post-ctx Read") and not read["is_error"]

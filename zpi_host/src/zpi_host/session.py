@@ -183,6 +183,15 @@ class SessionView:
         ``source`` names who says it (the plugin)."""
         self._s.user_messages.append((str(message), None if source is None else str(source)))
 
+    def keep_streams_apart(self, call_id: str) -> None:
+        """Ask the tool of the call ``call_id`` (not started yet) to report its stdout and
+        stderr apart in the result's ``details`` (the kernel's bash does; what the model
+        reads stays the merged output): for a hook that reads them, as Claude's
+        ``tool_response.stderr``. Call it from ``zpi_before_tool``."""
+        apart = self._s.streams_apart
+        if len(apart) < 1024:  # calls that never ran do not pile up
+            apart.add(str(call_id))
+
     def set_environment(self, name: str, value: str) -> None:
         """Export ``name=value`` to the bash calls that follow (how a Claude SessionStart hook's
         ``CLAUDE_ENV_FILE`` takes effect). The one change a plugin may make through a view."""
@@ -264,6 +273,8 @@ class AgentSession:
         #: UUID of the current user prompt, set when a run starts (``SessionView.prompt_id``)
         self.prompt_id = ""
         self.warnings: list[str] = list(warnings)
+        #: calls whose tool should report stdout and stderr apart (``keep_streams_apart``)
+        self.streams_apart: set[str] = set()
         #: (message, source) for the user, not the model (``SessionView.tell_user``)
         self.user_messages: list[tuple[str, str | None]] = []
         entries = store.context_entries()

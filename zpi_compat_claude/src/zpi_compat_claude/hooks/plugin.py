@@ -185,10 +185,16 @@ class ClaudeHooks(HookEngine):
                 "tool_use_id": call.id}
 
     def _before_tool(self, session: Any, call: Any, tool: Any) -> Any:
-        if host_tool_name(call.name) in EDITING_TOOLS and self._matching(
-                "PostToolUse", claude_tool_name(host_tool_name(call.name))):
+        host_name = host_tool_name(call.name)
+        if host_name in EDITING_TOOLS and self._matching(
+                "PostToolUse", claude_tool_name(host_name)):
             self._originals.keep(call.id, call.name, call.arguments,
                                  getattr(session, "cwd", None) or os.getcwd())
+        elif host_name == "bash" and self._matching("PostToolUse", "Bash"):
+            # tool_response.stderr: the bash tool keeps the streams apart for this call
+            keep_apart = getattr(session, "keep_streams_apart", None)
+            if callable(keep_apart):
+                keep_apart(call.id)
         handlers = self._matching("PreToolUse", CLAUDE_NAMES.get(call.name, call.name))
         if not handlers or not (handlers := self._due(session, handlers)):
             return None

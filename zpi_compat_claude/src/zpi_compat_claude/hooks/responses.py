@@ -10,7 +10,9 @@ Hook scripts read these fields (``tool_response.file.content``, ``structuredPatc
   userModified}``;
 - Edit: ``{filePath, oldString, newString, originalFile, structuredPatch, userModified,
   replaceAll}`` (several edits: ``edits`` in place of the three single-edit fields);
-- Bash: ``{stdout, stderr, interrupted, isImage, noOutputExpected}``.
+- Bash: ``{stdout, stderr, interrupted, isImage, noOutputExpected}``; the streams apart when
+  the bash tool kept them apart (``SessionView.keep_streams_apart``, asked for each call a
+  PostToolUse handler matches), else the merged output as ``stdout`` and ``stderr`` ``""``.
 
 Any other tool's response is its result text. ``originalFile`` is the file as it was before
 the call: :class:`Originals` keeps it from before the tool ran (this host's tools do not
@@ -154,8 +156,12 @@ def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
     path = details.get("path") or _absolute(arguments.get("path", arguments.get("file_path")),
                                             cwd)
     if name == "bash":
-        empty = text == "(no output)" and not details.get("total_bytes")
-        return {"stdout": "" if empty else text, "stderr": "",
+        if isinstance(details.get("stderr"), str):  # the streams were kept apart
+            stdout, stderr = str(details.get("stdout") or ""), details["stderr"]
+        else:  # one merged output, as the model reads it
+            empty = text == "(no output)" and not details.get("total_bytes")
+            stdout, stderr = "" if empty else text, ""
+        return {"stdout": stdout, "stderr": stderr,
                 "interrupted": bool(details.get("timed_out")), "isImage": False,
                 "noOutputExpected": False}
     if name == "read":
