@@ -287,6 +287,9 @@ def check_what_the_model_sees(conformance):
                 if block["type"] == "tool_result":
                     results[block["tool_use_id"]] = block
     ordered = list(results.values())
+    edited = ordered[4]  # PostToolUse block reason and context, inside the result
+    assert not edited["is_error"]
+    assert edited["content"][-1] == reminder("post-block Edit\n\npost-ctx Edit")
     echoed = ordered[5]
     # both streams, in the order they arrived (two pipes: either order)
     assert sorted(echoed["content"][0]["text"].splitlines()) == ["hi", "oops"]

@@ -62,9 +62,12 @@ elif name == "PermissionRequest":
                                              "decision": {"behavior": "allow"}}}))
 elif name == "PostToolUse":
     tool = event["tool_name"]
-    print(json.dumps({"systemMessage": f"for-the-user {tool}",
-                      "hookSpecificOutput": {"hookEventName": name,
-                                             "additionalContext": f"post-ctx {tool}"}}))
+    answer = {"systemMessage": f"for-the-user {tool}",
+              "hookSpecificOutput": {"hookEventName": name,
+                                     "additionalContext": f"post-ctx {tool}"}}
+    if tool == "Edit":  # a block after the fact: its reason is context for the model
+        answer.update(decision="block", reason="post-block Edit")
+    print(json.dumps(answer))
 elif name == "PostToolUseFailure":
     context(f"fail-ctx {event['tool_name']}")
 elif name == "Stop" and not event["stop_hook_active"]:
