@@ -163,3 +163,32 @@ def test_listing_names_a_symlink_leading_out_of_a_plugin(tmp_path, env):
     copies = list((Path(env["ZPI_AGENT_DIR"]) / "plugin-cache" / "claude" / "minimal").glob(
         "*/leak.txt"))
     assert copies == []
+
+
+def test_a_hook_system_message_is_shown_to_the_user_only(tmp_path, env):
+    """``systemMessage``: a ``system`` event in stream-json, a line on stderr in text mode,
+    never in what the model is sent."""
+    pytest.importorskip("zpi_compat_claude.hooks", reason="the hook engine is not installed")
+    plugin = copy_plugin("minimal", tmp_path / "plugins", "teller")
+    (plugin / "hooks").mkdir()
+    (plugin / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"PostToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command":
+                                       "echo '{\"systemMessage\": \"lint is clean\"}'"}]}]}}))
+    work = tmp_path / "work"
+    work.mkdir()
+    turns = ({"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+             {"text": "done"})
+    model = script(tmp_path / "s.jsonl", *turns)
+    out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
+              "--output-format", "stream-json", "go", cwd=work, env=env)
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert {"type": "system", "message": "lint is clean", "source": "claude:teller"} in events
+    assert not any(e["type"] == "warning" for e in events)
+    records = transcript(env, events[-1]["session_id"])
+    assert "lint is clean" not in json.dumps([r for r in records if r["type"] != "event"])
+    text = zpi("run", "--plugin-dir", str(plugin), "--model",
+               f"scripted:{script(tmp_path / 't.jsonl', *turns)}", "go", cwd=work, env=env)
+    assert text.returncode == 0, text.stderr
+    assert "claude:teller: lint is clean" in text.stderr.splitlines()
+    assert text.stdout.strip() == "done"

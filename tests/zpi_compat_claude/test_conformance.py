@@ -4,6 +4,7 @@ processes) and answers so that each effect shows up in the model's next request.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from pathlib import Path
@@ -65,6 +66,11 @@ RESPONSES = {
 }
 
 
+#: a 1x1 transparent PNG
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA"
+                       "60e6kgAAAABJRU5ErkJggg==")
+
+
 def calls(*pairs) -> dict:
     return {"tool_calls": [{"name": n, "arguments": a} for n, a in pairs]}
 
@@ -82,7 +88,8 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     workspace = tmp_path / "work"
     workspace.mkdir()
     (workspace / "a.txt").write_text("one\ntwo\nthree\n")
-    (tmp_path / "outside.txt").write_text("far away\n")  # reading it asks in default mode
+    (tmp_path / "outside.txt").write_text("far away\n")
+    (workspace / "dot.png").write_bytes(PNG)  # reading it asks in default mode
     hooks, problems = corpus_hooks("hooks-dump-py", tmp_path)
     assert problems == []
     zpi_plugins.register(hooks, "claude:hooks-dump-py")
@@ -92,14 +99,19 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
         calls(("write", {"path": "new.txt", "content": "fresh\n"})),
         calls(("write", {"path": "a.txt", "content": "one\nTWO\nthree\n"})),
         calls(("edit", {"path": "a.txt", "edits": [{"old_text": "three", "new_text": "3"}]})),
-        bash("echo hi"), bash("echo rewrite-me"), bash("echo deny-me"), bash("exit 3"),
-        bash("echo ask-me"),
+        bash("echo hi; echo oops >&2"), bash("echo rewrite-me"), bash("echo deny-me"),
+        bash("exit 3"),
+        bash("echo ask-me"), bash("echo rule-denies-me"), bash("echo perm-refused"),
+        calls(("read", {"path": "dot.png"})),
         "first answer", "final answer",
     ])
     session = await create_session(model="t:m", provider=model, cwd=workspace,
+                                   deny=["bash(echo rule-denies-me)"],
                                    host=PluginHost(PluginConfig(autoload=False)).load())
     warnings: list[str] = []
+    told: list[tuple[str, str | None]] = []
     session.subscribe(lambda event: warnings.append(event.message), {"warning"})
+    session.subscribe(lambda event: told.append((event.message, event.source)), {"system"})
     try:
         result = await session.run("go")
         blocked = await session.run("please BLOCK this")
@@ -118,10 +130,12 @@ async def run_corpus(zpi_env, zpi_plugins, tmp_path):
     assert blocked.is_error and blocked.stop_reason == "blocked"
     assert blocked.result == ("the prompt was blocked by a hook: prompts saying BLOCK are "
                               "blocked")
-    assert len(model.requests) == 12  # twelve turns for "go", none for the blocked prompt
-    # systemMessage goes to the user only
-    assert "claude:hooks-dump-py: PostToolUse hook `python3 " in "\n".join(warnings)
-    assert any(w.endswith(": for-the-user Read") for w in warnings)
+    assert len(model.requests) == 15  # fifteen turns for "go", none for the blocked prompt
+    # systemMessage goes to the user only, as a message (a `system` event), not a warning
+    assert ("for-the-user Read", "claude:hooks-dump-py") in told
+    assert {m for m, _ in told} == {f"for-the-user {t}" for t in ("Read", "Write", "Edit",
+                                                                  "Bash")}
+    assert not any("for-the-user" in w for w in warnings)
     assert not any("for-the-user" in json.dumps(messages_body(r.messages))
                    for r in model.requests)
     lines = (tmp_path / "plugin-data/hooks-dump-py/events.jsonl").read_text().splitlines()
@@ -158,11 +172,15 @@ def check_events_fire_in_claudes_order_and_a_denied_call_is_no_failure(conforman
     assert bash_events == ["PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse",
                            "PreToolUse", "PreToolUse", "PostToolUseFailure",
                            # a PreToolUse ask: PermissionRequest, then denied (no approver)
+                           "PreToolUse", "PermissionRequest",
+                           # context without a decision, then a deny rule: nothing follows
+                           "PreToolUse",
+                           # an ask the PermissionRequest handler denies
                            "PreToolUse", "PermissionRequest"]
     # PermissionRequest only where an approval would be asked: the read outside the workspace
     reads = [name for name, tool in tools if tool == "Read"]
     assert reads == ["PreToolUse", "PostToolUse", "PreToolUse", "PermissionRequest",
-                     "PostToolUse"]
+                     "PostToolUse", "PreToolUse", "PostToolUse"]
     names = [r["input"]["hook_event_name"] for r in records]
     assert names[:2] == ["SessionStart", "UserPromptSubmit"]
     assert names[-9:] == ["Stop", "Stop", "UserPromptSubmit", *SIDE_EVENTS, "SessionEnd"]
@@ -177,10 +195,14 @@ def check_tool_responses_have_claudes_shape_per_tool(conformance):
     for tool, keys in RESPONSES.items():
         for event in by_tool[tool]:
             assert set(event["tool_response"]) == keys, tool
-    read, _ = by_tool["Read"]
+    read, _, image = by_tool["Read"]
     assert read["tool_response"] == {"type": "text", "file": {
         "filePath": str(workspace / "a.txt"), "content": "two", "numLines": 1,
         "startLine": 2, "totalLines": 3}}
+    # an image: Claude Code's image shape, the file's bytes in base64
+    assert image["tool_response"] == {"type": "image", "file": {
+        "base64": base64.b64encode(PNG).decode(), "type": "image/png",
+        "originalSize": len(PNG)}}
     created, updated = by_tool["Write"]
     assert created["tool_response"]["type"] == "create"
     assert created["tool_response"]["originalFile"] is None
@@ -194,7 +216,10 @@ def check_tool_responses_have_claudes_shape_per_tool(conformance):
     assert (edit["tool_response"]["oldString"], edit["tool_response"]["newString"]) == (
         "three", "3")
     echoed, rewritten = by_tool["Bash"]
-    assert echoed["tool_response"]["stdout"] == "hi"
+    # stdout and stderr apart, as Claude Code gives them (the model reads both, merged)
+    assert (echoed["tool_response"]["stdout"], echoed["tool_response"]["stderr"]) == (
+        "hi", "oops")
+    assert rewritten["tool_response"]["stderr"] == ""
     # PostToolUse tool_input is the input that ran (after updatedInput)
     assert rewritten["tool_input"] == {"command": "echo rewritten"}
     assert rewritten["tool_response"]["stdout"] == "rewritten"
@@ -206,7 +231,10 @@ def check_permission_request_suggests_what_claude_code_suggests(conformance):
     records = conformance[0]
     requests = [r["input"] for r in records
                 if r["input"]["hook_event_name"] == "PermissionRequest"]
-    read, _ = requests
+    read, bash, _ = requests
+    assert bash["permission_suggestions"] == [{
+        "type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo ask-me"}],
+        "behavior": "allow", "destination": "localSettings"}]
     outside = str(Path(read["tool_input"]["file_path"]).parent)
     assert read["permission_suggestions"] == [
         {"type": "addDirectories", "directories": [outside], "destination": "session"}]
@@ -232,6 +260,18 @@ def check_environment_and_transcript_as_claude_code_gives_them(conformance, zpi_
     stop = [r for r in records if r["input"]["hook_event_name"] == "Stop"][-1]
     assert ["user", ["tool_result"]] in stop["transcript"]
     assert stop["transcript"][-1] == ["assistant", ["text"]]
+    # each tool_result record has toolUseResult: what PostToolUse got as tool_response (the
+    # Write/Edit responses but for originalFile/structuredPatch, which only a call's own
+    # PostToolUse gets), "Error: <text>" for a failed or denied call
+    for post in (r["input"] for r in records if r["input"]["hook_event_name"] == "PostToolUse"):
+        written = stop["results"][post["tool_use_id"]]
+        if post["tool_name"] in ("Read", "Bash"):
+            assert written == post["tool_response"], post["tool_name"]
+        else:
+            assert set(written) == set(post["tool_response"]), post["tool_name"]
+    failed = next(r["input"] for r in records
+                  if r["input"]["hook_event_name"] == "PostToolUseFailure")
+    assert stop["results"][failed["tool_use_id"]] == f"Error: {failed['error']}"
 
 
 def check_what_the_model_sees(conformance):
@@ -247,6 +287,12 @@ def check_what_the_model_sees(conformance):
                 if block["type"] == "tool_result":
                     results[block["tool_use_id"]] = block
     ordered = list(results.values())
+    edited = ordered[4]  # PostToolUse block reason and context, inside the result
+    assert not edited["is_error"]
+    assert edited["content"][-1] == reminder("post-block Edit\n\npost-ctx Edit")
+    echoed = ordered[5]
+    # both streams, in the order they arrived (two pipes: either order)
+    assert sorted(echoed["content"][0]["text"].splitlines()) == ["hi", "oops"]
     read = ordered[0]
     # PostToolUse context inside the tool result, after the output
     assert read["content"][-1] == reminder("post-ctx Read") and not read["is_error"]
@@ -259,6 +305,14 @@ def check_what_the_model_sees(conformance):
     asked = ordered[9]  # an ask with no approver: the hook's reason alone
     assert asked["is_error"] and asked["content"] == [{"type": "text",
                                                        "text": "ask-me needs a person"}]
+    # PreToolUse context without a decision survives a deny rule, inside the result
+    ruled = ordered[10]
+    assert ruled["is_error"] and ruled["content"][0]["text"].startswith(
+        "permission denied for bash: denied by rule 'bash(echo rule-denies-me)'")
+    assert ruled["content"][-1] == reminder("pre-ctx survives the rule")
+    # a PermissionRequest deny: the model reads the hook's message alone, as in Claude Code
+    assert ordered[11]["is_error"] and ordered[11]["content"] == [
+        {"type": "text", "text": "no perm-refused"}]
     last = messages_body(model.requests[-1].messages)[-1]
     assert last["role"] == "user"
     assert last["content"][-1] == reminder("Stop hook feedback: one more")

@@ -197,7 +197,8 @@ def test_common_fields():
     result = interpret("PostToolUse", js(**{"continue": False}, stopReason="halt",
                                          suppressOutput=True, systemMessage="hi user"))
     assert result.stop and result.stop_reason == "halt"
-    assert result.suppress_output and result.messages == ["hi user"]
+    assert result.suppress_output and result.system_messages == ["hi user"]
+    assert result.messages == []  # stderr for the user is a warning, this is a message
     assert not interpret("Stop", js(**{"continue": True})).stop
 
 

@@ -48,6 +48,10 @@ def test_records_have_claudes_shape():
     assert records[4]["message"]["content"][0]["input"] == {"command": "ls", "timeout": 5000}
     assert records[5]["message"]["content"] == [{"type": "tool_result", "tool_use_id": "c2",
                                                  "content": "boom", "is_error": True}]
+    # toolUseResult: the response in tool_response's shape; "Error: ..." for a failure
+    assert records[3]["toolUseResult"]["file"]["filePath"] == "/w/a.py"
+    assert records[5]["toolUseResult"] == "Error: boom"
+    assert "toolUseResult" not in records[0] and "toolUseResult" not in records[4]
     assert all(r["sessionId"] == "s1" and r["version"] == "1.0" for r in records)
     assert records[0]["parentUuid"] is None
     assert [r["parentUuid"] for r in records[1:]] == [r["uuid"] for r in records[:-1]]

@@ -363,8 +363,8 @@ async def test_continue_false_blocks_a_prompt_and_overrides_a_stop_block(
                    for m in session.messages)  # the prompt never reached the history
 
 
-async def test_system_message_is_a_warning_and_session_end_runs(zpi_env, zpi_plugins,
-                                                                workspace, tmp_path):
+async def test_system_message_is_a_message_for_the_user_and_session_end_runs(
+        zpi_env, zpi_plugins, workspace, tmp_path):
     config = {**on("SessionStart", command(
         "echo '{\"systemMessage\": \"hello from the hook\"}'")),
         **on("SessionEnd", command('cat > "$CLAUDE_PLUGIN_DATA/end.json"'))}
@@ -372,9 +372,14 @@ async def test_system_message_is_a_warning_and_session_end_runs(zpi_env, zpi_plu
     zpi_plugins.register(hooks, "claude:inline")
     session = await create_session(model="t:m", provider=ScriptedModel(["ok"]), cwd=workspace,
                                    host=host())
+    told, warned = [], []
+    session.subscribe(told.append, {"system"})
+    session.subscribe(warned.append, {"warning"})
     await run(session)
     (diagnostic,) = hooks.diagnostics
-    assert diagnostic.level == "warning" and diagnostic.message == "hello from the hook"
+    assert diagnostic.level == "message" and diagnostic.message == "hello from the hook"
+    assert [(e.message, e.source) for e in told] == [("hello from the hook", "claude:inline")]
+    assert warned == []
     assert "hello from the hook" in str(diagnostic) and "claude:inline" in str(diagnostic)
     end = json.loads((tmp_path / "plugin-data/inline/end.json").read_text())
     assert end["hook_event_name"] == "SessionEnd" and end["reason"] == "other"

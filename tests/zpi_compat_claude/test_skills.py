@@ -116,3 +116,34 @@ def test_only_reads_inside_a_frozen_copy_are_allowed(tmp_path):
     assert ask(reader, "read", str(tmp_path / "frozen-sibling" / "a.md")) is None
     assert ask(reader, "read", str(root / ".." / "elsewhere.md")) is None
     assert ask(writer, "write", str(root / "refs" / "a.md")) is None
+
+
+async def test_sdk_sessions_call_it_skill_and_read_its_files_in_default_mode(
+        zpi_env, tmp_path):
+    """Through the SDK layer the model sees Claude's name ``Skill`` (not ``skill``) next to
+    ``Read``; in ``default`` mode with no approver the skill loads and the file it names in
+    the plugin's frozen copy is read."""
+    from zpi_host.sdk import AgentOptions, UserMessage, query
+
+    plugin = copy_plugin("skills-kit", tmp_path / "plugins")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    seen: list = []
+
+    def answer(request):
+        seen.append({t.name for t in request.tools})
+        done = [m for m in request.messages if m.role == "tool"]
+        if not done:
+            return calls(("Skill", {"skill": "skills-kit:review", "args": "app.py"}))
+        if len(done) == 1:
+            return calls(("Read", {"file_path": referenced(done[0])}))
+        return {"text": "done"}
+
+    options = AgentOptions(provider=FunctionModel(answer), model="function:fn", cwd=workspace,
+                           agent_dir=tmp_path / "agent", permission_mode="default",
+                           plugins=[{"type": "local", "path": str(plugin)}])
+    messages = [m async for m in query("review app.py", options)]
+    loaded, read = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert {"Skill", "Read"} <= seen[0] and "skill" not in seen[0] and "read" not in seen[0]
+    assert not loaded.is_error and "Review app.py." in str(loaded.content)
+    assert not read.is_error and "no print statements" in str(read.content)

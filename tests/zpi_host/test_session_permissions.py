@@ -143,6 +143,49 @@ async def test_permission_request_hooks_answer_before_the_approver(zpi_env, zpi_
     assert plugin.reasons and "ask" in plugin.reasons[0]
 
 
+class NotesAndRefuses:
+    @hookimpl
+    def zpi_before_tool(self, call):
+        return ToolDecision.context_only(f"note about {call.arguments.get('path')}")
+
+    @hookimpl
+    def zpi_permission_request(self, call):
+        return ToolDecision.deny("writes need a ticket number")
+
+
+def tool_results(model) -> list:
+    from zpi_host.providers.anthropic import messages_body
+
+    last = messages_body(model.requests[-1].messages)
+    return [b for m in last for b in m["content"] if b["type"] == "tool_result"]
+
+
+async def test_context_without_a_verdict_survives_a_denial_worded_by_the_hook(
+        zpi_env, zpi_plugins, workspace):
+    """A before_tool context_only reaches the model although a rule denies the call; a
+    permission-request deny is read in the hook's words; the record still says who denied."""
+    zpi_plugins.register(NotesAndRefuses(), "notes")
+    model = ScriptedModel([calls(("write", {"path": "denied.txt", "content": "x"}),
+                                 ("write", {"path": "asked.txt", "content": "x"})), "ok"])
+    session = await create_session(model="t:m", provider=model, cwd=workspace,
+                                   permission_mode="ask", deny=["write(denied.txt)"])
+    result = await session.run("write both")
+    await session.dispose()
+    ruled, asked = tool_results(model)
+    assert ruled["content"][0]["text"].startswith("permission denied for write: denied by rule")
+    assert ruled["content"][-1]["text"] == (
+        "<system-reminder>\nnote about denied.txt\n</system-reminder>")
+    assert asked["content"][0] == {"type": "text", "text": "writes need a ticket number"}
+    assert [d.reason for d in result.denials][1] == "denied by a hook: writes need a ticket number"
+
+
+def test_a_verdict_less_decision_carries_only_context():
+    from zpi_host.decisions import answer_problem
+
+    assert answer_problem("zpi_before_tool", ToolDecision.context_only("c")) is None
+    assert "only context" in answer_problem("zpi_before_tool", ToolDecision(None, "why"))
+
+
 async def test_a_project_may_not_choose_bypass(zpi_env, workspace):
     (workspace / ".zpi").mkdir()
     (workspace / ".zpi" / "settings.json").write_text(

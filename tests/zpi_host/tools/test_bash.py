@@ -99,6 +99,19 @@ async def test_success_merges_stderr(ctx: ToolContext) -> None:
 
 
 @pytest.mark.anyio
+async def test_streams_kept_apart_when_asked(ctx: ToolContext) -> None:
+    """``streams_apart``: details has each stream; the model still reads both (merged in the
+    order they arrived); without it details has neither."""
+    assert "stderr" not in (await run(ctx, "echo out; echo err >&2")).details
+    ctx.streams_apart = True
+    result = await run(ctx, "echo out; echo err >&2; echo more; exit 3")
+    assert result.is_error and result.details["exit_code"] == 3
+    assert (result.details["stdout"], result.details["stderr"]) == ("out\nmore", "err")
+    assert sorted(result.text_content.splitlines()[1:]) == ["err", "more", "out"]
+    assert result.details["total_bytes"] == len("out\nerr\nmore\n")
+
+
+@pytest.mark.anyio
 async def test_no_output_and_stdin_is_empty(ctx: ToolContext) -> None:
     assert (await run(ctx, "true")).text_content == "(no output)"
     assert (await run(ctx, "cat")).text_content == "(no output)"

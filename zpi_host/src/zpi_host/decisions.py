@@ -30,9 +30,11 @@ class Instruction:
 
 @attrs.frozen
 class ToolDecision:
-    """A plugin's verdict on one tool call."""
+    """A plugin's verdict on one tool call. ``behavior`` None (:meth:`context_only`): no
+    verdict, only context for the model, which reaches it with the call's result however the
+    call is then decided."""
 
-    behavior: Behavior
+    behavior: Behavior | None
     reason: str | None = None
     updated_input: Mapping[str, Any] | None = None
     context: str | None = None
@@ -49,6 +51,10 @@ class ToolDecision:
     @classmethod
     def deny(cls, reason: str, *, context: str | None = None) -> ToolDecision:
         return cls("deny", reason, None, context)
+
+    @classmethod
+    def context_only(cls, context: str) -> ToolDecision:
+        return cls(None, None, None, context)
 
 
 @attrs.frozen
@@ -156,7 +162,7 @@ _OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
 
 #: Answer types: each field and the types it may hold.
 _FIELDS: dict[type, dict[str, tuple[type, ...]]] = {
-    ToolDecision: {"behavior": (str,), "reason": _OPTIONAL_TEXT,
+    ToolDecision: {"behavior": (str, type(None)), "reason": _OPTIONAL_TEXT,
                    "updated_input": (Mapping, type(None)), "context": _OPTIONAL_TEXT},
     PromptDecision: {"block": (bool,), "reason": _OPTIONAL_TEXT, "context": _OPTIONAL_TEXT},
     ToolResultPatch: {"context": _OPTIONAL_TEXT, "content": _OPTIONAL_TEXT},
@@ -192,9 +198,13 @@ def _field_problem(value: Any) -> str | None:
                 if not isinstance(field, types):
                     return (f"{cls.__name__}.{name} must be {_names(types)}, got "
                             f"{type(field).__name__}: {field!r:.100}")
-            if isinstance(value, ToolDecision) and value.behavior not in _RANK:
+            if isinstance(value, ToolDecision) and value.behavior is None and (
+                    value.reason is not None or value.updated_input is not None):
+                return ("a ToolDecision without behavior carries only context; use "
+                        "ToolDecision.allow, .ask or .deny for a reason or updated_input")
+            if isinstance(value, ToolDecision) and value.behavior not in (*_RANK, None):
                 return (f"unknown behavior {value.behavior!r}; use ToolDecision.allow, "
-                        ".ask or .deny")
+                        ".ask, .deny or .context_only")
     return None
 
 
@@ -264,10 +274,12 @@ def combine_tool_decisions(
     updated: Mapping[str, Any] | None = None
     for answer in answers:
         decision: ToolDecision = _expect(answer, hook, ToolDecision)
-        if decision.behavior not in _RANK:
+        if decision.behavior not in (*_RANK, None):
             raise HookAnswerError(answer.plugin, hook, f"unknown behavior {decision.behavior!r}")
         if decision.context:
             contexts.append(Attributed(answer.plugin, decision.context))
+        if decision.behavior is None:  # context only
+            continue
         if decision.updated_input is not None:
             if not isinstance(decision.updated_input, Mapping):
                 raise HookAnswerError(answer.plugin, hook, "updated_input must be a mapping")

@@ -102,6 +102,16 @@ class WarningEvent(Event):
 
 
 @attrs.frozen
+class SystemMessageEvent(Event):
+    """A message for the user from a plugin, never sent to the model (a Claude Code hook's
+    ``systemMessage``); ``source`` names the plugin."""
+
+    message: str
+    source: str | None = None
+    type: str = "system"
+
+
+@attrs.frozen
 class RetryEvent(Event):
     """A model request failed before any answer and is sent again after ``delay`` seconds
     (``attempt`` of at most ``attempts``); ``reason`` is short ("rate limited")."""

@@ -415,7 +415,9 @@ def zpi_before_tool(session: Any, call: Any, tool: Any) -> ToolDecision | None:
         tool: the :class:`~zpi_host.tools.Tool` that will run.
 
     Returns: a :class:`~zpi_host.decisions.ToolDecision` (``allow``, ``ask`` or ``deny``, a
-    ``reason``, optional ``updated_input``, optional ``context``), or ``None``.
+    ``reason``, optional ``updated_input``, optional ``context``;
+    ``ToolDecision.context_only(text)``: no verdict, context that reaches the model with the
+    call's result however the call is then decided), or ``None``.
 
     Combining: deny > ask > allow. Reasons of the winning kind are joined in call order and
     shown to the model on deny. ``updated_input``: the last one in call order wins and is

@@ -35,6 +35,9 @@ class SessionOptions:
     max_turns: int | None = None
     tools: Sequence[str] | None = None
     exclude_tools: Sequence[str] = ()
+    #: removed when the session has them; a name it lacks is not an error (for a layer that
+    #: stands in for tools a session may or may not have, as the SDK's ``Skill``)
+    hide_tools: Sequence[str] = ()
     no_tools: bool = False
     custom_tools: Sequence[Any] = ()
     tool_overrides: Sequence[Any] = ()
@@ -87,7 +90,7 @@ class SessionOptions:
             problems.append(f"max_turns must be at least 1, got {self.max_turns!r}")
         if self.no_tools and self.tools is not None:
             problems.append("no_tools and tools both choose the tool set; give one")
-        for name in ("tools", "exclude_tools"):
+        for name in ("tools", "exclude_tools", "hide_tools"):
             value = getattr(self, name)
             if isinstance(value, str) or (value is not None and not all(
                     isinstance(v, str) for v in value)):

@@ -177,6 +177,21 @@ class SessionView:
         boundary, each distinct message once."""
         self._s.warnings.append(str(message))
 
+    def tell_user(self, message: str, source: str | None = None) -> None:
+        """Show the user a message that is not a problem and never reaches the model (a
+        Claude Code hook's ``systemMessage``): a ``system`` event at the next turn boundary;
+        ``source`` names who says it (the plugin)."""
+        self._s.user_messages.append((str(message), None if source is None else str(source)))
+
+    def keep_streams_apart(self, call_id: str) -> None:
+        """Ask the tool of the call ``call_id`` (not started yet) to report its stdout and
+        stderr apart in the result's ``details`` (the kernel's bash does; what the model
+        reads stays the merged output): for a hook that reads them, as Claude's
+        ``tool_response.stderr``. Call it from ``zpi_before_tool``."""
+        apart = self._s.streams_apart
+        if len(apart) < 1024:  # calls that never ran do not pile up
+            apart.add(str(call_id))
+
     def set_environment(self, name: str, value: str) -> None:
         """Export ``name=value`` to the bash calls that follow (how a Claude SessionStart hook's
         ``CLAUDE_ENV_FILE`` takes effect). The one change a plugin may make through a view."""
@@ -258,6 +273,10 @@ class AgentSession:
         #: UUID of the current user prompt, set when a run starts (``SessionView.prompt_id``)
         self.prompt_id = ""
         self.warnings: list[str] = list(warnings)
+        #: calls whose tool should report stdout and stderr apart (``keep_streams_apart``)
+        self.streams_apart: set[str] = set()
+        #: (message, source) for the user, not the model (``SessionView.tell_user``)
+        self.user_messages: list[tuple[str, str | None]] = []
         entries = store.context_entries()
         self.messages: list[Message] = [message for _, message in entries]
         #: the transcript record of each message (compaction names its first kept record)
@@ -466,11 +485,17 @@ class AgentSession:
         return fresh
 
     async def deliver_warnings(self) -> None:
+        """Warnings as ``warning`` events and messages for the user as ``system`` events
+        (dropped when nobody listens: they are not problems)."""
+        told, self.user_messages = self.user_messages, []
         if self.wants_events:
-            from .events import WarningEvent
+            from .events import SystemMessageEvent, WarningEvent
 
             for warning in self.take_warnings():
                 await self.emit(WarningEvent(warning))
+            if self.wants_event("system"):
+                for message, source in told:
+                    await self.emit(SystemMessageEvent(message, source))
 
     def start_recording(self) -> None:
         """Once, when the session starts (the loop's first run): write the snapshot, and model

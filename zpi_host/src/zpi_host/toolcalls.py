@@ -70,6 +70,7 @@ class ToolCallRunner:
             if patch.content is not None:
                 result = ToolResult((TextContent(patch.content),), result.is_error, details)
             contexts.extend(c.value for c in patch.contexts)
+        session.streams_apart.discard(call.id)
         content = result.content + tuple(TextContent(reminder(c)) for c in contexts)
         return ToolResultMessage(call.id, call.name, content, result.is_error, details)
 
@@ -223,6 +224,7 @@ class ToolCallRunner:
             env=session.environment or None,
             hidden_env=session.hidden_variables,
             judged_paths={j.raw: j for j in verdict.judged},
+            streams_apart=call.id in session.streams_apart,
         )
 
 

@@ -38,8 +38,9 @@ _MAX_CACHE = 512
 
 @attrs.frozen
 class HookDiagnostic:
-    """Something a handler did that the user should know: a non-blocking error (``error``) or
-    a message meant for the user (``warning``: ``systemMessage``, stderr of an observer)."""
+    """Something a handler did that the user should know: a non-blocking error (``error``),
+    stderr meant for the user (``warning``: exit 2 of an observer), or a ``systemMessage``
+    (``message``: shown as a message, not as a problem)."""
 
     plugin: str
     event: str
@@ -123,7 +124,6 @@ class HookEngine:
         self._groups: dict[str, list[tuple[Any, tuple[ReadyHandler, ...]]]] = {}
         self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
         self._once_done: set[tuple[str, int]] = set()
-        self._pending: dict[str, list[str]] = {}
         self._data_ready = False
         self._has_once = any(h.once for groups in hooks.events.values() for g in groups
                              for h in g.handlers)
@@ -241,8 +241,9 @@ class HookEngine:
     async def _run(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
                    fields: Mapping[str, Any], *, env_file: Path | None = None,
                    ) -> list[HandlerResult]:
-        """Run ``handlers``; what they reported (timeouts, bad output, ``systemMessage``)
-        also goes to the session's user as warnings (``SessionView.warn``)."""
+        """Run ``handlers``; what they reported goes to the session's user: problems as
+        warnings (``SessionView.warn``), ``systemMessage`` as a message
+        (``SessionView.tell_user``: a ``system`` event)."""
         before = self._reported
         try:
             results = await self._run_handlers(event, session, handlers, fields,
@@ -256,9 +257,12 @@ class HookEngine:
             return results
         finally:
             warn = getattr(session, "warn", None)
+            tell = getattr(session, "tell_user", None)
             fresh = min(self._reported - before, len(self.diagnostics))
-            if callable(warn) and fresh:
-                for diagnostic in list(self.diagnostics)[-fresh:]:
+            for diagnostic in list(self.diagnostics)[-fresh:] if fresh else ():
+                if diagnostic.level == "message" and callable(tell):
+                    tell(diagnostic.message, self.name)
+                elif callable(warn):
                     warn(str(diagnostic))
 
     async def _run_handlers(self, event: str, session: Any, handlers: Sequence[ReadyHandler],
@@ -325,6 +329,8 @@ class HookEngine:
                 self._report(event, handler.command, redact(problem))
             for message in result.messages:
                 self._report(event, handler.command, redact(message), "warning")
+            for message in result.system_messages:
+                self._report(event, handler.command, redact(message), "message")
         return results
 
     async def _call_handler(self, event: str, handler: ReadyHandler, payload: Mapping[str, Any],

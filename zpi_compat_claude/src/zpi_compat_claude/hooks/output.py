@@ -84,8 +84,10 @@ class HandlerResult:
     stop: bool = False
     stop_reason: str | None = None
     suppress_output: bool = False
-    #: ``systemMessage`` and stderr meant for the user: shown as warnings
+    #: stderr meant for the user (exit 2 where it blocks nothing): shown as warnings
     messages: list[str] = attrs.field(factory=list)
+    #: ``systemMessage``: shown to the user as a message (not a problem), never the model
+    system_messages: list[str] = attrs.field(factory=list)
     #: non-blocking errors: shown as diagnostics
     problems: list[str] = attrs.field(factory=list)
 
@@ -169,7 +171,7 @@ def _fields(event: str, data: Mapping[str, Any], result: HandlerResult,
         result.suppress_output = True
     message = _text(data.get("systemMessage"))
     if message:
-        result.messages.append(message)
+        result.system_messages.append(message)
     decision = data.get("decision")
     reason = _text(data.get("reason"))
     specific = data.get("hookSpecificOutput")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from zpi_host.hookspecs import hookimpl
 
 from .engine import HookEngine, ReadyHandler, join_texts
-from .responses import EDITING_TOOLS, Originals, claude_tool_response
+from .responses import EDITING_TOOLS, Originals, claude_tool_response, images_of
 from .toolnames import (
     CLAUDE_NAMES,
     claude_tool_input,
@@ -35,9 +35,6 @@ from .toolnames import (
 if TYPE_CHECKING:
     from .output import HandlerResult
 
-#: most PreToolUse contexts kept for calls whose result has not come yet
-_MAX_PENDING = 256
-
 #: kernel hook -> (the private method that implements it, the events that need it)
 KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "zpi_session_start": ("_session_start", ("SessionStart",)),
@@ -45,9 +42,8 @@ KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     # PostToolUse of Write/Edit: the file is kept before the call for ``originalFile``
     "zpi_before_tool": ("_before_tool", ("PreToolUse", "PostToolUse")),
     "zpi_permission_request": ("_permission_request", ("PermissionRequest",)),
-    # PreToolUse context given without a decision is delivered with the call's result
-    "zpi_after_tool": ("_after_tool", ("PostToolUse", "PreToolUse")),
-    "zpi_tool_failed": ("_tool_failed", ("PostToolUseFailure", "PreToolUse")),
+    "zpi_after_tool": ("_after_tool", ("PostToolUse",)),
+    "zpi_tool_failed": ("_tool_failed", ("PostToolUseFailure",)),
     "zpi_stop": ("_stop", ("Stop",)),
     "zpi_subagent_start": ("_subagent_start", ("SubagentStart",)),
     "zpi_subagent_stop": ("_subagent_stop", ("SubagentStop",)),
@@ -57,6 +53,10 @@ KERNEL_HOOKS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "zpi_session_end": ("_session_end", ("SessionEnd",)),
 }
 
+
+#: what the model reads when a PermissionRequest handler denies without a message (Claude
+#: Code's words)
+PERMISSION_HOOK_DENIED = "Permission denied by hook"
 
 #: Seconds beyond a handler's timeout for stopping its process group (SIGTERM, SIGKILL after
 #: 1.5 s, waiting for it to go) and reading what is left in its pipes.
@@ -185,10 +185,16 @@ class ClaudeHooks(HookEngine):
                 "tool_use_id": call.id}
 
     def _before_tool(self, session: Any, call: Any, tool: Any) -> Any:
-        if host_tool_name(call.name) in EDITING_TOOLS and self._matching(
-                "PostToolUse", claude_tool_name(host_tool_name(call.name))):
+        host_name = host_tool_name(call.name)
+        if host_name in EDITING_TOOLS and self._matching(
+                "PostToolUse", claude_tool_name(host_name)):
             self._originals.keep(call.id, call.name, call.arguments,
                                  getattr(session, "cwd", None) or os.getcwd())
+        elif host_name == "bash" and self._matching("PostToolUse", "Bash"):
+            # tool_response.stderr: the bash tool keeps the streams apart for this call
+            keep_apart = getattr(session, "keep_streams_apart", None)
+            if callable(keep_apart):
+                keep_apart(call.id)
         handlers = self._matching("PreToolUse", CLAUDE_NAMES.get(call.name, call.name))
         if not handlers or not (handlers := self._due(session, handlers)):
             return None
@@ -212,9 +218,9 @@ class ClaudeHooks(HookEngine):
                 self._blocked_reason(event, results, handlers, "denied"), context=context)
         updated = self._updated_input(event, call, results, behavior)
         if behavior is None:
-            if context is not None:
-                self._stash(call.id, context)
-            return None
+            # context without a decision: the kernel appends it to the call's result however
+            # the call is then decided (a rule's or the mode's deny included)
+            return None if context is None else ToolDecision.context_only(context)
         reason = "; ".join(r.permission_reason for r in results
                            if r.permission == behavior and r.permission_reason) or None
         return ToolDecision("ask" if behavior == "ask" else "allow", reason, updated, context)
@@ -233,11 +239,6 @@ class ClaudeHooks(HookEngine):
         if updated is None or behavior not in ("allow", "ask"):
             return None
         return host_tool_input(call.name, updated)
-
-    def _stash(self, call_id: str, context: str) -> None:
-        if len(self._pending) >= _MAX_PENDING:
-            self._pending.pop(next(iter(self._pending)))
-        self._pending.setdefault(call_id, []).append(context)
 
     def _permission_request(self, session: Any, call: Any, tool: Any, reason: str) -> Any:
         handlers = self._due(session, self._matching("PermissionRequest",
@@ -260,7 +261,11 @@ class ClaudeHooks(HookEngine):
         results = await self._run(event, session, handlers, fields)
         behavior = _winner(results, ("deny", "allow"))
         if behavior == "deny":
-            return ToolDecision.deny(self._blocked_reason(event, results, handlers, "denied"))
+            # the model reads the hook's message alone, as Claude Code gives it (its default
+            # when there is none)
+            return ToolDecision.deny("; ".join(r.reason or PERMISSION_HOOK_DENIED
+                                               for r in results if r.block)
+                                     or PERMISSION_HOOK_DENIED)
         if behavior == "allow":
             updated = None
             for result in results:
@@ -277,14 +282,13 @@ class ClaudeHooks(HookEngine):
                 duration, int | float) and not isinstance(duration, bool) else 0
 
     def _after_tool(self, session: Any, call: Any, result: Any) -> Any:
-        pending = self._pending.pop(call.id, None) if self._pending else None
         handlers = self._matching("PostToolUse", CLAUDE_NAMES.get(call.name, call.name))
         if not handlers or not (handlers := self._due(session, handlers)):
-            return join_texts(pending) if pending else None
-        return self._on_after_tool(session, call, result, handlers, pending)
+            return None
+        return self._on_after_tool(session, call, result, handlers)
 
     async def _on_after_tool(self, session: Any, call: Any, result: Any,
-                             handlers: tuple[ReadyHandler, ...], pending: list[str] | None) -> Any:
+                             handlers: tuple[ReadyHandler, ...]) -> Any:
         from zpi_host.decisions import ToolResultPatch
 
         event = "PostToolUse"
@@ -295,12 +299,11 @@ class ClaudeHooks(HookEngine):
             original = self._originals.take(call.id, claude_tool_input(
                 call.name, call.arguments, cwd).get("file_path"))
         fields["tool_response"] = claude_tool_response(
-            call.name, call.arguments, result.text_content, result.details, cwd, original)
+            call.name, call.arguments, result.text_content, result.details, cwd, original,
+            images_of(result.content))
         self._add_duration(fields, result)
         results = await self._run(event, session, handlers, fields)
-        contexts = list(pending or ())
-        for handler_result in results:
-            contexts.extend(handler_result.contexts)
+        contexts = [c for r in results for c in r.contexts]
         content = None
         for handler_result in results:
             if handler_result.updated_output is not None:
@@ -316,25 +319,21 @@ class ClaudeHooks(HookEngine):
         return ToolResultPatch(context=context, content=content)
 
     def _tool_failed(self, session: Any, call: Any, result: Any) -> Any:
-        pending = self._pending.pop(call.id, None) if self._pending else None
         handlers = self._due(session, self._matching("PostToolUseFailure",
                                                      claude_tool_name(call.name)))
         if not handlers:
-            return join_texts(pending) if pending else None
-        return self._on_tool_failed(session, call, result, handlers, pending)
+            return None
+        return self._on_tool_failed(session, call, result, handlers)
 
     async def _on_tool_failed(self, session: Any, call: Any, result: Any,
-                              handlers: tuple[ReadyHandler, ...], pending: list[str] | None) -> Any:
+                              handlers: tuple[ReadyHandler, ...]) -> Any:
         event = "PostToolUseFailure"
         fields = self._tool_fields(session, call)
         fields["error"] = result.text_content
         fields["is_interrupt"] = bool((result.details or {}).get("interrupted"))
         self._add_duration(fields, result)
         results = await self._run(event, session, handlers, fields)
-        contexts = list(pending or ())
-        for handler_result in results:
-            contexts.extend(handler_result.contexts)
-        return join_texts(contexts)
+        return join_texts(c for r in results for c in r.contexts)
 
     # stopping ---------------------------------------------------------------------------
 

@@ -4,12 +4,15 @@ Hook scripts read these fields (``tool_response.file.content``, ``structuredPatc
 ``originalFile``), so the shapes follow Claude Code's exactly:
 
 - Read: ``{type: "text", file: {filePath, content, numLines, startLine, totalLines}}``, with
-  the raw file text of the lines read (no line-number prefixes, no continuation notice);
+  the raw file text of the lines read (no line-number prefixes, no continuation notice); an
+  image: ``{type: "image", file: {base64, type, originalSize}}``;
 - Write: ``{type: "create" | "update", filePath, content, structuredPatch, originalFile,
   userModified}``;
 - Edit: ``{filePath, oldString, newString, originalFile, structuredPatch, userModified,
   replaceAll}`` (several edits: ``edits`` in place of the three single-edit fields);
-- Bash: ``{stdout, stderr, interrupted, isImage, noOutputExpected}``.
+- Bash: ``{stdout, stderr, interrupted, isImage, noOutputExpected}``; the streams apart when
+  the bash tool kept them apart (``SessionView.keep_streams_apart``, asked for each call a
+  PostToolUse handler matches), else the merged output as ``stdout`` and ``stderr`` ``""``.
 
 Any other tool's response is its result text. ``originalFile`` is the file as it was before
 the call: :class:`Originals` keeps it from before the tool ran (this host's tools do not
@@ -21,7 +24,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +129,26 @@ def _read_response(path: str | None, text: str, details: Mapping[str, Any]) -> d
                                      "startLine": start, "totalLines": total}}
 
 
+def images_of(content: Sequence[Any]) -> list[Any]:
+    """The image blocks of a result's content."""
+    return [c for c in content if getattr(c, "type", None) == "image"]
+
+
+def _image_response(details: Mapping[str, Any], images: Sequence[Any]) -> dict[str, Any]:
+    """Claude Code's Read response for an image (its optional ``dimensions`` left out: the
+    image is sent as it is, never resized)."""
+    return {"type": "image", "file": {"base64": images[0].data,
+                                      "type": str(details.get("image") or images[0].mime_type),
+                                      "originalSize": int(details.get("bytes") or 0)}}
+
+
 def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
                          details: Mapping[str, Any] | None, cwd: Path | str,
-                         original: str | None = None) -> Any:
+                         original: str | None = None, images: Sequence[Any] = ()) -> Any:
     """What PostToolUse hooks read as ``tool_response`` for a successful call of ``name``
     (this host's or Claude's name) with ``arguments`` (as it ran), whose result was ``text``
-    and ``details``; ``original`` is the file before a Write or Edit (see :class:`Originals`)."""
+    and ``details`` (and ``images``, its image blocks); ``original`` is the file before a
+    Write or Edit (see :class:`Originals`)."""
     name = host_tool_name(name)
     details = details or {}
     if not isinstance(arguments, Mapping):
@@ -139,11 +156,17 @@ def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
     path = details.get("path") or _absolute(arguments.get("path", arguments.get("file_path")),
                                             cwd)
     if name == "bash":
-        empty = text == "(no output)" and not details.get("total_bytes")
-        return {"stdout": "" if empty else text, "stderr": "",
+        if isinstance(details.get("stderr"), str):  # the streams were kept apart
+            stdout, stderr = str(details.get("stdout") or ""), details["stderr"]
+        else:  # one merged output, as the model reads it
+            empty = text == "(no output)" and not details.get("total_bytes")
+            stdout, stderr = "" if empty else text, ""
+        return {"stdout": stdout, "stderr": stderr,
                 "interrupted": bool(details.get("timed_out")), "isImage": False,
                 "noOutputExpected": False}
     if name == "read":
+        if details.get("image") and images:
+            return _image_response(details, images)
         return _read_response(path, text, details)
     if name == "write":
         content = arguments.get("content")

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .responses import claude_tool_response, images_of
 from .toolnames import claude_tool_input, claude_tool_name
 
 _NAMESPACE = uuid.UUID("5b0f8a52-7c0e-4d0c-9a57-1f1f3b2d9c01")
@@ -46,6 +47,36 @@ def _blocks(content: Sequence[Any]) -> list[dict[str, Any]]:
                                                     "media_type": block.mime_type,
                                                     "data": block.data}})
     return out
+
+
+def _arguments_of(messages: Sequence[Any], index: int, call_id: str) -> Any:
+    """The arguments of the call ``call_id`` answered at ``index``: from the nearest assistant
+    message before it that made the call (results follow their calls closely)."""
+    for position in range(index - 1, -1, -1):
+        message = messages[position]
+        if getattr(message, "role", None) != "assistant":
+            continue
+        for block in message.content:
+            if getattr(block, "type", None) == "tool_call" and block.id == call_id:
+                return block.arguments
+    return {}
+
+
+def _is_reminder(text: str) -> bool:
+    return text.startswith("<system-reminder>\n") and text.endswith("\n</system-reminder>")
+
+
+def tool_use_result(message: Any, arguments: Any, cwd: Path | str) -> Any:
+    """``toolUseResult`` of a tool_result record, as Claude Code writes it: the tool's
+    response in the shape PostToolUse hooks get as ``tool_response``; for a failed call
+    ``"Error: <text>"``. The text is the tool's own output, without the contexts hooks
+    appended to the result (``<system-reminder>`` blocks)."""
+    text = "\n".join(c.text for c in message.content if getattr(c, "type", "") == "text"
+                     and not _is_reminder(c.text))
+    if message.is_error:
+        return f"Error: {text}"
+    return claude_tool_response(message.tool_name, arguments, text, message.details, cwd,
+                                images=images_of(message.content))
 
 
 def claude_records(messages: Sequence[Any], *, session_id: str, cwd: Path | str,
@@ -96,7 +127,9 @@ def claude_records(messages: Sequence[Any], *, session_id: str, cwd: Path | str,
             text = "\n".join(c.text for c in message.content if getattr(c, "type", "") == "text")
             record.update(type="user", message={"role": "user", "content": [{
                 "type": "tool_result", "tool_use_id": message.call_id, "content": text,
-                "is_error": bool(message.is_error)}]})
+                "is_error": bool(message.is_error)}]},
+                toolUseResult=tool_use_result(
+                    message, _arguments_of(messages, index, message.call_id), cwd))
         else:
             continue
         record["uuid"] = _uuid(session_id, index)

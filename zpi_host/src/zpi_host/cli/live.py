@@ -178,6 +178,11 @@ class LiveDisplay:
     def _on_retry(self, event: Any) -> None:
         self._line(self._paint(retry_text(event), YELLOW))
 
+    def _on_system(self, event: Any) -> None:
+        from .run import system_text
+
+        self._line(system_text(event))
+
     def _on_warning(self, event: Any) -> None:
         self._line(self._paint(f"warning: {event.message}", YELLOW))
 

@@ -283,7 +283,7 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
     if fmt == "stream-json":
         session.subscribe(_print_event)
     elif fmt == "json":  # stdout is the result object; warnings and retries go to stderr
-        session.subscribe(_print_activity, types={"warning", "retry"})
+        session.subscribe(_print_activity, types={"warning", "system", "retry"})
     elif live is not None:
         session.subscribe(live)
     elif fmt == "text":
@@ -459,6 +459,8 @@ def _print_activity(event: Any) -> None:
         print(f"• {event.name}({args})", file=sys.stderr, flush=True)
     elif event.type == "warning":
         print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
+    elif event.type == "system":
+        print(system_text(event), file=sys.stderr, flush=True)
     elif event.type == "retry":
         from .live import retry_text
 
@@ -467,6 +469,11 @@ def _print_activity(event: Any) -> None:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
         print(f"  ✗ {first.splitlines()[0] if first else 'error'}", file=sys.stderr, flush=True)
+
+
+def system_text(event: Any) -> str:
+    """A ``system`` event (a message for the user from a plugin) as one line of text."""
+    return f"{event.source}: {event.message}" if event.source else event.message
 
 
 def _brief(value: Any, limit: int = 40) -> str:

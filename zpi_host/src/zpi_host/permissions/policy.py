@@ -77,8 +77,9 @@ def _allow(source: Source, reason: str, updated: Mapping[str, Any] | None = None
     return PermissionResult("allow", reason, source, updated)
 
 
-def _deny(source: Source, reason: str, interrupt: bool = False) -> PermissionResult:
-    return PermissionResult("deny", reason, source, None, interrupt)
+def _deny(source: Source, reason: str, interrupt: bool = False, worded: str | None = None
+          ) -> PermissionResult:
+    return PermissionResult("deny", reason, source, None, interrupt, worded=worded)
 
 
 def _unseen(rule: Rule, name: str, args: Mapping[str, Any]) -> str:
@@ -267,9 +268,10 @@ class PermissionPolicy:
             if inspect.isawaitable(answer):
                 answer = await answer
             behavior = getattr(answer, "behavior", None)
-            why = getattr(answer, "reason", None) or "no reason given"
+            worded = getattr(answer, "reason", None)
+            why = worded or "no reason given"
             if behavior == "deny":
-                return _deny("hook", f"denied by a hook: {why}")
+                return _deny("hook", f"denied by a hook: {why}", worded=worded or None)
             if behavior == "allow":
                 return self._with_input("hook", f"allowed by a hook: {why}", name, args,
                                         getattr(answer, "updated_input", None))

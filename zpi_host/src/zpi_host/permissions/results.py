@@ -68,7 +68,9 @@ class PermissionResult:
     """The verdict on one call. ``updated_input`` (allow only) replaces the call's input;
     ``interrupt`` (deny only) asks the loop to end the run after recording the denial;
     ``judged`` (allow only): the call's paths as the check resolved them, which the file
-    tools open exactly."""
+    tools open exactly; ``worded`` (deny only): the text a ``zpi_permission_request`` hook
+    gave for its deny, which the model reads as it was worded (as a ``zpi_before_tool``
+    deny's)."""
 
     behavior: Literal["allow", "deny"]
     reason: str
@@ -76,14 +78,16 @@ class PermissionResult:
     updated_input: Mapping[str, Any] | None = None
     interrupt: bool = False
     judged: tuple[paths.JudgedPath, ...] = ()
+    worded: str | None = None
 
     @property
     def allowed(self) -> bool:
         return self.behavior == "allow"
 
     def message(self, tool_name: str) -> str:
-        """The error text the model sees for a denied call."""
-        return f"permission denied for {tool_name}: {self.reason}"
+        """The error text the model sees for a denied call: a hook's own words, else the
+        host's wording that says what denied it."""
+        return self.worded or f"permission denied for {tool_name}: {self.reason}"
 
     def details(self) -> dict[str, Any]:
         """``details`` for the error ToolResult of a denied call."""

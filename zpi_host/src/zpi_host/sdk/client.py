@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["ClaudeSDKClient", "SDKClient"]
 
 #: the session events the messages are made from (``translate.py``)
-WANTED_EVENTS = ("message_end", "tool_end", "warning", "compaction")
+WANTED_EVENTS = ("message_end", "tool_end", "warning", "system", "compaction")
 #: and the start of each turn and the deltas, for partial messages
 PARTIAL_EVENTS = ("turn_start", "text_delta", "reasoning_delta")
 

@@ -76,7 +76,9 @@ class AssistantMessage:
 @attrs.define
 class SystemMessage:
     """``subtype`` ``init`` (``data``: session id, tools, model, permission mode, plugins,
-    cwd ...) at the start of each query; ``warning`` for what the session reports."""
+    cwd ...) at the start of each query; ``warning`` for what the session reports;
+    ``hook_message`` (``data``: ``message``, ``source``) for a hook's message to the user
+    (Claude's ``systemMessage``)."""
 
     subtype: str
     data: dict[str, Any]

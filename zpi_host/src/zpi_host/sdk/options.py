@@ -36,7 +36,10 @@ PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
 #: names there are deny rules only: a tool this session may not have is not an error)
-STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "Skill")
+#: plugin tools the standard ones stand in for when a session has them (the Claude adapter's
+#: ``skill``, present when a loaded plugin has skills)
+OPTIONAL_TOOLS = ("skill",)
 
 
 class UnsupportedOptionError(UsageError):
@@ -338,7 +341,10 @@ class AgentOptions:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
         removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
-        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed]}
+        optional = {"Skill"}  # stands in for an optional tool: maybe absent
+        out: dict[str, Any] = {
+            "exclude_tools": [*KERNEL_TOOLS, *(n for n in removed if n not in optional)],
+            "hide_tools": [*OPTIONAL_TOOLS, *(n for n in removed if n in optional)]}
         tools = self.tools
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":

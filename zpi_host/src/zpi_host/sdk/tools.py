@@ -1,5 +1,6 @@
 """The standard tool names: ``Read``, ``Write``, ``Edit``, ``Bash`` with Claude's parameters,
-adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools.
+adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools, and ``Skill``
+onto the Claude adapter's ``skill`` tool when the session has it (same parameters).
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -27,7 +28,7 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
 #: kernel tool -> the standard name the model sees
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
-                                     "bash": "Bash"}
+                                     "bash": "Bash", "skill": "Skill"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -128,9 +129,10 @@ CONVERT: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 
 def adapt(kernel_tool: Tool, name: str) -> Tool:
-    """``kernel_tool`` under the standard ``name``, taking Claude's arguments."""
-    schema = SCHEMAS[name]
-    convert = CONVERT[name]
+    """``kernel_tool`` under the standard ``name``, taking Claude's arguments (a tool whose
+    parameters are Claude's already, ``skill``, keeps them)."""
+    schema = SCHEMAS.get(name, kernel_tool.parameters)
+    convert = CONVERT.get(name, dict)
 
     def prepare(arguments: Mapping[str, Any]) -> Any:
         checked = _check_object(name, schema, arguments)
@@ -142,7 +144,8 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
             field = _CLAUDE_FIELDS.get(exc.field or "", exc.field)
             raise ToolArgumentError(name, field, exc.problem) from None
 
-    return attrs.evolve(kernel_tool, name=name, description=DESCRIPTIONS[name],
+    return attrs.evolve(kernel_tool, name=name,
+                        description=DESCRIPTIONS.get(name, kernel_tool.description),
                         parameters=schema, prepare=prepare)
 
 

@@ -18,6 +18,7 @@ from ..events import (
     Event,
     MessageEnd,
     ReasoningDeltaEvent,
+    SystemMessageEvent,
     TextDeltaEvent,
     ToolEnd,
     TurnStart,
@@ -185,6 +186,9 @@ class Translator:
                 if self.partial else []
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
+        if isinstance(event, SystemMessageEvent):  # a hook's systemMessage
+            return [SystemMessage("hook_message", {"message": event.message,
+                                                   "source": event.source})]
         if isinstance(event, CompactionEvent):
             r = event.result
             return [SystemMessage("compact_boundary", {"compact_metadata": {

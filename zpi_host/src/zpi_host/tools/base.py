@@ -134,6 +134,9 @@ class ToolContext:
     #: variables removed from the host's environment before ``env`` is added (provider keys)
     hidden_env: frozenset[str] = frozenset()
     judged_paths: Mapping[str, JudgedPath] | None = None
+    #: a hook wants the call's stderr apart from its stdout (``SessionView.keep_streams_apart``):
+    #: the bash tool then also reports each stream in ``details``
+    streams_apart: bool = False
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved

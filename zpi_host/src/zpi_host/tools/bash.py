@@ -3,6 +3,13 @@
 The command runs in its own process group so that a timeout or an abort can stop everything it
 started, not just the shell. Output is read as it arrives into a :class:`HeadTailBuffer`, so
 memory stays bounded however much the command prints; the complete output goes to a spill file.
+
+stdout and stderr share one pipe, so the model reads them interleaved exactly as written. When
+the call's context asks for the streams apart (``ToolContext.streams_apart``: a hook reads
+them, as Claude's ``tool_response.stderr``), each has its own pipe: the model still reads both
+in the order they arrive (the order of writes that land within one read of each other may
+differ from a shared pipe's), and ``details`` also has ``stdout`` and ``stderr`` (each cut to
+its start and end past the capture limit).
 """
 
 from __future__ import annotations
@@ -157,6 +164,8 @@ class _Pump:
     ctx: ToolContext
     scope: Any
     eof: Any
+    #: also fed with what this stream alone printed (the streams kept apart)
+    copy: HeadTailBuffer | None = None
     error: Exception | None = None
     _reported: int = 0
 
@@ -170,6 +179,8 @@ class _Pump:
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
                 self.buffer.feed(chunk)
+                if self.copy is not None:
+                    self.copy.feed(chunk)
         finally:
             self.eof.set()
 
@@ -206,6 +217,9 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
         env.update(ctx.env)
     shell = find_shell()
     buffer = HeadTailBuffer(DEFAULT_CAPTURE_LIMIT, ctx.spill_dir, name_prefix="zpi-bash")
+    # the streams apart, for hooks: in memory only (the spill file has the merged output)
+    apart = (HeadTailBuffer(DEFAULT_CAPTURE_LIMIT), HeadTailBuffer(DEFAULT_CAPTURE_LIMIT)) \
+        if ctx.streams_apart else None
     started = time.monotonic()
     try:
         process = await anyio.open_process(
@@ -214,7 +228,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT if apart is None else subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as exc:
@@ -224,15 +238,20 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
     try:
         timed_out = stopped_background = False
         async with anyio.create_task_group() as tg:
-            pump = _Pump(process.stdout, buffer, ctx, tg.cancel_scope, anyio.Event())
-            tg.start_soon(pump.read)
+            pump = _Pump(process.stdout, buffer, ctx, tg.cancel_scope, anyio.Event(),
+                         None if apart is None else apart[0])
+            pumps = [pump] if apart is None else [pump, _Pump(
+                process.stderr, buffer, ctx, tg.cancel_scope, anyio.Event(), apart[1])]
+            for each in pumps:
+                tg.start_soon(each.read)
             tg.start_soon(pump.tick)
             with anyio.move_on_after(a.timeout) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
             stopped_background = await stop_process_group(process, pgid) and not timed_out
             with anyio.move_on_after(DRAIN_AFTER_EXIT):
-                await pump.eof.wait()
+                for each in pumps:
+                    await each.eof.wait()
             tg.cancel_scope.cancel()
         if pump.error is not None:
             raise pump.error
@@ -260,6 +279,9 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
     }
     if captured.spill_error is not None:
         details["full_output_error"] = captured.spill_error
+    if apart is not None:
+        details["stdout"], details["stderr"] = (
+            b.finish().text.rstrip("\n") for b in apart)
     if stopped_background:
         output += "\n(processes the command left running in the background were stopped)"
     if timed_out:
