@@ -143,10 +143,10 @@ async def test_permission_request_hooks_answer_before_the_approver(zpi_env, zpi_
     assert plugin.reasons and "ask" in plugin.reasons[0]
 
 
-async def test_a_project_may_not_choose_bypass(zpi_env, workspace):
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+async def test_a_project_may_not_choose_bypass(zpi_env, workspace, name):
     (workspace / ".zpi").mkdir()
-    (workspace / ".zpi" / "settings.json").write_text(
-        json.dumps({"permissions": {"mode": "bypass"}}))
+    (workspace / ".zpi" / name).write_text(json.dumps({"permissions": {"mode": "bypass"}}))
     model = ScriptedModel([calls(("read", {"path": "../outside.txt"})), "ok"])
     session = await create_session(model="t:m", provider=model, cwd=workspace, host=host())
     assert session.permissions.mode == "default"

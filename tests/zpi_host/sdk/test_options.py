@@ -58,7 +58,8 @@ async def test_an_option_this_host_cannot_honour_is_refused_by_name(scripted, na
     ("permission_mode", "auto", "permission_mode"),
     ("effort", "max", "effort"),
     ("max_budget_usd", 0, "max_budget_usd"),
-    ("setting_sources", ["user"], "setting_sources"),
+    ("setting_sources", ["global"], "setting_sources"),
+    ("setting_sources", "user", "setting_sources"),
     ("plugins", [{"type": "remote", "url": "x"}], "plugins"),
     ("system_prompt", {"type": "unknown"}, "system_prompt"),
     ("tools", "Read", "tools"),
@@ -95,8 +96,10 @@ def test_settings_json_text_or_file(tmp_path):
     path.write_text(json.dumps({"reasoning_level": "low"}))
     assert AgentOptions(settings=str(path)).session_kwargs()["settings"] == {
         "reasoning_level": "low"}
-    assert AgentOptions(setting_sources=[]).session_kwargs()["settings"] == {}
-    assert "settings" not in AgentOptions(setting_sources=["user", "project"]).session_kwargs()
+    assert AgentOptions(setting_sources=[]).session_kwargs()["setting_sources"] == []
+    assert AgentOptions(setting_sources=["local", "user"]).session_kwargs()[
+        "setting_sources"] == ["local", "user"]
+    assert "setting_sources" not in AgentOptions().session_kwargs()  # None: every file
     with pytest.raises(UsageError, match="cannot be read"):
         AgentOptions(settings=str(tmp_path / "missing.json")).session_kwargs()
 
@@ -230,6 +233,31 @@ async def test_the_model_comes_from_options_then_settings_then_zpi_model(
     assert second[0].data["model"] == "openai:from-settings"
     assert [r.json["model"] for r in zpi_model_server.requests] == ["from-variable",
                                                                     "from-settings"]
+
+
+@pytest.mark.parametrize(("sources", "model"), [
+    (["user"], "from-user"), (["project"], "from-project"), (["local"], "from-local"),
+    (["user", "project"], "from-project"), (None, "from-local"), ([], "from-variable"),
+])
+async def test_setting_sources_choose_the_settings_files(sources, model, zpi_env,
+                                                         zpi_model_server, tmp_path):
+    """claude-agent-sdk's setting_sources: each source alone reads only its file; None reads
+    all (local over project over user); [] reads none."""
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    agent_dir, cwd = tmp_path / "agent", tmp_path / "project"
+    (cwd / ".zpi").mkdir(parents=True)
+    agent_dir.mkdir()
+    for path, name in ((agent_dir / "settings.json", "from-user"),
+                       (cwd / ".zpi" / "settings.json", "from-project"),
+                       (cwd / ".zpi" / "settings.local.json", "from-local")):
+        path.write_text(json.dumps({"model": f"openai:{name}"}))
+    zpi_model_server.add_turns("ok")
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": zpi_model_server.base_url,
+           "ZPI_MODEL": "openai:from-variable"}
+    options = AgentOptions(cwd=cwd, agent_dir=agent_dir, setting_sources=sources, env=env)
+    messages = await collect(query("hi", options))
+    assert messages[0].data["model"] == f"openai:{model}"
+    assert messages[-1].result == "ok"
 
 
 async def test_env_keys_stay_out_of_bash(scripted):

@@ -86,7 +86,8 @@ def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
 
 
 def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> SettingsManager:
-    """An injected manager as is; a mapping as in-memory user settings; else the files."""
+    """An injected manager as is; a mapping as in-memory user settings; else the files
+    (those of ``setting_sources``: None, all of them)."""
     from .settings import SettingsManager
 
     if isinstance(options.settings, SettingsManager):
@@ -96,7 +97,7 @@ def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> Settin
             raise UsageError("settings must be a SettingsManager or a mapping, got "
                              f"{type(options.settings).__name__}")
         return SettingsManager.in_memory(options.settings)
-    return SettingsManager(agent_dir, cwd)
+    return SettingsManager(agent_dir, cwd, options.setting_sources)
 
 
 async def collect_providers(
@@ -148,6 +149,10 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
     return folder
 
 
+#: the settings files that live in the project folder (a repository may ship them)
+PROJECT_SCOPES = ("project", "local")
+
+
 def make_permissions(
     options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
     warnings: list[str],
@@ -157,17 +162,18 @@ def make_permissions(
     settings or with ``--permission-mode``)."""
     from .permissions import build_policy
 
-    project = manager.layer("project").get("permissions")
-    if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
-            options.permission_mode is None:
-        user = manager.layer("user").get("permissions")
-        mode = user.get("mode") if isinstance(user, Mapping) else None
-        settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
-                                                or "default"}}
-        warnings.append(f"{manager.project_path}: a project may not set permissions.mode to "
-                        "bypass (it would switch off permission checks for whoever opens it); "
-                        f"using {mode or 'default'}. Choose bypass with --permission-mode "
-                        "bypass or in your user settings.")
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("permissions")
+        if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
+                options.permission_mode is None:
+            user = manager.layer("user").get("permissions")
+            mode = user.get("mode") if isinstance(user, Mapping) else None
+            settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
+                                                    or "default"}}
+            warnings.append(f"{manager.path(scope)}: a project may not set permissions.mode "
+                            "to bypass (it would switch off permission checks for whoever "
+                            f"opens it); using {mode or 'default'}. Choose bypass with "
+                            "--permission-mode bypass or in your user settings.")
     return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
                         deny=options.deny, add_dirs=options.add_dirs,
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
@@ -189,13 +195,14 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
     warning, and all of them are kept out."""
     from .redaction import SecretsSettingError, hidden_variables, key_variables
 
-    project = manager.layer("project").get("secrets")
-    if isinstance(project, Mapping) and "pass_to_commands" in project:
-        warnings.append(f"{manager.project_path}: a project may not set "
-                        "secrets.pass_to_commands (it would give the provider keys to the "
-                        "commands its model runs); ignored. Set it in your user settings.")
-        user = manager.layer("user").get("secrets")
-        settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("secrets")
+        if isinstance(project, Mapping) and "pass_to_commands" in project:
+            warnings.append(f"{manager.path(scope)}: a project may not set "
+                            "secrets.pass_to_commands (it would give the provider keys to the "
+                            "commands its model runs); ignored. Set it in your user settings.")
+            user = manager.layer("user").get("secrets")
+            settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
     try:
         return hidden_variables(settings)
     except SecretsSettingError as exc:

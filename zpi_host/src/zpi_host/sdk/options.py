@@ -258,9 +258,7 @@ class AgentOptions:
             parts = [kwargs.get("append_system_prompt"),
                      StructuredOutput(self.output_format).prompt()]
             kwargs["append_system_prompt"] = "\n\n".join(p for p in parts if p)
-        settings = self._settings()
-        if settings is not None:
-            kwargs["settings"] = settings
+        kwargs.update(self._settings())
         if self.plugins:
             kwargs["plugin_dirs"] = self._plugin_dirs()
         kwargs.update(self._tool_selection())
@@ -291,9 +289,11 @@ class AgentOptions:
                          f"{{'type': 'custom', 'prompt': ...}}, {{'type': 'file', 'path': ...}};"
                          f" got {prompt!r:.100}")
 
-    def _settings(self) -> Mapping[str, Any] | None:
-        """``settings`` (JSON text or a JSON file) replaces the settings files;
-        ``setting_sources=[]`` reads none; otherwise the user and project files."""
+    def _settings(self) -> dict[str, Any]:
+        """``settings`` (JSON text or a JSON file) replaces the settings files; otherwise
+        ``setting_sources`` chooses which files are read: ``user`` (the agent dir's
+        ``settings.json``), ``project`` (``.zpi/settings.json``), ``local``
+        (``.zpi/settings.local.json``); None reads all three, ``[]`` none."""
         if self.settings is not None:
             text = self.settings
             if not text.lstrip().startswith("{"):
@@ -308,21 +308,18 @@ class AgentOptions:
                 raise UsageError(f"settings is not valid JSON: {exc}") from None
             if not isinstance(data, dict):
                 raise UsageError("settings must be a JSON object")
-            return data
+            return {"settings": data}
         sources = self.setting_sources
         if sources is None:
-            return None
-        unknown = set(sources) - {"user", "project", "local"}
-        if unknown:
-            raise UsageError(f"setting_sources: unknown source(s) {', '.join(sorted(unknown))}; "
-                             "use user, project, local")
-        if not sources:
             return {}
-        if {"user", "project"} <= set(sources):
-            return None
-        raise UnsupportedOptionError("setting_sources", "this host reads the user and project "
-                                     "settings together, or none ([]); a single one is not "
-                                     "supported")
+        if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
+            raise UsageError(f"setting_sources must be a list of 'user', 'project', 'local', "
+                             f"got {sources!r:.100}")
+        unknown = sorted(set(sources) - {"user", "project", "local"})
+        if unknown:
+            raise UsageError(f"setting_sources: unknown source(s) {', '.join(unknown)}; "
+                             "use user, project, local")
+        return {"setting_sources": list(sources)}
 
     def _plugin_dirs(self) -> list[str]:
         dirs = []
