@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .redaction import Redactor
     from .resources import ResourceLoader
     from .session import AgentSession
-    from .settings import SettingsManager
+    from .settings import Scope, SettingsManager
     from .transcript import SessionManager
 
 __all__ = ["KERNEL_TOOL_NAMES", "AssemblyError", "collect_providers", "create_session"]
@@ -150,7 +150,7 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
 
 
 #: the settings files that live in the project folder (a repository may ship them)
-PROJECT_SCOPES = ("project", "local")
+PROJECT_SCOPES: tuple[Scope, ...] = ("project", "local")
 
 
 def make_permissions(

@@ -4,9 +4,9 @@
 repository) and ``<cwd>/.zpi/settings.local.json`` (local: this checkout's own, not shared) are
 merged in that order, the later winning: top-level keys replace, nested objects are merged one
 level deep, lists are replaced. ``sources`` chooses which of the files are read (the SDK's
-``setting_sources``). A file that does not parse is reported with its path, line and column and is never
-treated as empty or overwritten; the other file still applies. Writes re-read the file under a
-lock, change only the keys the caller named and replace the file atomically.
+``setting_sources``). A file that does not parse is reported with its path, line and column
+and is never treated as empty or overwritten; the other files still apply. Writes re-read the
+file under a lock, change only the keys the caller named and replace the file atomically.
 """
 
 from __future__ import annotations
