@@ -137,7 +137,8 @@ class SDKClient:
         if options.can_use_tool is not None:
             from .permissions import sdk_approver
 
-            approve = sdk_approver(options.can_use_tool, self._apply_mode)
+            approve = sdk_approver(options.can_use_tool, lambda: self.session,
+                                   self._apply_mode)
 
             async def approver(name: str, arguments: dict[str, Any], context: Any) -> Any:
                 from ..permissions import PermissionDeny
