@@ -301,3 +301,16 @@ async def test_an_append_that_times_out_is_not_retried(monkeypatch):
     assert errors == [({"project_key": "p", "session_id": "s"},
                        "append of 1 record(s) timed out after 0.01 s (not retried: it may "
                        "still land)")]
+
+
+async def test_fork_session_with_a_store_and_session_id_names_the_fork(scripted):
+    store = InMemorySessionStore()
+    scripted.turns({"text": "base answer"})
+    sid = (await collect(query(prompt="base", options=scripted.options(
+        session_store=store))))[-1].session_id
+    wanted = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    scripted.turns({"text": "forked answer"})
+    forked = await collect(query(prompt="branch", options=scripted.options(
+        session_store=store, resume=sid, fork_session=True, session_id=wanted)))
+    assert forked[-1].session_id == wanted
+    assert [e["type"] for e in await store.load(_key(scripted, wanted))].count("user") == 2

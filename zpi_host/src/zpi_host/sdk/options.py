@@ -188,6 +188,15 @@ class AgentOptions:
         if self.fork_session and self.resume is None and not self.continue_conversation:
             raise UsageError("fork_session forks the session given by resume (or "
                              "continue_conversation); give one of them")
+        if self.session_id is not None and not self.fork_session and (
+                self.resume is not None or self.continue_conversation):
+            raise UsageError("session_id names a new session, so with resume or "
+                             "continue_conversation it needs fork_session=True (it then names "
+                             "the fork)")
+        if self.session_id is not None and self.fork_session and self.resume is not None \
+                and self.session_id.lower() == self.resume.lower():
+            raise UsageError(f"fork_session never reuses the resumed session's id "
+                             f"({self.resume}); give another session_id, or none")
         if self.hooks is not None and not isinstance(self.hooks, Mapping):
             raise UsageError("hooks must map event names to lists of HookMatcher")
         if self.output_format is not None:
@@ -231,7 +240,8 @@ class AgentOptions:
         self.check()
         kwargs: dict[str, Any] = {
             "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
-            "session_id": self.session_id, "persist": bool(self.persist_session),
+            "session_id": None if self.fork_session else self.session_id,
+            "persist": bool(self.persist_session),
         }
         if self.model is not None:
             kwargs["model"] = self.model

@@ -22,7 +22,13 @@ import attrs
 from ..errors import UsageError
 from ..messages import Message, ToolCallContent, UserMessage
 from . import history
-from .errors import RecordError, SessionBusyError, SessionNotFoundError, TranscriptError
+from .errors import (
+    RecordError,
+    SessionBusyError,
+    SessionExistsError,
+    SessionNotFoundError,
+    TranscriptError,
+)
 from .lock import FileLock, open_owner
 from .paths import check_session_id, find_session, iter_session_files, new_session_id, not_found
 from .reader import read_transcript
@@ -173,9 +179,11 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
 
 
 def fork_session(session_id: str, up_to: str | None = None, *,
-                 agent_dir: Path | str | None = None, cwd: Path | str | None = None) -> str:
+                 agent_dir: Path | str | None = None, cwd: Path | str | None = None,
+                 new_id: str | None = None) -> str:
     """Copy a session's history, up to and including record ``up_to`` (default: all of it),
-    into a new session beside it; returns the new session's id.
+    into a new session beside it; returns the new session's id (``new_id`` if given: it must
+    not name the source or any saved session).
 
     The copy gets new record uuids, its own session id, a header naming where it came from
     (``forkedFrom``), and new tool call ids (consistently across assistant tool calls,
@@ -184,6 +192,15 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     path = _find(session_id, agent_dir, cwd)
     if path is None:
         raise not_found(session_id, agent_dir)
+    if new_id is not None:
+        new_id = check_session_id(new_id)
+        if new_id == check_session_id(session_id):
+            raise UsageError(f"a fork never reuses the id of the session it copies "
+                             f"({session_id}); give another id, or none for a new one")
+        if _find(new_id, agent_dir, None) is not None:
+            raise SessionExistsError(f"cannot fork into session id {new_id}: a session with "
+                                     "that id exists already; give another id, or none for a "
+                                     "new one")
     owner = open_owner(path)
     if owner is not None:
         records: Sequence[Record] = owner.records
@@ -199,7 +216,7 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     branch = _ancestors(by_uuid, target)
     header = branch[0]
     assert isinstance(header, HeaderRecord)
-    new_id = new_session_id()
+    new_id = new_id or new_session_id()
     new_path = path.parent / f"{new_id}.jsonl"
     origin = ForkOrigin(session_id=header.session_id, uuid=target)
     fork = SessionManager.create(header.cwd, session_id=new_id, path=new_path,
