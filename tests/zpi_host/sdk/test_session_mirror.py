@@ -186,6 +186,15 @@ async def test_store_options_that_cannot_work_are_refused(scripted):
         scripted.options(session_store=store, session_store_flush="later").check()
     with pytest.raises(UsageError, match="lacks append, load"):
         scripted.options(session_store=object()).check()
+    with pytest.raises(UsageError, match="cannot be combined with enable_file_checkpointing"):
+        scripted.options(session_store=store, enable_file_checkpointing=True).check()
+    for refused in ({"persist_session": False}, {"enable_file_checkpointing": True}):
+        scripted.turns({"text": "never"})
+        with pytest.raises(UsageError, match="session_store"):  # refused before the start
+            await collect(query(prompt="go", options=scripted.options(session_store=store,
+                                                                      **refused)))
+    assert await store.list_sessions(project_key_for_directory(scripted.cwd)) == []
+    assert not list(scripted.agent_dir.rglob("*.jsonl"))
 
 
 async def test_fork_session_with_a_store_forks_in_the_store(scripted):

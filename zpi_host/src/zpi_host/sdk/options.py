@@ -167,6 +167,8 @@ class AgentOptions:
 
     def check(self) -> None:
         """Refuse what cannot be honoured, each with its option name."""
+        if self.session_store is not None:  # first: its conflicts say more than "unsupported"
+            self._check_store()
         for name, why in UNSUPPORTED.items():
             if not _unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
@@ -203,8 +205,6 @@ class AgentOptions:
             from .structured import StructuredOutput
 
             StructuredOutput(self.output_format)
-        if self.session_store is not None:
-            self._check_store()
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise UsageError(f"can_use_tool must be an async callable, got "
                              f"{type(self.can_use_tool).__name__}")
@@ -219,6 +219,10 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
+        if self.enable_file_checkpointing:
+            raise UsageError("session_store cannot be combined with enable_file_checkpointing: "
+                             "file checkpoints live beside the local session and are not "
+                             "mirrored, so another host could not restore them")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
