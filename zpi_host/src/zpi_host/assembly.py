@@ -53,7 +53,8 @@ def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Pa
 
 
 def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | None:
-    """The session to resume or continue (``None``: a new one is created once cwd is known)."""
+    """The session to resume or continue (``None``: a new one is created once cwd is known,
+    also when there is no session to continue)."""
     from .transcript import SessionManager, list_sessions
 
     if options.session_manager is not None:
@@ -65,7 +66,7 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
         cwd = _explicit_cwd(options) or Path.cwd().resolve()
         recent = list_sessions(cwd, agent_dir=agent_dir)
         if not recent:
-            raise UsageError(f"no session to continue in {cwd}; start one without --continue")
+            return None  # nothing to continue: a new session (create_session warns)
         return SessionManager.open(recent[0].session_id, agent_dir=agent_dir, cwd=cwd)
     return None
 
@@ -387,6 +388,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
         warnings = list(host.hooks.configure(settings))
+        if options.continue_recent and store is None:
+            warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings, environ)
