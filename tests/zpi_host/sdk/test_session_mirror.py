@@ -323,3 +323,24 @@ async def test_fork_session_with_a_store_and_session_id_names_the_fork(scripted)
         session_store=store, resume=sid, fork_session=True, session_id=wanted)))
     assert forked[-1].session_id == wanted
     assert [e["type"] for e in await store.load(_key(scripted, wanted))].count("user") == 2
+
+
+async def test_continue_takes_the_newest_main_record_by_store_mtime(scripted):
+    from zpi_host.sdk import rename_session_via_store
+
+    store = InMemorySessionStore()
+    ids = []
+    for text in ("a", "b"):
+        scripted.turns({"text": text})
+        ids.append((await collect(query(prompt=text, options=scripted.options(
+            session_store=store))))[-1].session_id)
+    first, second = ids
+    # the older session is written last (its mtime is the newest), while a sub-transcript
+    # of the other one does not count
+    await rename_session_via_store(store, first, "touched", str(scripted.cwd))
+    await store.append({**_key(scripted, second), "subpath": "subagents/agent-x"},
+                       [{"type": "user", "uuid": "11111111-1111-4111-8111-111111111111"}])
+    scripted.turns({"text": "c"})
+    third = await collect(query(prompt="go on", options=scripted.options(
+        session_store=store, continue_conversation=True)))
+    assert third[-1].session_id == first
