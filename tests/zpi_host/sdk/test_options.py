@@ -220,6 +220,26 @@ async def test_keys_and_base_urls_come_from_env(fmt, zpi_env, zpi_model_server, 
         assert headers["x-api-key"] == key
 
 
+async def test_anthropic_auth_token_is_sent_as_a_bearer_token_and_kept_from_bash(
+        zpi_env, zpi_model_server, tmp_path, monkeypatch):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Bash", "arguments": {
+            "command": "echo token=${ANTHROPIC_AUTH_TOKEN:-none}"}}]}, "done")
+    options = AgentOptions(model="anthropic:test-model", cwd=tmp_path, setting_sources=[],
+                           permission_mode="bypassPermissions",
+                           env={"ANTHROPIC_AUTH_TOKEN": "tok-bearer",
+                                "ANTHROPIC_BASE_URL": zpi_model_server.base_url})
+    messages = await collect(query("hi", options))
+    assert messages[-1].result == "done"
+    headers = zpi_model_server.requests[0].headers
+    assert headers["authorization"] == "Bearer tok-bearer" and "x-api-key" not in headers
+    result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    assert "token=none" in result.content
+
+
 async def test_the_model_comes_from_options_then_settings_then_zpi_model(
         zpi_env, zpi_model_server, tmp_path):
     zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")

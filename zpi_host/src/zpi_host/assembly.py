@@ -277,7 +277,8 @@ BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
 
 def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntry:
     """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
-    the API key from its variable, and the base URL from ``OPENAI_BASE_URL`` /
+    the API key from its variable (for Anthropic, else a bearer token from
+    ``ANTHROPIC_AUTH_TOKEN``), and the base URL from ``OPENAI_BASE_URL`` /
     ``ANTHROPIC_BASE_URL`` when no setting gives one."""
     import attrs
 
@@ -287,7 +288,8 @@ def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntr
     if entry.api_key is None:
         credential = credentials(entry, environ)
         if credential.key is not None:
-            changes.update(api_key=credential.key, api_key_source=credential.source)
+            changes.update(api_key=credential.key, api_key_source=credential.source,
+                           api_key_bearer=credential.bearer)
     variable = BASE_URL_ENV.get(entry.provider)
     if entry.base_url is None and variable and environ.get(variable):
         changes["base_url"] = environ[variable]
