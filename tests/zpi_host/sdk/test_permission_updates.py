@@ -142,6 +142,7 @@ async def test_an_update_that_cannot_be_applied_applies_none_and_denies(scripted
         [rules("addRules", "allow", "Bash(echo again)", destination="userSettings")],
         [PermissionUpdate("resetEverything")],
         [rules("addRules", "sometimes", "Bash(x)")],
+        [PermissionUpdate("removeDirectories", directories=[3])],
     ]
     asked = []
 
@@ -159,6 +160,7 @@ async def test_an_update_that_cannot_be_applied_applies_none_and_denies(scripted
     assert "may not choose bypassPermissions" in reasons[2]
     assert "settings.json" in reasons[3] and "invalid JSON" in reasons[3]
     assert "unknown type" in reasons[4] and "behavior 'sometimes'" in reasons[5]
+    assert "directories must be a non-empty list of paths" in reasons[6]
     assert user.read_bytes() == before  # a broken file is never overwritten
     assert not (scripted.cwd / ".zpi").exists()
 

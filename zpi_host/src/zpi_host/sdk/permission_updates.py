@@ -188,7 +188,8 @@ def _plan(updates: Sequence[Any], policy: PermissionPolicy, modes: Sequence[str]
             plan.mode = mode
         else:
             raw = _field(update, "directories")
-            if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or not raw:
+            if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or not raw or \
+                    not all(isinstance(d, str) and d for d in raw):
                 raise PermissionUpdateError(f"{where}: directories must be a non-empty list of "
                                             f"paths, got {raw!r:.100}")
             try:
