@@ -280,6 +280,24 @@ async def test_setting_sources_choose_the_settings_files(sources, model, zpi_env
     assert messages[-1].result == "ok"
 
 
+@pytest.mark.parametrize(("sources", "seen"), [
+    (None, {"user rule", "project rule", "proj-skill"}), (["user"], {"user rule"}),
+    (["project", "local"], {"project rule", "proj-skill"}), ([], set()),
+])
+async def test_setting_sources_choose_the_context_files_and_skills(scripted, sources, seen):
+    """As in claude-agent-sdk, the project source brings the project's context file and
+    skills, the user source the user's."""
+    (scripted.agent_dir / "AGENTS.md").write_text("user rule")
+    (scripted.cwd / "AGENTS.md").write_text("project rule")
+    skill = scripted.cwd / ".zpi" / "skills" / "proj-skill" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: proj-skill\ndescription: does things\n---\nbody\n")
+    scripted.turns("ok")
+    await collect(query("hi", scripted.options(setting_sources=sources)))
+    prompt = scripted.scripted.requests[0].system_prompt
+    assert {s for s in ("user rule", "project rule", "proj-skill") if s in prompt} == seen
+
+
 async def test_env_keys_stay_out_of_bash(scripted):
     scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {
         "command": "echo key=${OPENAI_API_KEY:-none} other=$OTHER"}}]}, "ok")

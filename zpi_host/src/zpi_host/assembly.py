@@ -8,7 +8,7 @@ preview shows is what a run uses. Each step is a small function named for the st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -309,9 +309,17 @@ async def make_provider(
     return factories[entry.provider].create(from_environment(entry, environ), settings)
 
 
+#: setting source -> the host's resource folders it also brings (claude-agent-sdk: the
+#: project source brings CLAUDE.md and the project's skills)
+RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project"}
+
+
 async def load_resources(
-    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any]
+    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any],
+    setting_sources: Sequence[str] | None = None,
 ) -> ResourceLoader:
+    """Plugins' resource sources and commands, and the host's own folders of the chosen
+    setting sources (None: all)."""
     import attrs
 
     from .resources import Command, ResourceLoader, ResourceSource
@@ -331,7 +339,9 @@ async def load_resources(
             raise AssemblyError(f"plugin {answer.plugin!r} registered the command "
                                 f"{answer.value.name!r}, which another plugin registered first")
         commands.append(attrs.evolve(answer.value, origin=answer.plugin))
-    return ResourceLoader(cwd, agent_dir, sources, commands).load()
+    origins = RESOURCE_ORIGINS.values() if setting_sources is None else [
+        RESOURCE_ORIGINS[s] for s in setting_sources if s in RESOURCE_ORIGINS]
+    return ResourceLoader(cwd, agent_dir, sources, commands, origins).load()
 
 
 def choose_reasoning(
@@ -396,7 +406,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
-        resources = await load_resources(host, cwd, agent_dir, settings)
+        resources = await load_resources(host, cwd, agent_dir, settings,
+                                         options.setting_sources)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")
