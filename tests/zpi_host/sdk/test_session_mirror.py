@@ -186,6 +186,8 @@ async def test_store_options_that_cannot_work_are_refused(scripted):
         scripted.options(session_store=store, session_store_flush="later").check()
     with pytest.raises(UsageError, match="lacks append, load"):
         scripted.options(session_store=object()).check()
+    with pytest.raises(UsageError, match="project_key chooses a session store's scope"):
+        scripted.options(project_key="team").check()
     with pytest.raises(UsageError, match="cannot be combined with enable_file_checkpointing"):
         scripted.options(session_store=store, enable_file_checkpointing=True).check()
     for refused in ({"persist_session": False}, {"enable_file_checkpointing": True}):

@@ -169,6 +169,9 @@ class AgentOptions:
         """Refuse what cannot be honoured, each with its option name."""
         if self.session_store is not None:  # first: its conflicts say more than "unsupported"
             self._check_store()
+        elif self.project_key is not None:
+            raise UsageError("project_key chooses a session store's scope; it needs "
+                             "session_store")
         for name, why in UNSUPPORTED.items():
             if not _unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
