@@ -122,7 +122,8 @@ class SDKClient:
 
         options = self.options
         kwargs = options.session_kwargs()
-        plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
+        hidden = kwargs.get("exclude_tools")  # completed while the tools are prepared
+        plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin(hidden)}
         if options.hooks:
             try:
                 from .hooks import callback_hooks_plugin

@@ -184,18 +184,35 @@ def placeholder(name: str) -> Tool:
                 ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False))
 
 
-def standard_tools(found: Sequence[Tool]) -> list[Tool]:
-    """The standard tools for the kernel tools among ``found``, and placeholders for the
-    search tools no plugin provides."""
+#: plugins' tools that take Claude's parameters already, shown under Claude's name (the
+#: Claude adapter's ``skill`` is Claude's ``Skill``: ``skill``, ``args``)
+RENAMED: Mapping[str, str] = {"skill": "Skill"}
+
+
+def standard_tools(found: Sequence[Tool], hidden: list[str] | None = None) -> list[Tool]:
+    """The standard tools for the kernel tools among ``found``, placeholders for the search
+    tools no plugin provides, and the ``RENAMED`` tools under Claude's names (their own names
+    are appended to ``hidden``, the session's ``exclude_tools``; without it they are left)."""
     names = {t.name for t in found}
     tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
     tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
+    if hidden is not None:
+        for tool in found:
+            claude = RENAMED.get(tool.name)
+            if claude is not None and claude not in names:
+                tools.append(attrs.evolve(tool, name=claude))
+                hidden.append(tool.name)
     return tools
 
 
 class StandardToolsPlugin:
-    """Adds the standard tools during assembly (``zpi_prepare_tools``)."""
+    """Adds the standard tools during assembly (``zpi_prepare_tools``). ``hidden`` is the
+    session's ``exclude_tools`` list: the plugins' tools shown under Claude's names are added
+    to it before the selection rules apply."""
+
+    def __init__(self, hidden: list[str] | None = None) -> None:
+        self.hidden = hidden
 
     @hookimpl
     def zpi_prepare_tools(self, tools: Sequence[Any]) -> list[Tool]:
-        return standard_tools(tools)
+        return standard_tools(tools, self.hidden)
