@@ -14,11 +14,12 @@ from pathlib import Path
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
-def _run(tmp_path: Path, agent: str, *args: str) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, agent: str, *args: str, where: str = "work"
+         ) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
     environ["ZPI_AGENT_DIR"] = str(tmp_path / agent)
-    work = tmp_path / "work"
+    work = tmp_path / where
     work.mkdir(exist_ok=True)
     return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=work,
                           env=environ, timeout=60)
@@ -86,3 +87,32 @@ def test_the_sessions_command_over_a_store(tmp_path):
     assert out.returncode == 1 and "no session" in out.stderr
     out = _run(tmp_path, "host-b", "sessions", "list", "--all", "--store", store)
     assert out.returncode == 2 and "--all cannot be used with --store" in out.stderr
+
+
+def test_project_key_shares_a_scope_between_checkouts_at_different_paths(tmp_path):
+    store = f"sqlite:{tmp_path / 'shared.sqlite'}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "one"),
+               "--session-store", store, "--project-key", "team-project",
+               "--output-format", "json", "first", where="checkout-a")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    # another checkout path: its own key finds nothing, the shared key finds the session
+    listed = _run(tmp_path, "host-b", "sessions", "list", "--json", "--store", store,
+                  where="checkout-b")
+    assert json.loads(listed.stdout) == []
+    listed = _run(tmp_path, "host-b", "sessions", "list", "--json", "--store", store,
+                  "--project-key", "team-project", where="checkout-b")
+    assert [s["session_id"] for s in json.loads(listed.stdout)] == [session_id]
+    out = _run(tmp_path, "host-b", "run", "--model", _script(tmp_path / "b.jsonl", "two"),
+               "--session-store", store, "--project-key", "team-project", "--continue",
+               "--output-format", "json", "second", where="checkout-b")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["session_id"] == session_id
+    shown = json.loads(_run(tmp_path, "host-b", "sessions", "show", session_id, "--json",
+                            "--store", store, "--project-key", "team-project",
+                            where="checkout-b").stdout)
+    assert [m["type"] for m in shown["messages"]] == ["user", "assistant"] * 2
+    for command in (["run", "--model", "scripted:x", "--project-key", "k", "p"],
+                    ["sessions", "list", "--project-key", "k"]):
+        out = _run(tmp_path, "host-b", *command)
+        assert out.returncode == 2 and "use it with --" in out.stderr, out.stderr

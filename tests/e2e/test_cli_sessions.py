@@ -60,8 +60,12 @@ def test_session_flags_conflict_and_bad_ids_are_usage_errors(cli, tmp_path):
     model = script(tmp_path / "s.jsonl", "x")
     out = cli("run", "--model", model, "--continue", "--no-session", "x")
     assert out.returncode == 2 and "not allowed with argument" in out.stderr
-    out = cli("run", "--model", model, "--continue", "x")
-    assert out.returncode == 2 and "no session to continue" in out.stderr
+    out = cli("run", "--model", model, "--continue", "--output-format", "json", "x")
+    assert out.returncode == 0, out.stderr  # nothing to continue: a new session
+    assert "no session to continue" in out.stderr and "started a new one" in out.stderr
+    assert json.loads(cli("sessions", "list", "--json").stdout)[0]["session_id"] == \
+        json.loads(out.stdout)["session_id"]
+    model = script(tmp_path / "s2.jsonl", "x")
     out = cli("run", "--model", model, "--resume", "nope", "x")
     assert out.returncode == 2 and "invalid session id 'nope'" in out.stderr
     out = cli("run", "--model", model, "--resume", "../missing.jsonl", "x")

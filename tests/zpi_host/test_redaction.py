@@ -24,7 +24,8 @@ SETTINGS = {"models": {"a": {"provider": "openai", "model": "m", "api_key_env": 
 
 
 def test_key_variables_and_values_come_from_the_catalog() -> None:
-    assert key_variables(SETTINGS) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "A_KEY", "P_KEY"}
+    assert key_variables(SETTINGS) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                                       "ANTHROPIC_AUTH_TOKEN", "A_KEY", "P_KEY"}
     redactor = Redactor.from_settings(SETTINGS, {"A_KEY": KEY, "P_KEY": "short",
                                                  "OTHER": "not-a-key-value"})
     assert set(redactor.secrets) == {KEY, "inline-key-42"}  # "short" is too short to be one

@@ -186,10 +186,10 @@ def test_a_verdict_less_decision_carries_only_context():
     assert "only context" in answer_problem("zpi_before_tool", ToolDecision(None, "why"))
 
 
-async def test_a_project_may_not_choose_bypass(zpi_env, workspace):
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+async def test_a_project_may_not_choose_bypass(zpi_env, workspace, name):
     (workspace / ".zpi").mkdir()
-    (workspace / ".zpi" / "settings.json").write_text(
-        json.dumps({"permissions": {"mode": "bypass"}}))
+    (workspace / ".zpi" / name).write_text(json.dumps({"permissions": {"mode": "bypass"}}))
     model = ScriptedModel([calls(("read", {"path": "../outside.txt"})), "ok"])
     session = await create_session(model="t:m", provider=model, cwd=workspace, host=host())
     assert session.permissions.mode == "default"

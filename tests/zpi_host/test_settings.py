@@ -128,3 +128,35 @@ def test_in_memory_manager_has_the_same_api_and_touches_no_disk(tmp_path, monkey
     manager.update("user", {"b": 1})
     assert "b" not in snap
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_local_file_wins_and_sources_choose_the_files(dirs):
+    agent, project = dirs
+    write(agent / "settings.json", {"model": "u", "a": 1})
+    write(project / ".zpi" / "settings.json", {"model": "p", "b": 2})
+    write(project / ".zpi" / "settings.local.json", {"model": "l", "c": 3})
+    assert SettingsManager(agent, project).settings == {"model": "l", "a": 1, "b": 2, "c": 3}
+    assert SettingsManager(agent, project, ["user"]).settings == {"model": "u", "a": 1}
+    assert SettingsManager(agent, project, ["local"]).settings == {"model": "l", "c": 3}
+    assert SettingsManager(agent, project, []).settings == {}
+    with pytest.raises(SettingsError, match="unknown setting source"):
+        SettingsManager(agent, project, ["global"])
+
+
+def test_edit_changes_one_file_in_place_keeping_other_keys(dirs):
+    agent, project = dirs
+    local = write(project / ".zpi" / "settings.local.json",
+                  {"keep": {"x": 1}, "permissions": {"allow": ["read"]}})
+    manager = SettingsManager(agent, project, ["user"])  # local is not read
+    manager.edit("local", lambda data: data["permissions"]["allow"].append("bash(ls)"))
+    assert json.loads(local.read_text()) == {"keep": {"x": 1},
+                                             "permissions": {"allow": ["read", "bash(ls)"]}}
+    assert manager.settings == {}  # written, but not a source of this manager
+
+    def fail(data):
+        data["keep"] = "changed"
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        manager.edit("local", fail)
+    assert json.loads(local.read_text())["keep"] == {"x": 1}

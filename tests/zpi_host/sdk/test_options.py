@@ -58,7 +58,8 @@ async def test_an_option_this_host_cannot_honour_is_refused_by_name(scripted, na
     ("permission_mode", "auto", "permission_mode"),
     ("effort", "max", "effort"),
     ("max_budget_usd", 0, "max_budget_usd"),
-    ("setting_sources", ["user"], "setting_sources"),
+    ("setting_sources", ["global"], "setting_sources"),
+    ("setting_sources", "user", "setting_sources"),
     ("plugins", [{"type": "remote", "url": "x"}], "plugins"),
     ("system_prompt", {"type": "unknown"}, "system_prompt"),
     ("tools", "Read", "tools"),
@@ -95,8 +96,10 @@ def test_settings_json_text_or_file(tmp_path):
     path.write_text(json.dumps({"reasoning_level": "low"}))
     assert AgentOptions(settings=str(path)).session_kwargs()["settings"] == {
         "reasoning_level": "low"}
-    assert AgentOptions(setting_sources=[]).session_kwargs()["settings"] == {}
-    assert "settings" not in AgentOptions(setting_sources=["user", "project"]).session_kwargs()
+    assert AgentOptions(setting_sources=[]).session_kwargs()["setting_sources"] == []
+    assert AgentOptions(setting_sources=["local", "user"]).session_kwargs()[
+        "setting_sources"] == ["local", "user"]
+    assert "setting_sources" not in AgentOptions().session_kwargs()  # None: every file
     with pytest.raises(UsageError, match="cannot be read"):
         AgentOptions(settings=str(tmp_path / "missing.json")).session_kwargs()
 
@@ -217,6 +220,26 @@ async def test_keys_and_base_urls_come_from_env(fmt, zpi_env, zpi_model_server, 
         assert headers["x-api-key"] == key
 
 
+async def test_anthropic_auth_token_is_sent_as_a_bearer_token_and_kept_from_bash(
+        zpi_env, zpi_model_server, tmp_path, monkeypatch):
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Bash", "arguments": {
+            "command": "echo token=${ANTHROPIC_AUTH_TOKEN:-none}"}}]}, "done")
+    options = AgentOptions(model="anthropic:test-model", cwd=tmp_path, setting_sources=[],
+                           permission_mode="bypassPermissions",
+                           env={"ANTHROPIC_AUTH_TOKEN": "tok-bearer",
+                                "ANTHROPIC_BASE_URL": zpi_model_server.base_url})
+    messages = await collect(query("hi", options))
+    assert messages[-1].result == "done"
+    headers = zpi_model_server.requests[0].headers
+    assert headers["authorization"] == "Bearer tok-bearer" and "x-api-key" not in headers
+    result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    assert "token=none" in result.content
+
+
 async def test_the_model_comes_from_options_then_settings_then_zpi_model(
         zpi_env, zpi_model_server, tmp_path):
     zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -230,6 +253,49 @@ async def test_the_model_comes_from_options_then_settings_then_zpi_model(
     assert second[0].data["model"] == "openai:from-settings"
     assert [r.json["model"] for r in zpi_model_server.requests] == ["from-variable",
                                                                     "from-settings"]
+
+
+@pytest.mark.parametrize(("sources", "model"), [
+    (["user"], "from-user"), (["project"], "from-project"), (["local"], "from-local"),
+    (["user", "project"], "from-project"), (None, "from-local"), ([], "from-variable"),
+])
+async def test_setting_sources_choose_the_settings_files(sources, model, zpi_env,
+                                                         zpi_model_server, tmp_path):
+    """claude-agent-sdk's setting_sources: each source alone reads only its file; None reads
+    all (local over project over user); [] reads none."""
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    agent_dir, cwd = tmp_path / "agent", tmp_path / "project"
+    (cwd / ".zpi").mkdir(parents=True)
+    agent_dir.mkdir()
+    for path, name in ((agent_dir / "settings.json", "from-user"),
+                       (cwd / ".zpi" / "settings.json", "from-project"),
+                       (cwd / ".zpi" / "settings.local.json", "from-local")):
+        path.write_text(json.dumps({"model": f"openai:{name}"}))
+    zpi_model_server.add_turns("ok")
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": zpi_model_server.base_url,
+           "ZPI_MODEL": "openai:from-variable"}
+    options = AgentOptions(cwd=cwd, agent_dir=agent_dir, setting_sources=sources, env=env)
+    messages = await collect(query("hi", options))
+    assert messages[0].data["model"] == f"openai:{model}"
+    assert messages[-1].result == "ok"
+
+
+@pytest.mark.parametrize(("sources", "seen"), [
+    (None, {"user rule", "project rule", "proj-skill"}), (["user"], {"user rule"}),
+    (["project", "local"], {"project rule", "proj-skill"}), ([], set()),
+])
+async def test_setting_sources_choose_the_context_files_and_skills(scripted, sources, seen):
+    """As in claude-agent-sdk, the project source brings the project's context file and
+    skills, the user source the user's."""
+    (scripted.agent_dir / "AGENTS.md").write_text("user rule")
+    (scripted.cwd / "AGENTS.md").write_text("project rule")
+    skill = scripted.cwd / ".zpi" / "skills" / "proj-skill" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: proj-skill\ndescription: does things\n---\nbody\n")
+    scripted.turns("ok")
+    await collect(query("hi", scripted.options(setting_sources=sources)))
+    prompt = scripted.scripted.requests[0].system_prompt
+    assert {s for s in ("user rule", "project rule", "proj-skill") if s in prompt} == seen
 
 
 async def test_env_keys_stay_out_of_bash(scripted):

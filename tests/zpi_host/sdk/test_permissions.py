@@ -112,13 +112,13 @@ async def test_unsupported_updates_and_answers_deny_clearly(scripted):
     async def can_use_tool(tool_name, input_data, context):
         if input_data["command"] == "a":
             return PermissionResultAllow(updated_permissions=[PermissionUpdate(
-                "addDirectories", directories=["/"])])
+                "addDirectory", directories=["/"])])
         return "yes"
 
     scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {"command": "a"}},
                                    {"name": "Bash", "arguments": {"command": "b"}}]}, "ok")
     a, b = results(await collect(query("go", scripted.options(can_use_tool=can_use_tool))))
-    assert a.is_error and "addDirectories" in a.content
+    assert a.is_error and "'addDirectory'" in a.content and "unknown type" in a.content
     assert b.is_error and "PermissionResultAllow or PermissionResultDeny" in b.content
 
 

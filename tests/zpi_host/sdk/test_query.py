@@ -184,6 +184,21 @@ async def test_budget_stops_before_the_next_request(backend):
     assert "maximum budget" in result.errors[0]
 
 
+async def test_budget_counts_only_this_querys_new_requests(backend):
+    if backend.kind == "scripted":
+        pytest.skip("the scripted model is not priced")
+    costly = {"text": "spent", "usage": {"input_tokens": 3000, "output_tokens": 0}}  # $0.003
+    backend.turns(costly)
+    first = (await collect(query("spend", backend.options())))[-1]
+    assert first.total_cost_usd == pytest.approx(0.003, rel=0.01)
+    # the resumed session's restored totals are over the limit, yet this query may spend
+    backend.turns({"text": "cheap", "usage": {"input_tokens": 100, "output_tokens": 0}})
+    second = (await collect(query("again", backend.options(resume=first.session_id,
+                                                           max_budget_usd=0.001))))[-1]
+    assert (second.subtype, second.result) == ("success", "cheap"), second.errors
+    assert second.total_cost_usd == pytest.approx(0.0031, rel=0.01)
+
+
 async def test_streaming_input_gives_one_result_per_message(backend):
     backend.turns("first answer", "second answer")
 

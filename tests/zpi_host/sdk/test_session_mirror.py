@@ -186,6 +186,17 @@ async def test_store_options_that_cannot_work_are_refused(scripted):
         scripted.options(session_store=store, session_store_flush="later").check()
     with pytest.raises(UsageError, match="lacks append, load"):
         scripted.options(session_store=object()).check()
+    with pytest.raises(UsageError, match="project_key chooses a session store's scope"):
+        scripted.options(project_key="team").check()
+    with pytest.raises(UsageError, match="cannot be combined with enable_file_checkpointing"):
+        scripted.options(session_store=store, enable_file_checkpointing=True).check()
+    for refused in ({"persist_session": False}, {"enable_file_checkpointing": True}):
+        scripted.turns({"text": "never"})
+        with pytest.raises(UsageError, match="session_store"):  # refused before the start
+            await collect(query(prompt="go", options=scripted.options(session_store=store,
+                                                                      **refused)))
+    assert await store.list_sessions(project_key_for_directory(scripted.cwd)) == []
+    assert not list(scripted.agent_dir.rglob("*.jsonl"))
 
 
 async def test_fork_session_with_a_store_forks_in_the_store(scripted):
@@ -301,3 +312,37 @@ async def test_an_append_that_times_out_is_not_retried(monkeypatch):
     assert errors == [({"project_key": "p", "session_id": "s"},
                        "append of 1 record(s) timed out after 0.01 s (not retried: it may "
                        "still land)")]
+
+
+async def test_fork_session_with_a_store_and_session_id_names_the_fork(scripted):
+    store = InMemorySessionStore()
+    scripted.turns({"text": "base answer"})
+    sid = (await collect(query(prompt="base", options=scripted.options(
+        session_store=store))))[-1].session_id
+    wanted = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    scripted.turns({"text": "forked answer"})
+    forked = await collect(query(prompt="branch", options=scripted.options(
+        session_store=store, resume=sid, fork_session=True, session_id=wanted)))
+    assert forked[-1].session_id == wanted
+    assert [e["type"] for e in await store.load(_key(scripted, wanted))].count("user") == 2
+
+
+async def test_continue_takes_the_newest_main_record_by_store_mtime(scripted):
+    from zpi_host.sdk import rename_session_via_store
+
+    store = InMemorySessionStore()
+    ids = []
+    for text in ("a", "b"):
+        scripted.turns({"text": text})
+        ids.append((await collect(query(prompt=text, options=scripted.options(
+            session_store=store))))[-1].session_id)
+    first, second = ids
+    # the older session is written last (its mtime is the newest), while a sub-transcript
+    # of the other one does not count
+    await rename_session_via_store(store, first, "touched", str(scripted.cwd))
+    await store.append({**_key(scripted, second), "subpath": "subagents/agent-x"},
+                       [{"type": "user", "uuid": "11111111-1111-4111-8111-111111111111"}])
+    scripted.turns({"text": "c"})
+    third = await collect(query(prompt="go on", options=scripted.options(
+        session_store=store, continue_conversation=True)))
+    assert third[-1].session_id == first

@@ -203,3 +203,35 @@ async def test_result_usage_is_the_main_loop_and_totals_include_sub_agents(scrip
     assert (result.usage["input_tokens"], result.usage["output_tokens"]) == (30, 3)
     totals = result.model_usage[scripted.model_key]
     assert (totals["inputTokens"], totals["outputTokens"]) == (1030, 103)
+
+
+async def test_fork_session_with_session_id_names_the_fork_and_never_reuses_ids(scripted):
+    from zpi_host.errors import UsageError
+    from zpi_host.transcript import SessionExistsError
+
+    session_id = await first_session(scripted)
+    wanted = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    scripted.turns("in the fork")
+    result = (await collect(query("go on", scripted.options(
+        resume=session_id, fork_session=True, session_id=wanted))))[-1]
+    assert result.session_id == wanted and result.result == "in the fork"
+    assert [m.type for m in get_session_messages(wanted)] == ["user", "assistant"] * 2
+    assert len(get_session_messages(session_id)) == 2  # the source is untouched
+    with pytest.raises(UsageError, match="never reuses"):
+        await collect(query("x", scripted.options(resume=session_id, fork_session=True,
+                                                  session_id=session_id.upper())))
+    with pytest.raises(UsageError, match="needs fork_session=True"):
+        await collect(query("x", scripted.options(resume=session_id, session_id=wanted)))
+    with pytest.raises(SessionExistsError, match="exists already"):
+        await collect(query("x", scripted.options(resume=session_id, fork_session=True,
+                                                  session_id=wanted)))
+    assert len(list_sessions(str(scripted.cwd))) == 2  # nothing half made
+
+
+async def test_a_fork_without_a_title_is_titled_as_claude_agent_sdk_does(scripted):
+    session_id = await first_session(scripted)
+    fork = fork_session(session_id)
+    assert get_session_info(fork.session_id).custom_title == "remember 42 (fork)"
+    rename_session(session_id, "Secrets")
+    again = fork_session(session_id, title="  ")
+    assert get_session_info(again.session_id).custom_title == "Secrets (fork)"

@@ -158,3 +158,18 @@ async def test_delete_removes_the_session_and_twice_is_fine(scripted):
     await delete_session_via_store(store, sid, str(scripted.cwd))
     assert await get_session_info_from_store(store, sid, str(scripted.cwd)) is None
     assert await list_sessions_from_store(store, str(scripted.cwd)) == []
+
+
+async def test_a_store_fork_is_titled_and_may_be_named(scripted):
+    from zpi_host.transcript import SessionExistsError
+
+    store = InMemorySessionStore()
+    (first, second) = await _mirrored(scripted, store, "one", "two")
+    directory = str(scripted.cwd)
+    wanted = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    fork = await fork_session_via_store(store, first, directory, new_id=wanted)
+    assert fork.session_id == wanted
+    info = await get_session_info_from_store(store, wanted, directory)
+    assert info.custom_title == "one (fork)"
+    with pytest.raises(SessionExistsError, match="has a session with that id"):
+        await fork_session_via_store(store, first, directory, new_id=second)

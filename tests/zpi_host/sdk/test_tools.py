@@ -71,3 +71,22 @@ async def test_a_plugin_search_tool_replaces_the_placeholder(scripted, zpi_plugi
     scripted.turns("ok")
     messages = await collect(query("hi", scripted.options()))
     assert messages[0].data["tools"] == ["grep", "Read", "Write", "Edit", "Bash", "Glob"]
+
+
+async def test_a_claude_plugins_skill_tool_is_claudes_skill(scripted, zpi_env, tmp_path):
+    from helpers.claude_folders import copy_plugin
+
+    from zpi_host.sdk import SystemMessage
+
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "")
+    zpi_env.set("ZPI_LOAD_PLUGINS", "claude")
+    plugin = copy_plugin("skills-kit", tmp_path / "plugins")
+    scripted.turns({"tool_calls": [{"name": "Skill", "arguments": {
+        "skill": "skills-kit:review", "args": "app.py"}}]}, "reviewed")
+    messages = await collect(query("review", scripted.options(
+        plugins=[{"type": "local", "path": str(plugin)}])))
+    init = next(m for m in messages if isinstance(m, SystemMessage))
+    assert "Skill" in init.data["tools"] and "skill" not in init.data["tools"]
+    (result,) = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    assert not result.is_error and result.content.startswith("Base directory for this skill")
+    assert messages[-1].result == "reviewed"

@@ -297,6 +297,39 @@ def test_fork_up_to_a_record(agent: Path, project: Path) -> None:
         fork_session(MISSING, agent_dir=agent)
 
 
+def test_fork_copies_the_spilled_output_its_results_point_at(agent: Path, project: Path
+                                                             ) -> None:
+    from zpi_host.spill import create_spill_file, spill_folder
+
+    with SessionManager.create(project, agent_dir=agent) as m:
+        sid = m.session_id
+        kept, handle = create_spill_file(spill_folder(agent, sid), "zpi-bash")
+        with handle:
+            handle.write(b"the whole output")
+        other, handle = create_spill_file(spill_folder(agent, sid), "zpi-bash")
+        handle.close()  # spilled by a later call, not in the fork
+        m.append_message(UserMessage.text("run"))
+        for call, path in (("call_1", kept), ("call_2", other)):
+            m.append_message(AssistantMessage(
+                (ToolCallContent(call, "bash", {"command": "x"}),), "tool_use"))
+            m.append_tool_use(call, "bash", {"command": "x"})
+            cut = m.append_message(ToolResultMessage(
+                call, "bash", (TextContent(f"head [... full output in {path} ...] tail"),),
+                details={"full_output_path": str(path)})).uuid
+            if call == "call_1":
+                up_to = cut
+    new = fork_session(sid, up_to=up_to, agent_dir=agent)
+    copied = spill_folder(agent, new) / kept.name
+    assert copied.read_bytes() == b"the whole output"
+    assert not (spill_folder(agent, new) / other.name).exists()
+    with SessionManager.open(new, agent_dir=agent) as m:
+        result = next(x for x in m.messages() if isinstance(x, ToolResultMessage))
+    assert result.content[0].text == f"head [... full output in {copied} ...] tail"  # type: ignore[union-attr]
+    assert result.details == {"full_output_path": str(copied)}
+    delete_session(sid, agent_dir=agent)  # the fork's output outlives its source
+    assert copied.read_bytes() == b"the whole output"
+
+
 def test_fork_keeps_unknown_fields(agent: Path, project: Path, read_lines: Lines) -> None:
     import json
 

@@ -8,7 +8,7 @@ preview shows is what a run uses. Each step is a small function named for the st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .redaction import Redactor
     from .resources import ResourceLoader
     from .session import AgentSession
-    from .settings import SettingsManager
+    from .settings import Scope, SettingsManager
     from .transcript import SessionManager
 
 __all__ = ["KERNEL_TOOL_NAMES", "AssemblyError", "collect_providers", "create_session"]
@@ -53,7 +53,8 @@ def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Pa
 
 
 def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | None:
-    """The session to resume or continue (``None``: a new one is created once cwd is known)."""
+    """The session to resume or continue (``None``: a new one is created once cwd is known,
+    also when there is no session to continue)."""
     from .transcript import SessionManager, list_sessions
 
     if options.session_manager is not None:
@@ -65,7 +66,7 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
         cwd = _explicit_cwd(options) or Path.cwd().resolve()
         recent = list_sessions(cwd, agent_dir=agent_dir)
         if not recent:
-            raise UsageError(f"no session to continue in {cwd}; start one without --continue")
+            return None  # nothing to continue: a new session (create_session warns)
         return SessionManager.open(recent[0].session_id, agent_dir=agent_dir, cwd=cwd)
     return None
 
@@ -86,7 +87,8 @@ def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
 
 
 def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> SettingsManager:
-    """An injected manager as is; a mapping as in-memory user settings; else the files."""
+    """An injected manager as is; a mapping as in-memory user settings; else the files
+    (those of ``setting_sources``: None, all of them)."""
     from .settings import SettingsManager
 
     if isinstance(options.settings, SettingsManager):
@@ -96,7 +98,7 @@ def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> Settin
             raise UsageError("settings must be a SettingsManager or a mapping, got "
                              f"{type(options.settings).__name__}")
         return SettingsManager.in_memory(options.settings)
-    return SettingsManager(agent_dir, cwd)
+    return SettingsManager(agent_dir, cwd, options.setting_sources)
 
 
 async def collect_providers(
@@ -148,6 +150,10 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
     return folder
 
 
+#: the settings files that live in the project folder (a repository may ship them)
+PROJECT_SCOPES: tuple[Scope, ...] = ("project", "local")
+
+
 def make_permissions(
     options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
     warnings: list[str],
@@ -157,17 +163,18 @@ def make_permissions(
     settings or with ``--permission-mode``)."""
     from .permissions import build_policy
 
-    project = manager.layer("project").get("permissions")
-    if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
-            options.permission_mode is None:
-        user = manager.layer("user").get("permissions")
-        mode = user.get("mode") if isinstance(user, Mapping) else None
-        settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
-                                                or "default"}}
-        warnings.append(f"{manager.project_path}: a project may not set permissions.mode to "
-                        "bypass (it would switch off permission checks for whoever opens it); "
-                        f"using {mode or 'default'}. Choose bypass with --permission-mode "
-                        "bypass or in your user settings.")
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("permissions")
+        if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
+                options.permission_mode is None:
+            user = manager.layer("user").get("permissions")
+            mode = user.get("mode") if isinstance(user, Mapping) else None
+            settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
+                                                    or "default"}}
+            warnings.append(f"{manager.path(scope)}: a project may not set permissions.mode "
+                            "to bypass (it would switch off permission checks for whoever "
+                            f"opens it); using {mode or 'default'}. Choose bypass with "
+                            "--permission-mode bypass or in your user settings.")
     return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
                         deny=options.deny, add_dirs=options.add_dirs,
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
@@ -189,13 +196,14 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
     warning, and all of them are kept out."""
     from .redaction import SecretsSettingError, hidden_variables, key_variables
 
-    project = manager.layer("project").get("secrets")
-    if isinstance(project, Mapping) and "pass_to_commands" in project:
-        warnings.append(f"{manager.project_path}: a project may not set "
-                        "secrets.pass_to_commands (it would give the provider keys to the "
-                        "commands its model runs); ignored. Set it in your user settings.")
-        user = manager.layer("user").get("secrets")
-        settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("secrets")
+        if isinstance(project, Mapping) and "pass_to_commands" in project:
+            warnings.append(f"{manager.path(scope)}: a project may not set "
+                            "secrets.pass_to_commands (it would give the provider keys to the "
+                            "commands its model runs); ignored. Set it in your user settings.")
+            user = manager.layer("user").get("secrets")
+            settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
     try:
         return hidden_variables(settings)
     except SecretsSettingError as exc:
@@ -269,7 +277,8 @@ BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
 
 def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntry:
     """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
-    the API key from its variable, and the base URL from ``OPENAI_BASE_URL`` /
+    the API key from its variable (for Anthropic, else a bearer token from
+    ``ANTHROPIC_AUTH_TOKEN``), and the base URL from ``OPENAI_BASE_URL`` /
     ``ANTHROPIC_BASE_URL`` when no setting gives one."""
     import attrs
 
@@ -279,7 +288,8 @@ def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntr
     if entry.api_key is None:
         credential = credentials(entry, environ)
         if credential.key is not None:
-            changes.update(api_key=credential.key, api_key_source=credential.source)
+            changes.update(api_key=credential.key, api_key_source=credential.source,
+                           api_key_bearer=credential.bearer)
     variable = BASE_URL_ENV.get(entry.provider)
     if entry.base_url is None and variable and environ.get(variable):
         changes["base_url"] = environ[variable]
@@ -299,9 +309,17 @@ async def make_provider(
     return factories[entry.provider].create(from_environment(entry, environ), settings)
 
 
+#: setting source -> the host's resource folders it also brings (claude-agent-sdk: the
+#: project source brings CLAUDE.md and the project's skills)
+RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project"}
+
+
 async def load_resources(
-    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any]
+    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any],
+    setting_sources: Sequence[str] | None = None,
 ) -> ResourceLoader:
+    """Plugins' resource sources and commands, and the host's own folders of the chosen
+    setting sources (None: all)."""
     import attrs
 
     from .resources import Command, ResourceLoader, ResourceSource
@@ -321,7 +339,9 @@ async def load_resources(
             raise AssemblyError(f"plugin {answer.plugin!r} registered the command "
                                 f"{answer.value.name!r}, which another plugin registered first")
         commands.append(attrs.evolve(answer.value, origin=answer.plugin))
-    return ResourceLoader(cwd, agent_dir, sources, commands).load()
+    origins = RESOURCE_ORIGINS.values() if setting_sources is None else [
+        RESOURCE_ORIGINS[s] for s in setting_sources if s in RESOURCE_ORIGINS]
+    return ResourceLoader(cwd, agent_dir, sources, commands, origins).load()
 
 
 def choose_reasoning(
@@ -380,11 +400,14 @@ async def create_session(**kwargs: Any) -> AgentSession:
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
         warnings = list(host.hooks.configure(settings))
+        if options.continue_recent and store is None:
+            warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
-        resources = await load_resources(host, cwd, agent_dir, settings)
+        resources = await load_resources(host, cwd, agent_dir, settings,
+                                         options.setting_sources)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")

@@ -27,6 +27,8 @@ class SessionOptions:
     agent_dir: str | Path | None = None
     host: Any = None
     settings: Any = None
+    #: which settings files are read: ``user``, ``project``, ``local`` (None: all)
+    setting_sources: Sequence[str] | None = None
     session_manager: Any = None
     resume: str | None = None
     continue_recent: bool = False

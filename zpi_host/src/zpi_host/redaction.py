@@ -27,7 +27,7 @@ __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "SecretsSettingError",
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
 #: Where a provider looks for its key when the catalog names no variable (as in the catalog).
-DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+DEFAULT_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 def _entries(settings: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:

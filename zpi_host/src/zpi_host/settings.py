@@ -1,10 +1,12 @@
-"""Settings: the user file merged with the project file, read safely and written surgically.
+"""Settings: the user, project and local files merged, read safely and written surgically.
 
-``<agent dir>/settings.json`` (user) and ``<cwd>/.zpi/settings.json`` (project) are merged with
-the project winning: top-level keys replace, nested objects are merged one level deep, lists are
-replaced. A file that does not parse is reported with its path, line and column and is never
-treated as empty or overwritten; the other file still applies. Writes re-read the file under a
-lock, change only the keys the caller named and replace the file atomically.
+``<agent dir>/settings.json`` (user), ``<cwd>/.zpi/settings.json`` (project, shared with the
+repository) and ``<cwd>/.zpi/settings.local.json`` (local: this checkout's own, not shared) are
+merged in that order, the later winning: top-level keys replace, nested objects are merged one
+level deep, lists are replaced. ``sources`` chooses which of the files are read (the SDK's
+``setting_sources``). A file that does not parse is reported with its path, line and column
+and is never treated as empty or overwritten; the other files still apply. Writes re-read the
+file under a lock, change only the keys the caller named and replace the file atomically.
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ import contextlib
 import copy
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 from .errors import ZpiError
 
-Scope = Literal["user", "project"]
+Scope = Literal["user", "project", "local"]
+#: every scope, in merge order (a later one wins)
+SCOPES: tuple[Scope, ...] = ("user", "project", "local")
 SETTINGS_FILE = "settings.json"
+LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".zpi"
 DEFAULT_AGENT_DIR = "~/.zpi/agent"
 
@@ -92,15 +97,17 @@ DELETE: Any = _Delete()
 """Value for :meth:`SettingsManager.update` that removes a key."""
 
 
-def merge_settings(user: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
-    """Project over user: nested objects merged one level, everything else replaced."""
+def merge_settings(user: Mapping[str, Any], *over: Mapping[str, Any]) -> dict[str, Any]:
+    """Each later layer over the earlier ones (project over user, local over project): nested
+    objects merged one level, everything else replaced."""
     merged = copy.deepcopy(dict(user))
-    for key, value in project.items():
-        base = merged.get(key)
-        if isinstance(base, dict) and isinstance(value, Mapping):
-            merged[key] = {**base, **copy.deepcopy(dict(value))}
-        else:
-            merged[key] = copy.deepcopy(value)
+    for layer in over:
+        for key, value in layer.items():
+            base = merged.get(key)
+            if isinstance(base, dict) and isinstance(value, Mapping):
+                merged[key] = {**base, **copy.deepcopy(dict(value))}
+            else:
+                merged[key] = copy.deepcopy(value)
     return merged
 
 
@@ -130,16 +137,22 @@ def read_settings_file(path: Path) -> dict[str, Any]:
 class SettingsManager:
     """The merged settings of one agent dir and project; ``settings`` is read-only.
 
-    ``SettingsManager.in_memory(...)`` keeps both layers in memory (embedding, tests); it has
+    ``sources`` are the files read (default: all three); a file left out is neither read nor
+    merged, though :meth:`update` and :meth:`edit` may still write it.
+    ``SettingsManager.in_memory(...)`` keeps the layers in memory (embedding, tests); it has
     the same API and never touches the disk.
     """
 
-    def __init__(self, agent_dir: Path | None, cwd: Path | None) -> None:
+    def __init__(self, agent_dir: Path | None, cwd: Path | None,
+                 sources: Iterable[str] | None = None) -> None:
         self.user_path = Path(agent_dir) / SETTINGS_FILE if agent_dir is not None else None
         self.project_path = (Path(cwd) / PROJECT_DIR / SETTINGS_FILE
                              if cwd is not None else None)
-        self._layers: dict[Scope, dict[str, Any]] = {"user": {}, "project": {}}
-        self._problems: dict[Scope, tuple[SettingsProblem, ...]] = {"user": (), "project": ()}
+        self.local_path = (Path(cwd) / PROJECT_DIR / LOCAL_SETTINGS_FILE
+                           if cwd is not None else None)
+        self.sources: tuple[Scope, ...] = check_sources(sources)
+        self._layers: dict[Scope, dict[str, Any]] = {scope: {} for scope in SCOPES}
+        self._problems: dict[Scope, tuple[SettingsProblem, ...]] = {s: () for s in SCOPES}
         self._merged: dict[str, Any] = {}
         self.reload()
 
@@ -160,14 +173,14 @@ class SettingsManager:
         return self.user_path is None and self.project_path is None
 
     def path(self, scope: Scope) -> Path | None:
-        return self.user_path if scope == "user" else self.project_path
+        return {"user": self.user_path, "project": self.project_path,
+                "local": self.local_path}[scope]
 
     def reload(self) -> SettingsManager:
-        """Read both files again; a broken one becomes a problem and is left out."""
+        """Read the files again; a broken one becomes a problem and is left out."""
         if self.in_memory_only:
             return self
-        scope: Scope
-        for scope in ("user", "project"):
+        for scope in self.sources:
             path = self.path(scope)
             if path is None:
                 continue
@@ -183,10 +196,10 @@ class SettingsManager:
     @property
     def problems(self) -> tuple[SettingsProblem, ...]:
         """What reading left out: broken files, and values of the wrong type (user first)."""
-        return self._problems["user"] + self._problems["project"]
+        return tuple(p for scope in SCOPES for p in self._problems[scope])
 
     def _remerge(self) -> None:
-        self._merged = merge_settings(self._layers["user"], self._layers["project"])
+        self._merged = merge_settings({}, *(self._layers[s] for s in SCOPES if s in self.sources))
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -212,19 +225,43 @@ class SettingsManager:
     def update(self, scope: Scope, changes: Mapping[str, Any]) -> None:
         """Set (or with ``DELETE`` remove) dotted keys in one file, leaving every other key as
         the file has it now. Refuses to write over a file that does not parse."""
+        self.edit(scope, lambda data: _apply(data, changes))
+
+    def edit(self, scope: Scope, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change one file's object in place with ``change`` (which may raise to leave the file
+        as it is), under the file's lock, on what the file holds now (another process may have
+        written), then replace the file atomically. Refuses to write over a file that does not
+        parse. A scope not in ``sources`` is written but stays out of the merge."""
         path = self.path(scope)
         if path is None:
             current = copy.deepcopy(self._layers[scope])
-            _apply(current, changes)
+            change(current)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             with _locked(path):
-                current = read_settings_file(path)  # fresh: another process may have written
-                _apply(current, changes)
+                current = read_settings_file(path)
+                change(current)
                 _write_atomically(path, current)
+        if scope not in self.sources:
+            return
         self._layers[scope], found = check_settings(path, current)
         self._problems[scope] = tuple(found)
         self._remerge()
+
+
+def check_sources(sources: Iterable[str] | None) -> tuple[Scope, ...]:
+    """The settings files to read, validated (None: all of them)."""
+    if sources is None:
+        return SCOPES
+    if isinstance(sources, str):
+        raise SettingsError(None, f"setting sources must be a list of {', '.join(SCOPES)}, "
+                                  f"got the string {sources!r}")
+    chosen = list(sources)
+    unknown = [s for s in chosen if s not in SCOPES]
+    if unknown:
+        raise SettingsError(None, f"unknown setting source(s) {', '.join(map(repr, unknown))}; "
+                                  f"use {', '.join(SCOPES)}")
+    return tuple(s for s in SCOPES if s in chosen)
 
 
 def _apply(data: dict[str, Any], changes: Mapping[str, Any]) -> None:

@@ -28,14 +28,15 @@ import secrets
 import shutil
 import stat
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
 from .errors import ZpiError
 from .process_groups import process_alive
 
-__all__ = ["SPILL_KEEP_DAYS", "SpillFolderError", "create_spill_file", "prune_spill",
-           "remove_spill_folder", "spill_folder", "spill_root"]
+__all__ = ["SPILL_KEEP_DAYS", "SpillFolderError", "copy_spill_files", "create_spill_file",
+           "prune_spill", "remove_spill_folder", "spill_folder", "spill_root"]
 
 #: Days a saved session's spill folder is kept after the last output was spilled into it.
 SPILL_KEEP_DAYS = 7
@@ -125,6 +126,45 @@ def create_spill_file(folder: Path, prefix: str) -> tuple[Path, IO[bytes]]:
         raise SpillFolderError(f"could not find a free file name in {folder}")
     finally:
         os.close(fd)
+
+
+def copy_spill_files(source: Path, target: Path, names: Iterable[str]) -> set[str]:
+    """Copy the regular files ``names`` of the spill folder ``source`` into ``target`` (made
+    and checked as for writing); a fork keeps the full output its history points at. Returns
+    the names copied: a file that is gone, or not a regular file, is skipped."""
+    root_fd = _open_root(source.parent)
+    if root_fd is None:
+        return set()
+    try:
+        src_fd = _open_dir(source.name, source, parent_fd=root_fd, private=True, create=False)
+    except SpillFolderError:
+        return set()
+    finally:
+        os.close(root_fd)
+    copied: set[str] = set()
+    dst_fd: int | None = None
+    try:
+        for name in names:
+            try:
+                in_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                                dir_fd=src_fd)
+            except OSError:
+                continue
+            with os.fdopen(in_fd, "rb") as src:
+                if not stat.S_ISREG(os.fstat(in_fd).st_mode):
+                    continue
+                if dst_fd is None:
+                    dst_fd = open_spill_folder(target)
+                out_fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                 | os.O_CLOEXEC, 0o600, dir_fd=dst_fd)
+                with os.fdopen(out_fd, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            copied.add(name)
+    finally:
+        os.close(src_fd)
+        if dst_fd is not None:
+            os.close(dst_fd)
+    return copied
 
 
 def _open_root(root: Path) -> int | None:

@@ -32,6 +32,9 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument("--session-store", metavar="STORE", default=None,
                      help="also mirror the session to STORE (sqlite:PATH or "
                           "postgresql://...), and resume from it (docs/session-stores.md)")
+    run.add_argument("--project-key", metavar="KEY", default=None,
+                     help="with --session-store: the store's project scope (default: derived "
+                          "from the working directory), e.g. one per project shared by hosts")
 
 
 def add_permission_options(parser: Any) -> None:
@@ -120,6 +123,10 @@ def run_command(args: Any, blocked: list[str]) -> int:
     model = args.model or os.environ.get("ZPI_MODEL")
     if args.max_turns is not None and args.max_turns < 1:
         return startup_error(args, CliUsageError("--max-turns must be at least 1"), EXIT_USAGE)
+    if args.project_key is not None and args.session_store is None:
+        return startup_error(args, CliUsageError(
+            "--project-key chooses a session store's scope; use it with --session-store"),
+            EXIT_USAGE)
     try:
         args.prompt = read_prompt(args.prompt, sys.stdin)
         if args.resume:
@@ -236,7 +243,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 from .store_binding import StoreBinding
 
                 binding = StoreBinding(args.session_store, args.run_cwd or args.cwd,
-                                       no_session=args.no_session)
+                                       no_session=args.no_session,
+                                       project_key=args.project_key)
                 chosen["resume"] = await binding.resolve(chosen["resume"],
                                                          chosen["continue_recent"])
                 chosen["continue_recent"] = False

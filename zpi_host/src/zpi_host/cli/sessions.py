@@ -40,6 +40,9 @@ def add_sessions_parser(commands: Any) -> None:
         action.add_argument("--store", metavar="STORE", default=None,
                             help="use only the session store STORE (sqlite:PATH or "
                                  "postgresql://...), not the local files")
+        action.add_argument("--project-key", metavar="KEY", default=None,
+                            help="with --store: the store's project scope (default: derived "
+                                 "from the working directory)")
 
 
 def sessions_command(args: Any) -> int:
@@ -53,6 +56,9 @@ def sessions_command(args: Any) -> int:
             from .store_sessions import store_command
 
             return store_command(args, cwd)
+        if args.project_key is not None:
+            raise CliUsageError("--project-key chooses a session store's scope; use it with "
+                                "--store")
         if getattr(args, "session_id", None):
             args.session_id = full_session_id(args.session_id, agent_dir)
         return _ACTIONS[args.action](args, agent_dir, cwd)

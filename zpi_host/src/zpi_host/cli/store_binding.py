@@ -14,14 +14,17 @@ from . import CliUsageError
 class StoreBinding:
     """One run's store: resolve what to resume, mirror while the run lasts, clean up."""
 
-    def __init__(self, spec: str, cwd: str | None, *, no_session: bool) -> None:
+    def __init__(self, spec: str, cwd: str | None, *, no_session: bool,
+                 project_key: str | None = None) -> None:
         from ..sdk.session_store import open_store, project_key_for_directory
 
         if no_session:
             raise CliUsageError("--session-store mirrors the session file, so it cannot be "
                                 "used with --no-session")
+        if project_key is not None and not project_key.strip():
+            raise CliUsageError("--project-key must not be empty")
         self.store = open_store(spec)
-        self.project_key = project_key_for_directory(cwd or os.getcwd())
+        self.project_key = project_key or project_key_for_directory(cwd or os.getcwd())
         self._materialized: Any = None
 
     async def resolve(self, resume: str | None, continue_recent: bool) -> str | None:

@@ -1,5 +1,6 @@
 """``zpi-host sessions ACTION --store STORE``: the session helpers over a session store only
-(``zpi_host.sdk.store_sessions``), scoped to the current directory's project key."""
+(``zpi_host.sdk.store_sessions``), scoped to ``--project-key`` or else the working directory's
+project key."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ async def _run(args: Any, directory: str) -> int:
 
     store = open_store(args.store)
     try:
-        return await _ACTIONS[args.action](store, args, directory)
+        return await _ACTIONS[args.action](store, args, directory, args.project_key)
     finally:
         closing = getattr(store, "close", None)
         if closing is not None:
@@ -39,10 +40,10 @@ def _info(info: Any) -> dict[str, Any]:
             "last_modified_ms": info.last_modified, "created_at_ms": info.created_at}
 
 
-async def _list(store: Any, args: Any, directory: str) -> int:
+async def _list(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     from ..sdk.store_sessions import list_sessions_from_store
 
-    infos = await list_sessions_from_store(store, directory)
+    infos = await list_sessions_from_store(store, directory, project_key=project_key)
     if args.as_json:
         print(json.dumps([_info(i) for i in infos], indent=2))
     for info in [] if args.as_json else infos:
@@ -50,17 +51,19 @@ async def _list(store: Any, args: Any, directory: str) -> int:
     return EXIT_OK
 
 
-async def _show(store: Any, args: Any, directory: str) -> int:
+async def _show(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     import sys
 
     from ..sdk.store_sessions import get_session_info_from_store, get_session_messages_from_store
 
-    info = await get_session_info_from_store(store, args.session_id, directory)
+    info = await get_session_info_from_store(store, args.session_id, directory,
+                                             project_key=project_key)
     if info is None:
         print(f"zpi-host: error: no session {args.session_id!r} in the store", file=sys.stderr)
         return EXIT_FAILED
     messages = await get_session_messages_from_store(store, args.session_id, directory,
-                                                     args.limit, args.offset)
+                                                     args.limit, args.offset,
+                                                     project_key=project_key)
     if args.as_json:
         print(json.dumps({**_info(info), "messages": [
             {"type": m.type, "uuid": m.uuid, "message": m.message} for m in messages]},
@@ -77,35 +80,37 @@ async def _show(store: Any, args: Any, directory: str) -> int:
     return EXIT_OK
 
 
-async def _rename(store: Any, args: Any, directory: str) -> int:
+async def _rename(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     from ..sdk.store_sessions import rename_session_via_store
 
-    await rename_session_via_store(store, args.session_id, args.title, directory)
+    await rename_session_via_store(store, args.session_id, args.title, directory,
+                                   project_key=project_key)
     return EXIT_OK
 
 
-async def _tag(store: Any, args: Any, directory: str) -> int:
+async def _tag(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     from ..sdk.store_sessions import tag_session_via_store
 
     if len(args.tags) > 1:
         raise CliUsageError("a session in a store has one tag; give one (or none to clear)")
     await tag_session_via_store(store, args.session_id, args.tags[0] if args.tags else None,
-                                directory)
+                                directory, project_key=project_key)
     return EXIT_OK
 
 
-async def _fork(store: Any, args: Any, directory: str) -> int:
+async def _fork(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     from ..sdk.store_sessions import fork_session_via_store
 
-    result = await fork_session_via_store(store, args.session_id, directory, args.up_to)
+    result = await fork_session_via_store(store, args.session_id, directory, args.up_to,
+                                          project_key=project_key)
     print(result.session_id)
     return EXIT_OK
 
 
-async def _delete(store: Any, args: Any, directory: str) -> int:
+async def _delete(store: Any, args: Any, directory: str, project_key: str | None) -> int:
     from ..sdk.store_sessions import delete_session_via_store
 
-    await delete_session_via_store(store, args.session_id, directory)
+    await delete_session_via_store(store, args.session_id, directory, project_key=project_key)
     return EXIT_OK
 
 

@@ -27,6 +27,9 @@ __all__ = [
 #: Where the key of a provider is looked for when an entry names no ``api_key_env``.
 DEFAULT_API_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY",
                                        "anthropic": "ANTHROPIC_API_KEY"}
+#: A bearer token used when the key variable is not set (``Authorization: Bearer``), as the
+#: official Anthropic SDK reads ``ANTHROPIC_AUTH_TOKEN``.
+AUTH_TOKEN_ENV: dict[str, str] = {"anthropic": "ANTHROPIC_AUTH_TOKEN"}
 #: The service a provider talks to when neither the entry nor ``providers`` set ``base_url``.
 DEFAULT_BASE_URL: dict[str, str] = {"openai": "https://api.openai.com/v1",
                                     "anthropic": "https://api.anthropic.com"}
@@ -77,6 +80,8 @@ class ModelEntry:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     #: where ``api_key`` came from when it was not a setting (an ``environ`` option)
     api_key_source: str | None = attrs.field(default=None, repr=False)
+    #: ``api_key`` is a bearer token (``AUTH_TOKEN_ENV``), sent as ``Authorization: Bearer``
+    api_key_bearer: bool = attrs.field(default=False, repr=False)
 
     @property
     def spec(self) -> str:
@@ -91,6 +96,8 @@ class Credential:
     key: str | None = attrs.field(repr=False)
     source: str
     required: bool = True
+    #: the key is a bearer token (``Authorization: Bearer``), not the provider's key header
+    bearer: bool = False
 
 
 @attrs.frozen
@@ -200,9 +207,13 @@ def credentials(entry: ModelEntry, environ: Mapping[str, str] | None = None) -> 
         return Credential(None, "no API key needed", required=False)
     if entry.api_key is not None:
         return Credential(entry.api_key,
-                          entry.api_key_source or f"setting models.{entry.name}.api_key")
+                          entry.api_key_source or f"setting models.{entry.name}.api_key",
+                          bearer=entry.api_key_bearer)
     variable = entry.api_key_env or DEFAULT_API_KEY_ENV.get(entry.provider)
     if variable:
+        token = AUTH_TOKEN_ENV.get(entry.provider) if entry.api_key_env is None else None
+        if not environ.get(variable) and token and environ.get(token):
+            return Credential(environ[token], f"environment variable {token}", bearer=True)
         # a server on this machine (a local model, a proxy) often needs no key: none is sent
         return Credential(environ.get(variable) or None, f"environment variable {variable}",
                           required=not is_loopback(entry.base_url))

@@ -69,11 +69,13 @@ def make_streamer(entry: ModelEntry, settings: Mapping[str, Any], path: str, *,
                   **kwargs: Any) -> HTTPStreamer:
     """The streamer for ``entry``: base URL (entry, else the provider's default) + ``path``;
     ``headers``, then the entry's own, then ``auth`` with ``{key}`` filled in when there is
-    a key."""
+    a key (a bearer token instead: ``Authorization: Bearer``)."""
     base = (entry.base_url or DEFAULT_BASE_URL.get(entry.provider, "")).rstrip("/")
     credential = credentials(entry)
     headers = {**(headers or {}), **entry.headers}
-    if credential.key is not None:
+    if credential.key is not None and credential.bearer:
+        headers["authorization"] = f"Bearer {credential.key}"
+    elif credential.key is not None:
         headers.update({k: v.format(key=credential.key) for k, v in auth.items()})
     return HTTPStreamer(entry.provider, base + path, headers, credential,
                         RequestPolicy.from_settings(settings), **kwargs)

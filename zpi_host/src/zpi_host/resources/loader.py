@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,9 @@ class ResourceLoader:
     """Skills, commands, agent definitions and context files for one working directory.
 
     Construct, then :meth:`load`; :meth:`refresh` reloads in place, so every holder of the
-    loader sees the new state. Accessors return tuples in search order.
+    loader sees the new state. Accessors return tuples in search order. ``file_origins`` are
+    the host's own folders read: ``agent`` (the agent dir) and ``project`` (``.zpi`` and the
+    context files of the working directory and its parents); plugins' sources always are.
     """
 
     def __init__(
@@ -70,9 +72,11 @@ class ResourceLoader:
         agent_dir: Path,
         sources: Sequence[ResourceSource] = (),
         commands: Sequence[Command] = (),
+        file_origins: Collection[str] = ("agent", "project"),
     ) -> None:
         self.cwd = Path(cwd).expanduser().resolve()
         self.agent_dir = Path(agent_dir).expanduser()
+        self.file_origins = frozenset(file_origins)
         self.sources = tuple(sources)
         self.registered_commands = tuple(commands)
         self._scan = _Scan()
@@ -106,8 +110,10 @@ class ResourceLoader:
         return self.load()
 
     def _file_sources(self, scan: _Scan) -> Iterator[ResourceSource]:
-        yield ResourceSource(self.agent_dir, None, _LOCAL_KINDS, "agent")
-        yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project")
+        if "agent" in self.file_origins:
+            yield ResourceSource(self.agent_dir, None, _LOCAL_KINDS, "agent")
+        if "project" in self.file_origins:
+            yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project")
         for source in self.sources:
             if isinstance(source, ResourceSource):
                 yield source
@@ -204,8 +210,9 @@ class ResourceLoader:
                 scan.add(scan.agents, agent, "agent")
 
     def _load_context(self, scan: _Scan) -> None:
-        folders = [(self.agent_dir, "agent")]
-        folders += [(folder, "project") for folder in reversed((self.cwd, *self.cwd.parents))]
+        folders = [(self.agent_dir, "agent")] if "agent" in self.file_origins else []
+        if "project" in self.file_origins:
+            folders += [(f, "project") for f in reversed((self.cwd, *self.cwd.parents))]
         folders += [(s.root, s.origin) for s in self.sources
                     if isinstance(s, ResourceSource) and "context" in s.kinds]
         seen: set[str] = set()

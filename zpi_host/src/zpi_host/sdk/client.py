@@ -137,7 +137,8 @@ class SDKClient:
         if options.can_use_tool is not None:
             from .permissions import sdk_approver
 
-            approve = sdk_approver(options.can_use_tool, self._apply_mode)
+            approve = sdk_approver(options.can_use_tool, lambda: self.session,
+                                   self._apply_mode)
 
             async def approver(name: str, arguments: dict[str, Any], context: Any) -> Any:
                 from ..permissions import PermissionDeny
@@ -186,7 +187,8 @@ class SDKClient:
 
                 try:
                     fork = await fork_session_via_store(options.session_store, resume,
-                                                        project_key=project)
+                                                        project_key=project,
+                                                        new_id=options.session_id)
                     resume = fork.session_id
                 except SessionNotFoundError:  # not in the store: the local session's fork
                     resume = self._fork({**kwargs, "resume": resume})
@@ -237,11 +239,12 @@ class SDKClient:
 
     def _fork(self, kwargs: dict[str, Any]) -> str:
         """``fork_session``: resume a copy of the chosen session under a new id."""
-        from .sessions import fork_session
+        from ..transcript import fork_session
 
         source = kwargs.get("resume") or self._latest(kwargs)
         assert source is not None  # continue_conversation without a session starts anew
-        return fork_session(source, agent_dir=kwargs.get("agent_dir")).session_id
+        return fork_session(source, agent_dir=kwargs.get("agent_dir"),
+                            new_id=self.options.session_id)
 
     async def disconnect(self) -> None:
         """Stop what runs, end the session (``zpi_session_end``) and release it."""

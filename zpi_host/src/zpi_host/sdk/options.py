@@ -170,6 +170,11 @@ class AgentOptions:
 
     def check(self) -> None:
         """Refuse what cannot be honoured, each with its option name."""
+        if self.session_store is not None:  # first: its conflicts say more than "unsupported"
+            self._check_store()
+        elif self.project_key is not None:
+            raise UsageError("project_key chooses a session store's scope; it needs "
+                             "session_store")
         for name, why in UNSUPPORTED.items():
             if not _unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
@@ -191,14 +196,21 @@ class AgentOptions:
         if self.fork_session and self.resume is None and not self.continue_conversation:
             raise UsageError("fork_session forks the session given by resume (or "
                              "continue_conversation); give one of them")
+        if self.session_id is not None and not self.fork_session and (
+                self.resume is not None or self.continue_conversation):
+            raise UsageError("session_id names a new session, so with resume or "
+                             "continue_conversation it needs fork_session=True (it then names "
+                             "the fork)")
+        if self.session_id is not None and self.fork_session and self.resume is not None \
+                and self.session_id.lower() == self.resume.lower():
+            raise UsageError(f"fork_session never reuses the resumed session's id "
+                             f"({self.resume}); give another session_id, or none")
         if self.hooks is not None and not isinstance(self.hooks, Mapping):
             raise UsageError("hooks must map event names to lists of HookMatcher")
         if self.output_format is not None:
             from .structured import StructuredOutput
 
             StructuredOutput(self.output_format)
-        if self.session_store is not None:
-            self._check_store()
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise UsageError(f"can_use_tool must be an async callable, got "
                              f"{type(self.can_use_tool).__name__}")
@@ -213,6 +225,10 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
+        if self.enable_file_checkpointing:
+            raise UsageError("session_store cannot be combined with enable_file_checkpointing: "
+                             "file checkpoints live beside the local session and are not "
+                             "mirrored, so another host could not restore them")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
@@ -234,7 +250,8 @@ class AgentOptions:
         self.check()
         kwargs: dict[str, Any] = {
             "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
-            "session_id": self.session_id, "persist": bool(self.persist_session),
+            "session_id": None if self.fork_session else self.session_id,
+            "persist": bool(self.persist_session),
         }
         if self.model is not None:
             kwargs["model"] = self.model
@@ -261,9 +278,7 @@ class AgentOptions:
             parts = [kwargs.get("append_system_prompt"),
                      StructuredOutput(self.output_format).prompt()]
             kwargs["append_system_prompt"] = "\n\n".join(p for p in parts if p)
-        settings = self._settings()
-        if settings is not None:
-            kwargs["settings"] = settings
+        kwargs.update(self._settings())
         if self.plugins:
             kwargs["plugin_dirs"] = self._plugin_dirs()
         kwargs.update(self._tool_selection())
@@ -294,9 +309,11 @@ class AgentOptions:
                          f"{{'type': 'custom', 'prompt': ...}}, {{'type': 'file', 'path': ...}};"
                          f" got {prompt!r:.100}")
 
-    def _settings(self) -> Mapping[str, Any] | None:
-        """``settings`` (JSON text or a JSON file) replaces the settings files;
-        ``setting_sources=[]`` reads none; otherwise the user and project files."""
+    def _settings(self) -> dict[str, Any]:
+        """``settings`` (JSON text or a JSON file) replaces the settings files; otherwise
+        ``setting_sources`` chooses which files are read: ``user`` (the agent dir's
+        ``settings.json``), ``project`` (``.zpi/settings.json``), ``local``
+        (``.zpi/settings.local.json``); None reads all three, ``[]`` none."""
         if self.settings is not None:
             text = self.settings
             if not text.lstrip().startswith("{"):
@@ -311,21 +328,18 @@ class AgentOptions:
                 raise UsageError(f"settings is not valid JSON: {exc}") from None
             if not isinstance(data, dict):
                 raise UsageError("settings must be a JSON object")
-            return data
+            return {"settings": data}
         sources = self.setting_sources
         if sources is None:
-            return None
-        unknown = set(sources) - {"user", "project", "local"}
-        if unknown:
-            raise UsageError(f"setting_sources: unknown source(s) {', '.join(sorted(unknown))}; "
-                             "use user, project, local")
-        if not sources:
             return {}
-        if {"user", "project"} <= set(sources):
-            return None
-        raise UnsupportedOptionError("setting_sources", "this host reads the user and project "
-                                     "settings together, or none ([]); a single one is not "
-                                     "supported")
+        if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
+            raise UsageError(f"setting_sources must be a list of 'user', 'project', 'local', "
+                             f"got {sources!r:.100}")
+        unknown = sorted(set(sources) - {"user", "project", "local"})
+        if unknown:
+            raise UsageError(f"setting_sources: unknown source(s) {', '.join(unknown)}; "
+                             "use user, project, local")
+        return {"setting_sources": list(sources)}
 
     def _plugin_dirs(self) -> list[str]:
         dirs = []

@@ -40,8 +40,11 @@ class PermissionRuleValue:
 
 @attrs.define
 class PermissionUpdate:
-    """A change to the permissions. Supported: ``addRules`` with ``behavior`` ``allow`` (kept
-    for the rest of the session) and ``setMode``."""
+    """A change to the permissions, as claude-agent-sdk defines it: ``type`` ``addRules``,
+    ``replaceRules``, ``removeRules`` (``rules``, ``behavior``), ``setMode`` (``mode``),
+    ``addDirectories``, ``removeDirectories`` (``directories``); ``destination`` ``session``
+    (default), ``userSettings``, ``projectSettings`` or ``localSettings`` (see
+    ``permission_updates.py``)."""
 
     type: str
     rules: list[PermissionRuleValue] | None = None
@@ -96,10 +99,10 @@ def suggestion(rule: str) -> PermissionUpdate:
                             destination="session")
 
 
-def sdk_approver(can_use_tool: Callable[..., Any],
+def sdk_approver(can_use_tool: Callable[..., Any], session: Callable[[], Any],
                  set_mode: Callable[[str], None]) -> Callable[..., Any]:
-    """The kernel approver that asks ``can_use_tool``; ``set_mode`` applies a ``setMode``
-    update (Claude's mode name)."""
+    """The kernel approver that asks ``can_use_tool``; ``updated_permissions`` are applied
+    to ``session()`` (``permission_updates.py``), ``set_mode`` takes Claude's mode names."""
 
     async def approve(name: str, arguments: dict[str, Any], context: PermissionContext
                       ) -> PermissionAllow | PermissionDeny:
@@ -119,29 +122,19 @@ def sdk_approver(can_use_tool: Callable[..., Any],
             return PermissionDeny(answer.message or "denied by can_use_tool",
                                   bool(answer.interrupt))
         if isinstance(answer, PermissionResultAllow):
-            rules: list[str] = []
-            for update in answer.updated_permissions or ():
-                problem = _apply(update, rules, set_mode)
-                if problem is not None:
-                    return PermissionDeny(f"can_use_tool returned an update this host cannot "
-                                          f"apply: {problem}")
-            return PermissionAllow(answer.updated_input, tuple(rules))
+            if answer.updated_permissions:
+                from .options import PERMISSION_MODES
+                from .permission_updates import PermissionUpdateError, apply_updates
+
+                live = session()
+                try:
+                    apply_updates(answer.updated_permissions, live.permissions,
+                                  live.settings_manager, set_mode, tuple(PERMISSION_MODES))
+                except PermissionUpdateError as exc:
+                    return PermissionDeny(f"can_use_tool returned updated_permissions this "
+                                          f"host cannot apply (none was applied): {exc}")
+            return PermissionAllow(answer.updated_input)
         return PermissionDeny(f"can_use_tool returned {answer!r:.200}; return "
                               "PermissionResultAllow or PermissionResultDeny")
 
     return approve
-
-
-def _apply(update: Any, rules: list[str], set_mode: Callable[[str], None]) -> str | None:
-    kind = getattr(update, "type", None)
-    if kind == "addRules" and getattr(update, "behavior", "allow") == "allow":
-        rules.extend(r.rule() for r in update.rules or ())
-        return None
-    if kind == "setMode" and update.mode is not None:
-        try:
-            set_mode(update.mode)
-        except Exception as exc:
-            return str(exc)
-        return None
-    return (f"{kind!r} (behavior {getattr(update, 'behavior', None)!r}); supported: addRules "
-            "with behavior allow, setMode")

@@ -182,11 +182,22 @@ def fork_session(session_id: str, directory: str | None = None,
                  up_to_message_id: str | None = None, title: str | None = None, *,
                  agent_dir: AgentDir = None) -> ForkSessionResult:
     """Copy a session (up to and including message ``up_to_message_id``) into a new session
-    with new record and tool call ids; never reuses the old id."""
+    with new record and tool call ids; never reuses the old id. Without ``title`` the fork is
+    titled as claude-agent-sdk does: the source's title (or first prompt) plus " (fork)"."""
     from ..transcript import fork_session as kernel_fork
+    from ..transcript import get_session_info as kernel_info
     from ..transcript import rename_session as kernel_rename
 
     new_id = kernel_fork(session_id, up_to_message_id, agent_dir=agent_dir, cwd=directory)
-    if title is not None:
-        kernel_rename(new_id, title, agent_dir=agent_dir)
+    if title is None or not title.strip():
+        source = kernel_info(session_id, agent_dir=agent_dir, cwd=directory)
+        title = fork_title(source.title if source else None,
+                           source.first_prompt if source else None)
+    kernel_rename(new_id, title.strip(), agent_dir=agent_dir)
     return ForkSessionResult(new_id)
+
+
+def fork_title(title: str | None, first_prompt: str | None) -> str:
+    """A fork's title when none is given: the source's title, else its first prompt, else
+    "Forked session", then " (fork)" (claude-agent-sdk's rule)."""
+    return f"{title or first_prompt or 'Forked session'} (fork)"

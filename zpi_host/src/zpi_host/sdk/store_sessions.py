@@ -180,12 +180,16 @@ async def delete_session_via_store(store: Any, session_id: str,
 async def fork_session_via_store(store: Any, session_id: str, directory: str | None = None,
                                  up_to_message_id: str | None = None,
                                  title: str | None = None, *,
-                                 project_key: str | None = None) -> ForkSessionResult:
+                                 project_key: str | None = None,
+                                 new_id: str | None = None) -> ForkSessionResult:
     """Copy a session in the store (up to and including record ``up_to_message_id``) to a
-    new session in the store, as the local ``fork_session`` does. The whole source (with its
+    new session in the store, as the local ``fork_session`` does (titled the same way;
+    ``new_id``, if given, must be free in the store). The whole source (with its
     sub-transcripts) is read and validated first; the new sub-transcripts are written before
     the main one, and on failure what was written of the fork is deleted."""
+    from ..transcript.errors import SessionExistsError
     from ..transcript.helpers import fork_session as kernel_fork
+    from .sessions import fork_title
 
     _need(store, "forking a session", "list_subkeys", "delete")
     key = _key(session_id, directory, project_key)
@@ -194,6 +198,14 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
                                    f"(project {key['project_key']!r})")
     _owner(entries, key)  # validates the source
+    if new_id is not None and new_id.lower() != key["session_id"] and \
+            await _load(store, _key(new_id, directory, project_key)) is not None:
+        raise SessionExistsError(f"cannot fork into session id {new_id}: the session store "
+                                 f"has a session with that id (project "
+                                 f"{key['project_key']!r}); give another id, or none")
+    if title is None or not title.strip():
+        data = fold_session_summary(None, key, entries)["data"]
+        title = fork_title(data.get("title"), data.get("first_prompt"))
     children = {}
     for subpath in await store.list_subkeys(key):
         child = await _load(store, {**key, "subpath": subpath})
@@ -204,11 +216,11 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         source = agent / "sessions" / "fork" / f"{key['session_id']}.jsonl"
         source.parent.mkdir(parents=True)
         source.write_bytes(_lines(entries))
-        new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent)
-        if title is not None:
-            from ..transcript.helpers import rename_session
+        new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent,
+                             new_id=new_id)
+        from ..transcript.helpers import rename_session
 
-            rename_session(new_id, title, agent_dir=agent)
+        rename_session(new_id, title.strip(), agent_dir=agent)
         forked = [json.loads(line) for line in
                   (source.parent / f"{new_id}.jsonl").read_text(encoding="utf-8").splitlines()]
     target: SessionKey = {"project_key": key["project_key"], "session_id": new_id}

@@ -188,8 +188,8 @@ def placeholder(name: str) -> Tool:
 
 
 def standard_tools(found: Sequence[Tool]) -> list[Tool]:
-    """The standard tools for the kernel tools among ``found``, and placeholders for the
-    search tools no plugin provides."""
+    """The standard tools for the kernel tools (and the Claude adapter's ``skill``) among
+    ``found``, and placeholders for the search tools no plugin provides."""
     names = {t.name for t in found}
     tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
     tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
@@ -197,7 +197,8 @@ def standard_tools(found: Sequence[Tool]) -> list[Tool]:
 
 
 class StandardToolsPlugin:
-    """Adds the standard tools during assembly (``zpi_prepare_tools``)."""
+    """Adds the standard tools during assembly (``zpi_prepare_tools``); the kernel names they
+    stand for are removed by the session's tool selection (``exclude_tools``/``hide_tools``)."""
 
     @hookimpl
     def zpi_prepare_tools(self, tools: Sequence[Any]) -> list[Tool]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,15 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..messages import Message, ToolCallContent, UserMessage
+from ..messages import Message, TextContent, ToolCallContent, ToolResultMessage, UserMessage
 from . import history
-from .errors import RecordError, SessionBusyError, SessionNotFoundError, TranscriptError
+from .errors import (
+    RecordError,
+    SessionBusyError,
+    SessionExistsError,
+    SessionNotFoundError,
+    TranscriptError,
+)
 from .lock import FileLock, open_owner
 from .paths import check_session_id, find_session, iter_session_files, new_session_id, not_found
 from .reader import read_transcript
@@ -173,17 +179,30 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
 
 
 def fork_session(session_id: str, up_to: str | None = None, *,
-                 agent_dir: Path | str | None = None, cwd: Path | str | None = None) -> str:
+                 agent_dir: Path | str | None = None, cwd: Path | str | None = None,
+                 new_id: str | None = None) -> str:
     """Copy a session's history, up to and including record ``up_to`` (default: all of it),
-    into a new session beside it; returns the new session's id.
+    into a new session beside it; returns the new session's id (``new_id`` if given: it must
+    not name the source or any saved session).
 
     The copy gets new record uuids, its own session id, a header naming where it came from
     (``forkedFrom``), and new tool call ids (consistently across assistant tool calls,
-    ``tool_use`` and ``tool_result``). Timestamps and unknown fields are kept. A call left
-    without result at the cut is closed as interrupted when the fork is first opened."""
+    ``tool_use`` and ``tool_result``). Timestamps and unknown fields are kept. The spilled
+    tool output the copied results point at is copied into the fork's own spill folder (and
+    the results point there). A call left without result at the cut is closed as interrupted
+    when the fork is first opened."""
     path = _find(session_id, agent_dir, cwd)
     if path is None:
         raise not_found(session_id, agent_dir)
+    if new_id is not None:
+        new_id = check_session_id(new_id)
+        if new_id == check_session_id(session_id):
+            raise UsageError(f"a fork never reuses the id of the session it copies "
+                             f"({session_id}); give another id, or none for a new one")
+        if _find(new_id, agent_dir, None) is not None:
+            raise SessionExistsError(f"cannot fork into session id {new_id}: a session with "
+                                     "that id exists already; give another id, or none for a "
+                                     "new one")
     owner = open_owner(path)
     if owner is not None:
         records: Sequence[Record] = owner.records
@@ -199,22 +218,51 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     branch = _ancestors(by_uuid, target)
     header = branch[0]
     assert isinstance(header, HeaderRecord)
-    new_id = new_session_id()
+    new_id = new_id or new_session_id()
     new_path = path.parent / f"{new_id}.jsonl"
     origin = ForkOrigin(session_id=header.session_id, uuid=target)
     fork = SessionManager.create(header.cwd, session_id=new_id, path=new_path,
                                  forked_from=origin)
+    agent = _agent(agent_dir)
     try:
-        remap = _Remap()
+        remap = _Remap(_fork_spill_files(agent, header.session_id, new_id, branch))
         for record in branch[1:]:
             copy = fork._copy(record, **remap.changes(record))
             remap.uuids[record.uuid] = copy.uuid
         fork.close()
     except BaseException:
+        from ..spill import remove_spill_folder, spill_folder
+
         fork.close()
         new_path.unlink(missing_ok=True)
+        remove_spill_folder(spill_folder(agent, new_id))
         raise
     return new_id
+
+
+def _fork_spill_files(agent: Path, source_id: str, new_id: str, branch: Sequence[Record]
+                      ) -> dict[str, str]:
+    """The source's spilled tool output that the copied results point at, copied into the
+    fork's own spill folder (the fork may read only its own; the source's goes when it is
+    deleted). Returns old path -> new path for each file copied."""
+    import re
+
+    from ..spill import copy_spill_files, spill_folder
+
+    old, new = spill_folder(agent, source_id), spill_folder(agent, new_id)
+    pattern = re.compile(re.escape(str(old)) + r"/([A-Za-z0-9_.-]+\.log)")
+    names: set[str] = set()
+    for record in branch:
+        if isinstance(record, ToolResultRecord):
+            names.update(m.group(1) for text in _result_strings(record.message)
+                         for m in pattern.finditer(text))
+    copied = copy_spill_files(old, new, sorted(names)) if names else set()
+    return {f"{old}/{name}": f"{new}/{name}" for name in copied}
+
+
+def _result_strings(message: ToolResultMessage) -> list[str]:
+    texts = [c.text for c in message.content if isinstance(c, TextContent)]
+    return texts + [v for v in (message.details or {}).values() if isinstance(v, str)]
 
 
 # ------------------------------------------------------------------------------- internals
@@ -261,11 +309,27 @@ def _ancestors(by_uuid: dict[str, Record], uuid: str) -> list[Record]:
 
 
 class _Remap:
-    """New tool call ids (same prefix style, e.g. ``toolu_``) and record uuids for a fork."""
+    """New tool call ids (same prefix style, e.g. ``toolu_``) and record uuids for a fork, and
+    the spill files' new paths in tool results."""
 
-    def __init__(self) -> None:
+    def __init__(self, paths: Mapping[str, str] | None = None) -> None:
         self.calls: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
+        self.paths = dict(paths or {})
+
+    def _moved(self, text: str) -> str:
+        for old, new in self.paths.items():
+            text = text.replace(old, new)
+        return text
+
+    def result(self, message: ToolResultMessage, call_id: str) -> ToolResultMessage:
+        if not self.paths:
+            return attrs.evolve(message, call_id=call_id)
+        content = tuple(attrs.evolve(c, text=self._moved(c.text))
+                        if isinstance(c, TextContent) else c for c in message.content)
+        details = None if message.details is None else {
+            k: self._moved(v) if isinstance(v, str) else v for k, v in message.details.items()}
+        return attrs.evolve(message, call_id=call_id, content=content, details=details)
 
     def call(self, old: str) -> str:
         new = self.calls.get(old)
@@ -285,7 +349,7 @@ class _Remap:
             return {"call_id": self.call(record.call_id)}
         if isinstance(record, ToolResultRecord):
             new = self.call(record.call_id)
-            return {"call_id": new, "message": attrs.evolve(record.message, call_id=new)}
+            return {"call_id": new, "message": self.result(record.message, new)}
         if isinstance(record, CompactionRecord) and record.first_kept_uuid is not None:
             return {"first_kept_uuid": self.uuids.get(record.first_kept_uuid)}
         return {}
