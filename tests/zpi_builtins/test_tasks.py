@@ -233,7 +233,6 @@ async def test_progress_is_reported_while_output_grows(zpi_env, tmp_path):
     with anyio.fail_after(WAIT):
         await progressed.wait()
     flag.touch()
-    (task,) = session.ports.tasks.tasks()
     with anyio.fail_after(WAIT):
         while session.ports.tasks.running():
             await anyio.sleep(0.02)

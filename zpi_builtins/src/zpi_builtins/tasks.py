@@ -234,6 +234,7 @@ class TaskRegistry:
         from zpi_host.events import TaskProgress
         from zpi_host.tools.bash import stop_process_group
 
+        assert task.pgid is not None  # a started task
         reported = 0
         try:
             while True:
@@ -255,6 +256,7 @@ class TaskRegistry:
 
         from zpi_host.tools.bash import stop_process_group
 
+        assert task.pgid is not None  # only a started task runs
         if task.stop_reason is None and task.status == "running":
             task.stop_reason = reason
         with anyio.CancelScope(shield=True):

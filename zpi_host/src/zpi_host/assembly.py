@@ -390,7 +390,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
             found.add(answer.value, answer.plugin, "prepared")
         tools = select_tools(found, tool_overrides=options.tool_overrides,
                              custom_tools=options.custom_tools, no_tools=options.no_tools,
-                             tools=options.tools, exclude_tools=options.exclude_tools)
+                             tools=options.tools, exclude_tools=options.exclude_tools,
+                             replaced_tools=options.replaced_tools)
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
                                                   options.system_prompt)

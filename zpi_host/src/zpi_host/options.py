@@ -35,6 +35,9 @@ class SessionOptions:
     max_turns: int | None = None
     tools: Sequence[str] | None = None
     exclude_tools: Sequence[str] = ()
+    #: tools a layer above stands in for (the SDK's ``TaskOutput`` for ``task_output``):
+    #: left out when present, no error when absent
+    replaced_tools: Sequence[str] = ()
     no_tools: bool = False
     custom_tools: Sequence[Any] = ()
     tool_overrides: Sequence[Any] = ()

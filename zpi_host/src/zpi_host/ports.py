@@ -342,9 +342,8 @@ class TaskPort:
     async def publish(self, event: Any) -> None:
         """Emit a task event (``events.TaskStarted`` ...) to the session's subscribers."""
         session = self._session
-        if not session._disposed or session._subscribers:
-            if session.wants_event(event.type):
-                await session.emit(event)
+        if session.wants_event(event.type):
+            await session.emit(event)
 
     def add_context(self, text: str | Callable[[], str | None], source: str) -> None:
         """Tell the model something at its next turn (a task ended); a callable is asked at

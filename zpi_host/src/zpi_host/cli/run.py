@@ -293,7 +293,10 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         result = await run_live(session, args.prompt, live)
     finally:
         signals.on_first(None)
-        await session.dispose()
+        try:  # a plain run ends its background commands before its result
+            await session.ports.tasks.stop_all("the run ended")
+        finally:
+            await session.dispose()
     if fmt == "text":
         if signals.code is not None:
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)

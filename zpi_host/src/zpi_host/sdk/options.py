@@ -37,6 +37,10 @@ KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
 #: names there are deny rules only: a tool this session may not have is not an error)
 STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+#: service tools the standard ones stand in for when the service is there (builtins:tasks)
+SERVICE_TOOLS = ("task_output", "task_stop")
+#: standard tools that exist only with their service; removed bare like STANDARD_TOOLS
+SERVICE_STANDARD_TOOLS = ("TaskOutput", "TaskStop")
 
 
 class UnsupportedOptionError(UsageError):
@@ -338,7 +342,9 @@ class AgentOptions:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
         removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
-        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed]}
+        optional = [n for n in self.disallowed_tools if n in SERVICE_STANDARD_TOOLS]
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
+                               "replaced_tools": [*SERVICE_TOOLS, *optional]}
         tools = self.tools
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":
@@ -347,7 +353,7 @@ class AgentOptions:
         elif tools is not None:
             if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
                 raise UsageError(f"tools must be a list of tool names, got {tools!r:.100}")
-            picked = [t for t in tools if t not in removed]
+            picked = [t for t in tools if t not in removed and t not in optional]
             out["tools"] = picked
             if not picked:
                 out = {"no_tools": True}
@@ -358,7 +364,7 @@ class AgentOptions:
         removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
-        removed = set(self.disallowed_tools) & set(STANDARD_TOOLS)
+        removed = set(self.disallowed_tools) & {*STANDARD_TOOLS, *SERVICE_STANDARD_TOOLS}
         return {"permission_mode": mode, "allow": list(self.allowed_tools),
                 "deny": [r for r in self.disallowed_tools if r not in removed]}
 

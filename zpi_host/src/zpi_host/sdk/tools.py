@@ -14,7 +14,7 @@ with the permission checks below.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -25,9 +25,11 @@ from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _ch
 
 __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
-#: kernel tool -> the standard name the model sees
+#: kernel (or service) tool -> the standard name the model sees; ``task_output`` and
+#: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
-                                     "bash": "Bash"}
+                                     "bash": "Bash", "task_output": "TaskOutput",
+                                     "task_stop": "TaskStop"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -64,9 +66,22 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
                                                       f"{MAX_TIMEOUT_MS})."},
         "description": {"type": "string", "description": "What the command does, in a few "
                                                          "words."},
-        "run_in_background": {"type": "boolean", "description": "Not supported by this host; "
-                                                                "leave it out."},
+        "run_in_background": {"type": "boolean", "description": "Run the command in the "
+                              "background and return at once with a task id; read its output "
+                              "with TaskOutput, stop it with TaskStop. You are told when it "
+                              "ends."},
     }, "required": ["command"], "additionalProperties": False},
+    "TaskOutput": {"type": "object", "properties": {
+        "task_id": {"type": "string", "description": "The id of the background task."},
+        "block": {"type": "boolean", "description": "Whether to wait for the task to end "
+                                                    "(default true)."},
+        "timeout": {"type": "number", "description": "How long to wait, in milliseconds "
+                                                     "(default 30000, at most 600000)."},
+    }, "required": ["task_id"], "additionalProperties": False},
+    "TaskStop": {"type": "object", "properties": {
+        "task_id": {"type": "string", "description": "The id of the background task to stop."},
+        "shell_id": {"type": "string", "description": "Deprecated: use task_id."},
+    }, "additionalProperties": False},
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -78,6 +93,11 @@ DESCRIPTIONS: Mapping[str, str] = {
             "output without the line numbers), unless replace_all is true.",
     "Bash": "Run a shell command in the working directory and return its output. stdin is "
             "empty: do not run interactive programs.",
+    "TaskOutput": "Show the output of a background task (Bash with run_in_background) and "
+                  "whether it ended; with block (the default) wait up to timeout ms for its "
+                  "end first.",
+    "TaskStop": "Stop a background task and every process it started. Stopping a task that "
+                "already ended does nothing.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
@@ -87,7 +107,7 @@ _CLAUDE_FIELDS: Mapping[str, str | None] = {
     "edits[0].replace_all": "replace_all", "edits[0]": None}
 
 
-def _read(args: dict[str, Any]) -> dict[str, Any]:
+def _read(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     out = {"path": args["file_path"]}
     for key in ("offset", "limit"):
         if args.get(key) is not None:
@@ -97,22 +117,30 @@ def _read(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _write(args: dict[str, Any]) -> dict[str, Any]:
+def _write(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     return {"path": args["file_path"], "content": args["content"]}
 
 
-def _edit(args: dict[str, Any]) -> dict[str, Any]:
+def _edit(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     edit = {"old_text": args["old_string"], "new_text": args["new_string"]}
     if args.get("replace_all") is not None:
         edit["replace_all"] = args["replace_all"]
     return {"path": args["file_path"], "edits": [edit]}
 
 
-def _bash(args: dict[str, Any]) -> dict[str, Any]:
-    if args.get("run_in_background"):
-        raise ToolArgumentError("Bash", "run_in_background", "background commands are not "
-                                "supported by this host; run the command in the foreground")
+def _bash(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    """``run_in_background`` and ``description`` go to a bash that takes them (the task
+    service's override); a plain bash cannot run in the background."""
     out: dict[str, Any] = {"command": args["command"]}
+    if args.get("run_in_background"):
+        if "run_in_background" not in accepts:
+            raise ToolArgumentError("Bash", "run_in_background", "background commands need "
+                                    "the task service (zpi-builtins, builtins:tasks), which "
+                                    "this session does not have; run the command in the "
+                                    "foreground")
+        out["run_in_background"] = True
+    if args.get("description") is not None and "description" in accepts:
+        out["description"] = args["description"]
     timeout = args.get("timeout")
     if timeout is not None:
         if timeout <= 0 or timeout > MAX_TIMEOUT_MS:
@@ -122,8 +150,21 @@ def _bash(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-CONVERT: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+def _task_output(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    return dict(args)  # the service takes Claude's parameters as they are
+
+
+def _task_stop(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    task_id = args.get("task_id", args.get("shell_id"))
+    if task_id is None:
+        raise ToolArgumentError("TaskStop", "task_id", "is required")
+    return {"task_id": task_id}
+
+
+#: Claude's arguments -> the wrapped tool's, given the parameter names that tool accepts
+CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]] = {
     "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
+    "TaskOutput": _task_output, "TaskStop": _task_stop,
 }
 
 
@@ -131,11 +172,12 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
     """``kernel_tool`` under the standard ``name``, taking Claude's arguments."""
     schema = SCHEMAS[name]
     convert = CONVERT[name]
+    accepts = frozenset(kernel_tool.parameters.get("properties", {}))
 
     def prepare(arguments: Mapping[str, Any]) -> Any:
         checked = _check_object(name, schema, arguments)
         try:
-            return kernel_tool.prepare_arguments(convert(checked))
+            return kernel_tool.prepare_arguments(convert(checked, accepts))
         except ToolArgumentError as exc:
             if exc.tool == name:
                 raise

@@ -3,7 +3,8 @@
 The rules (DESIGN 4.3), each violation a clear error: plugin overrides and ``tool_overrides``
 may only replace the kernel tools; ``custom_tools`` add new names and may not collide;
 ``no_tools`` empties the default set; ``tools`` picks by name; ``exclude_tools`` is validated
-(an unknown name is an error) and then removes. There are no hidden aliases.
+(an unknown name is an error) and then removes; ``replaced_tools`` removes the names that are
+present (tools a layer above stands in for). There are no hidden aliases.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def select_tools(
     no_tools: bool = False,
     tools: Sequence[str] | None = None,
     exclude_tools: Sequence[str] = (),
+    replaced_tools: Sequence[str] = (),
 ) -> list[Tool]:
     """Apply the option rules to ``found`` (changed in place) and return the enabled tools."""
     for tool in tool_overrides:
@@ -101,4 +103,5 @@ def select_tools(
     if unknown:
         raise UsageError(f"exclude_tools: unknown tool(s) {', '.join(unknown)}; available: "
                          f"{', '.join(sorted(found.tools))}")
-    return [found.tools[n] for n in names if n not in set(exclude_tools)]
+    left_out = set(exclude_tools) | set(replaced_tools)
+    return [found.tools[n] for n in names if n not in left_out]
