@@ -304,3 +304,26 @@ async def test_a_resumed_session_reports_tasks_a_dead_host_left_as_ended(zpi_env
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["data"]["event"] for r in lines if r.get("namespace") == "zpi.task"] == [
         "start", "end"]
+
+
+async def test_the_claude_stop_hook_input_lists_the_running_tasks(zpi_env, zpi_plugins,
+                                                                  tmp_path):
+    """Claude Code 2.1's Stop input carries ``background_tasks``: filled from the registry
+    through the task port."""
+    from helpers.claude_hooks import make_hooks
+
+    capture = tmp_path / "stop.json"
+    hooks, problems = make_hooks({"Stop": [{"hooks": [
+        {"type": "command", "command": f"cat > {capture}"}]}]}, tmp_path)
+    assert problems == []
+    zpi_plugins.register(hooks, "claude:inline")
+    session = await scripted_session(tmp_path, [
+        background("sleep 600", description="the dev server"), "started"])
+    await session.run("go")
+    (task,) = session.ports.tasks.running()
+    stop_input = json.loads(capture.read_text())
+    assert stop_input["background_tasks"] == [{
+        "task_id": task.task_id, "task_type": "local_bash", "status": "running",
+        "description": "the dev server", "command": "sleep 600",
+        "output_file": task.output_file}]
+    await session.dispose()

@@ -225,9 +225,9 @@ class StoragePort:
                 if isinstance(r, CustomRecord) and r.namespace == namespace]
 
 
-class TaskError(ZpiError):
+class TaskError(UsageError):
     """A background task cannot be found or stopped (an unknown id, another session's task,
-    a session that was closed)."""
+    a session that was closed): a mistake of the caller, so a :class:`UsageError`."""
 
 
 class UnknownTaskError(TaskError):
