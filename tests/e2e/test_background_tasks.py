@@ -106,3 +106,19 @@ def test_a_killed_host_leaves_a_task_that_resume_reports_as_ended(tmp_path):
         for group in orphan_groups:
             with contextlib.suppress(OSError):
                 os.killpg(group, signal.SIGKILL)
+
+
+def test_text_mode_says_on_stderr_how_each_task_ended(tmp_path):
+    # the second call returns once the task's end is in the transcript: it has ended by
+    # itself before the run ends (and is not stopped by it)
+    ended = ("until grep -qs '\"event\":\"end\"' agent/sessions/*/*.jsonl; "
+             "do sleep 0.02; done")
+    script = write_script(tmp_path / "script.jsonl", [
+        background("echo built; exit 4"),
+        {"tool_calls": [{"name": "bash", "arguments": {"command": ended}}]},
+        {"text": "Done."}])
+    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "build it")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Done."
+    assert "background task b" in out.stderr and "(the watcher) exited with code 4" in \
+        out.stderr
