@@ -256,6 +256,10 @@ async def test_arguments_and_limits_are_checked(zpi_env, tmp_path):
                                                        "run_in_background": "yes"}}]},
         {"tool_calls": [{"name": "task_output", "arguments": {"task_id": "bffffffff"}}]},
         "done"], settings=settings)
+    with pytest.raises(ToolArgumentError, match="known: command, timeout, "
+                       "run_in_background, description") as caught:
+        session.tools["bash"].prepare_arguments({"command": "ls", "colour": "red"})
+    assert caught.value.field == "colour"
     await session.run("go")
     results = [m for m in session.messages if m.role == "tool"]
     assert not results[0].is_error

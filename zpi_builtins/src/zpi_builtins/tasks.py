@@ -390,6 +390,10 @@ def _bash_override() -> Tool:
     def prepare(arguments: Mapping[str, Any]) -> Any:
         if not isinstance(arguments, Mapping):
             return prepare_bash_args(arguments)
+        for key in arguments:
+            if key not in parameters["properties"]:
+                raise ToolArgumentError("bash", key, "is not a parameter (known: "
+                                        f"{', '.join(parameters['properties'])})")
         rest = {k: v for k, v in arguments.items() if k not in BASH_EXTRA}
         background = arguments.get("run_in_background", False)
         if not isinstance(background, bool):
