@@ -467,9 +467,9 @@ def _print_activity(event: Any) -> None:
 
         print(f"zpi-host: {retry_text(event)}", file=sys.stderr, flush=True)
     elif event.type == "task_notification":
-        info = event.info
-        print(f"• background task {info.task_id} ({info.description}) {info.summary}",
-              file=sys.stderr, flush=True)
+        from .live import task_text
+
+        print(f"• {task_text(event)}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
