@@ -331,3 +331,24 @@ async def test_the_claude_stop_hook_input_lists_the_running_tasks(zpi_env, zpi_p
         "description": "the dev server", "command": "sleep 600",
         "output_file": task.output_file}]
     await session.dispose()
+
+
+async def test_task_output_shows_the_end_of_a_long_output(zpi_env, tmp_path):
+    def model(request):
+        n = len(session.test_model.requests)
+        if n == 1:
+            return background("seq 1 40000; echo END")
+        if n == 2:
+            return {"tool_calls": [{"name": "task_output", "arguments": {
+                "task_id": started_id(request), "timeout": WAIT * 1000}}]}
+        return "read"
+
+    session = await function_session(tmp_path, model)
+    await session.run("count")
+    text = last_tool_text(session.test_model.requests[-1])
+    size = len("".join(f"{i}\n" for i in range(1, 40001))) + len("END\n")
+    assert f"Output ({size} bytes" in text and text.endswith("39999\n40000\nEND")
+    assert re.search(r"\[\.\.\. the first \d+ bytes are only in the file \.\.\.\]\n\d+\n",
+                     text)
+    assert len(text.encode()) < 33 * 1024
+    await session.dispose()

@@ -491,8 +491,9 @@ def _report(task: BackgroundTask, info: TaskInfo, waited: bool) -> ToolResult:
         state = "still running" + (" (the wait timed out)" if waited else "")
     else:
         state = f"{info.status}: {info.summary}"
+    empty = "(no output yet)" if info.running else "(no output)"
     body = f"Task {info.task_id} ({info.description}): {state}.\n" \
-           f"Output ({size} bytes, file {info.output_file}):\n{text or '(no output yet)'}"
+           f"Output ({size} bytes, file {info.output_file}):\n{text or empty}"
     return ToolResult.text(body, details=info.to_json())
 
 
