@@ -255,6 +255,17 @@ async def test_selection_rules(zpi_env, tmp_path):
         await make(tmp_path, custom_tools=["not a tool"])
 
 
+async def test_hidden_tools_are_left_out_when_present_and_ignored_when_absent(
+        zpi_env, tmp_path):
+    """What the SDK uses for tools its standard ones stand in for (task_output exists only
+    with the task service)."""
+    custom = make_tool("task_output")
+    session = await make(tmp_path, custom_tools=[custom],
+                         hide_tools=["task_output", "task_stop"])
+    assert sorted(session.tools) == ["bash", "edit", "read", "write"]
+    await session.dispose()
+
+
 async def test_reasoning_level_restored_and_clamped(zpi_env, tmp_path):
     reasoning = ModelEntry(name="r", provider="t", model="m", reasoning=True)
     model = ScriptedModel(["ok", "ok"])

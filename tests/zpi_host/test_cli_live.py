@@ -5,8 +5,16 @@ from __future__ import annotations
 import io
 
 from zpi_host.cli.live import LiveDisplay, key_argument, size_of
-from zpi_host.events import RetryEvent, TextDeltaEvent, ToolEnd, ToolStart, ToolUpdateEvent
+from zpi_host.events import (
+    RetryEvent,
+    TaskNotification,
+    TextDeltaEvent,
+    ToolEnd,
+    ToolStart,
+    ToolUpdateEvent,
+)
 from zpi_host.messages import TextContent, ToolResultMessage
+from zpi_host.ports import TaskInfo
 
 
 class Clock:
@@ -78,6 +86,16 @@ def test_paused_while_asking_and_retries_in_their_own_line():
     live.resume()
     live(RetryEvent("rate limited", 4.0, 2, 5))
     assert "\x1b[33mrate limited, retrying in 4 s, attempt 2 of 5\x1b[0m\n" in err.getvalue()
+
+
+def test_a_background_task_that_ended_gets_its_own_line():
+    live, _out, err, _clock = display()
+    info = TaskInfo(task_id="b1f0c2a9e", session_id="s", command="make serve",
+                    description="the dev server", status="failed", output_file="/x.log",
+                    exit_code=2, summary="exited with code 2")
+    live(TaskNotification(info))
+    assert "background task b1f0c2a9e (the dev server) exited with code 2" in \
+        permanent_lines(err)
 
 
 def test_key_argument_and_size():

@@ -187,9 +187,12 @@ async def test_bad_options_fail_before_anything_starts(scripted):
 
 
 async def test_stop_task_fails_clearly(scripted):
+    """Without the task service (plugins are not loaded here) every id is unknown; the
+    errors are UsageErrors (TaskError). tests/zpi_builtins/test_sdk_tasks.py stops real
+    tasks."""
     client = SDKClient(scripted.options())
     with pytest.raises(UsageError, match="not connected"):
         await client.stop_task("t1")
     async with client:
-        with pytest.raises(UsageError, match="no task 't1'"):
+        with pytest.raises(UsageError, match="no background task 't1' in this session"):
             await client.stop_task("t1")

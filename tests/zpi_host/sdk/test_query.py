@@ -106,7 +106,7 @@ async def test_bad_claude_arguments_are_named_in_claude_terms(scripted):
     messages = await collect(query("go", scripted.options(permission_mode="bypassPermissions")))
     errors = [b.content for m in messages if isinstance(m, UserMessage) for b in m.content]
     assert "'file_path'" in errors[0] and "'Read'" in errors[0]
-    assert "run_in_background" in errors[1] and "not supported" in errors[1]
+    assert "run_in_background" in errors[1] and "need the task service" in errors[1]
     assert "'timeout'" in errors[2] and "600000" in errors[2]
     assert "'old_string'" in errors[3] and "'Edit'" in errors[3]
 

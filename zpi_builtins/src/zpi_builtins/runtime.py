@@ -3,7 +3,8 @@
 Plugin modules are shared by every session of a process; a service is per session. The
 runtime makes each service once per session (on first use, from the session's frozen
 settings and its ports), owns the background work services start (a title request, a
-notification command), and when the host disposes the session (``aclose``, awaited by
+notification command), closes the services that own something (``aclose``: the task
+registry stops its processes), and when the host disposes the session (``aclose``, awaited by
 ``AgentSession.dispose``) cancels and drains it within ``plugins.builtins.drain_timeout``
 seconds, reporting what did not finish.
 """
@@ -82,6 +83,7 @@ class BuiltinPluginRuntime:
         import asyncio
 
         self.closed = True
+        await self._close_services()
         if not self._tasks:
             return []
         limit = drain_timeout(self.settings) if timeout is None else timeout
@@ -97,6 +99,20 @@ class BuiltinPluginRuntime:
             log.info("zpi-builtins: cancelled at session end after %.1f s: %s", limit,
                      ", ".join(left))
         return left
+
+
+    async def _close_services(self) -> None:
+        """Services that own something beyond the session (the task registry's processes)
+        close first: ``aclose()`` of each service that has one; a failure is logged."""
+        for name, service in list(self._services.items()):
+            close = getattr(service, "aclose", None)
+            if close is None:
+                continue
+            try:
+                await close()
+            except Exception as exc:
+                log.warning("zpi-builtins: service %s failed to close: %s: %s", name,
+                            type(exc).__name__, exc)
 
 
 def runtime_for(session: Any) -> BuiltinPluginRuntime:

@@ -135,3 +135,29 @@ class CompactionEvent(Event):
 class RunEnd(Event):
     result: Any
     type: str = "run_end"
+
+
+@attrs.frozen
+class TaskStarted(Event):
+    """A background task (a command run with ``run_in_background``) started; ``info`` is
+    its :class:`~zpi_host.ports.TaskInfo`."""
+
+    info: Any
+    type: str = "task_started"
+
+
+@attrs.frozen
+class TaskProgress(Event):
+    """A running background task's output grew (at most every ``progress_seconds``)."""
+
+    info: Any
+    type: str = "task_progress"
+
+
+@attrs.frozen
+class TaskNotification(Event):
+    """A background task ended: ``info.status`` is ``completed``, ``failed`` or
+    ``stopped``."""
+
+    info: Any
+    type: str = "task_notification"

@@ -223,6 +223,8 @@ class AgentLoop:
         if events and s.wants_event("turn_start"):
             await s.emit(TurnStart(turn))
         await hooks.turn_start(s.view, turn)
+        for text, source in s.take_context():  # what happened beside the run (a task ended)
+            s.add_message(ContextMessage(text, source))
         if over_threshold(s, self.compaction):
             await compact(s, trigger="auto", reason="threshold")
         started: set[str] = set()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -216,11 +216,145 @@ class StoragePort:
     def append_custom(self, namespace: str, data: Any) -> None:
         self._session.store.append_custom(namespace, data)
 
+    def custom(self, namespace: str) -> list[Any]:
+        """The data of the session's ``custom`` records of ``namespace``, oldest first (what
+        a service recorded in earlier runs of a resumed session)."""
+        from .transcript.records import CustomRecord
+
+        return [r.data for r in self._session.store.records
+                if isinstance(r, CustomRecord) and r.namespace == namespace]
+
+
+class TaskError(UsageError):
+    """A background task cannot be found or stopped (an unknown id, another session's task,
+    a session that was closed): a mistake of the caller, so a :class:`UsageError`."""
+
+
+class UnknownTaskError(TaskError):
+    """No background task of this id in this session."""
+
+
+@attrs.frozen
+class TaskInfo:
+    """What the host knows about one background task (a command run with
+    ``run_in_background``): a snapshot, safe to keep. ``status`` is ``running``,
+    ``completed`` (exit code 0), ``failed`` (another exit code) or ``stopped`` (killed by
+    ``task_stop``, ``stop_task``, the end of a plain run or of the session, or found ended on
+    resume)."""
+
+    task_id: str
+    session_id: str
+    command: str
+    description: str
+    status: str
+    output_file: str
+    pid: int | None = None
+    pgid: int | None = None
+    tool_use_id: str | None = None
+    exit_code: int | None = None
+    output_bytes: int = 0
+    duration_ms: int = 0
+    summary: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class TaskRegistry(Protocol):
+    """What a background-task service gives the host (``TaskPort.attach``)."""
+
+    def tasks(self) -> Sequence[TaskInfo]: ...
+
+    async def stop(self, task_id: str, reason: str) -> TaskInfo: ...
+
+    async def stop_all(self, reason: str) -> list[TaskInfo]: ...
+
+
+#: task id -> the session that started it (this process), so that a stop naming another
+#: session's task says so instead of "unknown"
+_task_owners: dict[str, str] = {}
+
+
+class TaskPort:
+    """The session's background tasks as the host sees them (``SessionView.ports.tasks``).
+
+    The task service (``builtins:tasks``) attaches its registry when it is made; the host
+    (the SDK's ``stop_task``, the end of a plain run, the Claude adapter's Stop input) reaches
+    the same registry through this port, and services publish task events and context for
+    the model through it. Without a task service there are no tasks: every id is unknown.
+    """
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._registry: TaskRegistry | None = None
+
+    def attach(self, registry: TaskRegistry) -> None:
+        self._registry = registry
+
+    def claim(self, task_id: str) -> None:
+        """Record that ``task_id`` belongs to this session."""
+        _task_owners[task_id] = self._session.session_id
+
+    def tasks(self) -> list[TaskInfo]:
+        """Every task of the session, oldest first."""
+        return list(self._registry.tasks()) if self._registry is not None else []
+
+    def running(self) -> list[TaskInfo]:
+        return [t for t in self.tasks() if t.running]
+
+    def get(self, task_id: str) -> TaskInfo:
+        """The task ``task_id`` of this session; a :class:`TaskError` says why there is
+        none."""
+        if not isinstance(task_id, str) or not task_id:
+            raise UnknownTaskError(f"a task id must be a non-empty string, got {task_id!r}")
+        for info in self.tasks():
+            if info.task_id == task_id:
+                return info
+        owner = _task_owners.get(task_id)
+        if owner is not None and owner != self._session.session_id:
+            raise TaskError(f"task {task_id!r} belongs to session {owner}, not to this "
+                            f"session ({self._session.session_id}); stop it from there")
+        known = ", ".join(t.task_id for t in self.tasks()) or "none"
+        raise UnknownTaskError(f"there is no background task {task_id!r} in this session "
+                               f"(its tasks: {known})")
+
+    async def stop(self, task_id: str, reason: str = "stopped on request") -> TaskInfo:
+        """Stop ``task_id`` (its whole process group) and wait until it is gone. Stopping a
+        task that already ended succeeds and returns how it ended."""
+        if self._session._disposed:
+            raise TaskError(f"cannot stop task {task_id!r}: the session was closed (its tasks "
+                            "were stopped with it)")
+        info = self.get(task_id)
+        if not info.running or self._registry is None:
+            return info
+        return await self._registry.stop(task_id, reason)
+
+    async def stop_all(self, reason: str) -> list[TaskInfo]:
+        """Stop every running task and wait until they are gone (the end of a plain run)."""
+        if self._registry is None:
+            return []
+        return await self._registry.stop_all(reason)
+
+    async def publish(self, event: Any) -> None:
+        """Emit a task event (``events.TaskStarted`` ...) to the session's subscribers."""
+        session = self._session
+        if session.wants_event(event.type):
+            await session.emit(event)
+
+    def add_context(self, text: str | Callable[[], str | None], source: str) -> None:
+        """Tell the model something at its next turn (a task ended); a callable is asked at
+        delivery (None: no longer news)."""
+        self._session.add_context(text, source)
+
 
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "storage", "terminal")
+    __slots__ = ("ask_user", "model", "storage", "tasks", "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -228,3 +362,4 @@ class SessionPorts:
         self.terminal: IO[str] | None = given.terminal
         self.model = ModelPort(session)
         self.storage = StoragePort(session)
+        self.tasks = TaskPort(session)

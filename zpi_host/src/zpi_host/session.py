@@ -171,6 +171,14 @@ class SessionView:
         already)."""
         return self._s.redactor.text(text)
 
+    def add_context(self, text: str | Callable[[], str | None], source: str) -> None:
+        """Context for the model at its next turn (before the next model request, or at the
+        next run): a ``ContextMessage`` attributed to ``source``, recorded in the
+        transcript. For a service reporting something that happened beside the run (a
+        background task ended). A callable is asked for the text at delivery; None: nothing
+        to say any more (the model learned it meanwhile)."""
+        self._s.add_context(text, source)
+
     def warn(self, message: str) -> None:
         """Tell the user something went wrong without stopping anything (a hook handler that
         timed out, printed invalid output ...): a ``warning`` event at the next turn
@@ -306,6 +314,8 @@ class AgentSession:
         self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
         self._wanted: frozenset[str] | None = frozenset()
         self._queued: list[str] = []
+        #: context for the model waiting for the next turn (``add_context``)
+        self._context: list[tuple[str | Callable[[], str | None], str]] = []
         self._cancel_scope: Any = None
         self._disposed = False
         from .ports import SessionPorts
@@ -393,6 +403,23 @@ class AgentSession:
         """Add user input during a run; it reaches the model at the next safe point (after the
         current tool batch), or starts the next turn when the model would stop."""
         self._queued.append(text)
+
+    def add_context(self, text: str | Callable[[], str | None], source: str) -> None:
+        """Context for the model, delivered before the next model request (``take_context``
+        in the loop); nothing is sent to the model until then."""
+        if not callable(text) and (not isinstance(text, str) or not text.strip()):
+            raise UsageError("context for the model must be a non-empty string or a callable")
+        self._context.append((text, str(source)))
+
+    def take_context(self) -> list[tuple[str, str]]:
+        """The context waiting for the model (deferred texts asked now, None dropped)."""
+        pending, self._context = self._context, []
+        ready = []
+        for text, source in pending:
+            value = text() if callable(text) else text
+            if isinstance(value, str) and value.strip():
+                ready.append((value, source))
+        return ready
 
     def take_queued(self) -> list[str]:
         queued, self._queued = self._queued, []

@@ -163,6 +163,14 @@ SCHEMA = Section("", "keep", (
                 Setting("min_run_seconds", seconds(), 30.0,
                         "a run longer than this notifies when it ends"),
             )),
+            Section("tasks", "warn", (
+                Setting("enabled", BOOL, True, "background commands (`bash` with "
+                        "`run_in_background`, `task_output`, `task_stop`)"),
+                Setting("progress_seconds", seconds(above_zero=True), 5.0,
+                        "how often a running task reports progress while its output grows"),
+                Setting("max_running", whole(1), 16,
+                        "background commands one session may run at once"),
+            )),
             Section("title", "warn", (
                 Setting("enabled", BOOL, True, "title a session after its first exchange"),
                 Setting("model", or_null(STRING), None,

@@ -346,9 +346,8 @@ class ClaudeHooks(HookEngine):
         if self.dialect.response_text:
             fields["responseText"] = fields["last_assistant_message"]
         if "background_tasks" in self.dialect.input_extras:
-            # this host's bash stops what a command left running when the call ends: no task
-            # outlives a call, so there is never one running when the agent stops
-            fields["background_tasks"] = []
+            # the session's task registry (builtins:tasks) through the host's task port
+            fields["background_tasks"] = background_tasks(session)
         return self._on_stop("Stop", session, handlers, fields, continuation)
 
     def _subagent_stop(self, session: Any, agent_type: str, agent_id: str, message: Any,
@@ -442,6 +441,18 @@ class ClaudeHooks(HookEngine):
         results = await self._run(event, session, handlers, fields)
         self._unsupported_stop(event, results, "it goes on")
         return None
+
+
+def background_tasks(session: Any) -> list[dict[str, Any]]:
+    """The Stop input's ``background_tasks``: the session's running background commands (the
+    task port; empty without a task service)."""
+    ports = getattr(session, "ports", None)
+    tasks = getattr(ports, "tasks", None)
+    if tasks is None:
+        return []
+    return [{"task_id": t.task_id, "task_type": "local_bash", "status": t.status,
+             "description": t.description, "command": t.command,
+             "output_file": t.output_file} for t in tasks.running()]
 
 
 def permission_suggestions(tool: str, tool_input: Mapping[str, Any]) -> list[dict[str, Any]]:

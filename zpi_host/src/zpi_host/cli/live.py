@@ -81,6 +81,12 @@ def retry_text(event: Any) -> str:
     return f"{event.reason}, retrying in {delay} s, attempt {event.attempt} of {event.attempts}"
 
 
+def task_text(event: Any) -> str:
+    """``background task b1f0c2a9e (the dev server) exited with code 0``"""
+    info = event.info
+    return f"background task {info.task_id} ({info.description}) {info.summary}"
+
+
 def elapsed(seconds: float) -> str:
     return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
@@ -185,6 +191,9 @@ class LiveDisplay:
 
     def _on_warning(self, event: Any) -> None:
         self._line(self._paint(f"warning: {event.message}", YELLOW))
+
+    def _on_task_notification(self, event: Any) -> None:
+        self._line(self._paint(task_text(event), DIM))
 
     def _on_compaction(self, event: Any) -> None:
         self._line(self._paint("the history was compacted", DIM))

@@ -301,7 +301,10 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         result = await run_live(session, args.prompt, live)
     finally:
         signals.on_first(None)
-        await session.dispose()
+        try:  # a plain run ends its background commands before its result
+            await session.ports.tasks.stop_all("the run ended")
+        finally:
+            await session.dispose()
     if fmt == "text":
         if signals.code is not None:
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
@@ -473,6 +476,10 @@ def _print_activity(event: Any) -> None:
         from .live import retry_text
 
         print(f"zpi-host: {retry_text(event)}", file=sys.stderr, flush=True)
+    elif event.type == "task_notification":
+        from .live import task_text
+
+        print(f"• {task_text(event)}", file=sys.stderr, flush=True)
     elif event.type == "tool_end" and event.result.is_error:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()

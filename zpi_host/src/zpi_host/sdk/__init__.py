@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from ..ports import TaskError, UnknownTaskError
     from .client import ClaudeSDKClient, SDKClient
     from .messages import (
         AssistantMessage,
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
         ResultMessage,
         StreamEvent,
         SystemMessage,
+        TaskNotificationMessage,
+        TaskProgressMessage,
+        TaskStartedMessage,
         TextBlock,
         ThinkingBlock,
         ToolResultBlock,
@@ -72,11 +76,13 @@ if TYPE_CHECKING:
     )
 
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("ClaudeSDKClient", "SDKClient"), "client"),
+    **dict.fromkeys(("ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"),
+                    "client"),
     **dict.fromkeys((
         "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
         "StreamEvent",
-        "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
+        "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
+        "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
                      "UnsupportedOptionError"), "options"),

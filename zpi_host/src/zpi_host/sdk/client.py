@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import UsageError, ZpiError
+from ..ports import TaskError, UnknownTaskError
 from .accounting import Budget, context_usage_dict
 from .messages import Message, ResultMessage
 from .options import PERMISSION_MODES, AgentOptions, UnsupportedOptionError
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..session import AgentSession, RunResult
 
-__all__ = ["ClaudeSDKClient", "SDKClient"]
+__all__ = ["ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"]
 
 #: the session events the messages are made from (``translate.py``)
-WANTED_EVENTS = ("message_end", "tool_end", "warning", "system", "compaction")
+WANTED_EVENTS = ("message_end", "tool_end", "warning", "system", "compaction", "task_started",
+                 "task_progress", "task_notification")
 #: and the start of each turn and the deltas, for partial messages
 PARTIAL_EVENTS = ("turn_start", "text_delta", "reasoning_delta")
 
@@ -300,17 +302,20 @@ class SDKClient:
             raise UsageError(f"prompt must be a string or an async iterable of user-message "
                              f"dicts, got {type(prompt).__name__}")
 
-    async def _run_stream(self, prompts: AsyncIterable[Mapping[str, Any]], end: bool) -> None:
+    async def _run_stream(self, prompts: AsyncIterable[Mapping[str, Any]], end: bool,
+                          plain: bool = False) -> None:
         error: BaseException | None = None
         try:
             async for item in prompts:
-                await self._run_one(user_text(item))
+                await self._run_one(user_text(item), finish_tasks=plain)
         except Exception as exc:  # handed to the reader, not lost in the task group
             error = exc
         if end or error is not None:
             self._send.send_nowait(End(error))
 
-    async def _run_one(self, text: str) -> None:
+    async def _run_one(self, text: str, finish_tasks: bool = False) -> None:
+        """One input and its result; ``finish_tasks`` (a plain ``query()`` with a string):
+        background tasks still running are stopped and awaited before the result."""
         session = self.session
         async with self._lock:
             translator = self._translator
@@ -322,6 +327,8 @@ class SDKClient:
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
+            if finish_tasks:
+                await session.ports.tasks.stop_all("the query ended")
             if self._mirror is not None:
                 await self._mirror.turn_end()
             self._send.send_nowait(translator.result(run, self._budget, started, structured))
@@ -392,7 +399,7 @@ class SDKClient:
         """``query()``'s input (one string, or each streamed message in turn), then an
         :class:`End` mark on the stream."""
         if isinstance(prompts, str):
-            self._group.start_soon(self._run_stream, _once(prompts), True)
+            self._group.start_soon(self._run_stream, _once(prompts), True, True)
         else:
             self._group.start_soon(self._run_stream, prompts, True)
 
@@ -457,11 +464,15 @@ class SDKClient:
         return context_usage_dict(session.get_context_usage(), session.view.model)
 
     async def stop_task(self, task_id: str) -> None:
-        """Stop a background task. This host runs none yet (``Bash`` refuses
-        ``run_in_background``), so every id is unknown: a UsageError says so."""
-        self.session  # noqa: B018 - not connected: the same error as the other controls
-        raise UsageError(f"stop_task: there is no task {task_id!r}; this host runs no "
-                         "background tasks yet")
+        """Stop a background task of this session (the registry ``TaskOutput``/``TaskStop``
+        use) and wait until its processes are gone; its ``TaskNotificationMessage``
+        (status ``stopped``) is on the stream. Stopping a task that already ended succeeds.
+        An unknown id or another session's task raises :class:`~zpi_host.ports.TaskError`
+        (``UnknownTaskError`` for an unknown one); after ``disconnect`` too."""
+        if self._session is None:
+            raise TaskError(f"stop_task({task_id!r}): the client is not connected (after "
+                            "disconnect its tasks were stopped with its session)")
+        await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
 
     async def get_server_info(self) -> dict[str, Any]:
         """What the ``init`` system message says."""

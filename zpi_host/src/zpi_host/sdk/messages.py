@@ -14,8 +14,8 @@ import attrs
 __all__ = [
     "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
     "StreamEvent",
-    "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
-    "UserMessage",
+    "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage", "TaskStartedMessage",
+    "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock", "UserMessage",
 ]
 
 
@@ -91,6 +91,48 @@ class MirrorErrorMessage(SystemMessage):
 
     key: dict[str, Any] | None = None
     error: str = ""
+
+
+@attrs.define
+class TaskStartedMessage(SystemMessage):
+    """Subtype ``task_started``: a background task (``Bash`` with ``run_in_background``)
+    started. ``task_type`` is ``local_bash``."""
+
+    task_id: str = ""
+    description: str = ""
+    uuid: str = ""
+    session_id: str = ""
+    tool_use_id: str | None = None
+    task_type: str | None = None
+
+
+@attrs.define
+class TaskProgressMessage(SystemMessage):
+    """Subtype ``task_progress``: a running task's output grew. ``usage``: ``total_tokens``
+    and ``tool_uses`` (0 for a command), ``duration_ms``."""
+
+    task_id: str = ""
+    description: str = ""
+    usage: dict[str, int] = attrs.field(factory=dict)
+    uuid: str = ""
+    session_id: str = ""
+    tool_use_id: str | None = None
+    last_tool_name: str | None = None
+
+
+@attrs.define
+class TaskNotificationMessage(SystemMessage):
+    """Subtype ``task_notification``: a task ended; ``status`` is ``completed``, ``failed``
+    or ``stopped``; ``output_file`` holds its whole output."""
+
+    task_id: str = ""
+    status: str = ""
+    output_file: str = ""
+    summary: str = ""
+    uuid: str = ""
+    session_id: str = ""
+    tool_use_id: str | None = None
+    usage: dict[str, int] | None = None
 
 
 @attrs.define

@@ -36,10 +36,13 @@ PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
 #: names there are deny rules only: a tool this session may not have is not an error)
-STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "Skill")
-#: plugin tools the standard ones stand in for when a session has them (the Claude adapter's
-#: ``skill``, present when a loaded plugin has skills)
-OPTIONAL_TOOLS = ("skill",)
+STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+#: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
+#: present when a loaded plugin has skills; builtins:tasks' tools); removed bare like
+#: STANDARD_TOOLS
+OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop")
+#: the plugin and service tools those stand in for, hidden under their own names
+OPTIONAL_TOOLS = ("skill", "task_output", "task_stop")
 
 
 class UnsupportedOptionError(UsageError):
@@ -355,10 +358,9 @@ class AgentOptions:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
         removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
-        optional = {"Skill"}  # stands in for an optional tool: maybe absent
-        out: dict[str, Any] = {
-            "exclude_tools": [*KERNEL_TOOLS, *(n for n in removed if n not in optional)],
-            "hide_tools": [*OPTIONAL_TOOLS, *(n for n in removed if n in optional)]}
+        optional = [n for n in self.disallowed_tools if n in OPTIONAL_STANDARD_TOOLS]
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
+                               "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":
@@ -367,7 +369,7 @@ class AgentOptions:
         elif tools is not None:
             if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
                 raise UsageError(f"tools must be a list of tool names, got {tools!r:.100}")
-            picked = [t for t in tools if t not in removed]
+            picked = [t for t in tools if t not in removed and t not in optional]
             out["tools"] = picked
             if not picked:
                 out = {"no_tools": True}
@@ -378,7 +380,7 @@ class AgentOptions:
         removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
-        removed = set(self.disallowed_tools) & set(STANDARD_TOOLS)
+        removed = set(self.disallowed_tools) & {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
         return {"permission_mode": mode, "allow": list(self.allowed_tools),
                 "deny": [r for r in self.disallowed_tools if r not in removed]}
 

@@ -1,6 +1,7 @@
 """The standard tool names: ``Read``, ``Write``, ``Edit``, ``Bash`` with Claude's parameters,
-adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools, and ``Skill``
-onto the Claude adapter's ``skill`` tool when the session has it (same parameters).
+adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools; ``Skill`` onto
+the Claude adapter's ``skill`` tool when the session has it (same parameters); ``TaskOutput``
+and ``TaskStop`` onto builtins:tasks' ``task_output`` and ``task_stop``.
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -15,7 +16,7 @@ with the permission checks below.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -26,9 +27,11 @@ from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _ch
 
 __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
-#: kernel tool -> the standard name the model sees
+#: kernel (or service) tool -> the standard name the model sees; ``task_output`` and
+#: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
-                                     "bash": "Bash", "skill": "Skill"}
+                                     "bash": "Bash", "skill": "Skill",
+                                     "task_output": "TaskOutput", "task_stop": "TaskStop"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -65,9 +68,22 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
                                                       f"{MAX_TIMEOUT_MS})."},
         "description": {"type": "string", "description": "What the command does, in a few "
                                                          "words."},
-        "run_in_background": {"type": "boolean", "description": "Not supported by this host; "
-                                                                "leave it out."},
+        "run_in_background": {"type": "boolean", "description": "Run the command in the "
+                              "background and return at once with a task id; read its output "
+                              "with TaskOutput, stop it with TaskStop. You are told when it "
+                              "ends."},
     }, "required": ["command"], "additionalProperties": False},
+    "TaskOutput": {"type": "object", "properties": {
+        "task_id": {"type": "string", "description": "The id of the background task."},
+        "block": {"type": "boolean", "description": "Whether to wait for the task to end "
+                                                    "(default true)."},
+        "timeout": {"type": "number", "description": "How long to wait, in milliseconds "
+                                                     "(default 30000, at most 600000)."},
+    }, "required": ["task_id"], "additionalProperties": False},
+    "TaskStop": {"type": "object", "properties": {
+        "task_id": {"type": "string", "description": "The id of the background task to stop."},
+        "shell_id": {"type": "string", "description": "Deprecated: use task_id."},
+    }, "additionalProperties": False},
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -79,6 +95,11 @@ DESCRIPTIONS: Mapping[str, str] = {
             "output without the line numbers), unless replace_all is true.",
     "Bash": "Run a shell command in the working directory and return its output. stdin is "
             "empty: do not run interactive programs.",
+    "TaskOutput": "Show the output of a background task (Bash with run_in_background) and "
+                  "whether it ended; with block (the default) wait up to timeout ms for its "
+                  "end first.",
+    "TaskStop": "Stop a background task and every process it started. Stopping a task that "
+                "already ended does nothing.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
@@ -88,7 +109,7 @@ _CLAUDE_FIELDS: Mapping[str, str | None] = {
     "edits[0].replace_all": "replace_all", "edits[0]": None}
 
 
-def _read(args: dict[str, Any]) -> dict[str, Any]:
+def _read(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     out = {"path": args["file_path"]}
     for key in ("offset", "limit"):
         if args.get(key) is not None:
@@ -98,22 +119,30 @@ def _read(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _write(args: dict[str, Any]) -> dict[str, Any]:
+def _write(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     return {"path": args["file_path"], "content": args["content"]}
 
 
-def _edit(args: dict[str, Any]) -> dict[str, Any]:
+def _edit(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     edit = {"old_text": args["old_string"], "new_text": args["new_string"]}
     if args.get("replace_all") is not None:
         edit["replace_all"] = args["replace_all"]
     return {"path": args["file_path"], "edits": [edit]}
 
 
-def _bash(args: dict[str, Any]) -> dict[str, Any]:
-    if args.get("run_in_background"):
-        raise ToolArgumentError("Bash", "run_in_background", "background commands are not "
-                                "supported by this host; run the command in the foreground")
+def _bash(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    """``run_in_background`` and ``description`` go to a bash that takes them (the task
+    service's override); a plain bash cannot run in the background."""
     out: dict[str, Any] = {"command": args["command"]}
+    if args.get("run_in_background"):
+        if "run_in_background" not in accepts:
+            raise ToolArgumentError("Bash", "run_in_background", "background commands need "
+                                    "the task service (zpi-builtins, builtins:tasks), which "
+                                    "this session does not have; run the command in the "
+                                    "foreground")
+        out["run_in_background"] = True
+    if args.get("description") is not None and "description" in accepts:
+        out["description"] = args["description"]
     timeout = args.get("timeout")
     if timeout is not None:
         if timeout <= 0 or timeout > MAX_TIMEOUT_MS:
@@ -123,8 +152,25 @@ def _bash(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-CONVERT: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+def _task_output(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    return dict(args)  # the service takes Claude's parameters as they are
+
+
+def _task_stop(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    task_id = args.get("task_id", args.get("shell_id"))
+    if task_id is None:
+        raise ToolArgumentError("TaskStop", "task_id", "is required")
+    return {"task_id": task_id}
+
+
+def _unchanged(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    return dict(args)
+
+
+#: Claude's arguments -> the wrapped tool's, given the parameter names that tool accepts
+CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]] = {
     "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
+    "TaskOutput": _task_output, "TaskStop": _task_stop,
 }
 
 
@@ -132,12 +178,13 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
     """``kernel_tool`` under the standard ``name``, taking Claude's arguments (a tool whose
     parameters are Claude's already, ``skill``, keeps them)."""
     schema = SCHEMAS.get(name, kernel_tool.parameters)
-    convert = CONVERT.get(name, dict)
+    convert = CONVERT.get(name, _unchanged)
+    accepts = frozenset(kernel_tool.parameters.get("properties", {}))
 
     def prepare(arguments: Mapping[str, Any]) -> Any:
         checked = _check_object(name, schema, arguments)
         try:
-            return kernel_tool.prepare_arguments(convert(checked))
+            return kernel_tool.prepare_arguments(convert(checked, accepts))
         except ToolArgumentError as exc:
             if exc.tool == name:
                 raise

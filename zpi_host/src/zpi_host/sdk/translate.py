@@ -19,6 +19,9 @@ from ..events import (
     MessageEnd,
     ReasoningDeltaEvent,
     SystemMessageEvent,
+    TaskNotification,
+    TaskProgress,
+    TaskStarted,
     TextDeltaEvent,
     ToolEnd,
     TurnStart,
@@ -35,6 +38,9 @@ from .messages import (
     ResultMessage,
     StreamEvent,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskProgressMessage,
+    TaskStartedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -45,7 +51,7 @@ from .messages import (
 if TYPE_CHECKING:
     from ..session import AgentSession, RunResult
 
-__all__ = ["Translator", "assistant_blocks", "result_subtype"]
+__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message"]
 
 
 def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
@@ -72,6 +78,28 @@ def result_content(content: Any) -> str | list[dict[str, Any]]:
         else:
             out.append({"type": "text", "text": c.text})
     return out
+
+
+def task_message(event: Event, session_id: str) -> SystemMessage:
+    """A task event as claude-agent-sdk's task message; ``data`` is the raw payload."""
+    info = event.info  # type: ignore[attr-defined]
+    usage = {"total_tokens": 0, "tool_uses": 0, "duration_ms": info.duration_ms}
+    common = {"task_id": info.task_id, "uuid": str(uuids.uuid4()), "session_id": session_id,
+              "tool_use_id": info.tool_use_id}
+    if isinstance(event, TaskStarted):
+        fields: dict[str, Any] = {**common, "description": info.description,
+                                  "task_type": "local_bash"}
+        cls: type[SystemMessage] = TaskStartedMessage
+    elif isinstance(event, TaskProgress):
+        fields = {**common, "description": info.description, "usage": usage,
+                  "last_tool_name": None}
+        cls = TaskProgressMessage
+    else:
+        fields = {**common, "status": info.status, "output_file": info.output_file,
+                  "summary": info.summary, "usage": usage}
+        cls = TaskNotificationMessage
+    data = {"type": "system", "subtype": event.type, **fields}
+    return cls(event.type, data, **fields)
 
 
 def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
@@ -189,6 +217,8 @@ class Translator:
         if isinstance(event, SystemMessageEvent):  # a hook's systemMessage
             return [SystemMessage("hook_message", {"message": event.message,
                                                    "source": event.source})]
+        if isinstance(event, TaskStarted | TaskProgress | TaskNotification):
+            return [task_message(event, self.session.session_id)]
         if isinstance(event, CompactionEvent):
             r = event.result
             return [SystemMessage("compact_boundary", {"compact_metadata": {

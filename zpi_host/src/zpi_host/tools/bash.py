@@ -119,6 +119,15 @@ def find_shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+def command_environment(ctx: ToolContext) -> dict[str, str]:
+    """The environment a command gets: the host's without the hidden variables (provider
+    keys), plus the session's exported ones."""
+    env = without(os.environ, ctx.hidden_env) if ctx.hidden_env else dict(os.environ)
+    if ctx.env:
+        env.update(ctx.env)
+    return env
+
+
 def _signal(process: Any, pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
@@ -212,9 +221,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
             f"working directory {cwd} does not exist or is not a directory; "
             "the command was not run"
         )
-    env = without(os.environ, ctx.hidden_env) if ctx.hidden_env else dict(os.environ)
-    if ctx.env:
-        env.update(ctx.env)
+    env = command_environment(ctx)
     shell = find_shell()
     buffer = HeadTailBuffer(DEFAULT_CAPTURE_LIMIT, ctx.spill_dir, name_prefix="zpi-bash")
     # the streams apart, for hooks: in memory only (the spill file has the merged output)

@@ -1,0 +1,335 @@
+"""The task registry of ``builtins:tasks``: the background commands of one session.
+
+One :class:`TaskRegistry` per session, made by the service runtime on first use and attached
+to the host's task port (``SessionView.ports.tasks``). It starts each command in its own
+process group with its output in a private spill file, watches it (progress while the output
+grows), records its start and end as ``custom`` records of namespace ``zpi.task``, publishes
+the task events, tells the model when a task ended (unless it saw the end itself), stops
+tasks on request and every task still running when the session ends. A resumed session's
+recorded tasks are loaded as ended; those without an end record are recorded as ended now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from zpi_host.ports import TaskInfo
+from zpi_host.tools import ToolContext, ToolFailure
+
+from .runtime import BuiltinPluginRuntime, runtime_for
+from .settings import service_settings
+
+__all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundTask", "TaskRegistry", "ended_context",
+           "registry_for"]
+
+log = logging.getLogger("zpi_builtins")
+
+SERVICE = "tasks"
+SOURCE = "builtins:tasks"
+NAMESPACE = "zpi.task"
+
+
+@attrs.define(eq=False)
+class BackgroundTask:
+    """One background command of the session (mutable; :meth:`info` is the snapshot)."""
+
+    task_id: str
+    command: str
+    description: str
+    output_file: Path
+    tool_use_id: str | None = None
+    process: Any = None
+    pgid: int | None = None
+    started: float = attrs.field(factory=time.monotonic)
+    ended: float | None = None
+    status: str = "running"
+    exit_code: int | None = None
+    stop_reason: str | None = None
+    summary: str = ""
+    #: the model saw how the task ended (task_output or task_stop): no notification context
+    model_knows_end: bool = False
+    done: Any = None  # asyncio.Event, set when the task ended and was recorded
+    watcher: Any = None
+
+    def output_bytes(self) -> int:
+        try:
+            return self.output_file.stat().st_size
+        except OSError:
+            return 0
+
+
+def _status(exit_code: int | None, stopped: bool) -> str:
+    if stopped:
+        return "stopped"
+    return "completed" if exit_code == 0 else "failed"
+
+
+def _ended_summary(task: BackgroundTask) -> str:
+    if task.status == "stopped":
+        return f"stopped ({task.stop_reason or 'on request'})"
+    if task.exit_code is not None and task.exit_code < 0:
+        return f"killed by signal {-task.exit_code}"
+    return f"exited with code {task.exit_code}"
+
+
+class TaskRegistry:
+    """The background tasks of one session; attached to ``ports.tasks``."""
+
+    def __init__(self, runtime: BuiltinPluginRuntime) -> None:
+        import asyncio
+
+        self.runtime = runtime
+        self.ports = runtime.ports
+        self.session_id: str = runtime.session.session_id
+        settings = service_settings(runtime.settings, SERVICE)
+        self.progress_seconds = float(settings["progress_seconds"])
+        self.max_running = int(settings["max_running"])
+        self._tasks: dict[str, BackgroundTask] = {}
+        self._asyncio = asyncio
+        self.closed = False
+        self.orphans = self._load_recorded()
+        self.ports.tasks.attach(self)
+
+    # -- the port's side ------------------------------------------------------------------
+
+    def tasks(self) -> list[TaskInfo]:
+        return [self.info(t) for t in self._tasks.values()]
+
+    def info(self, task: BackgroundTask) -> TaskInfo:
+        end = task.ended if task.ended is not None else time.monotonic()
+        return TaskInfo(
+            task_id=task.task_id, session_id=self.session_id, command=task.command,
+            description=task.description, status=task.status,
+            output_file=str(task.output_file), pid=task.pgid, pgid=task.pgid,
+            tool_use_id=task.tool_use_id, exit_code=task.exit_code,
+            output_bytes=task.output_bytes(), duration_ms=int((end - task.started) * 1000),
+            summary=task.summary)
+
+    async def stop(self, task_id: str, reason: str) -> TaskInfo:
+        """Stop one task (TERM, then KILL, the whole group) and wait for its end record."""
+        task = self.get(task_id)
+        if task.status == "running":
+            await self._stop(task, reason)
+        return self.info(task)
+
+    async def stop_all(self, reason: str) -> list[TaskInfo]:
+        """Stop every running task, together, and wait until each one is recorded."""
+        running = [t for t in self._tasks.values() if t.status == "running"]
+        if running:
+            await self._asyncio.gather(*(self._stop(t, reason) for t in running))
+        return [self.info(t) for t in running]
+
+    async def aclose(self) -> None:
+        """Session end: nothing started before stays running."""
+        self.closed = True
+        await self.stop_all("the session ended")
+
+    # -- starting -------------------------------------------------------------------------
+
+    def get(self, task_id: str) -> BackgroundTask:
+        task = self._tasks.get(task_id)
+        if task is None:
+            self.ports.tasks.get(task_id)  # raises the port's error (unknown, other session)
+            raise AssertionError("unreachable")  # pragma: no cover
+        return task
+
+    async def start(self, command: str, description: str, ctx: ToolContext) -> TaskInfo:
+        """Start ``command`` in its own process group, its output going to a spill file."""
+        import subprocess
+
+        import anyio
+
+        from zpi_host import process_groups
+        from zpi_host.spill import SpillFolderError, create_spill_file
+        from zpi_host.tools.bash import command_environment, find_shell
+
+        if self.closed:
+            raise ToolFailure("the session is ending; no background command was started")
+        running = sum(1 for t in self._tasks.values() if t.status == "running")
+        if running >= self.max_running:
+            raise ToolFailure(
+                f"{running} background commands are running already (the limit is "
+                f"{self.max_running}, setting plugins.builtins.tasks.max_running); wait for "
+                "one with task_output or stop one with task_stop")
+        if ctx.spill_dir is None:
+            raise ToolFailure("this session has no spill folder for the output of background "
+                              "commands; run the command in the foreground")
+        cwd = Path(ctx.cwd)
+        if not cwd.is_dir():
+            raise ToolFailure(f"working directory {cwd} does not exist or is not a directory; "
+                              "the command was not run")
+        task_id = "b" + secrets.token_hex(4)
+        try:
+            path, out = create_spill_file(ctx.spill_dir, f"task-{task_id}")
+        except (SpillFolderError, OSError) as exc:
+            raise ToolFailure(f"cannot create the output file of the background command: "
+                              f"{exc}") from exc
+        shell = find_shell()
+        try:
+            process = await anyio.open_process(
+                [shell, "-c", command], cwd=cwd, env=command_environment(ctx),
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        except OSError as exc:
+            out.close()
+            with contextlib.suppress(OSError):
+                path.unlink()
+            raise ToolFailure(f"could not start {shell}: {exc}") from exc
+        finally:
+            out.close()  # the command holds its own copy
+        pgid = process.pid  # start_new_session: the shell leads its own group
+        process_groups.track(pgid)  # a forced exit kills it even without time to stop it
+        self.ports.tasks.claim(task_id)
+        task = BackgroundTask(task_id, command, description, path, ctx.call_id or None,
+                              process, pgid, done=self._asyncio.Event())
+        self._tasks[task_id] = task
+        self._record("start", task, pid=pgid, pgid=pgid, output_file=str(path))
+        from zpi_host.events import TaskStarted
+
+        await self.ports.tasks.publish(TaskStarted(self.info(task)))
+        task.watcher = self._asyncio.get_running_loop().create_task(self._watch(task))
+        return self.info(task)
+
+    # -- watching and stopping ------------------------------------------------------------
+
+    async def _watch(self, task: BackgroundTask) -> None:
+        """Wait for the command to end (reporting progress while its output grows), stop
+        what it left in its group, then record and announce the end."""
+        import anyio
+
+        from zpi_host.events import TaskProgress
+        from zpi_host.tools.bash import stop_process_group
+
+        assert task.pgid is not None  # a started task
+        reported = 0
+        try:
+            while True:
+                with anyio.move_on_after(self.progress_seconds):
+                    await task.process.wait()
+                    break
+                size = task.output_bytes()
+                if size != reported:
+                    reported = size
+                    await self._publish(TaskProgress(self.info(task)))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop_process_group(task.process, task.pgid)
+                await task.process.aclose()
+                await self._finish(task)
+
+    async def _stop(self, task: BackgroundTask, reason: str) -> None:
+        import anyio
+
+        from zpi_host.tools.bash import stop_process_group
+
+        assert task.pgid is not None  # only a started task runs
+        if task.stop_reason is None and task.status == "running":
+            task.stop_reason = reason
+        with anyio.CancelScope(shield=True):
+            await stop_process_group(task.process, task.pgid)
+            await task.done.wait()
+
+    async def _finish(self, task: BackgroundTask) -> None:
+        from zpi_host import process_groups
+        from zpi_host.events import TaskNotification
+
+        if task.pgid is not None:
+            process_groups.untrack(task.pgid)
+        task.ended = time.monotonic()
+        task.exit_code = task.process.returncode
+        task.status = _status(task.exit_code, task.stop_reason is not None)
+        task.summary = _ended_summary(task)
+        try:
+            self._record("end", task, status=task.status, exit_code=task.exit_code,
+                         reason=task.stop_reason)
+            await self._publish(TaskNotification(self.info(task)))
+            if not self.closed:
+                self.ports.tasks.add_context(lambda: self._news(task), SOURCE)
+        finally:
+            task.done.set()
+
+    def _news(self, task: BackgroundTask) -> str | None:
+        """The end of ``task`` for the model, unless it saw it (task_output, task_stop)."""
+        if task.model_knows_end:
+            return None
+        task.model_knows_end = True
+        return ended_context(self.info(task))
+
+    async def _publish(self, event: Any) -> None:
+        try:
+            await self.ports.tasks.publish(event)
+        except Exception as exc:  # a subscriber's failure must not leave the task running
+            log.info("zpi-builtins: a task event could not be delivered: %s: %s",
+                     type(exc).__name__, exc)
+
+    # -- the transcript -------------------------------------------------------------------
+
+    def _record(self, event: str, task: BackgroundTask, **fields: Any) -> None:
+        data = {"event": event, "task_id": task.task_id, "command": task.command,
+                "description": task.description, "tool_use_id": task.tool_use_id, **fields}
+        try:
+            self.ports.storage.append_custom(NAMESPACE, data)
+        except Exception as exc:  # a closed or failing transcript: the task still ends
+            log.info("zpi-builtins: task %s record not written: %s", task.task_id, exc)
+
+    def _load_recorded(self) -> list[TaskInfo]:
+        """The tasks earlier runs of this (resumed) session recorded, as ended tasks; those
+        without an end record are recorded as ended now and returned (the caller tells the
+        model). A process of another host process is never ours to wait for or stop."""
+        from zpi_host.process_groups import group_alive
+
+        starts: dict[str, Mapping[str, Any]] = {}
+        ends: dict[str, Mapping[str, Any]] = {}
+        for data in self.ports.storage.custom(NAMESPACE):
+            if isinstance(data, Mapping) and isinstance(data.get("task_id"), str):
+                (starts if data.get("event") == "start" else ends)[data["task_id"]] = data
+        orphans = []
+        for task_id, start in starts.items():
+            task = BackgroundTask(task_id, str(start.get("command", "")),
+                                  str(start.get("description", "")),
+                                  Path(str(start.get("output_file", ""))),
+                                  start.get("tool_use_id"), model_knows_end=True)
+            end = ends.get(task_id)
+            task.ended = task.started
+            if end is not None:
+                task.status = str(end.get("status", "stopped"))
+                task.exit_code = end.get("exit_code")
+                task.stop_reason = end.get("reason")
+                task.summary = _ended_summary(task)
+            else:
+                pgid = start.get("pgid")
+                task.status, task.stop_reason = "stopped", "the host that ran it stopped"
+                task.summary = "ended while no host was running it; its exit code is unknown"
+                if isinstance(pgid, int) and group_alive(pgid):
+                    task.summary += (f" (process group {pgid} still exists but belongs to no "
+                                     "session now; it is not managed by this one)")
+                self._record("end", task, status=task.status, exit_code=None,
+                             reason=task.stop_reason)
+            self._tasks[task_id] = task
+            self.ports.tasks.claim(task_id)
+            if end is None:
+                orphans.append(self.info(task))
+        return orphans
+
+
+def ended_context(info: TaskInfo) -> str:
+    """What the model is told when a task ended: information, not a request."""
+    code = "unknown" if info.exit_code is None else str(info.exit_code)
+    return (f"Background task {info.task_id} ({info.description or info.command}) has "
+            f"ended: {info.status} ({info.summary}), exit code {code}. Its output is in "
+            f"{info.output_file} ({info.output_bytes} bytes; task_output shows its end). "
+            "This is a status report for your information; it does not ask you to run the "
+            "command again.")
+
+
+def registry_for(session: Any) -> TaskRegistry:
+    """The session's registry (a ``SessionView``), made on first use."""
+    return runtime_for(session).service(SERVICE, TaskRegistry)
