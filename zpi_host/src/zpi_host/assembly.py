@@ -438,7 +438,8 @@ def _session(
     warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
                  for w in plugin_warnings(r.plugin)]
     warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
-                 "--strict makes this an error)" for r in host.records if r.status == "failed"]
+                 "--strict or ZPI_STRICT_PLUGINS=1 makes this an error)"
+                 for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done
