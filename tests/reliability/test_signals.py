@@ -275,3 +275,28 @@ def test_other_signals_still_reach_the_event_loop():
     out = subprocess.run([sys.executable, "-c", FORWARDED], capture_output=True, text=True,
                          timeout=WAIT)
     assert (out.returncode, out.stdout, out.stderr) == (0, "2\n", "")
+
+
+#: a command started in its own session a moment ago, before its tool tracked the group: the
+#: forced exit's kill_all must still kill it (a second Ctrl-C right after a call starts)
+UNTRACKED_GROUP = """
+import subprocess, sys
+from zpi_host import process_groups
+
+child = subprocess.Popen(["sleep", "300"], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+assert process_groups.live() == frozenset()
+process_groups.kill_all()
+"""
+
+
+def test_a_forced_exit_kills_groups_not_tracked_yet():
+    out = subprocess.run([sys.executable, "-c", UNTRACKED_GROUP], capture_output=True,
+                         text=True, timeout=WAIT)
+    assert out.returncode == 0, out.stderr
+    pgid = int(out.stdout)
+    try:
+        assert wait_until(lambda: not group_alive(pgid), timeout=5), "the sleep is still running"
+    finally:
+        kill_group(pgid)
