@@ -169,6 +169,32 @@ def test_list_plugins_table_and_strict(tmp_path):
         dist.remove()
 
 
+def test_the_strict_hints_name_both_switches_and_each_works(tmp_path):
+    """A failed plugin is a warning that names how to make it an error; in strict mode the
+    error says how to go on, true whichever switch turned strict mode on."""
+    broken = tmp_path / "bad" / ".claude-plugin"
+    broken.mkdir(parents=True)
+    (broken / "plugin.json").write_text("{oops")
+    script = tmp_path / "s.jsonl"
+    script.write_text('{"text": "hi"}\n')
+    run = ("run", "--model", f"scripted:{script}", "--plugin-dir", "bad", "go")
+    env = {"ZPI_AGENT_DIR": str(tmp_path / "agent")}
+    lenient = zpi(*run, cwd=tmp_path, env_extra=env)
+    assert lenient.returncode == 0 and lenient.stdout.strip() == "hi"
+    assert "--strict or ZPI_STRICT_PLUGINS=1 makes this an error" in lenient.stderr
+    flag = zpi(*run[:1], "--strict", *run[1:], cwd=tmp_path, env_extra=env)
+    variable = zpi(*run, cwd=tmp_path, env_extra={**env, "ZPI_STRICT_PLUGINS": "1"})
+    for strict in (flag, variable):
+        assert strict.returncode == 1 and strict.stdout == ""
+        assert "plugin 'claude:bad' failed to load" in strict.stderr
+        assert "--strict or ZPI_STRICT_PLUGINS=1 turns on: without it the host goes on" in \
+            strict.stderr
+        assert "-p no:claude:bad" in strict.stderr
+    blocked = zpi(*run[:1], "--strict", "-p", "no:claude:bad", *run[1:], cwd=tmp_path,
+                  env_extra=env)
+    assert blocked.returncode == 0 and blocked.stdout.strip() == "hi"
+
+
 def test_python_dash_m_is_the_same_command(tmp_path):
     out = subprocess.run([sys.executable, "-m", "zpi_host", "--list-plugins", "--json"],
                          capture_output=True, text=True, cwd=tmp_path)

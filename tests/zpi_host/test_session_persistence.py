@@ -53,6 +53,23 @@ async def test_a_run_is_recorded_and_a_resume_restores_the_history(zpi_env, tmp_
     assert record_types(path).count("model_change") == 1
 
 
+async def test_a_resumed_session_never_repeats_a_recorded_call_id(zpi_env, tmp_path):
+    """Each resume gets a new scripted model that counts its turns from 1; its generated call
+    ids must still differ from the ids the transcript already holds."""
+    (tmp_path / "a.txt").write_text("alpha\n")
+    read = {"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}
+    session_id = None
+    for prompt in ("first", "second", "third"):
+        session = await create_session(model="t:m", provider=ScriptedModel([read, "done"]),
+                                       cwd=tmp_path, host=host(), resume=session_id)
+        await session.run(prompt)
+        await session.dispose()
+        session_id = session.session_id
+    records = read_transcript(session.store.path).records
+    ids = [r.call_id for r in records if r.TYPE == "tool_result"]
+    assert ids == ["call_1_0", "call_2_0", "call_3_0"]
+
+
 def journal_reader(seen: list[list[str]]) -> Tool:
     schema = {"type": "object", "properties": {}, "additionalProperties": False}
 

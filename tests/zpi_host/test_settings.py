@@ -26,15 +26,36 @@ def dirs(tmp_path):
     return agent, project
 
 
-def test_project_wins_nested_objects_merge_one_level_lists_replace():
+def test_project_wins_key_by_key_objects_merge_at_every_depth_lists_add_up():
+    """Claude Code's merge of settings files: more specific values win key by key, objects
+    merge at any depth, lists are concatenated without repeats."""
     user = {"a": 1, "plugins": {"disabled": ["x"], "keep": True},
-            "deep": {"inner": {"u": 1}}, "list": [1, 2]}
-    project = {"a": 2, "plugins": {"disabled": ["y"]}, "deep": {"inner": {"p": 1}},
-               "list": [3]}
+            "deep": {"inner": {"u": 1, "both": "user"}}, "list": [1, 2], "gone": [1]}
+    project = {"a": 2, "plugins": {"disabled": ["y", "x"]},
+               "deep": {"inner": {"p": 1, "both": "project"}}, "list": [3, 2], "gone": None}
     merged = merge_settings(user, project)
-    assert merged == {"a": 2, "plugins": {"disabled": ["y"], "keep": True},
-                      "deep": {"inner": {"p": 1}}, "list": [3]}
+    assert merged == {"a": 2, "plugins": {"disabled": ["x", "y"], "keep": True},
+                      "deep": {"inner": {"u": 1, "both": "project", "p": 1}},
+                      "list": [1, 2, 3], "gone": None}
     assert user["plugins"] == {"disabled": ["x"], "keep": True}  # inputs untouched
+    assert user["deep"] == {"inner": {"u": 1, "both": "user"}}
+
+
+def test_a_project_adds_permission_rules_but_cannot_drop_the_users():
+    user = {"permissions": {"deny": ["bash(rm:*)"], "allow": ["read"]}}
+    project = {"permissions": {"deny": [], "allow": ["bash(make:*)"]}}
+    assert merge_settings(user, project) == {
+        "permissions": {"deny": ["bash(rm:*)"], "allow": ["read", "bash(make:*)"]}}
+
+
+def test_a_list_that_is_one_value_is_replaced():
+    key = ("plugins", "builtins", "notify", "command")
+
+    def nested(value):
+        return {key[0]: {key[1]: {key[2]: {key[3]: value}}}}
+
+    merged = merge_settings(nested(["notify-send"]), nested(["osascript", "-e"]))
+    assert merged == nested(["osascript", "-e"])
 
 
 def test_files_are_read_and_merged(dirs):
@@ -60,7 +81,9 @@ def test_a_broken_file_is_reported_with_position_and_the_other_still_applies(dir
     (problem,) = manager.problems
     assert problem.path == broken
     assert "line 3, column 3" in problem.message
-    assert "ignored and left unchanged" in str(problem)
+    assert str(problem) == (f"{broken}: line 3, column 3: invalid JSON (Expecting property "
+                            "name enclosed in double quotes); the file was ignored and left "
+                            "unchanged: fix it to apply its settings")  # each part said once
     with pytest.raises(SettingsError, match=r"line 3, column 3: invalid JSON"):
         manager.update("user", {"model": "b"})
     assert broken.read_bytes() == before

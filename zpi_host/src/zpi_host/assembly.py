@@ -180,6 +180,47 @@ def make_permissions(
                         can_use_tool=options.can_use_tool, interactive=options.interactive)
 
 
+#: settings of ``providers.<name>`` and ``models.<name>`` that choose where a key is sent
+KEY_ROUTES = ("base_url", "api_key_env")
+
+
+def keep_keys_home(manager: SettingsManager, settings: dict[str, Any],
+                   warnings: list[str]) -> None:
+    """A project's settings may not choose where the user's provider keys go: ``base_url``
+    and ``api_key_env`` of ``providers.*`` and ``models.*`` in the project's files are
+    ignored with a warning (a repository could otherwise send the user's key to a server of
+    its choosing, or another variable's value as the key); the user's values stay. Like
+    ``permissions.mode: bypass`` and ``secrets.pass_to_commands`` (see below)."""
+    user = manager.layer("user")
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope)
+        for section in ("providers", "models"):
+            entries = project.get(section)
+            if not isinstance(entries, Mapping):
+                continue
+            for name, entry in entries.items():
+                chosen = [k for k in KEY_ROUTES if isinstance(entry, Mapping) and k in entry]
+                if chosen:
+                    _restore_user_routes(settings[section][name], user, section, name, chosen)
+                    warnings.append(
+                        f"{manager.path(scope)}: a project may not set {section}.{name}."
+                        f"{' or '.join(chosen)} (it would decide where your provider key is "
+                        "sent); ignored. Set it in your user settings, or use --base-url for "
+                        "one run.")
+
+
+def _restore_user_routes(target: dict[str, Any], user: Mapping[str, Any], section: str,
+                         name: str, chosen: list[str]) -> None:
+    """Put the user's values of ``chosen`` back into the merged entry (or drop them)."""
+    user_entries = user.get(section)
+    user_entry = user_entries.get(name) if isinstance(user_entries, Mapping) else None
+    for key in chosen:
+        if isinstance(user_entry, Mapping) and key in user_entry:
+            target[key] = user_entry[key]
+        else:
+            target.pop(key, None)
+
+
 def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
     """The provider keys this session's settings and environment may use: kept out of
     everything it prints and records (see :mod:`zpi_host.redaction`)."""
@@ -394,12 +435,14 @@ async def create_session(**kwargs: Any) -> AgentSession:
         cwd = resolve_cwd(options.cwd, store)
         settings_manager = load_settings(options, agent_dir, cwd)
         settings = settings_manager.snapshot()
+        guarded: list[str] = []
+        keep_keys_home(settings_manager, settings, guarded)  # before any plugin sees them
         if options.plugin_dirs or options.zcode_plugin_dirs:
             settings = with_plugin_dirs(settings, options.plugin_dirs,
                                         options.zcode_plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
-        warnings = list(host.hooks.configure(settings))
+        warnings = guarded + list(host.hooks.configure(settings))
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
@@ -462,7 +505,8 @@ def _session(
     warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
                  for w in plugin_warnings(r.plugin)]
     warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
-                 "--strict makes this an error)" for r in host.records if r.status == "failed"]
+                 "--strict or ZPI_STRICT_PLUGINS=1 makes this an error)"
+                 for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done

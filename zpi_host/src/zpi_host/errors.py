@@ -16,9 +16,9 @@ class PluginLoadError(ZpiError):
 
     def __init__(self, plugin: str, reason: str) -> None:
         super().__init__(
-            f"plugin {plugin!r} failed to load: {reason} "
-            "(unset ZPI_STRICT_PLUGINS to continue without it, or block it with -p no:"
-            f"{plugin})"
+            f"plugin {plugin!r} failed to load: {reason} (an error in strict mode, which "
+            "--strict or ZPI_STRICT_PLUGINS=1 turns on: without it the host goes on without "
+            f"the plugin; or block it with -p no:{plugin})"
         )
         self.plugin = plugin
         self.reason = reason

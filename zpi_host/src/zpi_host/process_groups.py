@@ -2,7 +2,8 @@
 
 A tool stops its own group when it ends or is cancelled (TERM, then KILL after a grace
 period). The registry exists for the one case where there is no time for that: a forced exit
-(a second Ctrl-C) kills every group still listed before the process goes.
+(a second Ctrl-C) kills every group still listed before the process goes, and every group a
+child of the host leads (one started a moment ago may not be listed yet).
 """
 
 from __future__ import annotations
@@ -30,11 +31,34 @@ def live() -> frozenset[int]:
 
 
 def kill_all() -> None:
-    """SIGKILL every tracked group now. Safe to call from a signal handler: no locks, no
-    allocation beyond a copy of the set, errors ignored."""
-    for pgid in tuple(_live):
+    """SIGKILL every tracked group now, and every group a child of this process leads (a
+    command started a moment ago, before its tool could track it). Safe to call from a
+    signal handler or another thread: no locks, errors ignored."""
+    for pgid in {*_live, *_groups_of_children()}:
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def _groups_of_children() -> set[int]:
+    """The process groups led by this process's children (each started in its own session),
+    never this process's own group. Linux (``/proc/self/task/*/children``); elsewhere none."""
+    leaders: set[int] = set()
+    try:
+        own = os.getpgid(0)
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return leaders
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as listing:
+                children = [int(pid) for pid in listing.read().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in children:
+            with contextlib.suppress(OSError):
+                if os.getpgid(pid) == pid != own:
+                    leaders.add(pid)
+    return leaders
 
 
 def group_alive(pgid: int) -> bool:

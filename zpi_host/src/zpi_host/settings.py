@@ -2,11 +2,12 @@
 
 ``<agent dir>/settings.json`` (user), ``<cwd>/.zpi/settings.json`` (project, shared with the
 repository) and ``<cwd>/.zpi/settings.local.json`` (local: this checkout's own, not shared) are
-merged in that order, the later winning: top-level keys replace, nested objects are merged one
-level deep, lists are replaced. ``sources`` chooses which of the files are read (the SDK's
-``setting_sources``). A file that does not parse is reported with its path, line and column
-and is never treated as empty or overwritten; the other files still apply. Writes re-read the
-file under a lock, change only the keys the caller named and replace the file atomically.
+merged in that order, the later winning, key by key as Claude Code merges its files
+(:func:`merge_settings`): objects merge at every depth, lists add up. ``sources`` chooses which
+of the files are read (the SDK's ``setting_sources``). A file that does not parse is reported
+with its path, line and column and is never treated as empty or overwritten; the other files
+still apply. Writes re-read the file under a lock, change only the keys the caller named and
+replace the file atomically.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ class SettingsError(ZpiError):
         self.path = path
 
 
+class SettingsFileError(SettingsError):
+    """A settings file that cannot be read or parsed. ``problem`` says only what is wrong (and
+    where in the file): reading reports it once, with what happened to the file."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(path, f"{problem}; fix the file (it was not changed)")
+        self.problem = problem
+
+
 class SettingsProblem(NamedTuple):
     """Why one settings file, or one key of it (``key``), was left out of the merge; the
     session starts without it. ``path`` is None for in-memory settings."""
@@ -60,7 +70,8 @@ class SettingsProblem(NamedTuple):
     def __str__(self) -> str:
         where = self.path if self.path is not None else "settings (in memory)"
         if self.key is None:
-            return f"{where}: {self.message} (the file was ignored and left unchanged)"
+            return f"{where}: {self.message}; the file was ignored and left unchanged: fix it " \
+                   "to apply its settings"
         if self.kept:
             return f"{where}: setting {self.key} {self.message}; kept for plugins that read it"
         kept = " (the file was left unchanged)" if self.path is not None else ""
@@ -98,39 +109,53 @@ DELETE: Any = _Delete()
 
 
 def merge_settings(user: Mapping[str, Any], *over: Mapping[str, Any]) -> dict[str, Any]:
-    """Each later layer over the earlier ones (project over user, local over project): nested
-    objects merged one level, everything else replaced."""
-    merged = copy.deepcopy(dict(user))
-    for layer in over:
+    """Each later layer over the earlier ones (project over user, local over project), key by
+    key, the way Claude Code merges its settings files: objects are merged at every depth,
+    lists are concatenated (the earlier items first, repeats dropped) so a project adds rules
+    but cannot remove the user's, and any other value of the later layer replaces. A list that
+    is one value (a command line, marked in the schema) is replaced whole."""
+    from .settings_schema import lists_add
+
+    def merge(base: Mapping[str, Any], layer: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+        merged = copy.deepcopy(dict(base))
         for key, value in layer.items():
-            base = merged.get(key)
-            if isinstance(base, dict) and isinstance(value, Mapping):
-                merged[key] = {**base, **copy.deepcopy(dict(value))}
+            path, below = f"{prefix}{key}", merged.get(key)
+            if isinstance(below, dict) and isinstance(value, Mapping):
+                merged[key] = merge(below, value, path + ".")
+            elif isinstance(below, list) and isinstance(value, list) and lists_add(path):
+                for item in value:
+                    if item not in below:
+                        below.append(copy.deepcopy(item))
             else:
                 merged[key] = copy.deepcopy(value)
-    return merged
+        return merged
+
+    result = dict(user)
+    for layer in over:
+        result = merge(result, layer, "")
+    return copy.deepcopy(result) if not over else result
 
 
 def read_settings_file(path: Path) -> dict[str, Any]:
-    """The object in ``path`` ({} when the file does not exist); SettingsError otherwise."""
+    """The object in ``path`` ({} when the file does not exist); SettingsFileError otherwise."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(path, f"cannot read settings: {exc}") from None
+        raise SettingsFileError(path, f"cannot read settings: {exc}") from None
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SettingsError(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
-                                  f"({exc.msg}); fix the file, it was not changed") from None
+        raise SettingsFileError(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
+                                      f"({exc.msg})") from None
     except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
-        raise SettingsError(path, f"JSON this host cannot read ({exc}); fix the file, it "
-                                  "was not changed") from None
+        raise SettingsFileError(path, f"JSON this host cannot read ({exc})") from None
     if not isinstance(data, dict):
-        raise SettingsError(path, f"settings must be a JSON object, got {type(data).__name__}")
+        raise SettingsFileError(path, "settings must be a JSON object, got "
+                                      f"{type(data).__name__}")
     return data
 
 
@@ -186,9 +211,9 @@ class SettingsManager:
                 continue
             try:
                 self._layers[scope], found = check_settings(path, read_settings_file(path))
-            except SettingsError as exc:
+            except SettingsFileError as exc:
                 self._layers[scope] = {}
-                found = [SettingsProblem(path, str(exc).removeprefix(f"{path}: "))]
+                found = [SettingsProblem(path, exc.problem)]
             self._problems[scope] = tuple(found)
         self._remerge()
         return self

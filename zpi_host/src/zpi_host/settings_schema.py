@@ -99,6 +99,9 @@ class Setting(NamedTuple):
     kind: Kind
     default: Any
     doc: str
+    #: how a list value of the project file meets the user's: ``add`` (concatenated, repeats
+    #: dropped: rules, names, folders) or ``replace`` (the list is one value: a command line)
+    lists: Literal["add", "replace"] = "add"
 
 
 class Section(NamedTuple):
@@ -159,7 +162,7 @@ SCHEMA = Section("", "keep", (
                         "notification, or nothing"),
                 Setting("command", or_null(list_of(STRING)), None,
                         "a command run for a notification (e.g. `[\"notify-send\"]`), "
-                        "with the title and message as its last arguments"),
+                        "with the title and message as its last arguments", lists="replace"),
                 Setting("min_run_seconds", seconds(), 30.0,
                         "a run longer than this notifies when it ends"),
             )),
@@ -255,6 +258,13 @@ def find(path: str) -> Setting | Section | None:
             return None
         node = found
     return node
+
+
+def lists_add(path: str) -> bool:
+    """Whether the list at a dotted path is concatenated across settings files (every list
+    but a :class:`Setting` marked ``replace``; plugins' own keys included)."""
+    node = find(path)
+    return not (isinstance(node, Setting) and node.lists == "replace")
 
 
 def default(path: str) -> Any:

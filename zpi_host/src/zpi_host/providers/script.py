@@ -7,6 +7,7 @@ and the loopback model server, so a test script means the same thing everywhere.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..messages import Usage
+from ..messages import AssistantMessage, Message, Usage
 from .base import (
     Done,
     ReasoningDelta,
@@ -117,6 +118,18 @@ class ScriptedTurn:
         if self.usage is not None:
             yield UsageReport(self.usage)
         yield Done("tool_use" if self.tool_calls else "end_turn")
+
+
+def call_prefix(stem: str, number: int, history: Sequence[Message]) -> str:
+    """The prefix of turn ``number``'s generated call ids (``{stem}_{n}``; a call's id is
+    ``{stem}_{n}_{index}``). ``n`` is ``number`` moved past every ``{stem}_<n>_<index>`` id
+    the history already holds: a resumed session gets a new provider that counts from 1
+    again, and must not repeat an id its transcript recorded (providers reject duplicate
+    tool call ids, and results are matched to calls by id)."""
+    pattern = re.compile(rf"{re.escape(stem)}_(\d+)_\d+")
+    taken = [int(found.group(1)) for message in history if isinstance(message, AssistantMessage)
+             for call in message.tool_calls if (found := pattern.fullmatch(call.id))]
+    return f"{stem}_{max([number, *(n + 1 for n in taken)])}"
 
 
 def _is_count(value: Any) -> bool:

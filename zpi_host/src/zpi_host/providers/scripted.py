@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .base import ModelRequest, StreamEvent
 from .catalog import ModelEntry
-from .script import ScriptedTurn, ScriptError, load_script
+from .script import ScriptedTurn, ScriptError, call_prefix, load_script
 
 
 class ScriptedProvider:
@@ -56,7 +56,7 @@ class ScriptedProvider:
             )
         turn = self._turns[self._next]
         self._next += 1
-        for event in turn.events(f"call_{self._next}"):
+        for event in turn.events(call_prefix("call", self._next, request.messages)):
             yield event
 
     async def aclose(self) -> None:
