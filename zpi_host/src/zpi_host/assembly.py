@@ -8,7 +8,7 @@ preview shows is what a run uses. Each step is a small function named for the st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -300,7 +300,8 @@ async def make_provider(
 
 
 async def load_resources(
-    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any]
+    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any],
+    agents: Sequence[Any] = (),
 ) -> ResourceLoader:
     import attrs
 
@@ -321,7 +322,7 @@ async def load_resources(
             raise AssemblyError(f"plugin {answer.plugin!r} registered the command "
                                 f"{answer.value.name!r}, which another plugin registered first")
         commands.append(attrs.evolve(answer.value, origin=answer.plugin))
-    return ResourceLoader(cwd, agent_dir, sources, commands).load()
+    return ResourceLoader(cwd, agent_dir, sources, commands, agents).load()
 
 
 def choose_reasoning(
@@ -384,7 +385,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
-        resources = await load_resources(host, cwd, agent_dir, settings)
+        resources = await load_resources(host, cwd, agent_dir, settings, options.agents)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")

@@ -217,10 +217,31 @@ class StoragePort:
         self._session.store.append_custom(namespace, data)
 
 
+class SubagentPort:
+    """Child sessions for a tool that delegates work (:mod:`zpi_host.subagents`)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def definitions(self) -> list[tuple[str, str]]:
+        """(name, description) of each agent type, ``general-purpose`` first."""
+        from .subagents import subagent_definitions
+
+        return subagent_definitions(self._session)
+
+    async def run(self, agent_type: str, prompt: str, *, description: str = "",
+                  tool_call_id: str = "", max_turns: int | None = None) -> Any:
+        """Run a child to its end: a :class:`~zpi_host.subagents.SubagentResult`; raises
+        :class:`~zpi_host.subagents.SubagentError` when it cannot start."""
+        return await self._session.run_subagent(agent_type, prompt, max_turns=max_turns,
+                                                description=description,
+                                                tool_call_id=tool_call_id)
+
+
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "storage", "terminal")
+    __slots__ = ("ask_user", "model", "storage", "subagents", "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -228,3 +249,4 @@ class SessionPorts:
         self.terminal: IO[str] | None = given.terminal
         self.model = ModelPort(session)
         self.storage = StoragePort(session)
+        self.subagents = SubagentPort(session)

@@ -282,6 +282,8 @@ class AgentSession:
         #: end hooks, stop decided by ``zpi_subagent_stop``, usage counted in the parent's
         self.parent = parent
         self.session_started = parent is not None
+        #: told when a child starts and stops (``subagents.SubagentObserver``)
+        self.subagent_observers: list[Any] = []
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
@@ -437,12 +439,14 @@ class AgentSession:
         return context_usage(self)
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
-                           max_turns: int | None = None) -> SubagentResult:
+                           max_turns: int | None = None, description: str = "",
+                           tool_call_id: str = "") -> SubagentResult:
         """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
         ``general-purpose``); see :mod:`zpi_host.subagents`."""
         from .subagents import run_subagent
 
-        return await run_subagent(self, agent_type, prompt, max_turns=max_turns)
+        return await run_subagent(self, agent_type, prompt, max_turns=max_turns,
+                                  description=description, tool_call_id=tool_call_id)
 
     async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
         """Tell the user something outside the conversation (``zpi_notification`` plugins

@@ -1,25 +1,48 @@
 """Sub-agents: a child session that works on one task for its parent and reports back.
 
-A tool such as ``task`` (a built-in service) calls :func:`run_subagent`. The child uses an
-agent definition (``agents/*.md``: its system prompt and tool list) or the parent's prompt
+A tool such as ``task`` (the ``builtins:subagents`` service) calls :func:`run_subagent`. The
+child uses an agent definition (``agents/*.md``, a plugin's agents folder, or one given in code
+with ``create_session(agents=...)``: its system prompt and tool list) or the parent's prompt
 for ``general-purpose``; it shares the parent's model connection, plugins, permission policy
-and working directory, has its own history (kept in memory), and its usage counts in the
-parent's totals. ``zpi_subagent_start`` adds context for the child, and ``zpi_subagent_stop``
-decides whether it may stop, in place of the session start and stop hooks.
+and working directory, and never gets a tool that starts sub-agents itself.
+
+Records. A saved parent's child is saved too, as ``<parent id>/subagents/agent-<id>.jsonl``
+beside the parent's file (same writer, lock and fsync policy as the parent's transcript); its
+first record links it to the parent (:data:`NAMESPACE`: parent session id, tool call id,
+agent type). The parent records ``start`` and ``stop`` records of the same namespace; the
+``stop`` record holds the child's usage per model, which is the one place a child's spend is
+recorded (``sdk.accounting.restore_totals`` reads it on resume). An in-memory parent's
+children are in memory too. Usage also counts live in the parent's totals (budgets see it).
+
+``zpi_subagent_start`` adds context for the child, and ``zpi_subagent_stop`` decides whether it
+may stop, in place of the session start and stop hooks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from .errors import UsageError
 
 if TYPE_CHECKING:
+    from .messages import Usage
+    from .resources import AgentDefinition
     from .session import AgentSession
 
 GENERAL_PURPOSE = "general-purpose"
+GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and instructions, "
+                               "for research and multi-step tasks")
+#: the namespace of the custom records that link a parent and its sub-agents
+NAMESPACE = "zpi.subagent"
+SUBAGENTS_FOLDER = "subagents"
+
+
+class SubagentError(UsageError):
+    """A sub-agent cannot be started: unknown type, denied by a rule, a tool it lacks."""
 
 
 @attrs.frozen
@@ -30,62 +53,185 @@ class SubagentResult:
     is_error: bool
     num_turns: int
     stop_reason: str
+    #: the child's own usage per ``provider/model`` (what the parent's ``stop`` record holds)
+    model_usage: Mapping[str, Usage] = attrs.field(factory=dict)
+
+
+class SubagentObserver(Protocol):
+    """Told about each child of a session (``AgentSession.subagent_observers``): the SDK
+    mirrors a child's records to a session store from ``started`` until ``stopped``."""
+
+    async def subagent_started(self, child: AgentSession, link: SubagentLink) -> None: ...
+
+    async def subagent_stopped(self, child: AgentSession, link: SubagentLink) -> None: ...
+
+
+def subagent_file(parent_path: Path, parent_id: str, agent_id: str) -> Path:
+    """Where a saved parent's child lives: ``<parent id>/subagents/agent-<id>.jsonl`` in the
+    folder of the parent's file."""
+    return parent_path.parent / parent_id / SUBAGENTS_FOLDER / f"agent-{agent_id}.jsonl"
+
+
+def subagent_definitions(session: AgentSession) -> list[tuple[str, str]]:
+    """(name, description) of every agent type ``session`` can start, general-purpose
+    first."""
+    agents = session.resources.agents if session.resources is not None else ()
+    return [(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION)] + [
+        (a.name, a.description) for a in agents if a.name != GENERAL_PURPOSE]
+
+
+def _definition(parent: AgentSession, agent_type: str) -> AgentDefinition | None:
+    resources = parent.resources
+    definition = resources.agent(agent_type) if resources is not None else None
+    if definition is None and agent_type != GENERAL_PURPOSE:
+        known = ", ".join(name for name, _ in subagent_definitions(parent))
+        raise SubagentError(f"unknown agent type {agent_type!r} (agents: {known}); add "
+                            f"agents/{agent_type}.md or pick one of these")
+    return definition
+
+
+def _child_tools(parent: AgentSession, agent_type: str, definition: AgentDefinition | None,
+                 exclude: Collection[str]) -> list[Any]:
+    tools = {n: t for n, t in parent.tools.items()
+             if n not in exclude and not t.metadata.spawns_subagents}
+    if definition is None or definition.tools is None:
+        return list(tools.values())
+    unknown = [n for n in definition.tools if n not in tools]
+    if unknown:
+        where = definition.path or f"defined by {definition.origin}"
+        raise SubagentError(f"agent {agent_type!r} ({where}) names tool(s) "
+                            f"{', '.join(unknown)} that its sub-agents cannot have; available: "
+                            f"{', '.join(sorted(tools)) or 'none'}")
+    return [tools[n] for n in definition.tools]
+
+
+def _child_store(parent: AgentSession, agent_id: str) -> Any:
+    from .transcript import SessionManager
+
+    store = parent.store
+    if store.path is None:
+        return SessionManager.in_memory(parent.cwd, session_id=agent_id)
+    return SessionManager.create(parent.cwd, session_id=agent_id, fsync=store.fsync,
+                                 path=subagent_file(store.path, parent.session_id, agent_id))
+
+
+def usage_to_json(model_usage: Mapping[str, Usage]) -> dict[str, dict[str, int]]:
+    return {key: attrs.asdict(usage) for key, usage in model_usage.items()}
+
+
+def usage_from_json(data: Any) -> dict[str, Usage]:
+    """A ``stop`` record's ``usage``; a value that is not one is skipped (the record came
+    from a file, so it may have been edited)."""
+    from .messages import Usage
+
+    out: dict[str, Usage] = {}
+    if not isinstance(data, Mapping):
+        return out
+    fields = {a.name for a in attrs.fields(Usage)}
+    for key, counts in data.items():
+        if isinstance(key, str) and isinstance(counts, Mapping) and set(counts) <= fields and \
+                all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
+            out[key] = Usage(**counts)
+    return out
 
 
 async def run_subagent(
     parent: AgentSession, agent_type: str, prompt: str, *, max_turns: int | None = None,
+    description: str = "", tool_call_id: str = "", exclude_tools: Collection[str] = (),
 ) -> SubagentResult:
     """Run ``prompt`` in a child session of ``parent`` until it stops; the child's last text
-    (or its error) is the result."""
+    (or its error) is the result. Raises :class:`SubagentError` before anything runs when the
+    agent type is unknown, denied by an ``agent:`` rule, or names a tool the child cannot
+    have."""
     from .messages import ContextMessage
     from .session import AgentSession
     from .tools.file_state import FileReadState
+    from .transcript.records import new_uuid
 
-    definition = None
-    if agent_type != GENERAL_PURPOSE:
-        definition = parent.resources.agent(agent_type) if parent.resources else None
-        if definition is None:
-            known = [GENERAL_PURPOSE] + [a.name for a in
-                                         (parent.resources.agents if parent.resources else ())]
-            raise UsageError(f"unknown agent type {agent_type!r} (agents: {', '.join(known)})")
-    tools = dict(parent.tools)
-    if definition is not None and definition.tools is not None:
-        unknown = [n for n in definition.tools if n not in tools]
-        if unknown:
-            raise UsageError(f"agent {agent_type!r} ({definition.path}) names tool(s) "
-                             f"{', '.join(unknown)} that this session does not have")
-        tools = {n: tools[n] for n in definition.tools}
-    child = AgentSession(
-        host=parent.host, provider=parent.provider, tools=list(tools.values()),
-        system_prompt=definition.prompt if definition is not None else parent.system_prompt,
-        cwd=parent.cwd, file_state=FileReadState(), settings=parent.settings,
-        max_turns=max_turns, reasoning_level=parent.reasoning_level,
-        spill_dir=parent.spill_dir, resources=parent.resources,
-        model_entry=parent.model_entry, permissions=parent.permissions,
-        parent=SubagentLink(parent, agent_type), redactor=parent.redactor,
-    )
-    child.hidden_variables = parent.hidden_variables
-    contexts = await parent.host.hooks.subagent_start(parent.view, agent_type,
-                                                      child.session_id, prompt)
-    for context in contexts:
-        child.add_message(ContextMessage(context.value, context.plugin))
+    if not isinstance(agent_type, str) or not agent_type:
+        raise SubagentError("the agent type must be a non-empty string")
+    definition = _definition(parent, agent_type)
+    tools = _child_tools(parent, agent_type, definition, exclude_tools)
+    verdict = await parent.permissions.check_named("agents", agent_type, prompt,
+                                                   call_id=tool_call_id)
+    if not verdict.allowed:
+        raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: "
+                            f"{verdict.reason}")
+    agent_id = new_uuid()
+    link_data = {"agent_id": agent_id, "agent_type": agent_type, "tool_call_id": tool_call_id,
+                 "description": description}
+    store = _child_store(parent, agent_id)
+    link = SubagentLink(parent, agent_type, agent_id, tool_call_id)
     try:
+        store.append_custom(NAMESPACE, {"event": "link", "parent_session_id":
+                                        parent.session_id, **link_data})
+        child = AgentSession(
+            host=parent.host, provider=parent.provider, tools=tools,
+            system_prompt=definition.prompt if definition is not None else parent.system_prompt,
+            cwd=parent.cwd, file_state=FileReadState(), settings=parent.settings,
+            max_turns=max_turns, reasoning_level=parent.reasoning_level,
+            spill_dir=parent.spill_dir, resources=parent.resources,
+            model_entry=parent.model_entry, permissions=parent.permissions, store=store,
+            parent=link, redactor=parent.redactor,
+        )
+    except BaseException:
+        store.close()
+        raise
+    child.hidden_variables = parent.hidden_variables
+    parent.store.append_custom(NAMESPACE, {"event": "start", **link_data})
+    started: list[SubagentObserver] = []
+    run = None
+    try:
+        for observer in list(parent.subagent_observers):
+            await observer.subagent_started(child, link)
+            started.append(observer)
+        contexts = await parent.host.hooks.subagent_start(parent.view, agent_type,
+                                                          child.session_id, prompt)
+        for context in contexts:
+            child.add_message(ContextMessage(context.value, context.plugin))
         run = await child.run(prompt)
     finally:
-        await child.dispose()
-    return SubagentResult(agent_type, child.session_id, run.result, run.is_error,
-                          run.num_turns, run.stop_reason)
+        import anyio
+
+        with anyio.CancelScope(shield=True):
+            try:
+                parent.store.append_custom(NAMESPACE, {
+                    "event": "stop", **link_data, "usage": usage_to_json(child.model_usage),
+                    "is_error": run.is_error if run is not None else True,
+                    "num_turns": run.num_turns if run is not None else 0})
+            finally:
+                try:
+                    await child.dispose()
+                finally:
+                    for observer in reversed(started):
+                        await observer.subagent_stopped(child, link)
+    return SubagentResult(agent_type, agent_id, run.result, run.is_error, run.num_turns,
+                          run.stop_reason, dict(child.model_usage))
 
 
 class SubagentLink:
     """What a child session knows of its parent: whom to ask about stopping, where usage
-    goes. The child owns neither the model connection nor the plugins."""
+    goes, and which tool call started it. The child owns neither the model connection nor
+    the plugins."""
 
-    __slots__ = ("agent_type", "parent")
+    __slots__ = ("agent_id", "agent_type", "parent", "tool_call_id")
 
-    def __init__(self, parent: AgentSession, agent_type: str) -> None:
+    def __init__(self, parent: AgentSession, agent_type: str, agent_id: str = "",
+                 tool_call_id: str = "") -> None:
         self.parent, self.agent_type = parent, agent_type
+        self.agent_id, self.tool_call_id = agent_id, tool_call_id
 
     async def stop(self, child: AgentSession, message: Any, continuation: int) -> Any:
         return await self.parent.host.hooks.subagent_stop(
             self.parent.view, self.agent_type, child.session_id, message, continuation)
+
+
+def check_agent_types(names: Collection[str]) -> None:
+    """A UsageError unless each name can be an agent type (used for definitions in code)."""
+    from .resources.items import segment_problem
+
+    for name in names:
+        problem = segment_problem("agent", name) if isinstance(name, str) else \
+            f"agent names must be strings, got {name!r}"
+        if problem:
+            raise UsageError(problem)
