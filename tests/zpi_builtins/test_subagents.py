@@ -83,7 +83,7 @@ async def test_a_task_runs_a_child_whose_transcript_is_saved_and_linked(zpi_env,
     assert links[1]["usage"] == {"function/function": {
         "input_tokens": 100, "output_tokens": 7, "cache_read_tokens": 0,
         "cache_write_tokens": 0}}
-    child_path = subagent_file(session.store.path, session.session_id, agent_id)
+    child_path = subagent_file(session.store.path, agent_id)
     assert child_path == (session.store.path.parent / session.session_id / "subagents"
                           / f"agent-{agent_id}.jsonl")
     child = records(child_path)

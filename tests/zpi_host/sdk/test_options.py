@@ -29,7 +29,7 @@ UNSUPPORTED_VALUES = {
     "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
     "resume_session_at": "u1", "resume_drops_turn": "u1",
-    "agents": {"r": {"description": "d", "prompt": "p"}}, "skills": "all",
+    "skills": "all",
     "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
     "thinking": {"type": "enabled"},
     "enable_file_checkpointing": True, "task_budget": {"total": 1},

@@ -181,18 +181,26 @@ class ModelPort:
         return "".join(parts)
 
     async def _other_provider(self, model: str) -> Any:
-        import os
+        provider, _ = await open_model(self._session, model)
+        return provider
 
-        from .assembly import collect_providers, from_environment
-        from .providers.catalog import resolve_model
 
-        session = self._session
-        entry = resolve_model(model, session.settings)
-        factories = await collect_providers(session.host, session.settings)
-        if entry.provider not in factories:
-            raise ZpiError(f"model {model!r}: unknown provider {entry.provider!r}")
-        return factories[entry.provider].create(from_environment(entry, os.environ),
+async def open_model(session: AgentSession, model: str) -> tuple[Any, Any]:
+    """A new provider for ``model`` (a catalog name or ``PROVIDER:MODEL``), made by the
+    session's provider plugins with its settings, and its catalog entry. The caller closes
+    the provider (``aclose``)."""
+    import os
+
+    from .assembly import collect_providers, from_environment
+    from .providers.catalog import resolve_model
+
+    entry = resolve_model(model, session.settings)
+    factories = await collect_providers(session.host, session.settings)
+    if entry.provider not in factories:
+        raise ZpiError(f"model {model!r}: unknown provider {entry.provider!r}")
+    provider = factories[entry.provider].create(from_environment(entry, os.environ),
                                                 session.settings)
+    return provider, entry
 
 
 class StoragePort:

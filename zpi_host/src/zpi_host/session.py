@@ -496,18 +496,28 @@ class AgentSession:
         self.store.sync()
 
     def record_usage(self, usage: Usage) -> None:
-        """Add one request's usage to the totals; cost from the catalog, or flagged unpriced."""
-        if self.parent is not None:
-            self.parent.parent.record_usage(usage)
-        self.usage = self.usage + usage
+        """Add one request's usage to the totals; cost from the catalog, or flagged unpriced.
+        A sub-agent's usage counts in its parent's totals too, under its own model."""
         key = f"{self.provider.name}/{self.provider.model}"
-        self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
         entry = self.model_entry
-        if entry is None or entry.provider == "scripted":
-            return
-        from .providers.catalog import cost
+        amount: float | None = None
+        priced = entry is not None and entry.provider != "scripted"
+        if priced:
+            from .providers.catalog import cost
 
-        amount = cost(usage, entry.price)
+            assert entry is not None
+            amount = cost(usage, entry.price)
+        self.count_usage(key, usage, amount, priced)
+
+    def count_usage(self, key: str, usage: Usage, amount: float | None, priced: bool) -> None:
+        """Add ``usage`` of model ``key`` costing ``amount`` (None: unpriced; ``priced``
+        False: a model that is never priced, such as the scripted one) to the totals."""
+        if self.parent is not None:
+            self.parent.parent.count_usage(key, usage, amount, priced)
+        self.usage = self.usage + usage
+        self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
+        if not priced:
+            return
         if amount is None:
             self.unpriced_models.add(key)
             amount = 0.0

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from .errors import UsageError
+from .errors import UsageError, ZpiError
 
 if TYPE_CHECKING:
     from .messages import Usage
@@ -38,7 +38,6 @@ GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and
                                "for research and multi-step tasks")
 #: the namespace of the custom records that link a parent and its sub-agents
 NAMESPACE = "zpi.subagent"
-SUBAGENTS_FOLDER = "subagents"
 
 
 class SubagentError(UsageError):
@@ -66,10 +65,12 @@ class SubagentObserver(Protocol):
     async def subagent_stopped(self, child: AgentSession, link: SubagentLink) -> None: ...
 
 
-def subagent_file(parent_path: Path, parent_id: str, agent_id: str) -> Path:
+def subagent_file(parent_path: Path, agent_id: str) -> Path:
     """Where a saved parent's child lives: ``<parent id>/subagents/agent-<id>.jsonl`` in the
     folder of the parent's file."""
-    return parent_path.parent / parent_id / SUBAGENTS_FOLDER / f"agent-{agent_id}.jsonl"
+    from .transcript.paths import subagents_folder
+
+    return subagents_folder(parent_path) / f"agent-{agent_id}.jsonl"
 
 
 def subagent_definitions(session: AgentSession) -> list[tuple[str, str]]:
@@ -105,6 +106,26 @@ def _child_tools(parent: AgentSession, agent_type: str, definition: AgentDefinit
     return [tools[n] for n in definition.tools]
 
 
+INHERIT = "inherit"
+
+
+async def _child_model(parent: AgentSession, agent_type: str,
+                       definition: AgentDefinition | None) -> tuple[Any, Any, bool]:
+    """The child's provider, catalog entry, and whether the child opened it (then it closes
+    it): the parent's, unless the definition names another ``model``."""
+    model = definition.model if definition is not None else None
+    if model is None or model == INHERIT or model == parent.view.model:
+        return parent.provider, parent.model_entry, False
+    from .ports import open_model
+
+    try:
+        provider, entry = await open_model(parent, model)
+    except ZpiError as exc:
+        raise SubagentError(f"agent {agent_type!r} cannot use model {model!r}: {exc}") \
+            from None
+    return provider, entry, True
+
+
 def _child_store(parent: AgentSession, agent_id: str) -> Any:
     from .transcript import SessionManager
 
@@ -112,7 +133,7 @@ def _child_store(parent: AgentSession, agent_id: str) -> Any:
     if store.path is None:
         return SessionManager.in_memory(parent.cwd, session_id=agent_id)
     return SessionManager.create(parent.cwd, session_id=agent_id, fsync=store.fsync,
-                                 path=subagent_file(store.path, parent.session_id, agent_id))
+                                 path=subagent_file(store.path, agent_id))
 
 
 def usage_to_json(model_usage: Mapping[str, Usage]) -> dict[str, dict[str, int]]:
@@ -143,7 +164,6 @@ async def run_subagent(
     (or its error) is the result. Raises :class:`SubagentError` before anything runs when the
     agent type is unknown, denied by an ``agent:`` rule, or names a tool the child cannot
     have."""
-    from .messages import ContextMessage
     from .session import AgentSession
     from .tools.file_state import FileReadState
     from .transcript.records import new_uuid
@@ -160,24 +180,43 @@ async def run_subagent(
     agent_id = new_uuid()
     link_data = {"agent_id": agent_id, "agent_type": agent_type, "tool_call_id": tool_call_id,
                  "description": description}
-    store = _child_store(parent, agent_id)
     link = SubagentLink(parent, agent_type, agent_id, tool_call_id)
+    provider, entry, own_provider = await _child_model(parent, agent_type, definition)
     try:
-        store.append_custom(NAMESPACE, {"event": "link", "parent_session_id":
-                                        parent.session_id, **link_data})
-        child = AgentSession(
-            host=parent.host, provider=parent.provider, tools=tools,
-            system_prompt=definition.prompt if definition is not None else parent.system_prompt,
-            cwd=parent.cwd, file_state=FileReadState(), settings=parent.settings,
-            max_turns=max_turns, reasoning_level=parent.reasoning_level,
-            spill_dir=parent.spill_dir, resources=parent.resources,
-            model_entry=parent.model_entry, permissions=parent.permissions, store=store,
-            parent=link, redactor=parent.redactor,
-        )
-    except BaseException:
-        store.close()
-        raise
-    child.hidden_variables = parent.hidden_variables
+        store = _child_store(parent, agent_id)
+        try:
+            store.append_custom(NAMESPACE, {"event": "link", "parent_session_id":
+                                            parent.session_id, **link_data})
+            child = AgentSession(
+                host=parent.host, provider=provider, tools=tools,
+                system_prompt=(definition.prompt if definition is not None
+                               else parent.system_prompt),
+                cwd=parent.cwd, file_state=FileReadState(), settings=parent.settings,
+                max_turns=max_turns, reasoning_level=parent.reasoning_level,
+                spill_dir=parent.spill_dir, resources=parent.resources,
+                model_entry=entry, permissions=parent.permissions, store=store,
+                parent=link, redactor=parent.redactor,
+            )
+        except BaseException:
+            store.close()
+            raise
+        child.hidden_variables = parent.hidden_variables
+        run = await _run_child(parent, child, link, prompt, link_data)
+    finally:
+        if own_provider:
+            await provider.aclose()
+    return SubagentResult(agent_type, agent_id, run.result, run.is_error, run.num_turns,
+                          run.stop_reason, dict(child.model_usage))
+
+
+async def _run_child(parent: AgentSession, child: AgentSession, link: SubagentLink,
+                     prompt: str, link_data: Mapping[str, Any]) -> Any:
+    """Run the child between the parent's ``start`` and ``stop`` records, with the
+    observers told and the start hook's context added; the child is disposed after."""
+    import anyio
+
+    from .messages import ContextMessage
+
     parent.store.append_custom(NAMESPACE, {"event": "start", **link_data})
     started: list[SubagentObserver] = []
     run = None
@@ -185,14 +224,12 @@ async def run_subagent(
         for observer in list(parent.subagent_observers):
             await observer.subagent_started(child, link)
             started.append(observer)
-        contexts = await parent.host.hooks.subagent_start(parent.view, agent_type,
+        contexts = await parent.host.hooks.subagent_start(parent.view, link.agent_type,
                                                           child.session_id, prompt)
         for context in contexts:
             child.add_message(ContextMessage(context.value, context.plugin))
         run = await child.run(prompt)
     finally:
-        import anyio
-
         with anyio.CancelScope(shield=True):
             try:
                 parent.store.append_custom(NAMESPACE, {
@@ -205,8 +242,7 @@ async def run_subagent(
                 finally:
                     for observer in reversed(started):
                         await observer.subagent_stopped(child, link)
-    return SubagentResult(agent_type, agent_id, run.result, run.is_error, run.num_turns,
-                          run.stop_reason, dict(child.model_usage))
+    return run
 
 
 class SubagentLink:

@@ -28,7 +28,13 @@ if TYPE_CHECKING:
         ToolUseBlock,
         UserMessage,
     )
-    from .options import AgentOptions, ClaudeAgentOptions, HookMatcher, UnsupportedOptionError
+    from .options import (
+        AgentDefinition,
+        AgentOptions,
+        ClaudeAgentOptions,
+        HookMatcher,
+        UnsupportedOptionError,
+    )
     from .permissions import (
         NULL_PERMISSION,
         PermissionResult,
@@ -56,7 +62,9 @@ if TYPE_CHECKING:
         fork_session,
         get_session_info,
         get_session_messages,
+        get_subagent_messages,
         list_sessions,
+        list_subagents,
         rename_session,
         tag_session,
     )
@@ -66,7 +74,9 @@ if TYPE_CHECKING:
         fork_session_via_store,
         get_session_info_from_store,
         get_session_messages_from_store,
+        get_subagent_messages_from_store,
         list_sessions_from_store,
+        list_subagents_from_store,
         rename_session_via_store,
         tag_session_via_store,
     )
@@ -78,7 +88,7 @@ _LAZY: dict[str, str] = {
         "StreamEvent",
         "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
-    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
+    **dict.fromkeys(("AgentDefinition", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
                      "UnsupportedOptionError"), "options"),
     **dict.fromkeys((
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
@@ -91,12 +101,13 @@ _LAZY: dict[str, str] = {
     "PostgresSessionStore": "postgres_store",
     **dict.fromkeys((
         "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
-        "get_session_messages_from_store", "list_sessions_from_store",
+        "get_session_messages_from_store", "get_subagent_messages_from_store",
+        "list_sessions_from_store", "list_subagents_from_store",
         "rename_session_via_store", "tag_session_via_store"), "store_sessions"),
     **dict.fromkeys((
         "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
-        "fork_session", "get_session_info", "get_session_messages", "list_sessions",
-        "rename_session", "tag_session"), "sessions"),
+        "fork_session", "get_session_info", "get_session_messages", "get_subagent_messages",
+        "list_sessions", "list_subagents", "rename_session", "tag_session"), "sessions"),
 }
 
 __all__ = sorted(_LAZY)

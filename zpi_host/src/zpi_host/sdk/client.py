@@ -202,7 +202,7 @@ class SDKClient:
         self._materialized = choice.materialized
 
     def _attach_mirror(self, session: AgentSession) -> None:
-        from .mirror import attach_mirror
+        from .mirror import SubagentMirrors, attach_mirror
 
         options = self.options
         key: Any = {"project_key": options.store_project_key(),
@@ -211,6 +211,9 @@ class SDKClient:
         self._mirror = attach_mirror(session, options.session_store, key,
                                      flush_mode=options.session_store_flush,
                                      on_error=self._mirror_error, known=known)
+        session.subagent_observers.append(SubagentMirrors(
+            options.session_store, key, flush_mode=options.session_store_flush,
+            on_error=self._mirror_error, start_soon=lambda run: self._group.start_soon(run)))
 
     def _mirror_error(self, key: Any, error: str) -> None:
         from .messages import MirrorErrorMessage

@@ -17,10 +17,12 @@ from typing import Any
 
 from ..transcript.errors import SessionNotFoundError
 from .session_store import (
+    SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
     fold_session_summary,
     project_key_for_directory,
+    subagent_key,
     supports,
 )
 from .sessions import (
@@ -30,11 +32,13 @@ from .sessions import (
     _api_message,
     _count,
     _millis,
+    subagent_messages,
 )
 
 __all__ = [
     "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
-    "get_session_messages_from_store", "list_sessions_from_store", "rename_session_via_store",
+    "get_session_messages_from_store", "get_subagent_messages_from_store",
+    "list_sessions_from_store", "list_subagents_from_store", "rename_session_via_store",
     "tag_session_via_store",
 ]
 
@@ -56,7 +60,8 @@ def _owner(entries: list[Any], key: SessionKey) -> Any:
     from ..transcript.reader import parse_transcript
     from ..transcript.store import SessionManager
 
-    where = Path(f"<store {key['project_key']}/{key['session_id']}>")
+    sub = f"/{key['subpath']}" if key.get("subpath") else ""
+    where = Path(f"<store {key['project_key']}/{key['session_id']}{sub}>")
     return SessionManager(parse_transcript(_lines(entries), where))
 
 
@@ -135,6 +140,34 @@ async def get_session_messages_from_store(
     return out
 
 
+async def list_subagents_from_store(store: Any, session_id: str,
+                                    directory: str | None = None, *,
+                                    project_key: str | None = None) -> list[str]:
+    """The ids of a session's sub-agents in the store, sorted (needs ``list_subkeys``)."""
+    _need(store, "listing sub-agents", "list_subkeys")
+    key = _key(session_id, directory, project_key)
+    return sorted(sub[len(SUBAGENT_PREFIX):] for sub in await store.list_subkeys(key)
+                  if sub.startswith(SUBAGENT_PREFIX) and "/" not in sub[len(SUBAGENT_PREFIX):])
+
+
+async def get_subagent_messages_from_store(
+    store: Any, session_id: str, agent_id: str, directory: str | None = None,
+    limit: int | None = None, offset: int = 0, *, project_key: str | None = None,
+) -> list[SessionMessage]:
+    """A sub-agent's conversation in the store (``[]`` when it has none), validated as a
+    local file is."""
+    _count(limit, "limit", optional=True)
+    _count(offset, "offset", optional=False)
+    key = _key(session_id, directory, project_key)
+    if not isinstance(agent_id, str) or not agent_id or "/" in agent_id:
+        return []
+    child = subagent_key(key, agent_id)
+    entries = await _load(store, child)
+    if entries is None:
+        return []
+    return subagent_messages(_owner(entries, child), key["session_id"], limit, offset)
+
+
 async def _append_change(store: Any, key: SessionKey, change: str, value: Any) -> None:
     from ..transcript.codec import encode_record
 
@@ -196,8 +229,10 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     _owner(entries, key)  # validates the source
     children = {}
     for subpath in await store.list_subkeys(key):
-        child = await _load(store, {**key, "subpath": subpath})
+        child_key: SessionKey = {**key, "subpath": subpath}
+        child = await _load(store, child_key)
         if child is not None:
+            _owner(child, child_key)  # validates the sub-transcript before anything is written
             children[subpath] = child
     with tempfile.TemporaryDirectory(prefix="zpi-store-fork-") as folder:
         agent = Path(folder)

@@ -1,5 +1,7 @@
 """The standard tool names: ``Read``, ``Write``, ``Edit``, ``Bash`` with Claude's parameters,
-adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools.
+adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools, and ``Agent``
+(Claude Code's sub-agent tool, formerly ``Task``) onto ``task`` of ``zpi-builtins`` when the
+session has it.
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -27,7 +29,7 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
 #: kernel tool -> the standard name the model sees
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
-                                     "bash": "Bash"}
+                                     "bash": "Bash", "task": "Agent"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -67,6 +69,14 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
         "run_in_background": {"type": "boolean", "description": "Not supported by this host; "
                                                                 "leave it out."},
     }, "required": ["command"], "additionalProperties": False},
+    "Agent": {"type": "object", "properties": {
+        "description": {"type": "string", "description": "A short (3-5 word) description of "
+                                                         "the task."},
+        "prompt": {"type": "string", "description": "The task for the agent to perform: all "
+                                                    "it needs, since it sees nothing else."},
+        "subagent_type": {"type": "string", "description": "The type of agent to use "
+                                                           "(default general-purpose)."},
+    }, "required": ["description", "prompt"], "additionalProperties": False},
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -78,13 +88,17 @@ DESCRIPTIONS: Mapping[str, str] = {
             "output without the line numbers), unless replace_all is true.",
     "Bash": "Run a shell command in the working directory and return its output. stdin is "
             "empty: do not run interactive programs.",
+    "Agent": "Launch a new agent to handle a complex, multi-step task on its own; it returns "
+             "its final answer. The agent types are listed in the instructions. Start several "
+             "in one answer to run them in parallel. The agent sees nothing of this "
+             "conversation: give it the whole task.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
 #: problem concerns the arguments as a whole)
 _CLAUDE_FIELDS: Mapping[str, str | None] = {
     "path": "file_path", "edits[0].old_text": "old_string", "edits[0].new_text": "new_string",
-    "edits[0].replace_all": "replace_all", "edits[0]": None}
+    "edits[0].replace_all": "replace_all", "edits[0]": None, "agent_type": "subagent_type"}
 
 
 def _read(args: dict[str, Any]) -> dict[str, Any]:
@@ -122,8 +136,13 @@ def _bash(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _agent(args: dict[str, Any]) -> dict[str, Any]:
+    return {"agent_type": args.get("subagent_type") or "general-purpose",
+            "description": args["description"], "prompt": args["prompt"]}
+
+
 CONVERT: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
+    "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash, "Agent": _agent,
 }
 
 
@@ -143,7 +162,7 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
             raise ToolArgumentError(name, field, exc.problem) from None
 
     return attrs.evolve(kernel_tool, name=name, description=DESCRIPTIONS[name],
-                        parameters=schema, prepare=prepare)
+                        parameters=schema, prepare=prepare, stands_for=kernel_tool.name)
 
 
 #: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise

@@ -205,6 +205,9 @@ class Tool:
     metadata: ToolMetadata = ToolMetadata()
     output_schema: Mapping[str, Any] | None = None
     prepare: Prepare | None = None
+    #: the name of a tool this one stands in for under another name (an adapter such as the
+    #: SDK's ``Agent`` for ``task``): when both are selected, only this one is kept
+    stands_for: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):

@@ -101,4 +101,6 @@ def select_tools(
     if unknown:
         raise UsageError(f"exclude_tools: unknown tool(s) {', '.join(unknown)}; available: "
                          f"{', '.join(sorted(found.tools))}")
-    return [found.tools[n] for n in names if n not in set(exclude_tools)]
+    kept = [found.tools[n] for n in names if n not in set(exclude_tools)]
+    replaced = {t.stands_for for t in kept if t.stands_for is not None}
+    return [t for t in kept if t.name not in replaced]

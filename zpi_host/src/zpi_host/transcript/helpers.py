@@ -151,7 +151,8 @@ def tag_session(session_id: str, tags: Iterable[str], *, agent_dir: Path | str |
 
 def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                    cwd: Path | str | None = None) -> None:
-    """Delete a session's file and its spill folder; a missing session is not an error."""
+    """Delete a session's file, its sub-agents' transcripts and its spill folder; a missing
+    session is not an error."""
     from ..spill import remove_spill_folder, spill_folder
 
     path = _find(session_id, agent_dir, cwd)
@@ -165,6 +166,7 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                                "before deleting it")
     lock = FileLock.acquire(path)
     try:
+        _remove_subagents(path)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         remove_spill_folder(spill_folder(_agent(agent_dir), check_session_id(session_id)))
@@ -218,6 +220,18 @@ def fork_session(session_id: str, up_to: str | None = None, *,
 
 
 # ------------------------------------------------------------------------------- internals
+
+
+def _remove_subagents(session_file: Path) -> None:
+    """The sub-agent transcripts of a session being deleted, and their folders when empty."""
+    import shutil
+
+    from .paths import subagents_folder
+
+    folder = subagents_folder(session_file)
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()  # <id>/, unless something else lives there
 
 
 def _agent(agent_dir: Path | str | None) -> Path:

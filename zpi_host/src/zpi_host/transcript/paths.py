@@ -63,6 +63,15 @@ def session_path(session_id: str, cwd: Path | str, agent: Path) -> Path:
     return project_dir(cwd, agent) / f"{check_session_id(session_id)}{SUFFIX}"
 
 
+#: a session's sub-agent transcripts: ``<id>/subagents/agent-<agent id>.jsonl`` beside its file
+SUBAGENTS_FOLDER = "subagents"
+
+
+def subagents_folder(session_file: Path) -> Path:
+    """Where the sub-agents of the session saved in ``session_file`` are saved."""
+    return session_file.parent / session_file.stem / SUBAGENTS_FOLDER
+
+
 def iter_session_files(agent: Path, cwd: Path | str | None = None) -> Iterator[Path]:
     """Every ``*.jsonl`` of one project (``cwd``) or of all projects (``None``)."""
     root = sessions_root(agent)
