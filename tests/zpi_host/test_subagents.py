@@ -73,3 +73,29 @@ async def test_a_subagent_runs_with_its_definition_and_hooks(zpi_env, zpi_plugin
     general = await session.run_subagent("general-purpose", "anything")
     assert general.result == "parent done"
     await session.dispose()
+
+
+async def test_a_definition_with_its_own_model_uses_it_and_counts_it_apart(
+        zpi_env, tmp_path):
+    import json
+
+    from zpi_host.subagents import SubagentError
+
+    script = tmp_path / "other.jsonl"
+    script.write_text(json.dumps({"text": "from the script",
+                                  "usage": {"input_tokens": 3, "output_tokens": 1}}) + "\n")
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "other.md").write_text(f"---\ndescription: d\nmodel: scripted:{script}\n---\nP\n")
+    (agents / "broken.md").write_text("---\ndescription: d\nmodel: nosuchmodel\n---\nP\n")
+    (agents / "same.md").write_text("---\ndescription: d\nmodel: inherit\n---\nP\n")
+    session = await create_session(model="t:m", provider=FunctionModel(lambda r: "parent"),
+                                   cwd=tmp_path)
+    result = await session.run_subagent("other", "hi")
+    assert result.result == "from the script"
+    assert set(result.model_usage) == {f"scripted/{script}"}
+    assert session.model_usage[f"scripted/{script}"].input_tokens == 3
+    assert (await session.run_subagent("same", "hi")).result == "parent"
+    with pytest.raises(SubagentError, match="agent 'broken' cannot use model 'nosuchmodel'"):
+        await session.run_subagent("broken", "hi")
+    await session.dispose()
