@@ -185,3 +185,16 @@ async def test_a_failure_listing_child_histories_on_resume_propagates(project):
         await load_for_resume(store, "p", key["session_id"], 60_000)
     assert not list(Path(tempfile.gettempdir()).glob("zpi-store-resume-*/"
                                                      f"{key['session_id']}.jsonl"))
+
+
+async def test_the_budget_is_checked_before_each_child_request(project, zpi_model_server,
+                                                               tmp_path):
+    delegating_turns(zpi_model_server)
+    # the parent's first request (12e-6 USD) and the child's first (120e-6) fit; the child's
+    # second request would exceed 100e-6, so it is not sent
+    messages = [m async for m in query(prompt="count a.txt", options=options(
+        zpi_model_server, tmp_path, max_budget_usd=100e-6))]
+    result = messages[-1]
+    assert (result.subtype, result.is_error) == ("error_max_budget_usd", True)
+    assert len(zpi_model_server.requests) == 2
+    assert result.total_cost_usd == pytest.approx(cost(110, 11))

@@ -94,6 +94,8 @@ class SDKClient:
             self._apply_mode(self._mode)
             if self.options.session_store is not None:
                 self._attach_mirror(session)
+            if self.options.max_budget_usd is not None:
+                session.subagent_observers.append(_ChildBudget(self))
         except BaseException:
             self._session = self._mirror = None
             await session.dispose()
@@ -498,6 +500,30 @@ def user_text(item: Any) -> str:
         return "\n".join(texts)
     raise UsageError(f"the message content must be a string or a list of text blocks, got "
                      f"{content!r:.100}")
+
+
+class _ChildBudget:
+    """``max_budget_usd`` for sub-agents: each of a child's requests is checked before it is
+    sent, as the main loop's are; a spent budget stops the child and the input (a
+    :class:`~zpi_host.subagents.SubagentObserver`)."""
+
+    def __init__(self, client: SDKClient) -> None:
+        self.client = client
+        self._unsubscribe: dict[str, Any] = {}
+
+    async def subagent_started(self, child: AgentSession, link: Any) -> None:
+        def check(event: Event) -> None:
+            session = self.client._session
+            if session is not None and self.client._budget.check(session):
+                child.abort()
+                session.abort()
+
+        self._unsubscribe[child.session_id] = child.subscribe(check, ["turn_start"])
+
+    async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
+        unsubscribe = self._unsubscribe.pop(child.session_id, None)
+        if unsubscribe is not None:
+            unsubscribe()
 
 
 def _failed_run(session: AgentSession, exc: Exception, started: float) -> RunResult:
