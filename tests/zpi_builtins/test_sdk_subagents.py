@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,7 @@ class _BrokenSubkeys(InMemorySessionStore):
 
 async def test_a_failure_listing_child_histories_on_resume_propagates(project):
     store = _BrokenSubkeys()
-    key = {"project_key": "p", "session_id": "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"}
+    key = {"project_key": "p", "session_id": str(uuid.uuid4())}
     await store.append(key, [{"type": "header", "uuid": "h"}])
     with pytest.raises(ConnectionError, match="store went away"):
         await load_for_resume(store, "p", key["session_id"], 60_000)
