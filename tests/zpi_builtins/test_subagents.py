@@ -92,7 +92,7 @@ async def test_a_task_runs_a_child_whose_transcript_is_saved_and_linked(zpi_env,
                                 "agent_id": agent_id, "agent_type": "reviewer",
                                 "tool_call_id": call_id, "description": "a task"}
     assert [r["type"] for r in child[2:]] == ["user", "assistant"]
-    assert not child_path.with_suffix(".lock").exists()  # closed with the child
+    assert not child_path.with_name(child_path.name + ".lock").exists()  # closed with the child
 
 
 async def test_several_tasks_run_in_parallel(zpi_env, tmp_path):
