@@ -49,7 +49,7 @@ class StoreBinding:
                 group.start_soon(mirror.run)
                 session.subagent_observers.append(SubagentMirrors(
                     self.store, key, flush_mode="batched", on_error=_warn,
-                    start_soon=group.start_soon))
+                    start_soon=lambda run: group.start_soon(run)))
                 try:
                     code = await body()
                 finally:
