@@ -189,7 +189,7 @@ class SubagentMirrors:
 
     def __init__(self, store: Any, key: SessionKey, *, flush_mode: str,
                  on_error: Callable[[SessionKey, str], None] | None,
-                 start_soon: Callable[[Callable[[], Any]], None]) -> None:
+                 start_soon: Callable[[Callable[[], Any]], object]) -> None:
         self.store, self.key, self.flush_mode = store, key, flush_mode
         self.on_error, self.start_soon = on_error, start_soon
         self._mirrors: dict[str, TranscriptMirror] = {}
