@@ -8,6 +8,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+import attrs
 import pytest
 
 from zpi_host.sdk import (
@@ -199,3 +200,27 @@ async def test_the_budget_is_checked_before_each_child_request(project, zpi_mode
     assert (result.subtype, result.is_error) == ("error_max_budget_usd", True)
     assert len(zpi_model_server.requests) == 2
     assert result.total_cost_usd == pytest.approx(cost(110, 11))
+
+
+async def test_in_default_mode_a_sub_agent_starts_without_asking_unless_denied(
+        project, zpi_model_server, tmp_path):
+    asked = []
+
+    async def can_use_tool(name, tool_input, context):
+        from zpi_host.sdk import PermissionResultDeny
+
+        asked.append(name)
+        return PermissionResultDeny("no")
+
+    for deny, expected in (([], "2"), (["agent:counter"], "denied by rule 'agent:counter'")):
+        zpi_model_server.add_turns(
+            {"tool_calls": [{"name": "Agent", "arguments": {
+                "subagent_type": "counter", "description": "d", "prompt": "count"}}]},
+            *([{"text": "2"}] if not deny else []), {"text": "done"})
+        messages = [m async for m in query(prompt="go", options=attrs.evolve(
+            options(zpi_model_server, tmp_path, can_use_tool=can_use_tool,
+                    disallowed_tools=deny), permission_mode="default"))]
+        (result_block,) = [b for m in messages if type(m).__name__ == "UserMessage"
+                           for b in m.content]
+        assert expected in result_block.content
+    assert asked == []  # the Agent call and the start need no approval

@@ -99,3 +99,28 @@ async def test_a_definition_with_its_own_model_uses_it_and_counts_it_apart(
     with pytest.raises(SubagentError, match="agent 'broken' cannot use model 'nosuchmodel'"):
         await session.run_subagent("broken", "hi")
     await session.dispose()
+
+
+async def test_definitions_given_in_code_win_over_files(zpi_env, tmp_path):
+    from zpi_host.resources import AgentDefinition
+
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ndescription: from the file\n---\nFILE PROMPT\n")
+    prompts = []
+
+    def answer(request):
+        prompts.append(request.system_prompt)
+        return "ok"
+
+    given = AgentDefinition("reviewer", "from code", "CODE PROMPT", tools=("read",))
+    session = await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+                                   agents=[given])
+    assert [(a.name, a.description) for a in session.resources.agents] == [
+        ("reviewer", "from code")]
+    await session.run_subagent("reviewer", "go")
+    await session.dispose()
+    assert prompts == ["CODE PROMPT"]
+    with pytest.raises(UsageError, match="agents must be a list"):
+        await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+                             agents={"reviewer": given})

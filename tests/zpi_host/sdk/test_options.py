@@ -83,7 +83,7 @@ def test_permission_modes_map_onto_the_kernel_modes(mode, kernel):
     kwargs = AgentOptions(permission_mode=mode, allowed_tools=["Bash(git status:*)"],
                           disallowed_tools=["Bash(rm:*)", "Write"]).session_kwargs()
     assert kwargs["permission_mode"] == kernel
-    assert kwargs["allow"] == ["Bash(git status:*)"]
+    assert kwargs["allow"] == ["Bash(git status:*)", "agent:*"]  # sub-agents start freely
     assert kwargs["deny"] == ["Bash(rm:*)"]  # "Write" alone is removed, not denied
     assert kwargs["exclude_tools"] == ["read", "write", "edit", "bash", "Write"]
 

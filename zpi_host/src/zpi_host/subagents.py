@@ -260,14 +260,3 @@ class SubagentLink:
     async def stop(self, child: AgentSession, message: Any, continuation: int) -> Any:
         return await self.parent.host.hooks.subagent_stop(
             self.parent.view, self.agent_type, child.session_id, message, continuation)
-
-
-def check_agent_types(names: Collection[str]) -> None:
-    """A UsageError unless each name can be an agent type (used for definitions in code)."""
-    from .resources.items import segment_problem
-
-    for name in names:
-        problem = segment_problem("agent", name) if isinstance(name, str) else \
-            f"agent names must be strings, got {name!r}"
-        if problem:
-            raise UsageError(problem)

@@ -162,6 +162,10 @@ UNSUPPORTED: Mapping[str, str] = {
     "client_app": "not applicable",
 }
 
+#: as in Claude Code, starting a sub-agent (``Agent``) needs no approval in any mode; its tool
+#: calls are checked one by one, and ``agent:NAME`` deny rules still deny
+SUBAGENTS_ALLOWED = "agent:*"
+
 #: effort -> this host's reasoning level
 EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high"}
 
@@ -430,8 +434,11 @@ class AgentOptions:
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
         removed = set(self.disallowed_tools) & set(STANDARD_TOOLS)
-        return {"permission_mode": mode, "allow": list(self.allowed_tools),
-                "deny": [r for r in self.disallowed_tools if r not in removed]}
+        deny = [r for r in self.disallowed_tools if r not in removed]
+        allow = list(self.allowed_tools)
+        if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:
+            allow.append(SUBAGENTS_ALLOWED)
+        return {"permission_mode": mode, "allow": allow, "deny": deny}
 
 
 #: claude-agent-sdk's name
