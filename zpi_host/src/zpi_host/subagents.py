@@ -156,6 +156,39 @@ def usage_from_json(data: Any) -> dict[str, Usage]:
     return out
 
 
+def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
+    """The spend of a session's sub-agents as its transcript (``store``: its SessionManager)
+    records it: (``provider/model``, usage) from each ``stop`` record. A child whose parent
+    ended before recording its ``stop`` (a crash) is read from its own transcript, when there
+    is one: the answers it recorded are what it spent."""
+    from .transcript import AssistantRecord, CustomRecord, read_transcript
+    from .transcript.errors import TranscriptError
+
+    out: list[tuple[str, Usage]] = []
+    started: dict[str, None] = {}
+    for record in store.records:
+        if not isinstance(record, CustomRecord) or record.namespace != NAMESPACE or \
+                not isinstance(record.data, Mapping):
+            continue
+        agent_id = record.data.get("agent_id")
+        if record.data.get("event") == "start" and isinstance(agent_id, str):
+            started[agent_id] = None
+        elif record.data.get("event") == "stop":
+            started.pop(str(agent_id), None)
+            out.extend(usage_from_json(record.data.get("usage")).items())
+    if store.path is None:
+        return out
+    for agent_id in started:
+        path = subagent_file(store.path, agent_id)
+        try:
+            child = read_transcript(path)
+        except (OSError, TranscriptError):
+            continue  # never written, or unreadable: nothing to count
+        out.extend((f"{r.message.provider}/{r.message.model}", r.message.usage)
+                   for r in child.records if isinstance(r, AssistantRecord))
+    return out
+
+
 async def run_subagent(
     parent: AgentSession, agent_type: str, prompt: str, *, max_turns: int | None = None,
     description: str = "", tool_call_id: str = "", exclude_tools: Collection[str] = (),

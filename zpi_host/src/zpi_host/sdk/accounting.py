@@ -48,21 +48,19 @@ def model_usage(session: AgentSession) -> dict[str, dict[str, Any]]:
 def restore_totals(session: AgentSession) -> None:
     """A resumed session's totals from its transcript: every recorded answer's usage (all
     branches: what was spent stays spent) and each sub-agent's usage from its ``stop`` record
-    (the one record of a child's spend), priced by the catalog of the session's settings.
-    Call it before the first run."""
-    from ..subagents import NAMESPACE, usage_from_json
-    from ..transcript import AssistantRecord, CustomRecord
+    (the one record of a child's spend; see ``subagents.recorded_usage``), priced by the
+    catalog of the session's settings. Call it before the first run."""
+    from ..subagents import recorded_usage
+    from ..transcript import AssistantRecord
 
     prices: dict[str, Any] = {}
     for record in session.store.records:
         if isinstance(record, AssistantRecord):
             message = record.message
             _add_spend(session, message.provider, message.model, message.usage, prices)
-        elif isinstance(record, CustomRecord) and record.namespace == NAMESPACE and \
-                isinstance(record.data, dict) and record.data.get("event") == "stop":
-            for key, usage in usage_from_json(record.data.get("usage")).items():
-                provider, _, model = key.partition("/")
-                _add_spend(session, provider, model, usage, prices)
+    for key, usage in recorded_usage(session.store):
+        provider, _, model = key.partition("/")
+        _add_spend(session, provider, model, usage, prices)
 
 
 def _add_spend(session: AgentSession, provider: str, model: str, usage: Usage,
