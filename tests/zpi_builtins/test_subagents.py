@@ -9,7 +9,9 @@ import pytest
 from helpers.builtins import builtins_settings
 
 from zpi_builtins.subagents import parse_request
+from zpi_host import hookimpl
 from zpi_host.assembly import create_session
+from zpi_host.messages import ContextMessage
 from zpi_host.subagents import NAMESPACE, subagent_file
 from zpi_host.testing import FunctionModel
 from zpi_host.tools import ToolArgumentError
@@ -180,3 +182,42 @@ async def test_switched_off_there_is_no_task_tool(zpi_env, tmp_path):
         settings=builtins_settings(subagents={"enabled": False}))
     await session.dispose()
     assert "task" not in session.tools and "# Sub-agents" not in session.system_prompt
+
+
+class SubagentHooks:
+    def __init__(self) -> None:
+        self.calls = []
+
+    @hookimpl
+    def zpi_subagent_start(self, agent_type, agent_id, prompt):
+        self.calls.append(("start", agent_type, prompt))
+        return "from the start hook"
+
+    @hookimpl
+    def zpi_subagent_stop(self, agent_type, agent_id, message):
+        self.calls.append(("stop", agent_type, message.text))
+
+
+async def test_the_hooks_run_and_max_turns_bounds_a_child(zpi_env, zpi_plugins, tmp_path):
+    hooks = SubagentHooks()
+    zpi_plugins.register(hooks, "hooks")
+    child_requests = []
+
+    def answer(request):
+        if isinstance(request.messages[0], ContextMessage):  # the child's first message
+            child_requests.append(request)
+            return {"tool_calls": [{"name": "read", "arguments": {"path": "missing.txt"}}]}
+        return ({"tool_calls": [task_call("general-purpose", "loop")]}
+                if len(request.messages) == 1 else "parent done")
+
+    session = await create_session(
+        model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+        settings=builtins_settings(subagents={"max_turns": 2}))
+    result = await session.run("go")
+    await session.dispose()
+    assert result.result == "parent done"
+    (is_error, text), = tool_results(session).values()
+    assert is_error and text.startswith("the general-purpose sub-agent failed:")
+    assert len(child_requests) == 2
+    assert child_requests[0].messages[0].text == "from the start hook"
+    assert hooks.calls == [("start", "general-purpose", "loop")]  # max turns: no stop check
