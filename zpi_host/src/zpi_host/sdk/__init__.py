@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from .agents import AgentDefinition
     from .client import ClaudeSDKClient, SDKClient
     from .messages import (
         AssistantMessage,
@@ -28,13 +29,7 @@ if TYPE_CHECKING:
         ToolUseBlock,
         UserMessage,
     )
-    from .options import (
-        AgentDefinition,
-        AgentOptions,
-        ClaudeAgentOptions,
-        HookMatcher,
-        UnsupportedOptionError,
-    )
+    from .options import AgentOptions, ClaudeAgentOptions, HookMatcher, UnsupportedOptionError
     from .permissions import (
         NULL_PERMISSION,
         PermissionResult,
@@ -88,7 +83,8 @@ _LAZY: dict[str, str] = {
         "StreamEvent",
         "SystemMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
-    **dict.fromkeys(("AgentDefinition", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
+    "AgentDefinition": "agents",
+    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
                      "UnsupportedOptionError"), "options"),
     **dict.fromkeys((
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",

@@ -19,7 +19,7 @@ import attrs
 from ..errors import UsageError
 
 __all__ = [
-    "PERMISSION_MODES", "AgentDefinition", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
+    "PERMISSION_MODES", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
     "UnsupportedOptionError",
 ]
 
@@ -59,77 +59,8 @@ class HookMatcher:
     on_failure: str | None = None
 
 
-@attrs.define
-class AgentDefinition:
-    """claude-agent-sdk's sub-agent definition (``AgentOptions.agents``): ``description`` says
-    when to use it, ``prompt`` is its system prompt, ``tools`` the tools it may use (None: the
-    session's), ``model`` a catalog name or ``PROVIDER:MODEL`` (None or ``"inherit"``: the
-    session's). The other fields of claude-agent-sdk are refused when set."""
-
-    description: str
-    prompt: str
-    tools: list[str] | None = None
-    disallowedTools: list[str] | None = None
-    model: str | None = None
-    skills: list[str] | None = None
-    memory: str | None = None
-    mcpServers: list[Any] | None = None
-    initialPrompt: str | None = None
-    maxTurns: int | None = None
-    background: bool | None = None
-    effort: Any = None
-    permissionMode: str | None = None
-
-
-#: AgentDefinition fields this host does not honour
-_AGENT_UNSUPPORTED = ("disallowedTools", "skills", "memory", "mcpServers", "initialPrompt",
-                      "maxTurns", "background", "effort", "permissionMode")
-
-
-def kernel_agents(agents: Mapping[str, Any] | None) -> list[Any]:
-    """``AgentOptions.agents`` as the kernel's definitions; a bad or unsupported one is an
-    error naming it."""
-    from ..resources import AgentDefinition as KernelDefinition
-    from ..resources.items import segment_problem
-
-    if agents is None:
-        return []
-    if not isinstance(agents, Mapping):
-        raise UsageError(f"agents must map agent names to AgentDefinition, got "
-                         f"{type(agents).__name__}")
-    out = []
-    for name, given in agents.items():
-        definition = AgentDefinition(**given) if isinstance(given, Mapping) else given
-        if not isinstance(definition, AgentDefinition) and not all(
-                hasattr(definition, f) for f in ("description", "prompt")):
-            raise UsageError(f"agents[{name!r}] must be an AgentDefinition, got "
-                             f"{type(given).__name__}")
-        problem = segment_problem("agent", name) if isinstance(name, str) else \
-            f"agent names must be strings, got {name!r}"
-        if problem:
-            raise UsageError(f"agents: {problem}")
-        for field in _AGENT_UNSUPPORTED:
-            if not _unset(getattr(definition, field, None)):
-                raise UnsupportedOptionError("agents", f"agents[{name!r}].{field} is not "
-                                                       "supported by this host")
-        description, prompt = definition.description, definition.prompt
-        tools, model = getattr(definition, "tools", None), getattr(definition, "model", None)
-        if not isinstance(description, str) or not description.strip():
-            raise UsageError(f"agents[{name!r}].description must be a non-empty string")
-        if not isinstance(prompt, str):
-            raise UsageError(f"agents[{name!r}].prompt must be a string")
-        if tools is not None and (isinstance(tools, str) or not all(
-                isinstance(t, str) for t in tools)):
-            raise UsageError(f"agents[{name!r}].tools must be a list of tool names")
-        if model is not None and not isinstance(model, str):
-            raise UsageError(f"agents[{name!r}].model must be a string")
-        out.append(KernelDefinition(name, description, prompt,
-                                    tools=tuple(tools) if tools is not None else None,
-                                    model=model, origin="sdk option agents"))
-    return out
-
-
-def _unset(value: Any) -> bool:
+def is_unset(value: Any) -> bool:
+    """None, False or empty: an option (or field) that was not given."""
     return value is None or value is False or (hasattr(value, "__len__") and len(value) == 0)
 
 
@@ -240,7 +171,7 @@ class AgentOptions:
     def check(self) -> None:
         """Refuse what cannot be honoured, each with its option name."""
         for name, why in UNSUPPORTED.items():
-            if not _unset(getattr(self, name)):
+            if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
@@ -274,6 +205,8 @@ class AgentOptions:
         if self.ask_user is not None and not callable(self.ask_user):
             raise UsageError(f"ask_user must be an async callable, got "
                              f"{type(self.ask_user).__name__}")
+        from .agents import kernel_agents
+
         kernel_agents(self.agents)
 
     def _check_store(self) -> None:
@@ -315,6 +248,8 @@ class AgentOptions:
         if self.env:
             kwargs["environ"] = {**os.environ, **{str(k): str(v) for k, v in self.env.items()}}
         if self.agents:
+            from .agents import kernel_agents
+
             kwargs["agents"] = kernel_agents(self.agents)
         if self.ask_user is not None:
             from ..ports import HostPorts
