@@ -124,3 +124,20 @@ async def test_definitions_given_in_code_win_over_files(zpi_env, tmp_path):
     with pytest.raises(UsageError, match="agents must be a list"):
         await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
                              agents={"reviewer": given})
+
+
+async def test_agent_types_list_general_purpose_first_and_let_a_file_replace_it(zpi_env,
+                                                                             tmp_path):
+    from zpi_host.subagents import AgentType, agent_types
+
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "b.md").write_text("---\ndescription: B\ntools: read\n---\nB\n")
+    session = await create_session(model="t:m", provider=FunctionModel(lambda r: "x"),
+                                   cwd=tmp_path)
+    assert [t.name for t in session.ports.subagents.agent_types()] == ["general-purpose", "b"]
+    (agents / "general-purpose.md").write_text("---\ndescription: mine\n---\nMINE\n")
+    session.resources.refresh()
+    assert agent_types(session.resources) == [AgentType("general-purpose", "mine"),
+                                              AgentType("b", "B", ("read",))]
+    await session.dispose()

@@ -109,15 +109,12 @@ TASK_TOOL = Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS, exec
 
 def agent_list(resources: Any) -> str:
     """The system-prompt fragment that lists the agent types."""
-    from zpi_host.subagents import GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION
+    from zpi_host.subagents import agent_types
 
-    lines = ["# Sub-agents",
-             "The tool that starts sub-agents takes one of these agent types:",
-             f"- {GENERAL_PURPOSE}: {GENERAL_PURPOSE_DESCRIPTION}"]
-    for agent in (resources.agents if resources is not None else ()):
-        if agent.name != GENERAL_PURPOSE:
-            tools = f" (tools: {', '.join(agent.tools)})" if agent.tools is not None else ""
-            lines.append(f"- {agent.name}: {' '.join(agent.description.split())}{tools}")
+    lines = ["# Sub-agents", "The tool that starts sub-agents takes one of these agent types:"]
+    for agent in agent_types(resources):
+        tools = f" (tools: {', '.join(agent.tools)})" if agent.tools is not None else ""
+        lines.append(f"- {agent.name}: {' '.join(agent.description.split())}{tools}")
     return "\n".join(lines)
 
 

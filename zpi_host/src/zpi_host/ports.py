@@ -231,11 +231,12 @@ class SubagentPort:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
 
-    def definitions(self) -> list[tuple[str, str]]:
-        """(name, description) of each agent type, ``general-purpose`` first."""
-        from .subagents import subagent_definitions
+    def agent_types(self) -> list[Any]:
+        """Each :class:`~zpi_host.subagents.AgentType` (name, description, tools),
+        ``general-purpose`` first."""
+        from .subagents import agent_types
 
-        return subagent_definitions(self._session)
+        return agent_types(self._session.resources)
 
     async def run(self, agent_type: str, prompt: str, *, description: str = "",
                   tool_call_id: str = "", max_turns: int | None = None) -> Any:

@@ -73,19 +73,31 @@ def subagent_file(parent_path: Path, agent_id: str) -> Path:
     return subagents_folder(parent_path) / f"agent-{agent_id}.jsonl"
 
 
-def subagent_definitions(session: AgentSession) -> list[tuple[str, str]]:
-    """(name, description) of every agent type ``session`` can start, general-purpose
-    first."""
-    agents = session.resources.agents if session.resources is not None else ()
-    return [(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION)] + [
-        (a.name, a.description) for a in agents if a.name != GENERAL_PURPOSE]
+@attrs.frozen
+class AgentType:
+    """What the model is told about one agent type; ``tools`` None: the session's."""
+
+    name: str
+    description: str
+    tools: tuple[str, ...] | None = None
+
+
+def agent_types(resources: Any) -> list[AgentType]:
+    """Every agent type a session with ``resources`` (its ResourceLoader, or None) can start:
+    ``general-purpose`` first (a definition of that name replaces the built-in one), then the
+    loaded definitions in search order."""
+    agents = {a.name: a for a in (resources.agents if resources is not None else ())}
+    general = agents.pop(GENERAL_PURPOSE, None)
+    first = AgentType(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION) if general is None else \
+        AgentType(general.name, general.description, general.tools)
+    return [first] + [AgentType(a.name, a.description, a.tools) for a in agents.values()]
 
 
 def _definition(parent: AgentSession, agent_type: str) -> AgentDefinition | None:
     resources = parent.resources
     definition = resources.agent(agent_type) if resources is not None else None
     if definition is None and agent_type != GENERAL_PURPOSE:
-        known = ", ".join(name for name, _ in subagent_definitions(parent))
+        known = ", ".join(t.name for t in agent_types(resources))
         raise SubagentError(f"unknown agent type {agent_type!r} (agents: {known}); add "
                             f"agents/{agent_type}.md or pick one of these")
     return definition
