@@ -92,6 +92,16 @@ async def test_agents_option_the_agent_tool_child_history_and_cost_once(
     assert result.total_cost_usd == pytest.approx(cost(330, 33))
     assert result.model_usage["openai/test-model"]["inputTokens"] == 330
 
+    # the child's tool call and result are on the stream, marked with the Agent call; its
+    # text is not
+    (agent_call,) = messages[1].content
+    assert agent_call.name == "Agent" and messages[1].parent_tool_use_id is None
+    child_stream = [m for m in messages if getattr(m, "parent_tool_use_id", None)]
+    assert [(type(m).__name__, type(m.content[0]).__name__) for m in child_stream] == [
+        ("AssistantMessage", "ToolUseBlock"), ("UserMessage", "ToolResultBlock")]
+    assert {m.parent_tool_use_id for m in child_stream} == {agent_call.id}
+    assert child_stream[0].content[0].name == "Read"
+
     (agent_id,) = list_subagents(result.session_id, str(project))
     child_messages = get_subagent_messages(result.session_id, agent_id, str(project))
     assert [m.type for m in child_messages] == ["user", "assistant", "user", "assistant"]

@@ -96,6 +96,7 @@ class SDKClient:
                 self._attach_mirror(session)
             if self.options.max_budget_usd is not None:
                 session.subagent_observers.append(_ChildBudget(self))
+            session.subagent_observers.append(_ChildMessages(self))
         except BaseException:
             self._session = self._mirror = None
             await session.dispose()
@@ -519,6 +520,32 @@ class _ChildBudget:
                 session.abort()
 
         self._unsubscribe[child.session_id] = child.subscribe(check, ["turn_start"])
+
+    async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
+        unsubscribe = self._unsubscribe.pop(child.session_id, None)
+        if unsubscribe is not None:
+            unsubscribe()
+
+
+class _ChildMessages:
+    """A sub-agent's tool calls and results on the message stream, each marked with the
+    ``parent_tool_use_id`` of the call that started it (claude-agent-sdk's default; its text
+    is not forwarded)."""
+
+    def __init__(self, client: SDKClient) -> None:
+        self.client = client
+        self._unsubscribe: dict[str, Any] = {}
+
+    async def subagent_started(self, child: AgentSession, link: Any) -> None:
+        def forward(event: Event) -> None:
+            client = self.client
+            if client._translator is None or client._send is None:
+                return
+            for message in client._translator.subagent(event, link.tool_call_id):
+                client._send.send_nowait(message)
+
+        self._unsubscribe[child.session_id] = child.subscribe(forward,
+                                                              ["message_end", "tool_end"])
 
     async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
         unsubscribe = self._unsubscribe.pop(child.session_id, None)
