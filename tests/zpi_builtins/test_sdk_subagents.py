@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import uuid
 from pathlib import Path
@@ -19,7 +20,9 @@ from zpi_host.sdk import (
     UnsupportedOptionError,
     delete_session,
     delete_session_via_store,
+    fork_session,
     fork_session_via_store,
+    get_session_messages,
     get_subagent_messages,
     get_subagent_messages_from_store,
     list_subagents,
@@ -28,7 +31,7 @@ from zpi_host.sdk import (
     query,
 )
 from zpi_host.sdk.store_resume import load_for_resume
-from zpi_host.transcript import read_transcript
+from zpi_host.transcript import TranscriptError, read_transcript
 from zpi_host.transcript.paths import subagents_folder
 
 pytestmark = pytest.mark.anyio
@@ -60,6 +63,17 @@ def delegating_turns(server):
          "usage": {"input_tokens": 100, "output_tokens": 10}},
         {"text": "2", "usage": {"input_tokens": 200, "output_tokens": 20}},
         {"text": "a.txt has 2 lines", "usage": {"input_tokens": 20, "output_tokens": 2}})
+
+
+def same_conversation(copied, source):
+    """The same messages, tool call ids aside (a fork gives new ones)."""
+    def shape(messages):
+        text = json.dumps([m.message for m in messages])
+        for n, call_id in enumerate(sorted(set(re.findall(r'"(call_[0-9a-z_]+)"', text)))):
+            text = text.replace(call_id, f"id{n}")
+        return text
+
+    return len(copied) == len(source) and shape(copied) == shape(source)
 
 
 def cost(input_tokens, output_tokens):
@@ -123,8 +137,31 @@ async def test_agents_option_the_agent_tool_child_history_and_cost_once(
     assert again.total_cost_usd == pytest.approx(cost(335, 34))
     assert again.model_usage["openai/test-model"]["inputTokens"] == 335
 
+    # a fork copies the sub-agents started in the copied part, linked to the fork's call ids
+    fork = fork_session(result.session_id, str(project))
+    assert list_subagents(fork.session_id, str(project)) == [agent_id]
+    fork_call = next(b["id"] for m in get_session_messages(fork.session_id, str(project))
+                     for b in m.message["content"] if isinstance(b, dict)
+                     and b.get("type") == "tool_use")
+    assert fork_call != agent_call.id
+    copied = get_subagent_messages(fork.session_id, agent_id, str(project))
+    assert same_conversation(copied, child_messages)
+    assert {m.parent_tool_use_id for m in copied} == {fork_call}
+    first = get_session_messages(result.session_id, str(project))[0].uuid
+    cut = fork_session(result.session_id, str(project), up_to_message_id=first)
+    assert list_subagents(cut.session_id, str(project)) == []
+
+    # a damaged child stops a fork before anything is written
+    child_file = next((tmp_path / "home").rglob(f"{result.session_id}/*/agent-*.jsonl"))
+    lines = child_file.read_text().splitlines(keepends=True)
+    child_file.write_text(lines[0] + "not json\n" + "".join(lines[1:]))
+    before = sorted((tmp_path / "home").rglob("*.jsonl"))
+    with pytest.raises(TranscriptError, match=r"agent-.*\.jsonl:2: not valid JSON"):
+        fork_session(result.session_id, str(project))
+    assert sorted((tmp_path / "home").rglob("*.jsonl")) == before
+
     # deleting the session deletes its sub-agents' transcripts
-    folder = next((tmp_path / "home").rglob("subagents"))
+    folder = child_file.parent
     delete_session(result.session_id, str(project))
     assert not folder.exists() and not folder.parent.exists()
     assert list_subagents(result.session_id, str(project)) == []
@@ -175,8 +212,13 @@ async def test_child_histories_are_mirrored_resumed_forked_and_deleted(
 
     fork = await fork_session_via_store(store, sid, directory)
     assert await list_subagents_from_store(store, fork.session_id, directory) == [agent_id]
-    assert len(await get_subagent_messages_from_store(store, fork.session_id, agent_id,
-                                                      directory)) == 4
+    copied = await get_subagent_messages_from_store(store, fork.session_id, agent_id,
+                                                    directory)
+    assert same_conversation(copied, child)
+    (fork_call,) = {m.parent_tool_use_id for m in copied}
+    assert fork_call not in {m.parent_tool_use_id for m in child}
+    assert fork_call in json.dumps(await store.load(
+        {"project_key": project_key, "session_id": fork.session_id}))
     await delete_session_via_store(store, sid, directory)
     assert await list_subagents_from_store(store, sid, directory) == []
     assert await get_subagent_messages_from_store(store, sid, agent_id, directory) == []

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from .errors import UsageError, ZpiError
+from .transcript.paths import SUBAGENT_NAMESPACE
 
 if TYPE_CHECKING:
     from .messages import Usage
@@ -37,7 +38,7 @@ GENERAL_PURPOSE = "general-purpose"
 GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and instructions, "
                                "for research and multi-step tasks")
 #: the namespace of the custom records that link a parent and its sub-agents
-NAMESPACE = "zpi.subagent"
+NAMESPACE = SUBAGENT_NAMESPACE
 
 
 class SubagentError(UsageError):

@@ -55,6 +55,10 @@ def _lines(entries: list[Any]) -> bytes:
                     for e in entries)
 
 
+def _read_lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def _owner(entries: list[Any], key: SessionKey) -> Any:
     """The loaded session as an in-memory SessionManager (validated like a file)."""
     from ..transcript.reader import parse_transcript
@@ -215,10 +219,13 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
                                  title: str | None = None, *,
                                  project_key: str | None = None) -> ForkSessionResult:
     """Copy a session in the store (up to and including record ``up_to_message_id``) to a
-    new session in the store, as the local ``fork_session`` does. The whole source (with its
-    sub-transcripts) is read and validated first; the new sub-transcripts are written before
-    the main one, and on failure what was written of the fork is deleted."""
+    new session in the store, as the local ``fork_session`` does (the sub-agents started in
+    the copied part are copied and linked to the fork; subkeys no record of the session
+    names are copied as they are). The whole source (with its sub-transcripts) is read and
+    validated first; the new sub-transcripts are written before the main one, and on failure
+    what was written of the fork is deleted."""
     from ..transcript.helpers import fork_session as kernel_fork
+    from ..transcript.paths import SUBAGENT_NAMESPACE, subagents_folder
 
     _need(store, "forking a session", "list_subkeys", "delete")
     key = _key(session_id, directory, project_key)
@@ -226,29 +233,42 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     if entries is None:
         raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
                                    f"(project {key['project_key']!r})")
-    _owner(entries, key)  # validates the source
-    children = {}
+    started = {r.data.get("agent_id") for r in _owner(entries, key).records  # validates it
+               if getattr(r, "namespace", None) == SUBAGENT_NAMESPACE
+               and isinstance(r.data, dict) and r.data.get("event") == "start"}
+    agents, others = {}, {}
     for subpath in await store.list_subkeys(key):
         child_key: SessionKey = {**key, "subpath": subpath}
         child = await _load(store, child_key)
-        if child is not None:
-            _owner(child, child_key)  # validates the sub-transcript before anything is written
-            children[subpath] = child
+        if child is None:
+            continue
+        _owner(child, child_key)  # validates the sub-transcript before anything is written
+        agent_id = subpath[len(SUBAGENT_PREFIX):]
+        if subpath.startswith(SUBAGENT_PREFIX) and agent_id in started and \
+                "/" not in agent_id and not agent_id.startswith("."):
+            agents[agent_id] = child  # forked with the session
+        else:
+            others[subpath] = child
     with tempfile.TemporaryDirectory(prefix="zpi-store-fork-") as folder:
         agent = Path(folder)
         source = agent / "sessions" / "fork" / f"{key['session_id']}.jsonl"
-        source.parent.mkdir(parents=True)
+        subagents_folder(source).mkdir(parents=True)
         source.write_bytes(_lines(entries))
+        for agent_id, child in agents.items():
+            (subagents_folder(source) / f"agent-{agent_id}.jsonl").write_bytes(_lines(child))
         new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent)
         if title is not None:
             from ..transcript.helpers import rename_session
 
             rename_session(new_id, title, agent_dir=agent)
-        forked = [json.loads(line) for line in
-                  (source.parent / f"{new_id}.jsonl").read_text(encoding="utf-8").splitlines()]
+        new_path = source.parent / f"{new_id}.jsonl"
+        forked = _read_lines(new_path)
+        for path in sorted(subagents_folder(new_path).glob("agent-*.jsonl")):
+            others[SUBAGENT_PREFIX + path.name[len("agent-"):-len(".jsonl")]] = \
+                _read_lines(path)
     target: SessionKey = {"project_key": key["project_key"], "session_id": new_id}
     try:
-        for subpath, child in children.items():
+        for subpath, child in others.items():
             await store.append({**target, "subpath": subpath}, child)
         await store.append(target, forked)
     except Exception:

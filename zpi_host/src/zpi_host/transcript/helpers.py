@@ -24,12 +24,21 @@ from ..messages import Message, ToolCallContent, UserMessage
 from . import history
 from .errors import RecordError, SessionBusyError, SessionNotFoundError, TranscriptError
 from .lock import FileLock, open_owner
-from .paths import check_session_id, find_session, iter_session_files, new_session_id, not_found
+from .paths import (
+    SUBAGENT_NAMESPACE,
+    check_session_id,
+    find_session,
+    iter_session_files,
+    new_session_id,
+    not_found,
+    subagents_folder,
+)
 from .reader import read_transcript
 from .records import (
     FORMAT_VERSION,
     AssistantRecord,
     CompactionRecord,
+    CustomRecord,
     ForkOrigin,
     HeaderRecord,
     Record,
@@ -181,8 +190,10 @@ def fork_session(session_id: str, up_to: str | None = None, *,
 
     The copy gets new record uuids, its own session id, a header naming where it came from
     (``forkedFrom``), and new tool call ids (consistently across assistant tool calls,
-    ``tool_use`` and ``tool_result``). Timestamps and unknown fields are kept. A call left
-    without result at the cut is closed as interrupted when the fork is first opened."""
+    ``tool_use``, ``tool_result`` and the sub-agent records). The sub-agents started in the
+    copied part are copied too (their transcripts read and validated first), linked to the
+    fork. Timestamps and unknown fields are kept. A call left without result at the cut is
+    closed as interrupted when the fork is first opened."""
     path = _find(session_id, agent_dir, cwd)
     if path is None:
         raise not_found(session_id, agent_dir)
@@ -201,6 +212,7 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     branch = _ancestors(by_uuid, target)
     header = branch[0]
     assert isinstance(header, HeaderRecord)
+    children = _subagent_transcripts(path, branch)  # read (and validated) before any write
     new_id = new_session_id()
     new_path = path.parent / f"{new_id}.jsonl"
     origin = ForkOrigin(session_id=header.session_id, uuid=target)
@@ -211,15 +223,60 @@ def fork_session(session_id: str, up_to: str | None = None, *,
         for record in branch[1:]:
             copy = fork._copy(record, **remap.changes(record))
             remap.uuids[record.uuid] = copy.uuid
+        for name, records in children.items():
+            _copy_subagent(records, subagents_folder(new_path) / name, new_id, remap)
         fork.close()
     except BaseException:
         fork.close()
+        _remove_subagents(new_path)
         new_path.unlink(missing_ok=True)
         raise
     return new_id
 
 
 # ------------------------------------------------------------------------------- internals
+
+
+def _subagent_transcripts(session_file: Path, branch: Sequence[Record]
+                          ) -> dict[str, Sequence[Record]]:
+    """The records of each sub-agent started in ``branch`` whose transcript exists, by file
+    name (a damaged one raises, so a fork never copies half a tree)."""
+    out: dict[str, Sequence[Record]] = {}
+    for record in branch:
+        data = record.data if isinstance(record, CustomRecord) and \
+            record.namespace == SUBAGENT_NAMESPACE else None
+        if not isinstance(data, dict) or data.get("event") != "start":
+            continue
+        agent_id = data.get("agent_id")
+        if not isinstance(agent_id, str) or "/" in agent_id or agent_id.startswith("."):
+            continue
+        child = subagents_folder(session_file) / f"agent-{agent_id}.jsonl"
+        if child.is_file():
+            out[child.name] = read_transcript(child).records
+    return out
+
+
+def _copy_subagent(records: Sequence[Record], target: Path, parent_id: str,
+                   parent_remap: _Remap) -> None:
+    """A sub-agent's transcript copied for a fork of its parent: new record uuids, its link
+    naming the fork and the fork's id of the call that started it."""
+    header = records[0]
+    assert isinstance(header, HeaderRecord)
+    child = SessionManager.create(header.cwd, session_id=header.session_id, path=target)
+    try:
+        remap = _Remap()
+        for record in records[1:]:
+            changes = remap.changes(record)
+            data = record.data if isinstance(record, CustomRecord) and \
+                record.namespace == SUBAGENT_NAMESPACE else None
+            if isinstance(data, dict) and data.get("event") == "link":
+                call = data.get("tool_call_id")
+                changes["data"] = {**data, "parent_session_id": parent_id, "tool_call_id":
+                                   parent_remap.call(call) if call else call}
+            copy = child._copy(record, **changes)
+            remap.uuids[record.uuid] = copy.uuid
+    finally:
+        child.close()
 
 
 def _remove_subagents(session_file: Path) -> None:
@@ -302,6 +359,10 @@ class _Remap:
             return {"call_id": new, "message": attrs.evolve(record.message, call_id=new)}
         if isinstance(record, CompactionRecord) and record.first_kept_uuid is not None:
             return {"first_kept_uuid": self.uuids.get(record.first_kept_uuid)}
+        if isinstance(record, CustomRecord) and record.namespace == SUBAGENT_NAMESPACE and \
+                isinstance(record.data, dict) and record.data.get("tool_call_id"):
+            return {"data": {**record.data,
+                             "tool_call_id": self.call(record.data["tool_call_id"])}}
         return {}
 
 

@@ -65,6 +65,8 @@ def session_path(session_id: str, cwd: Path | str, agent: Path) -> Path:
 
 #: a session's sub-agent transcripts: ``<id>/subagents/agent-<agent id>.jsonl`` beside its file
 SUBAGENTS_FOLDER = "subagents"
+#: the namespace of the ``custom`` records that link a session and its sub-agents
+SUBAGENT_NAMESPACE = "zpi.subagent"
 
 
 def subagents_folder(session_file: Path) -> Path:
