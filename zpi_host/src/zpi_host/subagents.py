@@ -11,7 +11,8 @@ beside the parent's file (same writer, lock and fsync policy as the parent's tra
 first record links it to the parent (:data:`NAMESPACE`: parent session id, tool call id,
 agent type). The parent records ``start`` and ``stop`` records of the same namespace; the
 ``stop`` record holds the child's usage per model, which is the one place a child's spend is
-recorded (``sdk.accounting.restore_totals`` reads it on resume). An in-memory parent's
+recorded (``sdk.accounting.restore_totals`` reads it on resume; a child cut off by a crash,
+``start`` without ``stop``, is counted from its own transcript). An in-memory parent's
 children are in memory too. Usage also counts live in the parent's totals (budgets see it).
 
 ``zpi_subagent_start`` adds context for the child, and ``zpi_subagent_stop`` decides whether it
@@ -184,7 +185,8 @@ def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
                 not isinstance(record.data, Mapping):
             continue
         agent_id = record.data.get("agent_id")
-        if record.data.get("event") == "start" and isinstance(agent_id, str):
+        if record.data.get("event") == "start" and isinstance(agent_id, str) and \
+                "/" not in agent_id and not agent_id.startswith("."):
             started[agent_id] = None
         elif record.data.get("event") == "stop":
             started.pop(str(agent_id), None)
