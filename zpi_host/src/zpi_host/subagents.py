@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from .errors import UsageError, ZpiError
-from .transcript.paths import SUBAGENT_NAMESPACE
+from .transcript.paths import SUBAGENT_NAMESPACE, is_agent_id
 
 if TYPE_CHECKING:
     from .messages import Usage
@@ -185,8 +185,7 @@ def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
                 not isinstance(record.data, Mapping):
             continue
         agent_id = record.data.get("agent_id")
-        if record.data.get("event") == "start" and isinstance(agent_id, str) and \
-                "/" not in agent_id and not agent_id.startswith("."):
+        if record.data.get("event") == "start" and is_agent_id(agent_id):
             started[agent_id] = None
         elif record.data.get("event") == "stop":
             started.pop(str(agent_id), None)

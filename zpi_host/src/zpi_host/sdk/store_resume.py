@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -18,11 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..transcript.paths import check_session_id, subagents_folder
+from ..transcript.paths import check_session_id, is_agent_id, subagents_folder
 from .session_store import SUBAGENT_PREFIX, SessionKey, SessionStoreError, supports
-
-#: what an agent id may look like to become a file name
-_AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 
 __all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
            "resolve_resume"]
@@ -73,7 +69,7 @@ async def _load_subagents(store: Any, key: SessionKey, timeout_ms: int) -> dict[
         if not isinstance(subpath, str) or not subpath.startswith(SUBAGENT_PREFIX):
             continue  # not a sub-agent's transcript: nothing of this host's
         agent_id = subpath[len(SUBAGENT_PREFIX):]
-        if not _AGENT_ID.fullmatch(agent_id):
+        if not is_agent_id(agent_id):
             raise SessionStoreError(f"session store: {where} has a sub-agent key {subpath!r} "
                                     "that cannot be a file name; it cannot be resumed")
         entries = await _bounded(store.load({**key, "subpath": subpath}), timeout_ms,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..transcript.errors import SessionNotFoundError
+from ..transcript.paths import is_agent_id
 from .session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
@@ -151,7 +152,7 @@ async def list_subagents_from_store(store: Any, session_id: str,
     _need(store, "listing sub-agents", "list_subkeys")
     key = _key(session_id, directory, project_key)
     return sorted(sub[len(SUBAGENT_PREFIX):] for sub in await store.list_subkeys(key)
-                  if sub.startswith(SUBAGENT_PREFIX) and "/" not in sub[len(SUBAGENT_PREFIX):])
+                  if sub.startswith(SUBAGENT_PREFIX) and is_agent_id(sub[len(SUBAGENT_PREFIX):]))
 
 
 async def get_subagent_messages_from_store(
@@ -163,7 +164,7 @@ async def get_subagent_messages_from_store(
     _count(limit, "limit", optional=True)
     _count(offset, "offset", optional=False)
     key = _key(session_id, directory, project_key)
-    if not isinstance(agent_id, str) or not agent_id or "/" in agent_id:
+    if not is_agent_id(agent_id):
         return []
     child = subagent_key(key, agent_id)
     entries = await _load(store, child)
@@ -245,7 +246,7 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         _owner(child, child_key)  # validates the sub-transcript before anything is written
         agent_id = subpath[len(SUBAGENT_PREFIX):]
         if subpath.startswith(SUBAGENT_PREFIX) and agent_id in started and \
-                "/" not in agent_id and not agent_id.startswith("."):
+                is_agent_id(agent_id):
             agents[agent_id] = child  # forked with the session
         else:
             others[subpath] = child

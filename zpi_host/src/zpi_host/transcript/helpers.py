@@ -28,6 +28,7 @@ from .paths import (
     SUBAGENT_NAMESPACE,
     check_session_id,
     find_session,
+    is_agent_id,
     iter_session_files,
     new_session_id,
     not_found,
@@ -248,7 +249,7 @@ def _subagent_transcripts(session_file: Path, branch: Sequence[Record]
         if not isinstance(data, dict) or data.get("event") != "start":
             continue
         agent_id = data.get("agent_id")
-        if not isinstance(agent_id, str) or "/" in agent_id or agent_id.startswith("."):
+        if not is_agent_id(agent_id):
             continue
         child = subagents_folder(session_file) / f"agent-{agent_id}.jsonl"
         if child.is_file():
