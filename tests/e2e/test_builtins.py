@@ -128,3 +128,34 @@ def test_on_a_terminal_notify_writes_its_osc9_sequence(tmp_path):
     assert term.finish() == 0
     assert "\x1b]9;zpi: the run finished after 0 s\x07" in term.output
     assert "all done" in term.text
+
+
+def test_a_scripted_model_delegates_with_the_task_tool(tmp_path):
+    (tmp_path / ".zpi" / "agents").mkdir(parents=True)
+    (tmp_path / ".zpi" / "agents" / "counter.md").write_text(
+        "---\ndescription: counts things\ntools: read\n---\nYou count things.\n")
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    script = tmp_path / "script.jsonl"
+    turns = [{"tool_calls": [{"name": "task", "arguments": {
+                 "agent_type": "counter", "description": "count lines",
+                 "prompt": "How many lines has a.txt?"}}]},
+             {"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+             {"text": "a.txt has 2 lines"},
+             {"text": "The counter says: 2 lines."}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "--output-format", "json",
+              "--allow", "agent:counter", "count the lines of a.txt")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["result"] == "The counter says: 2 lines." and result["num_turns"] == 2
+    (parent,) = (tmp_path / "agent" / "sessions").glob("*/*.jsonl")
+    (child,) = (parent.parent / parent.stem / "subagents").glob("agent-*.jsonl")
+    records = [json.loads(line) for line in parent.read_text().splitlines()]
+    (call,) = [r for r in records if r["type"] == "tool_result"]
+    assert call["message"]["content"][0]["text"] == "a.txt has 2 lines"
+    stop = [r["data"] for r in records if r["type"] == "custom"][-1]
+    assert stop["event"] == "stop" and child.name == f"agent-{stop['agent_id']}.jsonl"
+    assert stop["tool_call_id"] == call["callId"]
+    kinds = [(r["type"], r.get("name")) for r in map(json.loads, child.read_text().splitlines())]
+    assert kinds == [("header", None), ("custom", None), ("user", None), ("assistant", None),
+                     ("tool_use", "read"), ("tool_result", None), ("assistant", None)]

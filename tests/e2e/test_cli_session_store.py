@@ -116,3 +116,23 @@ def test_project_key_shares_a_scope_between_checkouts_at_different_paths(tmp_pat
                     ["sessions", "list", "--project-key", "k"]):
         out = _run(tmp_path, "host-b", *command)
         assert out.returncode == 2 and "use it with --" in out.stderr, out.stderr
+
+
+def test_a_sub_agent_history_is_mirrored_under_its_subpath(tmp_path):
+    db = tmp_path / "shared.sqlite"
+    script = tmp_path / "task.jsonl"
+    turns = [{"tool_calls": [{"name": "task", "arguments": {
+                 "agent_type": "general-purpose", "description": "d", "prompt": "sub task"}}]},
+             {"text": "sub answer"}, {"text": "main answer"}]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    out = _run(tmp_path, "host-a", "run", "--model", f"scripted:{script}", "--session-store",
+               f"sqlite:{db}", "--permission-mode", "bypass", "--output-format", "json", "go")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    (local,) = (tmp_path / "host-a").rglob("agent-*.jsonl")
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT subpath, entry FROM entries WHERE session_id = ? AND "
+                            "subpath != '' ORDER BY seq", (session_id,)).fetchall()
+    assert {subpath for subpath, _ in rows} == {f"subagents/{local.stem}"}
+    assert [json.loads(entry)["uuid"] for _, entry in rows] == [
+        json.loads(line)["uuid"] for line in local.read_text().splitlines()]

@@ -73,3 +73,71 @@ async def test_a_subagent_runs_with_its_definition_and_hooks(zpi_env, zpi_plugin
     general = await session.run_subagent("general-purpose", "anything")
     assert general.result == "parent done"
     await session.dispose()
+
+
+async def test_a_definition_with_its_own_model_uses_it_and_counts_it_apart(
+        zpi_env, tmp_path):
+    import json
+
+    from zpi_host.subagents import SubagentError
+
+    script = tmp_path / "other.jsonl"
+    script.write_text(json.dumps({"text": "from the script",
+                                  "usage": {"input_tokens": 3, "output_tokens": 1}}) + "\n")
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "other.md").write_text(f"---\ndescription: d\nmodel: scripted:{script}\n---\nP\n")
+    (agents / "broken.md").write_text("---\ndescription: d\nmodel: nosuchmodel\n---\nP\n")
+    (agents / "same.md").write_text("---\ndescription: d\nmodel: inherit\n---\nP\n")
+    session = await create_session(model="t:m", provider=FunctionModel(lambda r: "parent"),
+                                   cwd=tmp_path)
+    result = await session.run_subagent("other", "hi")
+    assert result.result == "from the script"
+    assert set(result.model_usage) == {f"scripted/{script}"}
+    assert session.model_usage[f"scripted/{script}"].input_tokens == 3
+    assert (await session.run_subagent("same", "hi")).result == "parent"
+    with pytest.raises(SubagentError, match="agent 'broken' cannot use model 'nosuchmodel'"):
+        await session.run_subagent("broken", "hi")
+    await session.dispose()
+
+
+async def test_definitions_given_in_code_win_over_files(zpi_env, tmp_path):
+    from zpi_host.resources import AgentDefinition
+
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ndescription: from the file\n---\nFILE PROMPT\n")
+    prompts = []
+
+    def answer(request):
+        prompts.append(request.system_prompt)
+        return "ok"
+
+    given = AgentDefinition("reviewer", "from code", "CODE PROMPT", tools=("read",))
+    session = await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+                                   agents=[given])
+    assert [(a.name, a.description) for a in session.resources.agents] == [
+        ("reviewer", "from code")]
+    await session.run_subagent("reviewer", "go")
+    await session.dispose()
+    assert prompts == ["CODE PROMPT"]
+    with pytest.raises(UsageError, match="agents must be a list"):
+        await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+                             agents={"reviewer": given})
+
+
+async def test_agent_types_list_general_purpose_first_and_let_a_file_replace_it(zpi_env,
+                                                                             tmp_path):
+    from zpi_host.subagents import AgentType, agent_types
+
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "b.md").write_text("---\ndescription: B\ntools: read\n---\nB\n")
+    session = await create_session(model="t:m", provider=FunctionModel(lambda r: "x"),
+                                   cwd=tmp_path)
+    assert [t.name for t in session.ports.subagents.agent_types()] == ["general-purpose", "b"]
+    (agents / "general-purpose.md").write_text("---\ndescription: mine\n---\nMINE\n")
+    session.resources.refresh()
+    assert agent_types(session.resources) == [AgentType("general-purpose", "mine"),
+                                              AgentType("b", "B", ("read",))]
+    await session.dispose()

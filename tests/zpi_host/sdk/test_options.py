@@ -29,7 +29,7 @@ UNSUPPORTED_VALUES = {
     "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
     "resume_session_at": "u1", "resume_drops_turn": "u1",
-    "agents": {"r": {"description": "d", "prompt": "p"}}, "skills": "all",
+    "skills": "all",
     "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
     "thinking": {"type": "enabled"},
     "enable_file_checkpointing": True, "task_budget": {"total": 1},
@@ -84,7 +84,7 @@ def test_permission_modes_map_onto_the_kernel_modes(mode, kernel):
     kwargs = AgentOptions(permission_mode=mode, allowed_tools=["Bash(git status:*)"],
                           disallowed_tools=["Bash(rm:*)", "Write"]).session_kwargs()
     assert kwargs["permission_mode"] == kernel
-    assert kwargs["allow"] == ["Bash(git status:*)"]
+    assert kwargs["allow"] == ["Bash(git status:*)", "agent:*"]  # sub-agents start freely
     assert kwargs["deny"] == ["Bash(rm:*)"]  # "Write" alone is removed, not denied
     assert kwargs["exclude_tools"] == ["read", "write", "edit", "bash", "Write"]
 

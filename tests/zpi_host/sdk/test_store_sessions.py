@@ -32,6 +32,17 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def _child(cwd: Any) -> list[dict[str, Any]]:
+    """A valid sub-agent transcript: a header and one user message."""
+    from zpi_host.messages import UserMessage
+    from zpi_host.transcript import SessionManager
+    from zpi_host.transcript.codec import encode_record
+
+    owner = SessionManager.in_memory(cwd)
+    owner.append_message(UserMessage.text("child task"))
+    return [encode_record(r) for r in owner.records]
+
+
 def _text(message: Any) -> str:
     content = message.message["content"]
     return content if isinstance(content, str) else content[0]["text"]
@@ -92,7 +103,7 @@ async def test_fork_copies_the_session_and_its_subkeys_in_the_store(scripted):
     (sid,) = await _mirrored(scripted, store, "base")
     project = project_key_for_directory(scripted.cwd)
     await store.append({"project_key": project, "session_id": sid,
-                        "subpath": "subagents/agent-1"}, [{"type": "x", "uuid": "c1"}])
+                        "subpath": "subagents/agent-1"}, _child(scripted.cwd))
     result = await fork_session_via_store(store, sid, str(scripted.cwd), title="Fork")
     assert result.session_id != sid
     forked = await store.load({"project_key": project, "session_id": result.session_id})
@@ -126,11 +137,26 @@ async def test_a_failed_fork_leaves_the_source_and_cleans_the_target(scripted):
     store.source = sid
     key = {"project_key": project, "session_id": sid}
     await store.append(key, await healthy.load(key))
-    await store.append({**key, "subpath": "subagents/agent-1"}, [{"type": "x"}])
+    await store.append({**key, "subpath": "subagents/agent-1"}, _child(scripted.cwd))
     with pytest.raises(ConnectionError, match="store went away"):
         await fork_session_via_store(store, sid, str(scripted.cwd))
     assert [s["session_id"] for s in await store.list_sessions(project)] == [sid]
     assert set(store._entries) == {(project, sid, ""), (project, sid, "subagents/agent-1")}
+
+
+async def test_a_damaged_child_history_stops_a_fork_before_anything_is_written(scripted):
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    (sid,) = await _mirrored(scripted, store, "p")
+    project = project_key_for_directory(scripted.cwd)
+    key = {"project_key": project, "session_id": sid}
+    await store.append({**key, "subpath": "subagents/agent-1"}, _child(scripted.cwd))
+    await store.append({**key, "subpath": "subagents/agent-2"}, [{"type": "x", "uuid": "c"}])
+    with pytest.raises(TranscriptError, match="subagents/agent-2"):
+        await fork_session_via_store(store, sid, str(scripted.cwd))
+    assert set(store._entries) == {(project, sid, ""), (project, sid, "subagents/agent-1"),
+                                   (project, sid, "subagents/agent-2")}
 
 
 class _NoDelete:

@@ -357,7 +357,7 @@ RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project"}
 
 async def load_resources(
     host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any],
-    setting_sources: Sequence[str] | None = None,
+    setting_sources: Sequence[str] | None = None, agents: Sequence[Any] = (),
 ) -> ResourceLoader:
     """Plugins' resource sources and commands, and the host's own folders of the chosen
     setting sources (None: all)."""
@@ -382,7 +382,8 @@ async def load_resources(
         commands.append(attrs.evolve(answer.value, origin=answer.plugin))
     origins = RESOURCE_ORIGINS.values() if setting_sources is None else [
         RESOURCE_ORIGINS[s] for s in setting_sources if s in RESOURCE_ORIGINS]
-    return ResourceLoader(cwd, agent_dir, sources, commands, origins).load()
+    return ResourceLoader(cwd, agent_dir, sources, commands, file_origins=origins,
+                          agents=agents).load()
 
 
 def choose_reasoning(
@@ -450,7 +451,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
         provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings,
-                                         options.setting_sources)
+                                         options.setting_sources, options.agents)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")

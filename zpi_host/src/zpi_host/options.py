@@ -60,6 +60,9 @@ class SessionOptions:
     plugins: Mapping[str, Any] = attrs.field(factory=dict)
     #: a :class:`~zpi_host.ports.HostPorts`: how services ask the user and reach a terminal
     ports: Any = None
+    #: sub-agent types given in code (:class:`~zpi_host.resources.AgentDefinition`); they win
+    #: over ``agents/*.md`` files of the same name
+    agents: Sequence[Any] = ()
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
@@ -108,6 +111,11 @@ class SessionOptions:
         if self.system_prompt is not None and not isinstance(self.system_prompt, str):
             problems.append(f"system_prompt must be a string, got "
                             f"{type(self.system_prompt).__name__}")
+        from .resources import AgentDefinition
+
+        if isinstance(self.agents, str | Mapping) or not all(
+                isinstance(a, AgentDefinition) for a in self.agents):
+            problems.append("agents must be a list of zpi_host.resources.AgentDefinition")
         if not isinstance(self.plugins, Mapping):
             problems.append("plugins must be a mapping of plugin name to plugin object")
         elif self.plugins and self.host is not None:

@@ -181,18 +181,26 @@ class ModelPort:
         return "".join(parts)
 
     async def _other_provider(self, model: str) -> Any:
-        import os
+        provider, _ = await open_model(self._session, model)
+        return provider
 
-        from .assembly import collect_providers, from_environment
-        from .providers.catalog import resolve_model
 
-        session = self._session
-        entry = resolve_model(model, session.settings)
-        factories = await collect_providers(session.host, session.settings)
-        if entry.provider not in factories:
-            raise ZpiError(f"model {model!r}: unknown provider {entry.provider!r}")
-        return factories[entry.provider].create(from_environment(entry, os.environ),
+async def open_model(session: AgentSession, model: str) -> tuple[Any, Any]:
+    """A new provider for ``model`` (a catalog name or ``PROVIDER:MODEL``), made by the
+    session's provider plugins with its settings, and its catalog entry. The caller closes
+    the provider (``aclose``)."""
+    import os
+
+    from .assembly import collect_providers, from_environment
+    from .providers.catalog import resolve_model
+
+    entry = resolve_model(model, session.settings)
+    factories = await collect_providers(session.host, session.settings)
+    if entry.provider not in factories:
+        raise ZpiError(f"model {model!r}: unknown provider {entry.provider!r}")
+    provider = factories[entry.provider].create(from_environment(entry, os.environ),
                                                 session.settings)
+    return provider, entry
 
 
 class StoragePort:
@@ -351,10 +359,32 @@ class TaskPort:
         self._session.add_context(text, source)
 
 
+class SubagentPort:
+    """Child sessions for a tool that delegates work (:mod:`zpi_host.subagents`)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def agent_types(self) -> list[Any]:
+        """Each :class:`~zpi_host.subagents.AgentType` (name, description, tools),
+        ``general-purpose`` first."""
+        from .subagents import agent_types
+
+        return agent_types(self._session.resources)
+
+    async def run(self, agent_type: str, prompt: str, *, description: str = "",
+                  tool_call_id: str = "", max_turns: int | None = None) -> Any:
+        """Run a child to its end: a :class:`~zpi_host.subagents.SubagentResult`; raises
+        :class:`~zpi_host.subagents.SubagentError` when it cannot start."""
+        return await self._session.run_subagent(agent_type, prompt, max_turns=max_turns,
+                                                description=description,
+                                                tool_call_id=tool_call_id)
+
+
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "storage", "tasks", "terminal")
+    __slots__ = ("ask_user", "model", "storage", "subagents", "tasks", "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -363,3 +393,4 @@ class SessionPorts:
         self.model = ModelPort(session)
         self.storage = StoragePort(session)
         self.tasks = TaskPort(session)
+        self.subagents = SubagentPort(session)

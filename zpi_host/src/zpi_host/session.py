@@ -309,6 +309,8 @@ class AgentSession:
         #: end hooks, stop decided by ``zpi_subagent_stop``, usage counted in the parent's
         self.parent = parent
         self.session_started = parent is not None
+        #: told when a child starts and stops (``subagents.SubagentObserver``)
+        self.subagent_observers: list[Any] = []
         self.view = SessionView(self)
         self.is_running = False
         self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
@@ -483,12 +485,14 @@ class AgentSession:
         return context_usage(self)
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
-                           max_turns: int | None = None) -> SubagentResult:
+                           max_turns: int | None = None, description: str = "",
+                           tool_call_id: str = "") -> SubagentResult:
         """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
         ``general-purpose``); see :mod:`zpi_host.subagents`."""
         from .subagents import run_subagent
 
-        return await run_subagent(self, agent_type, prompt, max_turns=max_turns)
+        return await run_subagent(self, agent_type, prompt, max_turns=max_turns,
+                                  description=description, tool_call_id=tool_call_id)
 
     async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
         """Tell the user something outside the conversation (``zpi_notification`` plugins
@@ -544,18 +548,28 @@ class AgentSession:
         self.store.sync()
 
     def record_usage(self, usage: Usage) -> None:
-        """Add one request's usage to the totals; cost from the catalog, or flagged unpriced."""
-        if self.parent is not None:
-            self.parent.parent.record_usage(usage)
-        self.usage = self.usage + usage
+        """Add one request's usage to the totals; cost from the catalog, or flagged unpriced.
+        A sub-agent's usage counts in its parent's totals too, under its own model."""
         key = f"{self.provider.name}/{self.provider.model}"
-        self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
         entry = self.model_entry
-        if entry is None or entry.provider == "scripted":
-            return
-        from .providers.catalog import cost
+        amount: float | None = None
+        priced = entry is not None and entry.provider != "scripted"
+        if priced:
+            from .providers.catalog import cost
 
-        amount = cost(usage, entry.price)
+            assert entry is not None
+            amount = cost(usage, entry.price)
+        self.count_usage(key, usage, amount, priced)
+
+    def count_usage(self, key: str, usage: Usage, amount: float | None, priced: bool) -> None:
+        """Add ``usage`` of model ``key`` costing ``amount`` (None: unpriced; ``priced``
+        False: a model that is never priced, such as the scripted one) to the totals."""
+        if self.parent is not None:
+            self.parent.parent.count_usage(key, usage, amount, priced)
+        self.usage = self.usage + usage
+        self.model_usage[key] = self.model_usage.get(key, Usage()) + usage
+        if not priced:
+            return
         if amount is None:
             self.unpriced_models.add(key)
             amount = 0.0

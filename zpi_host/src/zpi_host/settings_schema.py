@@ -179,6 +179,11 @@ SCHEMA = Section("", "keep", (
                 Setting("model", or_null(STRING), None,
                         "the model that writes titles (null: the session's model)"),
             )),
+            Section("subagents", "warn", (
+                Setting("enabled", BOOL, True, "the `task` tool, which starts sub-agents"),
+                Setting("max_turns", or_null(whole(1)), None,
+                        "turns one sub-agent may take (null: no limit)"),
+            )),
             Section("instructions", "warn", (
                 Setting("enabled", BOOL, True, "the default behaviour instructions"),
                 Setting("disabled", list_of(STRING), [],

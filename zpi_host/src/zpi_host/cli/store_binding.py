@@ -41,7 +41,7 @@ class StoreBinding:
         exit code once every scheduled write is done."""
         import anyio
 
-        from ..sdk.mirror import attach_mirror, detach_mirror
+        from ..sdk.mirror import SubagentMirrors, attach_mirror, detach_mirror
 
         key: Any = {"project_key": self.project_key, "session_id": session.session_id}
         known = self._materialized.uuids if self._materialized is not None else frozenset()
@@ -50,6 +50,9 @@ class StoreBinding:
                 mirror = attach_mirror(session, self.store, key, flush_mode="batched",
                                        on_error=_warn, known=known)
                 group.start_soon(mirror.run)
+                session.subagent_observers.append(SubagentMirrors(
+                    self.store, key, flush_mode="batched", on_error=_warn,
+                    start_soon=lambda run: group.start_soon(run)))
                 try:
                     code = await body()
                 finally:

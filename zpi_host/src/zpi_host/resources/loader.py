@@ -73,12 +73,16 @@ class ResourceLoader:
         sources: Sequence[ResourceSource] = (),
         commands: Sequence[Command] = (),
         file_origins: Collection[str] = ("agent", "project"),
+        agents: Sequence[AgentDefinition] = (),
     ) -> None:
         self.cwd = Path(cwd).expanduser().resolve()
         self.agent_dir = Path(agent_dir).expanduser()
         self.file_origins = frozenset(file_origins)
         self.sources = tuple(sources)
         self.registered_commands = tuple(commands)
+        #: agent definitions given in code (``create_session(agents=...)``): they come first,
+        #: so they win over a file of the same name
+        self.registered_agents = tuple(agents)
         self._scan = _Scan()
 
     # -- loading -------------------------------------------------------------------------------
@@ -87,6 +91,8 @@ class ResourceLoader:
         """Find everything (frontmatter only; skill bodies stay on disk). Never raises for
         file content. Returns self."""
         scan = _Scan()
+        for agent in self.registered_agents:
+            scan.add(scan.agents, agent, "agent")
         for source in self._file_sources(scan):
             if "skills" in source.kinds:
                 self._load_skills(source, scan)

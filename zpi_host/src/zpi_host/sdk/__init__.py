@@ -14,6 +14,7 @@ from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ..ports import TaskError, UnknownTaskError
+    from .agents import AgentDefinition
     from .client import ClaudeSDKClient, SDKClient
     from .messages import (
         AssistantMessage,
@@ -60,7 +61,9 @@ if TYPE_CHECKING:
         fork_session,
         get_session_info,
         get_session_messages,
+        get_subagent_messages,
         list_sessions,
+        list_subagents,
         rename_session,
         tag_session,
     )
@@ -70,7 +73,9 @@ if TYPE_CHECKING:
         fork_session_via_store,
         get_session_info_from_store,
         get_session_messages_from_store,
+        get_subagent_messages_from_store,
         list_sessions_from_store,
+        list_subagents_from_store,
         rename_session_via_store,
         tag_session_via_store,
     )
@@ -84,6 +89,7 @@ _LAZY: dict[str, str] = {
         "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
         "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
+    "AgentDefinition": "agents",
     **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
                      "UnsupportedOptionError"), "options"),
     **dict.fromkeys((
@@ -97,12 +103,13 @@ _LAZY: dict[str, str] = {
     "PostgresSessionStore": "postgres_store",
     **dict.fromkeys((
         "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
-        "get_session_messages_from_store", "list_sessions_from_store",
+        "get_session_messages_from_store", "get_subagent_messages_from_store",
+        "list_sessions_from_store", "list_subagents_from_store",
         "rename_session_via_store", "tag_session_via_store"), "store_sessions"),
     **dict.fromkeys((
         "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session",
-        "fork_session", "get_session_info", "get_session_messages", "list_sessions",
-        "rename_session", "tag_session"), "sessions"),
+        "fork_session", "get_session_info", "get_session_messages", "get_subagent_messages",
+        "list_sessions", "list_subagents", "rename_session", "tag_session"), "sessions"),
 }
 
 __all__ = sorted(_LAZY)

@@ -47,35 +47,43 @@ def model_usage(session: AgentSession) -> dict[str, dict[str, Any]]:
 
 def restore_totals(session: AgentSession) -> None:
     """A resumed session's totals from its transcript: every recorded answer's usage (all
-    branches: what was spent stays spent), priced by the catalog of the session's settings.
-    Only the main loop's answers are recorded; sub-agent usage of earlier processes is not
-    restored. Call it before the first run."""
-    from ..messages import Usage
-    from ..providers.catalog import cost, resolve_model
+    branches: what was spent stays spent) and each sub-agent's usage from its ``stop`` record
+    (the one record of a child's spend; see ``subagents.recorded_usage``), priced by the
+    catalog of the session's settings. Call it before the first run."""
+    from ..subagents import recorded_usage
     from ..transcript import AssistantRecord
 
     prices: dict[str, Any] = {}
     for record in session.store.records:
-        if not isinstance(record, AssistantRecord):
-            continue
-        message = record.message
-        usage = message.usage
-        key = f"{message.provider}/{message.model}"
-        session.usage = session.usage + usage
-        session.model_usage[key] = session.model_usage.get(key, Usage()) + usage
-        if message.provider == "scripted":
-            continue
-        if key not in prices:
-            try:
-                prices[key] = resolve_model(f"{message.provider}:{message.model}",
-                                            session.settings).price
-            except Exception:  # a model the catalog no longer knows: unpriced
-                prices[key] = None
-        amount = cost(usage, prices[key])
-        if amount is None:
-            session.unpriced_models.add(key)
-            amount = 0.0
-        session.model_cost_usd[key] = session.model_cost_usd.get(key, 0.0) + amount
+        if isinstance(record, AssistantRecord):
+            message = record.message
+            _add_spend(session, message.provider, message.model, message.usage, prices)
+    for key, usage in recorded_usage(session.store):
+        provider, _, model = key.partition("/")
+        _add_spend(session, provider, model, usage, prices)
+
+
+def _add_spend(session: AgentSession, provider: str, model: str, usage: Usage,
+               prices: dict[str, Any]) -> None:
+    """Add one recorded usage to the session's totals, priced once per model."""
+    from ..messages import Usage
+    from ..providers.catalog import cost, resolve_model
+
+    key = f"{provider}/{model}"
+    session.usage = session.usage + usage
+    session.model_usage[key] = session.model_usage.get(key, Usage()) + usage
+    if provider == "scripted":
+        return
+    if key not in prices:
+        try:
+            prices[key] = resolve_model(f"{provider}:{model}", session.settings).price
+        except Exception:  # a model the catalog no longer knows: unpriced
+            prices[key] = None
+    amount = cost(usage, prices[key])
+    if amount is None:
+        session.unpriced_models.add(key)
+        amount = 0.0
+    session.model_cost_usd[key] = session.model_cost_usd.get(key, 0.0) + amount
 
 
 class Budget:

@@ -96,6 +96,9 @@ class SDKClient:
             self._apply_mode(self._mode)
             if self.options.session_store is not None:
                 self._attach_mirror(session)
+            if self.options.max_budget_usd is not None:
+                session.subagent_observers.append(_ChildBudget(self))
+            session.subagent_observers.append(_ChildMessages(self))
         except BaseException:
             self._session = self._mirror = None
             await session.dispose()
@@ -206,7 +209,7 @@ class SDKClient:
         self._materialized = choice.materialized
 
     def _attach_mirror(self, session: AgentSession) -> None:
-        from .mirror import attach_mirror
+        from .mirror import SubagentMirrors, attach_mirror
 
         options = self.options
         key: Any = {"project_key": options.store_project_key(),
@@ -215,6 +218,9 @@ class SDKClient:
         self._mirror = attach_mirror(session, options.session_store, key,
                                      flush_mode=options.session_store_flush,
                                      on_error=self._mirror_error, known=known)
+        session.subagent_observers.append(SubagentMirrors(
+            options.session_store, key, flush_mode=options.session_store_flush,
+            on_error=self._mirror_error, start_soon=lambda run: self._group.start_soon(run)))
 
     def _mirror_error(self, key: Any, error: str) -> None:
         from .messages import MirrorErrorMessage
@@ -509,6 +515,56 @@ def user_text(item: Any) -> str:
         return "\n".join(texts)
     raise UsageError(f"the message content must be a string or a list of text blocks, got "
                      f"{content!r:.100}")
+
+
+class _ChildBudget:
+    """``max_budget_usd`` for sub-agents: each of a child's requests is checked before it is
+    sent, as the main loop's are; a spent budget stops the child and the input (a
+    :class:`~zpi_host.subagents.SubagentObserver`)."""
+
+    def __init__(self, client: SDKClient) -> None:
+        self.client = client
+        self._unsubscribe: dict[str, Any] = {}
+
+    async def subagent_started(self, child: AgentSession, link: Any) -> None:
+        def check(event: Event) -> None:
+            session = self.client._session
+            if session is not None and self.client._budget.check(session):
+                child.abort()
+                session.abort()
+
+        self._unsubscribe[child.session_id] = child.subscribe(check, ["turn_start"])
+
+    async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
+        unsubscribe = self._unsubscribe.pop(child.session_id, None)
+        if unsubscribe is not None:
+            unsubscribe()
+
+
+class _ChildMessages:
+    """A sub-agent's tool calls and results on the message stream, each marked with the
+    ``parent_tool_use_id`` of the call that started it (claude-agent-sdk's default; its text
+    is not forwarded)."""
+
+    def __init__(self, client: SDKClient) -> None:
+        self.client = client
+        self._unsubscribe: dict[str, Any] = {}
+
+    async def subagent_started(self, child: AgentSession, link: Any) -> None:
+        def forward(event: Event) -> None:
+            client = self.client
+            if client._translator is None or client._send is None:
+                return
+            for message in client._translator.subagent(event, link.tool_call_id):
+                client._send.send_nowait(message)
+
+        self._unsubscribe[child.session_id] = child.subscribe(forward,
+                                                              ["message_end", "tool_end"])
+
+    async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
+        unsubscribe = self._unsubscribe.pop(child.session_id, None)
+        if unsubscribe is not None:
+            unsubscribe()
 
 
 def _failed_run(session: AgentSession, exc: Exception, started: float) -> RunResult:

@@ -20,10 +20,12 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..session import AgentSession
+    from ..subagents import SubagentLink
     from ..transcript.records import Record
     from .session_store import SessionKey
 
-__all__ = ["FLUSH_MODES", "TranscriptMirror", "attach_mirror", "check_store", "detach_mirror"]
+__all__ = ["FLUSH_MODES", "SubagentMirrors", "TranscriptMirror", "attach_mirror", "check_store",
+           "detach_mirror"]
 
 FLUSH_MODES = ("batched", "eager")
 FLUSH_INTERVAL = 0.1
@@ -177,3 +179,30 @@ async def detach_mirror(session: AgentSession, mirror: TranscriptMirror) -> None
     session.store.on_commit = None
     with anyio.CancelScope(shield=True):
         await mirror.close()
+
+
+class SubagentMirrors:
+    """Mirrors each sub-agent of a session under its own key (``subagents/agent-<id>``) from
+    its start to its end, with the session's store, flush mode and error report; a
+    :class:`~zpi_host.subagents.SubagentObserver`. ``start_soon`` runs a mirror's worker in
+    the client's task group; a child's records are all written when it stops."""
+
+    def __init__(self, store: Any, key: SessionKey, *, flush_mode: str,
+                 on_error: Callable[[SessionKey, str], None] | None,
+                 start_soon: Callable[[Callable[[], Any]], object]) -> None:
+        self.store, self.key, self.flush_mode = store, key, flush_mode
+        self.on_error, self.start_soon = on_error, start_soon
+        self._mirrors: dict[str, TranscriptMirror] = {}
+
+    async def subagent_started(self, child: AgentSession, link: SubagentLink) -> None:
+        from .session_store import subagent_key
+
+        mirror = attach_mirror(child, self.store, subagent_key(self.key, child.session_id),
+                               flush_mode=self.flush_mode, on_error=self.on_error)
+        self._mirrors[child.session_id] = mirror
+        self.start_soon(mirror.run)
+
+    async def subagent_stopped(self, child: AgentSession, link: SubagentLink) -> None:
+        mirror = self._mirrors.pop(child.session_id, None)
+        if mirror is not None:
+            await detach_mirror(child, mirror)

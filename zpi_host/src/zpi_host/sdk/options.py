@@ -40,9 +40,9 @@ STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks' tools); removed bare like
 #: STANDARD_TOOLS
-OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop")
+OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent")
 #: the plugin and service tools those stand in for, hidden under their own names
-OPTIONAL_TOOLS = ("skill", "task_output", "task_stop")
+OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task")
 
 
 class UnsupportedOptionError(UsageError):
@@ -65,7 +65,8 @@ class HookMatcher:
     on_failure: str | None = None
 
 
-def _unset(value: Any) -> bool:
+def is_unset(value: Any) -> bool:
+    """None, False or empty: an option (or field) that was not given."""
     return value is None or value is False or (hasattr(value, "__len__") and len(value) == 0)
 
 
@@ -89,8 +90,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "resume_session_at": "resuming at a given message is not implemented; fork_session() "
                          "with up_to then resume the fork",
     "resume_drops_turn": "not implemented",
-    "agents": "programmatic agent definitions are not implemented; put them in "
-              "agents/*.md in the agent dir or a plugin",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
     "max_thinking_tokens": "a thinking token budget is not supported; use effort",
@@ -99,6 +98,10 @@ UNSUPPORTED: Mapping[str, str] = {
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
 }
+
+#: as in Claude Code, starting a sub-agent (``Agent``) needs no approval in any mode; its tool
+#: calls are checked one by one, and ``agent:NAME`` deny rules still deny
+SUBAGENTS_ALLOWED = "agent:*"
 
 #: effort -> this host's reasoning level
 EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high"}
@@ -179,7 +182,7 @@ class AgentOptions:
             raise UsageError("project_key chooses a session store's scope; it needs "
                              "session_store")
         for name, why in UNSUPPORTED.items():
-            if not _unset(getattr(self, name)):
+            if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
@@ -220,6 +223,9 @@ class AgentOptions:
         if self.ask_user is not None and not callable(self.ask_user):
             raise UsageError(f"ask_user must be an async callable, got "
                              f"{type(self.ask_user).__name__}")
+        from .agents import kernel_agents
+
+        kernel_agents(self.agents)
 
     def _check_store(self) -> None:
         from .mirror import check_store
@@ -264,6 +270,10 @@ class AgentOptions:
             kwargs["agent_dir"] = self.agent_dir
         if self.env:
             kwargs["environ"] = {**os.environ, **{str(k): str(v) for k, v in self.env.items()}}
+        if self.agents:
+            from .agents import kernel_agents
+
+            kwargs["agents"] = kernel_agents(self.agents)
         if self.ask_user is not None:
             from ..ports import HostPorts
 
@@ -381,8 +391,11 @@ class AgentOptions:
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
         removed = set(self.disallowed_tools) & {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
-        return {"permission_mode": mode, "allow": list(self.allowed_tools),
-                "deny": [r for r in self.disallowed_tools if r not in removed]}
+        deny = [r for r in self.disallowed_tools if r not in removed]
+        allow = list(self.allowed_tools)
+        if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:
+            allow.append(SUBAGENTS_ALLOWED)
+        return {"permission_mode": mode, "allow": allow, "deny": deny}
 
 
 #: claude-agent-sdk's name

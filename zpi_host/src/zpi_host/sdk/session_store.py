@@ -47,6 +47,16 @@ class SessionKey(TypedDict):
     subpath: NotRequired[str]
 
 
+#: the subpath of a sub-agent's transcript is this prefix and the agent id
+SUBAGENT_PREFIX = "subagents/agent-"
+
+
+def subagent_key(key: SessionKey, agent_id: str) -> SessionKey:
+    """The key of sub-agent ``agent_id`` of the session ``key``."""
+    return {"project_key": key["project_key"], "session_id": key["session_id"],
+            "subpath": SUBAGENT_PREFIX + agent_id}
+
+
 class SessionListSubkeysKey(TypedDict):
     project_key: str
     session_id: str

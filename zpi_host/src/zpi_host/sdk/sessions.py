@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ForkSessionResult", "SDKSessionInfo", "SessionMessage", "delete_session", "fork_session",
-    "get_session_info", "get_session_messages", "list_sessions", "rename_session",
-    "tag_session",
+    "get_session_info", "get_session_messages", "get_subagent_messages", "list_sessions",
+    "list_subagents", "rename_session", "tag_session",
 ]
 
 AgentDir = str | Path | None
@@ -152,6 +152,69 @@ def get_session_messages(session_id: str, directory: str | None = None,
         kind, data = _api_message(message)
         out.append(SessionMessage(kind, uuid, session_id, data))
     return out
+
+
+def subagent_messages(owner: Any, session_id: str, limit: int | None,
+                      offset: int) -> list[SessionMessage]:
+    """A sub-agent's conversation (``owner``: its SessionManager) as SessionMessages of the
+    parent ``session_id``, each naming the parent's tool call that started it."""
+    from ..subagents import NAMESPACE
+    from ..transcript import CustomRecord
+
+    link = next((r.data for r in owner.records if isinstance(r, CustomRecord)
+                 and r.namespace == NAMESPACE and isinstance(r.data, dict)
+                 and r.data.get("event") == "link"), {})
+    call_id = link.get("tool_call_id") or None
+    pairs = owner.history_entries()
+    pairs = pairs[offset:] if limit is None else pairs[offset:offset + limit]
+    out = []
+    for uuid, message in pairs:
+        kind, data = _api_message(message)
+        out.append(SessionMessage(kind, uuid, session_id, data,
+                                  parent_tool_use_id=call_id if isinstance(call_id, str)
+                                  else None))
+    return out
+
+
+def _subagent_files(session_id: str, directory: str | None, agent_dir: AgentDir
+                    ) -> dict[str, Path]:
+    """agent id -> its transcript, for a saved session (empty when there is none)."""
+    from ..transcript.paths import agent_dir as default_agent_dir
+    from ..transcript.paths import check_session_id, find_session, subagents_folder
+
+    agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    path = find_session(check_session_id(session_id), agent, directory)
+    if path is None:
+        return {}
+    try:
+        found = sorted(subagents_folder(path).glob("agent-*.jsonl"))
+    except OSError:
+        return {}
+    return {p.name[len("agent-"):-len(".jsonl")]: p for p in found if p.is_file()}
+
+
+def list_subagents(session_id: str, directory: str | None = None, *,
+                   agent_dir: AgentDir = None) -> list[str]:
+    """The ids of a saved session's sub-agents, sorted (``[]`` when it has none or there is
+    no such session)."""
+    return list(_subagent_files(session_id, directory, agent_dir))
+
+
+def get_subagent_messages(session_id: str, agent_id: str, directory: str | None = None,
+                          limit: int | None = None, offset: int = 0, *,
+                          agent_dir: AgentDir = None) -> list[SessionMessage]:
+    """A sub-agent's conversation (``[]`` when there is no such session or sub-agent);
+    ``limit`` and ``offset`` as for :func:`get_session_messages`. Each message's
+    ``parent_tool_use_id`` is the parent's tool call that started the sub-agent."""
+    from ..transcript import SessionManager, read_transcript
+
+    _count(limit, "limit", optional=True)
+    _count(offset, "offset", optional=False)
+    path = _subagent_files(session_id, directory, agent_dir).get(agent_id) \
+        if isinstance(agent_id, str) else None
+    if path is None:
+        return []
+    return subagent_messages(SessionManager(read_transcript(path)), session_id, limit, offset)
 
 
 def rename_session(session_id: str, title: str, directory: str | None = None, *,

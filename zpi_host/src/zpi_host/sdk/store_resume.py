@@ -1,7 +1,9 @@
 """Resuming from a session store: the mirror is read first, and what it holds is materialized
 as a JSONL file in a private temporary folder that the normal resume path opens (the folder is
-removed after the query). ``None`` from the store falls back to the local session of the same
-id; an error from the store propagates (it never silently falls back)."""
+removed after the query), with the sub-agents' transcripts beside it when the store has
+``list_subkeys`` (a failure there propagates too). ``None`` from the store falls back to the
+local session of the same id; an error from the store propagates (it never silently falls
+back)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..transcript.paths import check_session_id
-from .session_store import SessionKey, SessionStoreError, supports
+from ..transcript.paths import check_session_id, is_agent_id, subagents_folder
+from .session_store import SUBAGENT_PREFIX, SessionKey, SessionStoreError, supports
 
 __all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
            "resolve_resume"]
@@ -24,24 +27,56 @@ __all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
 class Materialized:
     """A transcript loaded from a store, written to ``path`` inside a private folder."""
 
-    def __init__(self, session_id: str, entries: list[Any]) -> None:
+    def __init__(self, session_id: str, entries: list[Any],
+                 subagents: Mapping[str, list[Any]] | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="zpi-store-resume-"))
         self.path = self.folder / f"{session_id}.jsonl"
         #: the uuids the store has already (not mirrored again)
         self.uuids = {e["uuid"] for e in entries
                       if isinstance(e, dict) and isinstance(e.get("uuid"), str)}
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                for entry in entries:
-                    out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
-                    out.write("\n")
+            _write_jsonl(self.path, entries)
+            if subagents:
+                children = subagents_folder(self.path)
+                children.mkdir(parents=True, mode=0o700)
+                for agent_id, child in subagents.items():
+                    _write_jsonl(children / f"agent-{agent_id}.jsonl", child)
         except BaseException:
             self.remove()
             raise
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _write_jsonl(path: Path, entries: list[Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        for entry in entries:
+            out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            out.write("\n")
+
+
+async def _load_subagents(store: Any, key: SessionKey, timeout_ms: int) -> dict[str, list[Any]]:
+    """The session's sub-agent transcripts in the store (agent id -> entries); none when the
+    store cannot list subkeys."""
+    if not supports(store, "list_subkeys"):
+        return {}
+    where = f"session {key['session_id']}"
+    subkeys = await _bounded(store.list_subkeys(key), timeout_ms, f"list_subkeys of {where}")
+    out: dict[str, list[Any]] = {}
+    for subpath in subkeys:
+        if not isinstance(subpath, str) or not subpath.startswith(SUBAGENT_PREFIX):
+            continue  # not a sub-agent's transcript: nothing of this host's
+        agent_id = subpath[len(SUBAGENT_PREFIX):]
+        if not is_agent_id(agent_id):
+            raise SessionStoreError(f"session store: {where} has a sub-agent key {subpath!r} "
+                                    "that cannot be a file name; it cannot be resumed")
+        entries = await _bounded(store.load({**key, "subpath": subpath}), timeout_ms,
+                                 f"load of {subpath} of {where}")
+        if entries:
+            out[agent_id] = entries
+    return out
 
 
 async def _bounded(call: Any, timeout_ms: int, what: str) -> Any:
@@ -66,7 +101,7 @@ async def load_for_resume(store: Any, project_key: str, session_id: str,
     if not entries or not isinstance(entries, list):
         raise SessionStoreError(f"session store returned no records for session {session_id} "
                                 f"(project {project_key!r}); it cannot be resumed")
-    return Materialized(session_id, entries)
+    return Materialized(session_id, entries, await _load_subagents(store, key, timeout_ms))
 
 
 async def newest_session(store: Any, project_key: str, timeout_ms: int) -> str | None:

@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ..transcript.errors import SessionNotFoundError
+from ..transcript.paths import is_agent_id
 from .session_store import (
+    SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
     fold_session_summary,
     project_key_for_directory,
+    subagent_key,
     supports,
 )
 from .sessions import (
@@ -30,11 +33,13 @@ from .sessions import (
     _api_message,
     _count,
     _millis,
+    subagent_messages,
 )
 
 __all__ = [
     "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
-    "get_session_messages_from_store", "list_sessions_from_store", "rename_session_via_store",
+    "get_session_messages_from_store", "get_subagent_messages_from_store",
+    "list_sessions_from_store", "list_subagents_from_store", "rename_session_via_store",
     "tag_session_via_store",
 ]
 
@@ -51,12 +56,17 @@ def _lines(entries: list[Any]) -> bytes:
                     for e in entries)
 
 
+def _read_lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def _owner(entries: list[Any], key: SessionKey) -> Any:
     """The loaded session as an in-memory SessionManager (validated like a file)."""
     from ..transcript.reader import parse_transcript
     from ..transcript.store import SessionManager
 
-    where = Path(f"<store {key['project_key']}/{key['session_id']}>")
+    sub = f"/{key['subpath']}" if key.get("subpath") else ""
+    where = Path(f"<store {key['project_key']}/{key['session_id']}{sub}>")
     return SessionManager(parse_transcript(_lines(entries), where))
 
 
@@ -135,6 +145,34 @@ async def get_session_messages_from_store(
     return out
 
 
+async def list_subagents_from_store(store: Any, session_id: str,
+                                    directory: str | None = None, *,
+                                    project_key: str | None = None) -> list[str]:
+    """The ids of a session's sub-agents in the store, sorted (needs ``list_subkeys``)."""
+    _need(store, "listing sub-agents", "list_subkeys")
+    key = _key(session_id, directory, project_key)
+    return sorted(sub[len(SUBAGENT_PREFIX):] for sub in await store.list_subkeys(key)
+                  if sub.startswith(SUBAGENT_PREFIX) and is_agent_id(sub[len(SUBAGENT_PREFIX):]))
+
+
+async def get_subagent_messages_from_store(
+    store: Any, session_id: str, agent_id: str, directory: str | None = None,
+    limit: int | None = None, offset: int = 0, *, project_key: str | None = None,
+) -> list[SessionMessage]:
+    """A sub-agent's conversation in the store (``[]`` when it has none), validated as a
+    local file is."""
+    _count(limit, "limit", optional=True)
+    _count(offset, "offset", optional=False)
+    key = _key(session_id, directory, project_key)
+    if not is_agent_id(agent_id):
+        return []
+    child = subagent_key(key, agent_id)
+    entries = await _load(store, child)
+    if entries is None:
+        return []
+    return subagent_messages(_owner(entries, child), key["session_id"], limit, offset)
+
+
 async def _append_change(store: Any, key: SessionKey, change: str, value: Any) -> None:
     from ..transcript.codec import encode_record
 
@@ -184,11 +222,14 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
                                  new_id: str | None = None) -> ForkSessionResult:
     """Copy a session in the store (up to and including record ``up_to_message_id``) to a
     new session in the store, as the local ``fork_session`` does (titled the same way;
-    ``new_id``, if given, must be free in the store). The whole source (with its
-    sub-transcripts) is read and validated first; the new sub-transcripts are written before
-    the main one, and on failure what was written of the fork is deleted."""
+    ``new_id``, if given, must be free in the store; the sub-agents started in the copied part
+    are copied and linked to the fork; subkeys no record of the session names are copied as
+    they are). The whole source (with its sub-transcripts) is read and validated first; the
+    new sub-transcripts are written before the main one, and on failure what was written of
+    the fork is deleted."""
     from ..transcript.errors import SessionExistsError
     from ..transcript.helpers import fork_session as kernel_fork
+    from ..transcript.paths import SUBAGENT_NAMESPACE, subagents_folder
     from .sessions import fork_title
 
     _need(store, "forking a session", "list_subkeys", "delete")
@@ -197,7 +238,9 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     if entries is None:
         raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
                                    f"(project {key['project_key']!r})")
-    _owner(entries, key)  # validates the source
+    started = {r.data.get("agent_id") for r in _owner(entries, key).records  # validates it
+               if getattr(r, "namespace", None) == SUBAGENT_NAMESPACE
+               and isinstance(r.data, dict) and r.data.get("event") == "start"}
     if new_id is not None and new_id.lower() != key["session_id"] and \
             await _load(store, _key(new_id, directory, project_key)) is not None:
         raise SessionExistsError(f"cannot fork into session id {new_id}: the session store "
@@ -206,26 +249,39 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     if title is None or not title.strip():
         data = fold_session_summary(None, key, entries)["data"]
         title = fork_title(data.get("title"), data.get("first_prompt"))
-    children = {}
+    agents, others = {}, {}
     for subpath in await store.list_subkeys(key):
-        child = await _load(store, {**key, "subpath": subpath})
-        if child is not None:
-            children[subpath] = child
+        child_key: SessionKey = {**key, "subpath": subpath}
+        child = await _load(store, child_key)
+        if child is None:
+            continue
+        _owner(child, child_key)  # validates the sub-transcript before anything is written
+        agent_id = subpath[len(SUBAGENT_PREFIX):]
+        if subpath.startswith(SUBAGENT_PREFIX) and agent_id in started and \
+                is_agent_id(agent_id):
+            agents[agent_id] = child  # forked with the session
+        else:
+            others[subpath] = child
     with tempfile.TemporaryDirectory(prefix="zpi-store-fork-") as folder:
         agent = Path(folder)
         source = agent / "sessions" / "fork" / f"{key['session_id']}.jsonl"
-        source.parent.mkdir(parents=True)
+        subagents_folder(source).mkdir(parents=True)
         source.write_bytes(_lines(entries))
+        for agent_id, child in agents.items():
+            (subagents_folder(source) / f"agent-{agent_id}.jsonl").write_bytes(_lines(child))
         new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent,
                              new_id=new_id)
         from ..transcript.helpers import rename_session
 
         rename_session(new_id, title.strip(), agent_dir=agent)
-        forked = [json.loads(line) for line in
-                  (source.parent / f"{new_id}.jsonl").read_text(encoding="utf-8").splitlines()]
+        new_path = source.parent / f"{new_id}.jsonl"
+        forked = _read_lines(new_path)
+        for path in sorted(subagents_folder(new_path).glob("agent-*.jsonl")):
+            others[SUBAGENT_PREFIX + path.name[len("agent-"):-len(".jsonl")]] = \
+                _read_lines(path)
     target: SessionKey = {"project_key": key["project_key"], "session_id": new_id}
     try:
-        for subpath, child in children.items():
+        for subpath, child in others.items():
             await store.append({**target, "subpath": subpath}, child)
         await store.append(target, forked)
     except Exception:

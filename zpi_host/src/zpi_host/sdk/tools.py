@@ -1,7 +1,8 @@
 """The standard tool names: ``Read``, ``Write``, ``Edit``, ``Bash`` with Claude's parameters,
 adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools; ``Skill`` onto
 the Claude adapter's ``skill`` tool when the session has it (same parameters); ``TaskOutput``
-and ``TaskStop`` onto builtins:tasks' ``task_output`` and ``task_stop``.
+and ``TaskStop`` onto builtins:tasks' ``task_output`` and ``task_stop``; ``Agent`` (Claude
+Code's sub-agent tool, formerly ``Task``) onto builtins:subagents' ``task``.
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -31,7 +32,8 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 #: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
                                      "bash": "Bash", "skill": "Skill",
-                                     "task_output": "TaskOutput", "task_stop": "TaskStop"}
+                                     "task_output": "TaskOutput", "task_stop": "TaskStop",
+                                     "task": "Agent"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -84,6 +86,14 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
         "task_id": {"type": "string", "description": "The id of the background task to stop."},
         "shell_id": {"type": "string", "description": "Deprecated: use task_id."},
     }, "additionalProperties": False},
+    "Agent": {"type": "object", "properties": {
+        "description": {"type": "string", "description": "A short (3-5 word) description of "
+                                                         "the task."},
+        "prompt": {"type": "string", "description": "The task for the agent to perform: all "
+                                                    "it needs, since it sees nothing else."},
+        "subagent_type": {"type": "string", "description": "The type of agent to use "
+                                                           "(default general-purpose)."},
+    }, "required": ["description", "prompt"], "additionalProperties": False},
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -100,13 +110,17 @@ DESCRIPTIONS: Mapping[str, str] = {
                   "end first.",
     "TaskStop": "Stop a background task and every process it started. Stopping a task that "
                 "already ended does nothing.",
+    "Agent": "Launch a new agent to handle a complex, multi-step task on its own; it returns "
+             "its final answer. The agent types are listed in the instructions. Start several "
+             "in one answer to run them in parallel. The agent sees nothing of this "
+             "conversation: give it the whole task.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
 #: problem concerns the arguments as a whole)
 _CLAUDE_FIELDS: Mapping[str, str | None] = {
     "path": "file_path", "edits[0].old_text": "old_string", "edits[0].new_text": "new_string",
-    "edits[0].replace_all": "replace_all", "edits[0]": None}
+    "edits[0].replace_all": "replace_all", "edits[0]": None, "agent_type": "subagent_type"}
 
 
 def _read(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
@@ -167,10 +181,15 @@ def _unchanged(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     return dict(args)
 
 
+def _agent(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    return {"agent_type": args.get("subagent_type") or "general-purpose",
+            "description": args["description"], "prompt": args["prompt"]}
+
+
 #: Claude's arguments -> the wrapped tool's, given the parameter names that tool accepts
 CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]] = {
     "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
-    "TaskOutput": _task_output, "TaskStop": _task_stop,
+    "TaskOutput": _task_output, "TaskStop": _task_stop, "Agent": _agent,
 }
 
 

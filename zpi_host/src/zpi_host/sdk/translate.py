@@ -226,6 +226,27 @@ class Translator:
                 "pre_tokens": getattr(r, "tokens_before", None)}})]
         return []
 
+    def subagent(self, event: Event, parent_tool_use_id: str) -> list[Message]:
+        """A sub-agent's event as claude-agent-sdk reports it by default: its tool calls and
+        their results only (no text), marked with the parent's call that started it."""
+        if isinstance(event, MessageEnd):
+            calls: list[ContentBlock] = [b for b in assistant_blocks(event.message)
+                                         if isinstance(b, ToolUseBlock)]
+            if not calls:
+                return []
+            message = event.message
+            return [AssistantMessage(calls, model=f"{message.provider}:{message.model}",
+                                     parent_tool_use_id=parent_tool_use_id,
+                                     usage=usage_dict(message.usage),
+                                     stop_reason=message.stop_reason,
+                                     session_id=self.session.session_id)]
+        if isinstance(event, ToolEnd):
+            result = event.result
+            block = ToolResultBlock(result.call_id, result_content(result.content),
+                                    result.is_error)
+            return [UserMessage([block], parent_tool_use_id=parent_tool_use_id)]
+        return []
+
     def _stream(self, event: dict[str, Any]) -> StreamEvent:
         return StreamEvent(str(uuids.uuid4()), self.session.session_id, event)
 

@@ -95,6 +95,8 @@ class ToolMetadata:
     concurrency_safe: bool = False
     side_effects: bool = True
     interactive: bool = False
+    #: the tool starts sub-agents (``task``): a sub-agent never gets it (no nesting)
+    spawns_subagents: bool = False
 
 
 @attrs.frozen

@@ -30,12 +30,22 @@ from .errors import (
     TranscriptError,
 )
 from .lock import FileLock, open_owner
-from .paths import check_session_id, find_session, iter_session_files, new_session_id, not_found
+from .paths import (
+    SUBAGENT_NAMESPACE,
+    check_session_id,
+    find_session,
+    is_agent_id,
+    iter_session_files,
+    new_session_id,
+    not_found,
+    subagents_folder,
+)
 from .reader import read_transcript
 from .records import (
     FORMAT_VERSION,
     AssistantRecord,
     CompactionRecord,
+    CustomRecord,
     ForkOrigin,
     HeaderRecord,
     Record,
@@ -157,7 +167,8 @@ def tag_session(session_id: str, tags: Iterable[str], *, agent_dir: Path | str |
 
 def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                    cwd: Path | str | None = None) -> None:
-    """Delete a session's file and its spill folder; a missing session is not an error."""
+    """Delete a session's file, its sub-agents' transcripts and its spill folder; a missing
+    session is not an error."""
     from ..spill import remove_spill_folder, spill_folder
 
     path = _find(session_id, agent_dir, cwd)
@@ -171,6 +182,7 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                                "before deleting it")
     lock = FileLock.acquire(path)
     try:
+        _remove_subagents(path)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         remove_spill_folder(spill_folder(_agent(agent_dir), check_session_id(session_id)))
@@ -187,10 +199,11 @@ def fork_session(session_id: str, up_to: str | None = None, *,
 
     The copy gets new record uuids, its own session id, a header naming where it came from
     (``forkedFrom``), and new tool call ids (consistently across assistant tool calls,
-    ``tool_use`` and ``tool_result``). Timestamps and unknown fields are kept. The spilled
-    tool output the copied results point at is copied into the fork's own spill folder (and
-    the results point there). A call left without result at the cut is closed as interrupted
-    when the fork is first opened."""
+    ``tool_use``, ``tool_result`` and the sub-agent records). The sub-agents started in the
+    copied part are copied too (their transcripts read and validated first), linked to the
+    fork. Timestamps and unknown fields are kept. The spilled tool output the copied results
+    point at is copied into the fork's own spill folder (and the results point there). A call
+    left without result at the cut is closed as interrupted when the fork is first opened."""
     path = _find(session_id, agent_dir, cwd)
     if path is None:
         raise not_found(session_id, agent_dir)
@@ -218,6 +231,7 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     branch = _ancestors(by_uuid, target)
     header = branch[0]
     assert isinstance(header, HeaderRecord)
+    children = _subagent_transcripts(path, branch)  # read (and validated) before any write
     new_id = new_id or new_session_id()
     new_path = path.parent / f"{new_id}.jsonl"
     origin = ForkOrigin(session_id=header.session_id, uuid=target)
@@ -229,11 +243,14 @@ def fork_session(session_id: str, up_to: str | None = None, *,
         for record in branch[1:]:
             copy = fork._copy(record, **remap.changes(record))
             remap.uuids[record.uuid] = copy.uuid
+        for name, records in children.items():
+            _copy_subagent(records, subagents_folder(new_path) / name, new_id, remap)
         fork.close()
     except BaseException:
         from ..spill import remove_spill_folder, spill_folder
 
         fork.close()
+        _remove_subagents(new_path)
         new_path.unlink(missing_ok=True)
         remove_spill_folder(spill_folder(agent, new_id))
         raise
@@ -266,6 +283,60 @@ def _result_strings(message: ToolResultMessage) -> list[str]:
 
 
 # ------------------------------------------------------------------------------- internals
+
+
+def _subagent_transcripts(session_file: Path, branch: Sequence[Record]
+                          ) -> dict[str, Sequence[Record]]:
+    """The records of each sub-agent started in ``branch`` whose transcript exists, by file
+    name (a damaged one raises, so a fork never copies half a tree)."""
+    out: dict[str, Sequence[Record]] = {}
+    for record in branch:
+        data = record.data if isinstance(record, CustomRecord) and \
+            record.namespace == SUBAGENT_NAMESPACE else None
+        if not isinstance(data, dict) or data.get("event") != "start":
+            continue
+        agent_id = data.get("agent_id")
+        if not is_agent_id(agent_id):
+            continue
+        child = subagents_folder(session_file) / f"agent-{agent_id}.jsonl"
+        if child.is_file():
+            out[child.name] = read_transcript(child).records
+    return out
+
+
+def _copy_subagent(records: Sequence[Record], target: Path, parent_id: str,
+                   parent_remap: _Remap) -> None:
+    """A sub-agent's transcript copied for a fork of its parent: new record uuids, its link
+    naming the fork and the fork's id of the call that started it."""
+    header = records[0]
+    assert isinstance(header, HeaderRecord)
+    child = SessionManager.create(header.cwd, session_id=header.session_id, path=target)
+    try:
+        remap = _Remap()
+        for record in records[1:]:
+            changes = remap.changes(record)
+            data = record.data if isinstance(record, CustomRecord) and \
+                record.namespace == SUBAGENT_NAMESPACE else None
+            if isinstance(data, dict) and data.get("event") == "link":
+                call = data.get("tool_call_id")
+                changes["data"] = {**data, "parent_session_id": parent_id, "tool_call_id":
+                                   parent_remap.call(call) if call else call}
+            copy = child._copy(record, **changes)
+            remap.uuids[record.uuid] = copy.uuid
+    finally:
+        child.close()
+
+
+def _remove_subagents(session_file: Path) -> None:
+    """The sub-agent transcripts of a session being deleted, and their folders when empty."""
+    import shutil
+
+    from .paths import subagents_folder
+
+    folder = subagents_folder(session_file)
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()  # <id>/, unless something else lives there
 
 
 def _agent(agent_dir: Path | str | None) -> Path:
@@ -352,6 +423,10 @@ class _Remap:
             return {"call_id": new, "message": self.result(record.message, new)}
         if isinstance(record, CompactionRecord) and record.first_kept_uuid is not None:
             return {"first_kept_uuid": self.uuids.get(record.first_kept_uuid)}
+        if isinstance(record, CustomRecord) and record.namespace == SUBAGENT_NAMESPACE and \
+                isinstance(record.data, dict) and record.data.get("tool_call_id"):
+            return {"data": {**record.data,
+                             "tool_call_id": self.call(record.data["tool_call_id"])}}
         return {}
 
 

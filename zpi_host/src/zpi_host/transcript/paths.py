@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 from ..settings import agent_dir
 from .errors import InvalidSessionIdError, SessionNotFoundError
@@ -61,6 +62,26 @@ def check_session_id(session_id: object) -> str:
 
 def session_path(session_id: str, cwd: Path | str, agent: Path) -> Path:
     return project_dir(cwd, agent) / f"{check_session_id(session_id)}{SUFFIX}"
+
+
+#: a session's sub-agent transcripts: ``<id>/subagents/agent-<agent id>.jsonl`` beside its file
+SUBAGENTS_FOLDER = "subagents"
+#: the namespace of the ``custom`` records that link a session and its sub-agents
+SUBAGENT_NAMESPACE = "zpi.subagent"
+
+
+_AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+
+
+def is_agent_id(value: object) -> TypeGuard[str]:
+    """Whether ``value`` can name a sub-agent's file (``agent-<id>.jsonl``): this host's ids
+    are UUIDs; anything with a path separator or a leading dot is refused."""
+    return isinstance(value, str) and _AGENT_ID.fullmatch(value) is not None
+
+
+def subagents_folder(session_file: Path) -> Path:
+    """Where the sub-agents of the session saved in ``session_file`` are saved."""
+    return session_file.parent / session_file.stem / SUBAGENTS_FOLDER
 
 
 def iter_session_files(agent: Path, cwd: Path | str | None = None) -> Iterator[Path]:

@@ -213,6 +213,11 @@ class SessionManager:
         return self._header
 
     @property
+    def fsync(self) -> Fsync:
+        """The fsync policy (a sub-agent's transcript gets its parent's)."""
+        return "record" if self._fsync_each else "turn"
+
+    @property
     def in_memory_only(self) -> bool:
         return self.path is None
 
