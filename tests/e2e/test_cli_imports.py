@@ -45,3 +45,21 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
     parsed = rows(f"--cwd={other}", "--list-plugins", f"--plugin-dir={folder}", "--json")
     assert fast == parsed
     assert "claude:p" in [row["name"] for row in fast]
+
+
+def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> None:
+    """Start-up cost: a scripted one-turn run with no bash rule, no skill and no YAML
+    frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table."""
+    script = tmp_path / "hello.jsonl"
+    script.write_text(json.dumps({"text": "hello"}) + "\n")
+    code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"
+            "print(code, out.getvalue().strip(), json.dumps([m for m in ("
+            "'zpi_host.permissions.shell', 'zpi_host.permissions.wrappers', 'tree_sitter', "
+            "'yaml', 'frontmatter', 'html', 'httpx') if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "hello", "[]"], out.stdout + out.stderr
