@@ -119,3 +119,30 @@ def test_the_cli_builds_its_classes_through_the_cache(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", program], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == ["0", "True"], done.stderr
+
+
+def test_the_file_keeps_what_was_used_first_and_stays_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr("zpi_host.codecache.MAX_ENTRIES", 3)
+    path = tmp_path / "c.marshal"
+
+    def names(cache: GeneratedCodeCache) -> set[str]:
+        return set(GeneratedCodeCache(cache.path).entries)
+
+    first = GeneratedCodeCache(path)
+    for n in range(3):
+        first.compile(f"x = {n}\n", f"<attrs generated methods m.A{n}>")
+    first.save()
+    second = GeneratedCodeCache(path)  # uses one of them and a new one: both kept, one other
+    second.compile("x = 2\n", "<attrs generated methods m.A2>")
+    second.compile("y = 1\n", "<attrs generated methods m.B>")
+    second.save()
+    kept = names(second)
+    assert len(kept) == 3 and {"<attrs generated methods m.A2>",
+                               "<attrs generated methods m.B>"} <= kept
+    third = GeneratedCodeCache(path)  # used more than the bound: nothing saved
+    for n in range(4):
+        third.compile(f"z = {n}\n", f"<attrs generated methods m.C{n}>")
+    third.save()
+    assert names(third) == kept

@@ -30,8 +30,9 @@ from typing import Any
 
 __all__ = ["GeneratedCodeCache", "cache_path", "install"]
 
-#: entries kept at most (one per generated class script); beyond that nothing is added
-MAX_ENTRIES = 4096
+#: entries kept at most (one per generated class script: a run uses about 120, a listing
+#: about 60); a process that used more (a test run building thousands of classes) saves none
+MAX_ENTRIES = 400
 #: the parameters of ``attr._make._compile_and_eval`` this cache stands in for
 EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
 
@@ -62,6 +63,7 @@ class GeneratedCodeCache:
         self.path = path
         self.flags = flags
         self.entries: dict[str, tuple[str, CodeType]] = {}
+        self.used: set[str] = set()
         self.added = 0
         self.hits = 0
         self._load()
@@ -91,21 +93,29 @@ class GeneratedCodeCache:
         if (type(entry) is tuple and len(entry) == 2 and entry[0] == key
                 and type(entry[1]) is CodeType):
             self.hits += 1
+            self.used.add(filename)
             return _with_constant(entry[1], SEED_STAND_IN, seed)
         code = compile(key, filename, "exec", self.flags, True)
-        if len(self.entries) < MAX_ENTRIES or filename in self.entries:
-            self.entries[filename] = (key, code)
-            self.added += 1
+        self.entries[filename] = (key, code)
+        self.used.add(filename)
+        self.added += 1
         return _with_constant(code, SEED_STAND_IN, seed)
 
     def save(self) -> None:
-        """Write the cache if something was added (atomically; any OSError is ignored)."""
-        if not self.added or sys.dont_write_bytecode:
+        """Write the cache if something was added (atomically; any OSError is ignored): the
+        entries this process used, then those of the file it did not use (other commands'),
+        up to :data:`MAX_ENTRIES`, so the file stays small enough to load at every start."""
+        if not self.added or sys.dont_write_bytecode or len(self.used) > MAX_ENTRIES:
             return
+        kept = {name: self.entries[name] for name in self.used}
+        for name, entry in self.entries.items():
+            if len(kept) >= MAX_ENTRIES:
+                break
+            kept.setdefault(name, entry)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, self.flags, self.entries)))
+            temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, self.flags, kept)))
             os.replace(temporary, self.path)
             self.added = 0
         except OSError:
