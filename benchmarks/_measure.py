@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 ROW_PREFIX = "BENCH-ROW "
+#: a benchmark that cannot run here prints this, the reason, and exits 0 without rows
+SKIP_PREFIX = "BENCH-SKIP "
 
 
 def interleave(sides: Mapping[str, Callable[[], float]], rounds: int,

@@ -6,8 +6,9 @@ the ``BENCH-ROW`` lines they print. ``tox -e bench`` runs this.
 
     python benchmarks/run_all.py [--quick] [NAME ...]
 
-Exits 1 when a benchmark fails (a wrong result, a crash) or prints no row; a missed target
-is reported in the table, not an exit status.
+Exits 1 when a benchmark fails (a wrong result, a crash) or prints no row without saying why
+it skipped (``BENCH-SKIP``: the peer benchmark when Claude Code cannot be fetched); a missed
+target is reported in the table, not an exit status.
 """
 
 from __future__ import annotations
@@ -18,16 +19,17 @@ import sys
 import time
 from pathlib import Path
 
-from _measure import Row, format_table, machine, parse_rows
+from _measure import SKIP_PREFIX, Row, format_table, machine, parse_rows
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("cold_start", "loop_overhead", "provider_turns", "parallel_tools", "bash_output",
               "sse_parse", "transcript_load", "hook_dispatch", "sdk_query", "session_store",
-              "builtins_overhead")
+              "builtins_overhead", "peer_claude_code")
 
 
-def run(name: str, quick: bool) -> tuple[list[Row], str | None]:
-    """(rows, problem) of one benchmark run; its output goes to ours as it comes."""
+def run(name: str, quick: bool) -> tuple[list[Row], str | None, str | None]:
+    """(rows, problem, skip reason) of one benchmark run; its output goes to ours as it
+    comes. A benchmark that cannot run here (a ``BENCH-SKIP`` line) has no rows."""
     command = [sys.executable, str(HERE / f"{name}.py"), *(["--quick"] if quick else [])]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
     assert process.stdout is not None
@@ -38,11 +40,13 @@ def run(name: str, quick: bool) -> tuple[list[Row], str | None]:
         sys.stdout.flush()
     code = process.wait()
     rows = parse_rows("".join(lines))
+    skipped = next((line[len(SKIP_PREFIX):].strip() for line in lines
+                    if line.startswith(SKIP_PREFIX)), None)
     if code != 0:
-        return rows, f"{name} exited with status {code}"
-    if not rows:
-        return rows, f"{name} printed no row"
-    return rows, None
+        return rows, f"{name} exited with status {code}", skipped
+    if not rows and skipped is None:
+        return rows, f"{name} printed no row", None
+    return rows, None, skipped
 
 
 def main() -> int:
@@ -61,11 +65,14 @@ def main() -> int:
     started = time.perf_counter()
     rows: list[Row] = []
     problems: list[str] = []
+    skips: list[str] = []
     for name in names:
-        got, problem = run(name, args.quick)
+        got, problem, skipped = run(name, args.quick)
         rows += got
         if problem:
             problems.append(problem)
+        if skipped:
+            skips.append(skipped)
     print()
     print("=" * 100)
     print(format_table(rows, "all benchmarks" + (" (QUICK: figures are not meaningful)"
@@ -76,6 +83,8 @@ def main() -> int:
     missed = [r.measure for r in rows if r.met is False]
     print(f"{len(rows)} rows in {time.perf_counter() - started:.0f} s: {met} targets met, "
           f"{len(missed)} missed")
+    for skipped in skips:
+        print(f"SKIPPED: {skipped}")
     for problem in problems:
         print(f"FAILED: {problem}")
     return 1 if problems else 0

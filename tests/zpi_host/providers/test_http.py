@@ -237,3 +237,31 @@ async def test_a_wrong_path_is_a_404_with_a_hint(connect, zpi_model_server):
     with pytest.raises(ProviderHTTPError, match=r"\(HTTP 404\).*check the model name and "
                                                 r"base_url \(http://127"):
         await collect(provider)
+
+
+# ------------------------------------------------- no certificate store for plain HTTP
+
+
+def _streamer(url: str) -> http.HTTPStreamer:
+    from zpi_host.providers.catalog import Credential, RequestPolicy
+
+    return http.HTTPStreamer("openai", url, {}, Credential("none", None, None), RequestPolicy())
+
+
+def _ca_certificates(streamer: http.HTTPStreamer) -> int:
+    context = streamer._client_for_request()._transport._pool._ssl_context  # type: ignore
+    return int(context.cert_store_stats()["x509_ca"])
+
+
+def test_a_plain_http_client_skips_the_certificate_store(monkeypatch) -> None:
+    for name in http.HTTP_PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    import ssl
+
+    local = _streamer("http://127.0.0.1:8080/v1/chat/completions")
+    assert _ca_certificates(local) == 0
+    context = local._client_for_request()._transport._pool._ssl_context  # type: ignore
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname  # refuses TLS
+    assert _ca_certificates(_streamer("https://api.example/v1/chat/completions")) > 0
+    monkeypatch.setenv("HTTP_PROXY", "https://proxy.example:3128")  # TLS to the proxy
+    assert _ca_certificates(_streamer("http://127.0.0.1:8080/v1/chat/completions")) > 0

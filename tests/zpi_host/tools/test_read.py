@@ -282,3 +282,65 @@ def test_fifo_refused(ctx: ToolContext, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolFailure, match="pipe is not a regular file"):
         run(ctx, path="pipe")
+
+
+# ------------------------------------------- the fast numbering against a plain reference
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from zpi_host.tools.read import NUMBER_BLOCK, _text_result  # noqa: E402
+
+
+def _reference(text: str, offset: int | None, limit: int | None) -> str:
+    """What a read shows, written the plain way (one formatted line at a time)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    lines = [line.removesuffix("\r") for line in lines]
+    start = offset or 1
+    window = lines[start - 1:start - 1 + min(limit or MAX_LINES, MAX_LINES)]
+    width = max(6, len(str(len(lines))))
+    shown, used = [], 0
+    for number, line in enumerate(window, start):
+        if len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line)} characters in all]"
+        row = f"{number:>{width}}\t{line}\n"
+        used += len(row.encode())
+        if used > MAX_OUTPUT_BYTES and shown:
+            break
+        shown.append(row)
+    return "".join(shown).rstrip("\n")
+
+
+_LINE = st.one_of(st.text(st.sampled_from("ab \té\r"), max_size=8),
+                  st.integers(0, 2 * MAX_LINE_CHARS + 5).map("x".__mul__),
+                  st.integers(0, 60).map("é".__mul__))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=40), st.integers(0, 3), st.integers(1, 60),
+       st.one_of(st.none(), st.integers(1, 45)), st.one_of(st.none(), st.integers(1, 50)),
+       st.booleans())
+def test_numbered_lines_match_the_plain_reference(lines: list[str], repeat_: int,
+                                                  stretch: int, offset: int | None,
+                                                  limit: int | None, final_newline: bool
+                                                  ) -> None:
+    """Numbering from cached blocks, lengths reused for the byte limit: the same output as
+    formatting line by line (also across the blocks of numbers, and with cut lines)."""
+    text = "\n".join(lines * (1 + repeat_ * stretch)) + ("\n" if final_newline else "")
+    if not text:
+        return  # covered by test_empty_file
+    try:
+        result = _text_result(Path("f"), "f", text, {"offset": offset, "limit": limit})
+    except ToolFailure:
+        return  # offset past the end: covered by test_offset_past_end
+    body = result.content[0].text.split("\n\n[showing lines", 1)[0]  # type: ignore[union-attr]
+    assert body == _reference(text, offset, limit)
+
+
+def test_numbers_across_a_block_boundary() -> None:
+    text = "".join(f"l{n}\n" for n in range(1, NUMBER_BLOCK + 20))
+    result = _text_result(Path("f"), "f", text, {"offset": NUMBER_BLOCK - 2, "limit": 5})
+    assert result.content[0].text.splitlines()[:5] == [  # type: ignore[union-attr]
+        f"{n:>6}\tl{n}" for n in range(NUMBER_BLOCK - 2, NUMBER_BLOCK + 3)]

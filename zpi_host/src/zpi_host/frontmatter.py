@@ -3,7 +3,8 @@
 Only the syntax lives here: ``---`` delimited YAML at the top of a file, parsed with
 python-frontmatter's YAML handler. What each field means is each kind's business
 (``zpi_host.resources``). python-frontmatter and PyYAML are imported on first use, so importing
-this module stays cheap for the CLI.
+this module stays cheap for the CLI; the usual frontmatter (a few ``key: some text`` lines)
+does not need them at all (:func:`simple_mapping`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,36 @@ class FrontmatterError(ZpiError):
         self.problem = problem
         #: 1-based line in the file where the problem is, when the YAML parser knows it.
         self.line = line
+
+
+#: python-frontmatter's ``YAMLHandler.FM_BOUNDARY``: a line of three or more dashes
+BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+#: ``key: value`` where YAML can only mean the text as written: the key a name, the value
+#: printable ASCII starting with a letter (no YAML indicator), no comment, no nested mapping
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,127}):[ ]+([A-Za-z][ -~]*?)[ ]*")
+#: plain words that YAML 1.1 (PyYAML) reads as booleans or null, whatever their case here
+_YAML_WORDS = frozenset({"yes", "no", "true", "false", "on", "off", "null"})
+
+
+def simple_mapping(block: str) -> dict[str, str] | None:
+    """The frontmatter ``block`` as YAML would read it, without a YAML parser, when every
+    line is blank or ``key: text`` whose text YAML takes as a plain string (no quotes,
+    lists, comments, booleans, numbers, dates or continuation lines); None otherwise (then
+    the caller parses it with PyYAML). Saves importing PyYAML for the usual skill, command
+    and agent file."""
+    metadata: dict[str, str] = {}
+    for line in block.split("\n"):
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            if line.strip(" "):
+                return None
+            continue
+        key, value = match.groups()
+        if (key.lower() in _YAML_WORDS or value.lower() in _YAML_WORDS or ": " in value
+                or value.endswith(":") or " #" in value):
+            return None
+        metadata[key] = value
+    return metadata
 
 
 _TOP_LEVEL_LINE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*?)[ \t]*$")
@@ -95,37 +126,22 @@ def parse_frontmatter(source: str | bytes, path: Path | str) -> tuple[dict[str, 
     else:
         text = source.removeprefix("\ufeff")
 
-    import yaml
-    from frontmatter.default_handlers import YAMLHandler
-
-    handler = YAMLHandler()
-    boundary = handler.FM_BOUNDARY
-    assert boundary is not None
     start = len(text) - len(text.lstrip())
     skipped_lines = text.count("\n", 0, start)
     text = text[start:]
-    if not handler.detect(text):
+    opening = BOUNDARY.match(text)
+    if opening is None:
         return {}, text.strip()
-    opening = boundary.match(text)
-    assert opening is not None
-    closing = boundary.search(text, opening.end())
+    closing = BOUNDARY.search(text, opening.end())
     if closing is None:
         raise FrontmatterError(
             path, "the frontmatter opened by '---' is never closed; add a '---' line after it",
             skipped_lines + 1,
         )
     block = text[opening.end():closing.start()]
-    try:
-        metadata = handler.load(block)
-    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. a date like 2024-13-45
-        lenient = _quote_plain_values(block, handler.load)
-        try:
-            if lenient is None:
-                raise
-            metadata = handler.load(lenient)
-        except (yaml.YAMLError, ValueError):
-            offset = skipped_lines + text.count("\n", 0, opening.end())
-            raise _yaml_error(path, exc, offset) from exc
+    metadata = simple_mapping(block)
+    if metadata is None:
+        metadata = _load_yaml(block, path, skipped_lines + text.count("\n", 0, opening.end()))
     if metadata is None:
         metadata = {}
     if not isinstance(metadata, dict):
@@ -141,3 +157,22 @@ def parse_frontmatter(source: str | bytes, path: Path | str) -> tuple[dict[str, 
             path, f"frontmatter keys must be text, got {bad_keys[0]!r}; quote the key"
         )
     return metadata, text[closing.end():].strip()
+
+
+def _load_yaml(block: str, path: Path | str, offset: int) -> Any:
+    """``block`` parsed by python-frontmatter's YAML handler, leniently (see
+    :func:`_quote_plain_values`); ``offset`` lines of the file precede it (for errors)."""
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
+
+    handler = YAMLHandler()
+    try:
+        return handler.load(block)
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. a date like 2024-13-45
+        lenient = _quote_plain_values(block, handler.load)
+        try:
+            if lenient is None:
+                raise
+            return handler.load(lenient)
+        except (yaml.YAMLError, ValueError):
+            raise _yaml_error(path, exc, offset) from exc

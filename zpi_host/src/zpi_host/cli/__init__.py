@@ -115,8 +115,35 @@ def versions() -> list[tuple[str, str]]:
     return found
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+#: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
+COMMANDS = ("run", "prompt", "chat", "sessions", "models")
+
+
+def given_command(args: Sequence[str]) -> str | None:
+    """The command named in ``args`` when it can be told without the parser (the first word
+    that is not an option or the value of a top-level option); None otherwise, and for a
+    top-level ``--help`` (which lists every command)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--", "-h", "--help"):
+            return None
+        if arg in LISTING_OPTIONS:
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+    """The parser of every command, or with ``only``: of that command in full and of the
+    others as placeholders, so a command's start does not import and build the options of
+    the four others (``--help`` and a command not told in advance get the full parser)."""
     import argparse
+    from importlib import import_module
 
     parser = argparse.ArgumentParser(
         prog="zpi-host",
@@ -142,17 +169,13 @@ def build_parser():  # type: ignore[no-untyped-def]
                         help="with --list-plugins or a command: also load DIR as a ZCode plugin "
                              "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from .chat import add_chat_parser
-    from .models import add_models_parser
-    from .prompt import add_prompt_parser
-    from .run import add_run_parser
-    from .sessions import add_sessions_parser
-
-    add_run_parser(commands)
-    add_prompt_parser(commands)
-    add_chat_parser(commands)
-    add_sessions_parser(commands)
-    add_models_parser(commands)
+    for name in COMMANDS:
+        if only is None or name == only:
+            adder = getattr(import_module(f".{name}", __name__), f"add_{name}_parser")
+            adder(commands)
+        else:  # stands in for a command not given: any arguments, nothing imported
+            placeholder = commands.add_parser(name, add_help=False)
+            placeholder.add_argument("unparsed", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -255,6 +278,9 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
+    from ..codecache import install
+
+    install()  # attrs classes built from here on reuse their compiled methods
     listing = None if modules else listing_arguments(rest)
     if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins
@@ -264,8 +290,12 @@ def _main(argv: Sequence[str] | None) -> int:
                             strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
                             plugin_dirs=listing["--plugin-dir"],
                             zcode_plugin_dirs=listing["--zcode-plugin-dir"])
-    parser = build_parser()
+    only = given_command(rest)
+    parser = build_parser(only)
     args = parse(parser, rest)
+    if only is not None and args.command != only:  # told wrong: parse again, in full
+        parser = build_parser()
+        args = parse(parser, rest)
     if args.command is None and not _asks_for_something(args) and _on_a_terminal():
         args = parse(parser, [*rest, "chat"])  # zpi-host alone on a terminal: a chat
     args.plugin_modules = modules

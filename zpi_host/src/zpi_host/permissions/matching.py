@@ -13,9 +13,25 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import shell, wrappers
+if TYPE_CHECKING:
+    from . import shell
+
+
+def _parse_line(command: str) -> shell.ShellLine:
+    """:func:`.shell.parse_line`, imported on first use: only a bash rule needs the parser
+    (tree-sitter), so a session without one does not import it."""
+    from .shell import parse_line
+
+    return parse_line(command)
+
+
+def _program_name(word: str) -> str:
+    from .wrappers import program_name
+
+    return program_name(word)
+
 
 #: Shell tools: tool name -> the argument holding the command line. Rules for these tools match
 #: the command (prefix ``git status:*``, glob ``npm run *``); extend it for your own shell tool.
@@ -69,7 +85,7 @@ def command_matches(pattern: str, command: str, *, strict: bool) -> bool:
         return True
     if strict:
         return cover_command([pattern], command) is not None
-    line = shell.parse_line(command)
+    line = _parse_line(command)
     if next(line.unknowns(), None) is not None:
         return True
     return _may_match_line(_deny_form(pattern), line) or \
@@ -81,7 +97,7 @@ def unseen_note(pattern: str, command: str) -> str:
     visibly runs, else a note saying what could not be seen (for the reason text)."""
     if _names_line(pattern, command):
         return ""
-    line = shell.parse_line(command)
+    line = _parse_line(command)
     why = next(line.unknowns(), None)
     if why is None or _may_match_line(_deny_form(pattern), line):
         return ""
@@ -98,7 +114,7 @@ def cover_command(patterns: Sequence[str], command: str) -> list[int] | None:
         if _names_line(pattern, command):
             return [i]
     used: list[int] = []
-    return used if _allowed_line(patterns, shell.parse_line(command), used) else None
+    return used if _allowed_line(patterns, _parse_line(command), used) else None
 
 
 def _names_line(pattern: str, command: str) -> bool:
@@ -147,7 +163,7 @@ def _text(view: Sequence[shell.Word], *, basename: bool = False) -> str:
     name alone (``/bin/rm`` → ``rm``)."""
     words = [RUNTIME if w is None else w for w in view]
     if basename and words and words[0] != RUNTIME:
-        words[0] = wrappers.program_name(words[0])
+        words[0] = _program_name(words[0])
     return normalize_command(" ".join(words))
 
 
@@ -157,9 +173,9 @@ def _deny_form(pattern: str) -> str:
     pattern = normalize_command(pattern)
     program, space, rest = pattern.partition(" ")
     if "/" in program and not program.endswith(":*"):
-        return wrappers.program_name(program) + space + rest
+        return _program_name(program) + space + rest
     if program.endswith(":*") and "/" in program:
-        return wrappers.program_name(program[:-2]) + ":*" + space + rest
+        return _program_name(program[:-2]) + ":*" + space + rest
     return pattern
 
 
@@ -231,7 +247,7 @@ def suggest_command_rules(tool_name: str, command: str) -> list[str]:
     """Rules a user might add to allow this command: ``bash(git push:*)`` per simple command
     it runs (the first two words, or one when the second is an option or a path)."""
     rules: list[str] = []
-    for assignments, view in _allow_views(shell.parse_line(command)):
+    for assignments, view in _allow_views(_parse_line(command)):
         words = [w for w in view if w is not None]
         if not words or view[0] is None or None in assignments:
             continue

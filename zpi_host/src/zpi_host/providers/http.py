@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -99,8 +100,10 @@ class HTTPStreamer:
             timeout = httpx.Timeout(connect=p.connect_timeout, read=p.read_timeout,
                                     write=p.write_timeout, pool=p.connect_timeout)
             self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport,
-                                             follow_redirects=False)
+                                             follow_redirects=False,
+                                             **plain_http_tls(self.url, os.environ))
         return self._client
+
 
     async def stream(
         self, body: Mapping[str, Any] | bytes, decoder: Callable[[], StreamDecoder]
@@ -348,3 +351,23 @@ def _note(error: Exception, note: str) -> None:
     error.args = (f"{error}{note}",)
     if isinstance(error, ProviderError):
         error.detail += note
+
+
+#: proxy variables httpx reads for a plain ``http://`` URL
+HTTP_PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def plain_http_tls(url: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    """For a client that only ever talks plain HTTP (a local model server: the URL is
+    ``http://``, no redirects are followed, no proxy reached over TLS): a TLS context without
+    the certificate store, ``{"verify": context}``, since loading the store is most of
+    making an httpx client (several ms per start). It still requires a verified certificate,
+    so were TLS ever used it would refuse rather than trust. ``{}`` otherwise (the default
+    verification)."""
+    if not url.lower().startswith("http://") or any(
+            environ.get(name, "").lower().startswith("https") for name in HTTP_PROXY_VARIABLES):
+        return {}
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies; holds no certificate
+    return {"verify": context}

@@ -9,7 +9,6 @@ it becomes a :class:`ResourceDiagnostic` naming the file and the problem.
 from __future__ import annotations
 
 import hashlib
-import html
 import os
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
@@ -282,6 +281,8 @@ class ResourceLoader:
         visible = [skill for skill in self._scan.skills.values() if skill.model_invocable]
         if not visible:
             return ""
+        import html  # here: its entity table is not worth importing for a run without skills
+
         lines = [
             "The following skills provide specialised instructions for specific tasks. When a "
             "task matches a skill's description, read its SKILL.md at the location given with "

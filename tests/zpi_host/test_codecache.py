@@ -1,0 +1,148 @@
+"""The disk cache of attrs-generated methods (zpi_host.codecache): a second process reuses the
+compiled code, the classes behave exactly as freshly compiled ones (hash seeds included), and
+a bad or foreign cache file is ignored."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zpi_host.codecache import GeneratedCodeCache
+
+#: run in a fresh process: install the cache at argv[1], build attrs classes, report
+PROGRAM = r"""
+import json, sys
+from pathlib import Path
+from zpi_host.codecache import install
+cache = install(Path(sys.argv[1]))
+import attrs
+
+@attrs.frozen
+class Point:
+    x: int
+    y: int = 0
+
+@attrs.define
+class Box:
+    items: list = attrs.field(factory=list)
+
+p = Point(1, 2)
+seed = hash("<attrs generated hash __main__.Point>")
+print(json.dumps({
+    "hits": cache.hits, "added": cache.added,
+    "hash_ok": hash(p) == hash((seed, 1, 2)),
+    "eq": p == Point(1, 2) and p != Point(2, 1),
+    "repr": repr(p) + " " + repr(Box([3])),
+    "frozen": not hasattr(p, "__dict__"),
+}))
+"""
+
+
+def run(cache: Path, *, seed: str = "0", write: bool = True) -> dict[str, object]:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run([sys.executable, "-c", PROGRAM, str(cache)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    assert result["hash_ok"] and result["eq"], result
+    assert result["repr"] == "Point(x=1, y=2) Box(items=[3])"
+    return result
+
+
+def test_a_second_process_reuses_the_compiled_methods(tmp_path: Path) -> None:
+    cache = tmp_path / "pycache" / "attrs.marshal"
+    first = run(cache, seed="1")
+    assert first["hits"] == 0 and first["added"] == 2
+    assert cache.is_file()
+    # another hash seed: the code comes from the cache, with this process's seed put back
+    second = run(cache, seed="2")
+    assert second["hits"] == 2 and second["added"] == 0
+
+
+def test_nothing_is_written_when_bytecode_writing_is_off(tmp_path: Path) -> None:
+    cache = tmp_path / "attrs.marshal"
+    run(cache, write=False)
+    assert not cache.exists()
+    run(cache)
+    assert run(cache, write=False)["hits"] == 2  # read either way, as .pyc files are
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", marshal.dumps((b"\0\0\r\n", 0, {})),
+                                     marshal.dumps(("not", "a", "cache")),
+                                     marshal.dumps([1, 2, 3])])
+def test_a_damaged_or_foreign_file_is_ignored_and_replaced(tmp_path: Path,
+                                                           content: bytes) -> None:
+    cache = tmp_path / "attrs.marshal"
+    cache.write_bytes(content)
+    assert run(cache)["hits"] == 0
+    assert run(cache)["hits"] == 2
+
+
+def test_an_entry_for_another_script_is_not_used(tmp_path: Path) -> None:
+    cache = GeneratedCodeCache(tmp_path / "c.marshal")
+    name = "<attrs generated methods m.C>"
+    first = cache.compile("def f():\n    return 1\n", name)
+    second = cache.compile("def f():\n    return 2\n", name)
+    namespace: dict[str, object] = {}
+    exec(second, namespace)
+    assert first is not second and namespace["f"]() == 2  # type: ignore[operator]
+    assert cache.hits == 0
+
+
+def test_an_unwritable_place_is_not_an_error(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cache = GeneratedCodeCache(blocker / "sub" / "c.marshal")  # a folder under a file
+    cache.compile("x = 1\n", "<attrs generated methods m.X>")
+    cache.save()
+    assert not (blocker / "sub").exists()
+
+
+def test_the_cli_builds_its_classes_through_the_cache(tmp_path: Path) -> None:
+    program = ("import io, contextlib, zpi_host.codecache as c, zpi_host.cli as cli\n"
+               "with contextlib.redirect_stdout(io.StringIO()):\n"
+               "    code = cli.main(['--list-plugins', '--json'])\n"
+               "print(code, c._installed is not None and c._installed.hits + "
+               "c._installed.added > 0)")
+    env = {**os.environ, "ZPI_AGENT_DIR": str(tmp_path / "agent")}
+    done = subprocess.run([sys.executable, "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["0", "True"], done.stderr
+
+
+def test_the_file_keeps_what_was_used_first_and_stays_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr("zpi_host.codecache.MAX_ENTRIES", 3)
+    path = tmp_path / "c.marshal"
+
+    def names(cache: GeneratedCodeCache) -> set[str]:
+        return set(GeneratedCodeCache(cache.path).entries)
+
+    first = GeneratedCodeCache(path)
+    for n in range(3):
+        first.compile(f"x = {n}\n", f"<attrs generated methods m.A{n}>")
+    first.save()
+    second = GeneratedCodeCache(path)  # uses one of them and a new one: both kept, one other
+    second.compile("x = 2\n", "<attrs generated methods m.A2>")
+    second.compile("y = 1\n", "<attrs generated methods m.B>")
+    second.save()
+    kept = names(second)
+    assert len(kept) == 3 and {"<attrs generated methods m.A2>",
+                               "<attrs generated methods m.B>"} <= kept
+    third = GeneratedCodeCache(path)  # used more than the bound: nothing saved
+    for n in range(4):
+        third.compile(f"z = {n}\n", f"<attrs generated methods m.C{n}>")
+    third.save()
+    assert names(third) == kept

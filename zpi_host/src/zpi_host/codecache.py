@@ -1,0 +1,159 @@
+"""A disk cache for the methods attrs generates: ``__pycache__`` for attrs classes.
+
+attrs writes the source of each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``
+... and compiles it when the class is built, at import. The CLI builds over a hundred such
+classes per start, and compiling their source was a fifth of a one-turn ``zpi-host run``.
+The compiled code depends on nothing but its source text, its file name and the Python
+version (the globals are supplied when it runs), so, like a ``.pyc``, it can be kept: this
+module keeps each generated script's code object in one marshal file in the ``__pycache__``
+folder of ``zpi_host`` (or under ``sys.pycache_prefix``), keyed by attrs' file name for the
+script and checked against the full source text before use.
+
+:func:`install` (called by the CLI) routes attrs' compile step through the cache. It does
+nothing when attrs' internal compile helper is not the one expected (another attrs version):
+then classes are compiled as usual. Like Python's own bytecode cache the file is written only
+when ``sys.dont_write_bytecode`` is false, read either way, and never an error: a file that is
+missing, unreadable, for another Python or attrs version, or damaged is ignored and replaced.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import marshal
+import os
+import sys
+from importlib.util import MAGIC_NUMBER, cache_from_source
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+__all__ = ["GeneratedCodeCache", "cache_path", "install"]
+
+#: entries kept at most (one per generated class script: a run uses about 120, a listing
+#: about 60); a process that used more (a test run building thousands of classes) saves none
+MAX_ENTRIES = 400
+#: the parameters of ``attr._make._compile_and_eval`` this cache stands in for
+EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
+
+#: stands for the per-process hash seed in cached scripts (attrs' ``__hash__`` starts its
+#: tuple with ``hash("<attrs generated hash module.Class>")``)
+SEED_STAND_IN = 7_363_584_206_116_729_443
+
+_installed: GeneratedCodeCache | None = None
+
+
+def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
+    """``code`` with the integer constant ``old`` replaced by ``new``, also in the code of the
+    functions it defines."""
+    if old == new:
+        return code
+    consts = tuple(new if type(c) is int and c == old
+                   else _with_constant(c, old, new) if type(c) is CodeType else c
+                   for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+class GeneratedCodeCache:
+    """Compiled code of generated scripts, loaded from and saved to ``path``; compiled with
+    ``flags`` (the ``__future__`` flags of the module that would compile them). A file written
+    by another Python (its bytecode magic number) or with other flags is ignored."""
+
+    def __init__(self, path: Path, flags: int = 0) -> None:
+        self.path = path
+        self.flags = flags
+        self.entries: dict[str, tuple[str, CodeType]] = {}
+        self.used: set[str] = set()
+        self.added = 0
+        self.hits = 0
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return
+        try:
+            header, flags, entries = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return
+        if header == MAGIC_NUMBER and flags == self.flags and isinstance(entries, dict):
+            self.entries = entries
+
+    def compile(self, script: str, filename: str) -> CodeType:
+        """The code of ``script`` (as ``compile(script, filename, "exec")``), from the cache
+        when it holds that exact script under that name. The one part of attrs' scripts that
+        differs from process to process, the class's hash seed (a ``hash()`` of a string,
+        randomised per process), is kept out of the key and put back into the code."""
+        seed = hash(filename.replace(" methods ", " hash ", 1))
+        key = script.replace(str(seed), str(SEED_STAND_IN))
+        if key.count(str(SEED_STAND_IN)) != 1 or str(SEED_STAND_IN) in script:
+            key, seed = script, SEED_STAND_IN  # no seed (or an unusual script): as it is
+        entry = self.entries.get(filename)
+        if (type(entry) is tuple and len(entry) == 2 and entry[0] == key
+                and type(entry[1]) is CodeType):
+            self.hits += 1
+            self.used.add(filename)
+            return _with_constant(entry[1], SEED_STAND_IN, seed)
+        code = compile(key, filename, "exec", self.flags, True)
+        self.entries[filename] = (key, code)
+        self.used.add(filename)
+        self.added += 1
+        return _with_constant(code, SEED_STAND_IN, seed)
+
+    def save(self) -> None:
+        """Write the cache if something was added (atomically; any OSError is ignored): the
+        entries this process used, then those of the file it did not use (other commands'),
+        up to :data:`MAX_ENTRIES`, so the file stays small enough to load at every start."""
+        if not self.added or sys.dont_write_bytecode or len(self.used) > MAX_ENTRIES:
+            return
+        kept = {name: self.entries[name] for name in self.used}
+        for name, entry in self.entries.items():
+            if len(kept) >= MAX_ENTRIES:
+                break
+            kept.setdefault(name, entry)
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, self.flags, kept)))
+            os.replace(temporary, self.path)
+            self.added = 0
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+
+
+def cache_path() -> Path:
+    """Where the cache lives: beside ``zpi_host``'s own bytecode."""
+    folder = Path(cache_from_source(str(Path(__file__).with_name("__init__.py")))).parent
+    return folder / f"attrs-generated.{sys.implementation.cache_tag}.marshal"
+
+
+def install(path: Path | None = None) -> GeneratedCodeCache | None:
+    """Compile attrs' generated methods through a :class:`GeneratedCodeCache` saved at exit.
+    Returns the cache, or None when attrs' compile helper is not the expected one. Calling it
+    again returns the cache already installed."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    import __future__
+
+    from attr import _make
+
+    original = getattr(_make, "_compile_and_eval", None)
+    code = getattr(original, "__code__", None)
+    if code is None or code.co_varnames[:code.co_argcount] != EXPECTED_PARAMETERS:
+        return None
+    # attrs compiles with the __future__ imports of its own module: so does the cache
+    flags = (__future__.annotations.compiler_flag
+             if getattr(_make, "annotations", None) is __future__.annotations else 0)
+    cache = GeneratedCodeCache(path or cache_path(), flags)
+
+    def compile_and_eval(script: str, globs: dict[str, Any] | None,
+                         locs: Any = None, filename: str = "") -> None:
+        eval(cache.compile(script, filename), globs, locs)  # attrs' own script, as attrs does
+
+    _make._compile_and_eval = compile_and_eval
+    atexit.register(cache.save)
+    _installed = cache
+    return cache
