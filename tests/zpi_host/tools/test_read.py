@@ -344,3 +344,39 @@ def test_numbers_across_a_block_boundary() -> None:
     result = _text_result(Path("f"), "f", text, {"offset": NUMBER_BLOCK - 2, "limit": 5})
     assert result.content[0].text.splitlines()[:5] == [  # type: ignore[union-attr]
         f"{n:>6}\tl{n}" for n in range(NUMBER_BLOCK - 2, NUMBER_BLOCK + 3)]
+
+
+def test_a_page_stays_within_the_sessions_output_limit(tmp_path: Path) -> None:
+    (tmp_path / "wide.txt").write_text(("x" * 199 + "\n") * 1000)
+    result = run(ToolContext(cwd=tmp_path, output_limit=8192), path="wide.txt")
+    assert len(result.text_content.encode()) <= 8192
+    assert result.text_content.endswith(
+        f"(output limit of 7 KiB reached); call read with offset={result.details['end'] + 1} "
+        "to continue]")
+
+
+@pytest.mark.anyio
+async def test_a_large_read_reaches_the_model_whole_under_the_default_limit(
+        zpi_env: Any, tmp_path: Path) -> None:
+    """The session's output protection (32 KiB by default) must not cut a hole in a page of
+    read (up to 50 KiB): the page is sized to the limit, so no preview and no spill file."""
+    from zpi_host.assembly import create_session
+    from zpi_host.messages import ToolResultMessage
+    from zpi_host.testing import ScriptedModel
+
+    (tmp_path / "wide.txt").write_text("".join(f"line {n} " + "y" * 90 + "\n"
+                                               for n in range(1, 2001)))
+    model = ScriptedModel([{"tool_calls": [{"name": "read", "arguments": {"path": "wide.txt"}}]},
+                           "ok"])
+    session = await create_session(model="t:m", provider=model, cwd=tmp_path,
+                                   permission_mode="bypass")
+    await session.run("read it")
+    await session.dispose()
+    (result,) = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    text = "".join(block.text for block in result.content)
+    assert "full_output_path" not in (result.details or {}) or \
+        result.details["full_output_path"] is None
+    shown = [line.split("\t", 1)[1] for line in text.split("\n\n")[0].splitlines()]
+    end = result.details["end"]
+    assert shown == [f"line {n} " + "y" * 90 for n in range(1, end + 1)]  # no gap
+    assert text.endswith(f"call read with offset={end + 1} to continue]")

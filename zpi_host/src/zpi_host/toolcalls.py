@@ -225,6 +225,7 @@ class ToolCallRunner:
             hidden_env=session.hidden_variables,
             judged_paths={j.raw: j for j in verdict.judged},
             streams_apart=call.id in session.streams_apart,
+            output_limit=self.output_limit,
         )
 
 

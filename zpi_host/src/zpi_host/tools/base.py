@@ -139,6 +139,10 @@ class ToolContext:
     #: a hook wants the call's stderr apart from its stdout (``SessionView.keep_streams_apart``):
     #: the bash tool then also reports each stream in ``details``
     streams_apart: bool = False
+    #: the session's output limit in bytes (setting ``tools.output_limit_bytes``): a tool that
+    #: pages its own output (``read``) stays within it, so the output protection never cuts
+    #: a hole in the middle of its result; None: no session limit known
+    output_limit: int | None = None
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 MAX_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
+#: bytes kept for the continuation note under a session's output limit, and the least a page
+#: may take however low that limit is
+NOTE_RESERVE = 512
+MIN_OUTPUT_BYTES = 1024
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -241,7 +245,8 @@ def execute_read(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         result = _image_result(path, shown, data, mime)
     else:
         text = decode_text(data, shown)
-        result = _text_result(path, shown, text.removeprefix(UTF8_BOM), args)
+        result = _text_result(path, shown, text.removeprefix(UTF8_BOM), args,
+                              output_budget(ctx))
     if ctx.file_state is not None:  # only a read that succeeded counts as seen
         ctx.file_state.record(found.real, found.fingerprint)
     return result
@@ -304,7 +309,17 @@ def _numbers(width: int, start: int) -> Iterator[str]:
     return islice(blocks, offset, None)
 
 
-def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any]) -> ToolResult:
+def output_budget(ctx: ToolContext) -> int:
+    """The bytes a page of numbered lines may take: :data:`MAX_OUTPUT_BYTES`, or less when
+    the session's output limit is lower (keeping room for the continuation note), so that a
+    page is never cut by the output protection into a head and a tail with a gap."""
+    if ctx.output_limit is None:
+        return MAX_OUTPUT_BYTES
+    return max(MIN_OUTPUT_BYTES, min(MAX_OUTPUT_BYTES, ctx.output_limit - NOTE_RESERVE))
+
+
+def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any],
+                 budget: int = MAX_OUTPUT_BYTES) -> ToolResult:
     lines = split_lines(text)
     total = len(lines)
     start = args.get("offset") or 1
@@ -326,14 +341,14 @@ def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any]) -> 
     window = raw if max(sizes) <= MAX_LINE_CHARS else list(map(_cut, raw))
     width = max(6, len(str(total)))
     # number, tab and newline: ASCII; a text that is ASCII is measured by its lengths
-    fit = _fitting(window, width + 2, MAX_OUTPUT_BYTES,
+    fit = _fitting(window, width + 2, budget,
                    sizes if window is raw and text.isascii() else None)
     byte_limited = fit < len(window)
     cut_lines = 0 if window is raw else sum(len(line) > MAX_LINE_CHARS for line in raw[:fit])
     end = start + fit - 1
     body = "\n".join(map(add, _numbers(width, start), window[:fit]))
     if end < total:
-        why = f" (output limit of {MAX_OUTPUT_BYTES // 1024} KiB reached)" if byte_limited else ""
+        why = f" (output limit of {budget // 1024} KiB reached)" if byte_limited else ""
         body += (
             f"\n\n[showing lines {start}-{end} of {total}{why}; call read with "
             f"offset={end + 1} to continue]"
