@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ async def test_add_view_replace_remove_in_both_scopes(zpi_env, tmp_path):
     assert build == ('---\nname: build\ndescription: "how to build"\nscope: project\n---\n\n'
                      "Run `make -j16`.\n")
     assert not (zpi_env.agent_dir / "memory" / "style.md").exists()
-    assert (zpi_env.agent_dir / "memory").is_dir()
+    assert stat.S_IMODE((zpi_env.agent_dir / "memory").stat().st_mode) == 0o700  # private
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/b", "..", ".hidden", "Build", "", "x" * 65,
@@ -167,7 +168,7 @@ async def test_the_index_in_the_system_prompt_follows_the_settings(zpi_env, tmp_
     await session.dispose()
     prompt = session.test_model.requests[0].system_prompt
     assert "- [project] build: how to build\n- [project] tests: how to test\n" in prompt
-    assert "(1 more memories are not listed here" in prompt and "notes" not in prompt
+    assert "(1 more memory is not listed here" in prompt and "notes" not in prompt
     off = await scripted_session(tmp_path, ["ok"], settings=builtins_settings(
         memory={"enabled": False}))
     await off.run("hi")

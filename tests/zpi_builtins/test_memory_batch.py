@@ -109,7 +109,7 @@ def test_answer_parsing_and_validation():
     updates, invalid = validate(parse_answer(fenced))
     assert [u.key for u in updates] == [("user", "a")] and invalid == []
     many = [{"action": "remove", "scope": "user", "name": f"m{i}"} for i in range(25)]
-    updates, invalid = validate(many + ["text"])
+    updates, invalid = validate([*many, "text"])
     assert len(updates) == 20 and len(invalid) == 6
     assert invalid[0][1] == "more than 20 updates in one batch"
 

@@ -122,9 +122,12 @@ def render_index(memories: Sequence[Memory], skipped: Sequence[Skipped], *, max_
         shown += 1
     notes = []
     if shown < len(memories):
-        notes.append(f"{len(memories) - shown} more memories are not listed here")
+        left = len(memories) - shown
+        notes.append(f"{left} more {'memory is' if left == 1 else 'memories are'} not listed "
+                     "here")
     if skipped:
-        notes.append(f"{len(skipped)} memory files could not be read")
+        notes.append(f"{len(skipped)} memory {'file' if len(skipped) == 1 else 'files'} could "
+                     "not be read")
     if notes:
         lines.append(f"({'; '.join(notes)}: `memory` with action view lists them all.)")
     return "\n".join(lines)

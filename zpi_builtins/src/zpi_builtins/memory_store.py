@@ -228,7 +228,9 @@ class MemoryDir:
         import fcntl
 
         try:
-            os.makedirs(self.path, mode=0o700, exist_ok=True)
+            # the user's memories are private; a project's live in its repository
+            os.makedirs(self.path, mode=0o700 if self.scope == "user" else 0o777,
+                        exist_ok=True)
         except OSError as exc:
             raise MemoryPathError(f"cannot make the {self.scope} memory directory {self.path}: "
                                   f"{exc}") from exc
