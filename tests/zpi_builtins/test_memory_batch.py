@@ -144,16 +144,22 @@ def test_two_processes_applying_batches_at_once_serialise(tmp_path):
     processes = [subprocess.Popen([sys.executable, "-c", APPLY, name, str(tmp_path)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for name in ("p1", "p2")]
-    deadline = time.monotonic() + 30
-    while not all((tmp_path / f"ready-{n}").exists() for n in ("p1", "p2")):
-        assert time.monotonic() < deadline, "the processes did not start"
-        time.sleep(0.01)
-    (tmp_path / "go").touch()
     outcomes = {}
-    for name, process in zip(("p1", "p2"), processes, strict=True):
-        out, err = process.communicate(timeout=60)
-        assert process.returncode == 0, err
-        outcomes[name] = json.loads(out)
+    try:
+        deadline = time.monotonic() + 30
+        while not all((tmp_path / f"ready-{n}").exists() for n in ("p1", "p2")):
+            assert time.monotonic() < deadline, "the processes did not start"
+            time.sleep(0.01)
+        (tmp_path / "go").touch()
+        for name, process in zip(("p1", "p2"), processes, strict=True):
+            out, err = process.communicate(timeout=60)
+            assert process.returncode == 0, err
+            outcomes[name] = json.loads(out)
+    finally:
+        for process in processes:  # never left polling for "go" when the test fails
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     winners = [n for n, o in outcomes.items() if "shared" in o["applied"]]
     assert len(winners) == 1
     (winner,) = winners
