@@ -192,6 +192,20 @@ SCHEMA = Section("", "keep", (
             Section("init", "warn", (
                 Setting("enabled", BOOL, True, "the `/init` command (writes AGENTS.md)"),
             )),
+            Section("memory", "warn", (
+                Setting("enabled", BOOL, True, "the `memory` tool and the memory index in the "
+                        "system prompt"),
+                Setting("index_max_entries", whole(1), 50,
+                        "memories listed by name in the system prompt at most"),
+                Setting("index_max_bytes", whole(512), 4096,
+                        "bytes of the memory index in the system prompt at most"),
+                Setting("batch", BOOL, False, "at session end, a side request proposes memory "
+                        "updates, applied unless a memory changed on disk meanwhile"),
+                Setting("batch_model", or_null(STRING), None,
+                        "the model that proposes memory updates (null: the session's model)"),
+                Setting("batch_timeout", seconds(above_zero=True), 60.0,
+                        "seconds the memory batch's side request may take"),
+            )),
         ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (
