@@ -456,3 +456,21 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(se
     assert server.requests[0][2]["Host"] == f"rebind.test:{port}"
     with pytest.raises(httpcore.ConnectError, match="was not checked"):
         await PinnedBackend().connect_tcp("127.0.0.1", int(port))
+
+
+class Stalling:
+    name = "stalling"
+
+    async def search(self, query, limit):
+        import anyio
+
+        await anyio.sleep(30)
+        return []
+
+
+async def test_a_backend_that_does_not_answer_hits_the_time_limit(
+        zpi_env, zpi_plugins, tmp_path):
+    zpi_plugins.register(Backends(Stalling()), "my-search")
+    text, error = await run_search(tmp_path, {"max_results": 3, "timeout_seconds": 0.2},
+                                   query="x")
+    assert error and "'stalling' did not answer within 0.2 s" in text

@@ -190,6 +190,8 @@ async def web_fetch(args: FetchArgs, ctx: ToolContext) -> ToolResult:
 
 
 async def web_search(args: SearchArgs, ctx: ToolContext) -> ToolResult:
+    import anyio
+
     from .web_search import NOT_CONFIGURED, filter_hits, format_hits
 
     session = ctx.session
@@ -209,10 +211,15 @@ async def web_search(args: SearchArgs, ctx: ToolContext) -> ToolResult:
             f"registered; registered: {', '.join(backends)}")
     name = wanted if wanted is not None else next(iter(backends))
     limit = int(config["max_results"])
+    timeout = float(config["timeout_seconds"])
     try:
         # ask for more when filtering, so that the limit is still met after it
-        hits = await backends[name].search(args.query, limit * (3 if args.allowed_domains or
-                                                                args.blocked_domains else 1))
+        with anyio.fail_after(timeout):
+            hits = await backends[name].search(
+                args.query, limit * (3 if args.allowed_domains or args.blocked_domains else 1))
+    except TimeoutError:
+        return ToolResult.error(f"search backend {name!r} did not answer within {timeout:g} s "
+                                f"(setting {SETTINGS}.timeout_seconds)", details={"backend": name})
     except ZpiError as exc:
         return ToolResult.error(str(exc), details={"backend": name})
     except Exception as exc:  # a plugin's backend: its failure is the call's result
