@@ -336,6 +336,9 @@ class HookCalls:
     ) -> list[Attributed]:
         return await self._flatten("zpi_register_resources", {"cwd": cwd, "settings": settings})
 
+    async def register_search_backends(self, settings: Mapping[str, Any]) -> list[Attributed]:
+        return await self._flatten("zpi_register_search_backends", {"settings": settings})
+
     async def prepare_tools(
         self, tools: Sequence[Any], resources: Any, cwd: Path, settings: Mapping[str, Any]
     ) -> list[Attributed]:

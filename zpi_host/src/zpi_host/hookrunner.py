@@ -58,6 +58,7 @@ DEFAULT_ON_ERROR: Mapping[str, OnError] = {
     "zpi_register_providers": "raise",
     "zpi_register_commands": "raise",
     "zpi_register_resources": "raise",
+    "zpi_register_search_backends": "raise",
     "zpi_prepare_tools": "raise",
     "zpi_instructions": "fail-open",
     "zpi_system_prompt": "raise",
@@ -109,7 +110,8 @@ NOT_GOVERNED: Mapping[str, str] = {
 #: Hooks whose answer is a list (contributions).
 LIST_HOOKS = frozenset({
     "zpi_register_tools", "zpi_tool_overrides", "zpi_register_providers",
-    "zpi_register_commands", "zpi_register_resources", "zpi_prepare_tools",
+    "zpi_register_commands", "zpi_register_resources", "zpi_register_search_backends",
+    "zpi_prepare_tools",
 })
 
 #: Hooks that return nothing; a returned value is a mistake (the plugin expected an effect).

@@ -175,6 +175,28 @@ def zpi_register_resources(cwd: Path, settings: Mapping[str, Any]) -> Sequence[A
 
 
 @hookspec
+def zpi_register_search_backends(settings: Mapping[str, Any]) -> Sequence[Any] | None:
+    """Contribute web search backends, which a search tool (``builtins:web``'s
+    ``web_search``) sends its queries to.
+
+    When: the first time a session's search tool asks for its backends (through
+    ``SessionView.ports.search``), once per session.
+
+    Arguments:
+        settings: the session's merged settings, read-only (a backend reads its URL there).
+
+    Returns: a sequence of :class:`~zpi_host.ports.SearchBackend` (a ``name`` and an async
+    ``search(query, limit)`` giving :class:`~zpi_host.ports.SearchHit` objects), or ``None``.
+    Return only backends that are configured.
+
+    Combining: concatenated in call order; a name registered twice is an error naming both
+    plugins (the search tool reports it).
+
+    Async: allowed.
+    """
+
+
+@hookspec
 def zpi_prepare_tools(
     tools: Sequence[Any], resources: Any, cwd: Path, settings: Mapping[str, Any]
 ) -> Sequence[Any] | None:

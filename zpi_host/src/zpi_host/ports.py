@@ -5,8 +5,8 @@ only through the ports a session exposes as ``SessionView.ports``. The embedding
 chooses the user-facing ones (``create_session(ports=HostPorts(...))``): the CLI gives a
 terminal prompt and the terminal stream on a TTY, the SDK gives its ``ask_user`` callback;
 without them a service is told plainly that nobody can answer. The session fills in the
-ports it owns: side requests to a model (:class:`ModelPort`) and the session's own records
-(:class:`StoragePort`).
+ports it owns: side requests to a model (:class:`ModelPort`), the session's own records
+(:class:`StoragePort`) and the search backends plugins register (:class:`SearchPort`).
 """
 
 from __future__ import annotations
@@ -379,12 +379,63 @@ class SubagentPort:
         return await self._session.run_subagent(agent_type, prompt, max_turns=max_turns,
                                                 description=description,
                                                 tool_call_id=tool_call_id)
+@attrs.frozen
+class SearchHit:
+    """One result of a web search."""
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+class SearchBackend(Protocol):
+    """Where a search tool sends its queries (``zpi_register_search_backends``)."""
+
+    name: str
+
+    async def search(self, query: str, limit: int) -> Sequence[SearchHit]: ...
+
+
+class SearchBackendError(ZpiError):
+    """A search backend that was registered wrongly or failed to answer; the message names
+    it and says why."""
+
+
+class SearchPort:
+    """The search backends plugins register for this session, asked for once
+    (``zpi_register_search_backends`` with the session's settings)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._backends: dict[str, SearchBackend] | None = None
+
+    async def backends(self) -> dict[str, SearchBackend]:
+        """Name -> backend, in the hook's call order; raises :class:`SearchBackendError` for a
+        backend without a name or a ``search`` method, or a name registered twice."""
+        if self._backends is None:
+            session = self._session
+            found: dict[str, tuple[str, SearchBackend]] = {}
+            for answer in await session.host.hooks.register_search_backends(session.settings):
+                backend, plugin = answer.value, answer.plugin
+                name = getattr(backend, "name", None)
+                if not isinstance(name, str) or not name or \
+                        not callable(getattr(backend, "search", None)):
+                    raise SearchBackendError(
+                        f"plugin {plugin!r} registered a search backend without a name or an "
+                        f"async search(query, limit) method: {backend!r:.100}")
+                if name in found:
+                    raise SearchBackendError(
+                        f"search backend {name!r} is registered by both {found[name][0]!r} and "
+                        f"{plugin!r}; disable one of the plugins")
+                found[name] = (plugin, backend)
+            self._backends = {name: backend for name, (_, backend) in found.items()}
+        return dict(self._backends)
 
 
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "storage", "subagents", "tasks", "terminal")
+    __slots__ = ("ask_user", "model", "search", "storage", "subagents", "tasks", "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -394,3 +445,4 @@ class SessionPorts:
         self.storage = StoragePort(session)
         self.tasks = TaskPort(session)
         self.subagents = SubagentPort(session)
+        self.search = SearchPort(session)

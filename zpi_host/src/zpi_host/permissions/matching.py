@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +37,13 @@ def _program_name(word: str) -> str:
 #: the command (prefix ``git status:*``, glob ``npm run *``); extend it for your own shell tool.
 COMMAND_ARGUMENTS: dict[str, str] = {"bash": "command"}
 
-#: Other tools whose rules match one argument's value instead of the whole input, e.g. a web
-#: fetch tool registering ``{"web_fetch": "url"}`` so that ``web_fetch(https://docs.*)`` works.
-RULE_ARGUMENTS: dict[str, str] = {}
+#: Other tools whose rules match one argument's value instead of the whole input, e.g. a tool
+#: registering ``{"fetch": "url"}`` so that ``fetch(https://docs.*)`` works; or a function of
+#: the input giving the subjects a rule may match, alternatives (a rule matches when it
+#: matches one): ``builtins:web`` gives ``("https://example.com/x", "domain:example.com")``
+#: so that both ``web_fetch(domain:example.com)`` and ``web_fetch(https://example.com/*)`` work.
+RuleSubjects = Callable[[Mapping[str, Any]], Sequence[str]]
+RULE_ARGUMENTS: dict[str, str | RuleSubjects] = {}
 
 
 def normalize_command(command: str) -> str:
@@ -230,8 +234,21 @@ def value_matches(pattern: str, value: str, *, prefix: bool = True) -> bool:
 def canonical_argument(tool_name: str, arguments: Mapping[str, Any]) -> str:
     """What an argument pattern of a tool that is neither a file nor a shell tool matches: the
     value of its ``RULE_ARGUMENTS`` entry (a string as is, anything else as JSON), else the
-    whole input as compact JSON with sorted keys (``{"a":1,"b":"x"}``)."""
+    whole input as compact JSON with sorted keys (``{"a":1,"b":"x"}``); for a function entry,
+    the first subject it gives."""
+    return rule_subjects(tool_name, arguments)[0]
+
+
+def rule_subjects(tool_name: str, arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    """What argument patterns of the tool may match (at least one string): the subjects its
+    ``RULE_ARGUMENTS`` function gives, else :func:`canonical_argument`'s one string."""
     key = RULE_ARGUMENTS.get(tool_name)
+    if callable(key):
+        return tuple(key(arguments)) or ("",)
+    return (_canonical(key, arguments),)
+
+
+def _canonical(key: str | None, arguments: Mapping[str, Any]) -> str:
     if key is not None:
         value = arguments.get(key, "")
         return value if isinstance(value, str) else _json(value)

@@ -99,8 +99,8 @@ class Rule:
             command = arguments.get(matching.COMMAND_ARGUMENTS[name])
             return isinstance(command, str) and matching.command_matches(
                 self.argument, command, strict=strict)
-        return matching.value_matches(
-            self.argument, matching.canonical_argument(name, arguments), prefix=False)
+        return any(matching.value_matches(self.argument, subject, prefix=False)
+                   for subject in matching.rule_subjects(name, arguments))
 
     def matches_path(self, resolved: Path, cwd: Path) -> bool:
         """Whether this rule's pattern covers an already resolved path (no name check)."""

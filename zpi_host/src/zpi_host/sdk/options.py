@@ -38,11 +38,11 @@ KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: names there are deny rules only: a tool this session may not have is not an error)
 STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
-#: present when a loaded plugin has skills; builtins:tasks' tools); removed bare like
-#: STANDARD_TOOLS
-OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent")
+#: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
+#: builtins:web's tools); removed bare like STANDARD_TOOLS
+OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch")
 #: the plugin and service tools those stand in for, hidden under their own names
-OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task")
+OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search")
 
 
 class UnsupportedOptionError(UsageError):

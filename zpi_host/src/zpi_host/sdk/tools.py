@@ -2,7 +2,8 @@
 adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools; ``Skill`` onto
 the Claude adapter's ``skill`` tool when the session has it (same parameters); ``TaskOutput``
 and ``TaskStop`` onto builtins:tasks' ``task_output`` and ``task_stop``; ``Agent`` (Claude
-Code's sub-agent tool, formerly ``Task``) onto builtins:subagents' ``task``.
+Code's sub-agent tool, formerly ``Task``) onto builtins:subagents' ``task``; ``WebFetch`` and
+``WebSearch`` onto builtins:web's ``web_fetch`` and ``web_search`` (same parameters).
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -29,11 +30,13 @@ from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _ch
 __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
 #: kernel (or service) tool -> the standard name the model sees; ``task_output`` and
-#: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed
+#: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed,
+#: ``web_fetch`` and ``web_search`` with the web service (``builtins:web``)
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
                                      "bash": "Bash", "skill": "Skill",
                                      "task_output": "TaskOutput", "task_stop": "TaskStop",
-                                     "task": "Agent"}
+                                     "task": "Agent", "web_fetch": "WebFetch",
+                                     "web_search": "WebSearch"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
@@ -94,6 +97,18 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
         "subagent_type": {"type": "string", "description": "The type of agent to use "
                                                            "(default general-purpose)."},
     }, "required": ["description", "prompt"], "additionalProperties": False},
+    "WebFetch": {"type": "object", "properties": {
+        "url": {"type": "string", "description": "The URL to fetch content from."},
+        "prompt": {"type": "string", "description": "The prompt to run on the fetched "
+                                                    "content."},
+    }, "required": ["url", "prompt"], "additionalProperties": False},
+    "WebSearch": {"type": "object", "properties": {
+        "query": {"type": "string", "description": "The search query to use."},
+        "allowed_domains": {"type": "array", "items": {"type": "string"},
+                            "description": "Only include search results from these domains."},
+        "blocked_domains": {"type": "array", "items": {"type": "string"},
+                            "description": "Never include search results from these domains."},
+    }, "required": ["query"], "additionalProperties": False},
 }
 
 DESCRIPTIONS: Mapping[str, str] = {
@@ -114,6 +129,11 @@ DESCRIPTIONS: Mapping[str, str] = {
              "its final answer. The agent types are listed in the instructions. Start several "
              "in one answer to run them in parallel. The agent sees nothing of this "
              "conversation: give it the whole task.",
+    "WebFetch": "Fetch a URL (public http or https addresses) and answer the prompt from its "
+                "content, converted to Markdown. A redirect to another host is reported, not "
+                "followed: fetch the new URL if you want it.",
+    "WebSearch": "Search the web; returns result titles, URLs and snippets. allowed_domains or "
+                 "blocked_domains filter the results by domain.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
