@@ -199,6 +199,28 @@ async def test_a_project_may_not_choose_bypass(zpi_env, workspace, name):
     assert len(result.denials) == 1
 
 
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+async def test_a_project_may_not_open_the_private_network(zpi_env, workspace, name):
+    """``allow_private_addresses``/``allowed_networks`` of the web service come from the user
+    only: a repository's file is ignored with a warning; the user's own value stays."""
+    web = {"allow_private_addresses": True, "allowed_networks": ["10.0.0.0/8"]}
+    (workspace / ".zpi").mkdir()
+    (workspace / ".zpi" / name).write_text(json.dumps(
+        {"plugins": {"builtins": {"web": {**web, "max_results": 3}}}}))
+    (zpi_env.agent_dir / "settings.json").write_text(json.dumps(
+        {"plugins": {"builtins": {"web": {"allowed_networks": ["192.168.7.0/24"]}}}}))
+    session = await create_session(model="t:m", provider=ScriptedModel([]), cwd=workspace,
+                                   host=host())
+    await session.dispose()
+    merged = session.settings["plugins"]["builtins"]["web"]
+    assert "allow_private_addresses" not in merged
+    assert merged["allowed_networks"] == ["192.168.7.0/24"]  # the user's, not added to
+    assert merged["max_results"] == 3  # the rest of the project's settings apply
+    said = " ".join(session.warnings)
+    assert "may not set plugins.builtins.web.allow_private_addresses" in said
+    assert "may not set plugins.builtins.web.allowed_networks" in said
+
+
 async def test_bad_permission_and_hook_settings_fail_before_the_session_exists(
         zpi_env, workspace):
     with pytest.raises(UsageError, match="unknown permission mode 'yolo'"):

@@ -221,6 +221,45 @@ def _restore_user_routes(target: dict[str, Any], user: Mapping[str, Any], sectio
             target.pop(key, None)
 
 
+#: settings that open the host up beyond the workspace, which only the user may choose: a
+#: project's files could otherwise let the model reach the user's private network
+USER_ONLY_SETTINGS = ("plugins.builtins.web.allow_private_addresses",
+                      "plugins.builtins.web.allowed_networks")
+
+
+def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
+                   warnings: list[str]) -> None:
+    """:data:`USER_ONLY_SETTINGS` set in the project's files are ignored with a warning; the
+    user's value (or none) stays."""
+    for scope in PROJECT_SCOPES:
+        for dotted in USER_ONLY_SETTINGS:
+            *parents, leaf = dotted.split(".")
+            if not _has(manager.layer(scope), [*parents, leaf]):
+                continue
+            target: Any = settings
+            for key in parents:
+                target = target.get(key) if isinstance(target, dict) else None
+            if isinstance(target, dict):
+                user: Any = manager.layer("user")
+                for key in parents:
+                    user = user.get(key) if isinstance(user, Mapping) else None
+                if isinstance(user, Mapping) and leaf in user:
+                    target[leaf] = user[leaf]
+                else:
+                    target.pop(leaf, None)
+            warnings.append(f"{manager.path(scope)}: a project may not set {dotted} (it would "
+                            "let the model reach your private network); ignored. Set it in "
+                            "your user settings.")
+
+
+def _has(layer: Mapping[str, Any], path: list[str]) -> bool:
+    for key in path:
+        if not isinstance(layer, Mapping) or key not in layer:
+            return False
+        layer = layer[key]
+    return True
+
+
 def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
     """The provider keys this session's settings and environment may use: kept out of
     everything it prints and records (see :mod:`zpi_host.redaction`)."""
@@ -438,6 +477,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
         settings = settings_manager.snapshot()
         guarded: list[str] = []
         keep_keys_home(settings_manager, settings, guarded)  # before any plugin sees them
+        keep_user_only(settings_manager, settings, guarded)
         if options.plugin_dirs or options.zcode_plugin_dirs:
             settings = with_plugin_dirs(settings, options.plugin_dirs,
                                         options.zcode_plugin_dirs)
