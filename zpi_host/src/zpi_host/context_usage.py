@@ -110,29 +110,54 @@ def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
     return None
 
 
-def context_usage(session: AgentSession) -> ContextUsage:
+@attrs.frozen
+class ContextSize:
+    """How many tokens the next request holds (``SessionView.context_size()``): what a guard
+    compares with a ceiling, without the categories of :class:`ContextUsage`."""
+
+    total_tokens: int | None
+    estimated: bool
+    context_window: int | None
+    last_reported_input_tokens: int | None
+
+
+def _categories(session: AgentSession) -> dict[str, CategoryUsage]:
     messages = session.messages
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in session.tools.values()]
     conversation = [m for m in messages if not isinstance(m, ToolResultMessage)]
     results = [m for m in messages if isinstance(m, ToolResultMessage)]
-    categories: dict[str, CategoryUsage] = {
+    return {
         "system_prompt": CategoryUsage(estimate_text(session.system_prompt)),
         "tools": CategoryUsage(estimate_text(json.dumps(tools)) if tools else 0),
         "messages": CategoryUsage(estimate_messages(conversation)),
         "tool_results": CategoryUsage(estimate_messages(results)),
     }
-    reported = last_reported(messages)
+
+
+def context_size(session: AgentSession,
+                 categories: Mapping[str, CategoryUsage] | None = None) -> ContextSize:
+    """The provider's input figure for the last request plus an estimate of what followed
+    it (only the messages since that answer are read), else the sum of the categories
+    (``categories``, computed when not given)."""
+    messages = session.messages
     entry = session.model_entry
     window = entry.context_window if entry is not None else None
+    reported = last_reported(messages)
     if reported is not None:
         index, tokens = reported
         after = estimate_messages(messages[index:])  # the answer and what followed it
-        total = None if after is None else tokens + after
-        return ContextUsage(categories, total, after != 0, window, tokens)
-    parts = [c.tokens for c in categories.values()]
+        return ContextSize(None if after is None else tokens + after, after != 0, window, tokens)
+    parts = [c.tokens for c in (categories or _categories(session)).values()]
     total = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
-    return ContextUsage(categories, total, True, window, None)
+    return ContextSize(total, True, window, None)
+
+
+def context_usage(session: AgentSession) -> ContextUsage:
+    categories = _categories(session)
+    size = context_size(session, categories)
+    return ContextUsage(categories, size.total_tokens, size.estimated, size.context_window,
+                        size.last_reported_input_tokens)
 
 
 def usage_to_json(usage: ContextUsage) -> dict[str, Any]:
@@ -145,5 +170,6 @@ def usage_to_json(usage: ContextUsage) -> dict[str, Any]:
     }
 
 
-__all__ = ["CATEGORIES", "CategoryUsage", "ContextUsage", "context_usage", "estimate_message",
+__all__ = ["CATEGORIES", "CategoryUsage", "ContextSize", "ContextUsage", "context_size",
+           "context_usage", "estimate_message",
            "estimate_messages", "estimate_text", "usage_to_json"]

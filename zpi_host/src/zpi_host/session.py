@@ -21,7 +21,8 @@ from .messages import Message, Usage
 
 if TYPE_CHECKING:
     from .compaction import CompactionResult
-    from .context_usage import ContextUsage
+    from .context_usage import ContextSize, ContextUsage
+    from .diagnostics import PluginInfo
     from .permissions import Denial, PermissionPolicy
     from .plugins import PluginHost
     from .ports import HostPorts, SessionPorts
@@ -144,6 +145,21 @@ class SessionView:
     async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
         """Raise a notification for the user (``zpi_notification`` plugins deliver it)."""
         await self._s.notify(message, title, kind)
+
+    @property
+    def plugins(self) -> tuple[PluginInfo, ...]:
+        """Every plugin the host saw (loaded, blocked, failed) and what it declares it
+        contributes: how a plugin tells the model which disabled plugin offers a tool."""
+        from .diagnostics import plugin_infos
+
+        return plugin_infos(self._s.host)
+
+    def context_size(self) -> ContextSize:
+        """How many tokens the next request holds and the model's context window (what a
+        context guard compares before a request); never calls the model."""
+        from .context_usage import context_size
+
+        return context_size(self._s)
 
     def plugin_state(self, key: str, factory: Callable[[], Any]) -> Any:
         """Per-session state of a plugin under ``key``, made by ``factory()`` on first use

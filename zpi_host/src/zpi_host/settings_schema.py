@@ -50,6 +50,7 @@ def is_number(value: Any) -> bool:
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 STRING = Kind("a string", lambda v: isinstance(v, str))
 OBJECT = Kind("an object", lambda v: isinstance(v, Mapping))
+FRACTION = Kind("a number > 0 and <= 1", lambda v: is_number(v) and 0 < v <= 1)
 
 
 def whole(minimum: int) -> Kind:
@@ -186,6 +187,20 @@ SCHEMA = Section("", "keep", (
             )),
             Section("init", "warn", (
                 Setting("enabled", BOOL, True, "the `/init` command (writes AGENTS.md)"),
+            )),
+            Section("tool_hint", "warn", (
+                Setting("enabled", BOOL, True, "a call to an unknown tool is told the closest "
+                        "names and which disabled plugin provides it"),
+            )),
+            Section("context_guard", "warn", (
+                Setting("enabled", BOOL, True, "refuse a model request over the ceiling "
+                        "(`max_tokens` x `ratio`)"),
+                Setting("max_tokens", or_null(whole(1)), None,
+                        "the context size the ceiling is a share of (null: the model's "
+                        "context window from the catalog)"),
+                Setting("ratio", FRACTION, 0.95,
+                        "the share of `max_tokens` a request may hold (doubled while a "
+                        "hand-off runs)"),
             )),
         ), "docs/builtins.md"),
     )),
