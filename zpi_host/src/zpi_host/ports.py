@@ -354,7 +354,7 @@ class TaskPort:
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "storage", "tasks", "terminal")
+    __slots__ = ("ask_user", "conversation", "model", "storage", "tasks", "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -363,3 +363,6 @@ class SessionPorts:
         self.model = ModelPort(session)
         self.storage = StoragePort(session)
         self.tasks = TaskPort(session)
+        from .conversation_port import ConversationPort
+
+        self.conversation = ConversationPort(session)

@@ -310,6 +310,8 @@ class AgentSession:
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
         self._run_done: Any = None
+        #: work a service left for the end of the current run (``ports.conversation``)
+        self.after_run_jobs: list[Callable[[], Awaitable[None]]] = []
         if permissions is None:
             from .permissions import build_policy
 
@@ -409,11 +411,23 @@ class AgentSession:
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
         try:
-            return self.redactor.value(await AgentLoop(self).run(prompt))  # type: ignore[no-any-return]
+            result = self.redactor.value(await AgentLoop(self).run(prompt))
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None
             self._run_done.set()
+        await self._after_run()
+        return result  # type: ignore[no-any-return]
+
+    async def _after_run(self) -> None:
+        """The jobs services left for the end of this run (``ports.conversation.after_run``):
+        each runs once, in order; a failure is a warning, never this run's error."""
+        jobs, self.after_run_jobs = self.after_run_jobs, []
+        for job in jobs:
+            try:
+                await job()
+            except Exception as exc:
+                self.warnings.append(f"work after the run failed: {type(exc).__name__}: {exc}")
 
     def queue(self, text: str) -> None:
         """Add user input during a run; it reaches the model at the next safe point (after the

@@ -202,6 +202,27 @@ SCHEMA = Section("", "keep", (
                         "the share of `max_tokens` a request may hold (doubled while a "
                         "hand-off runs)"),
             )),
+            Section("handoff", "warn", (
+                Setting("enabled", BOOL, True, "hand-off documents and migration (the soft "
+                        "refusal of other writes wraps `write` and `edit`)"),
+                Setting("executor", one_of("self", "summary"), "self",
+                        "who writes the document: the agent with its tools, or one side "
+                        "request without tools"),
+                Setting("directory", STRING, ".zpi/handoffs",
+                        "where hand-off documents go, relative to the working directory"),
+            )),
+            Section("auto_migrate", "warn", (
+                Setting("enabled", BOOL, False, "hand off and migrate by itself at the end "
+                        "of a run past the threshold"),
+                Setting("threshold", FRACTION, 0.8,
+                        "the share of the context size (`context_guard.max_tokens`, else "
+                        "the model's window) past which it acts"),
+                Setting("executor", one_of("self", "summary"), "self",
+                        "the hand-off executor it uses"),
+                Setting("strategy", one_of("omit", "prune"), "prune",
+                        "how it migrates: `omit` keeps an outline of the old records, "
+                        "`prune` drops them from the context"),
+            )),
         ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (
