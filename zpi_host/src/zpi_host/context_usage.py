@@ -148,9 +148,46 @@ def context_size(session: AgentSession,
         index, tokens = reported
         after = estimate_messages(messages[index:])  # the answer and what followed it
         return ContextSize(None if after is None else tokens + after, after != 0, window, tokens)
-    parts = [c.tokens for c in (categories or _categories(session)).values()]
-    total = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+    if categories is None:
+        if session.context_estimate is None:
+            session.context_estimate = RunningEstimate()
+        total = session.context_estimate.total(session)
+    else:
+        parts = [c.tokens for c in categories.values()]
+        total = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
     return ContextSize(total, True, window, None)
+
+
+class RunningEstimate:
+    """The sum of the categories' estimates, kept up to date as the history grows: a guard
+    asks before every request, so each message is counted once (a history replaced by a
+    compaction is counted again), and the system prompt and tool schemas once while they stay
+    the same objects."""
+
+    __slots__ = ("_count", "_fixed", "_fixed_key", "_messages", "_tokens")
+
+    def __init__(self) -> None:
+        self._messages: list[Message] | None = None
+        self._count = self._tokens = self._fixed = 0
+        self._fixed_key: tuple[Any, Any] | None = None
+
+    def total(self, session: AgentSession) -> int | None:
+        key = (session.system_prompt, session.tools)
+        if self._fixed_key is None or key[0] is not self._fixed_key[0] or \
+                key[1] is not self._fixed_key[1]:
+            categories = _categories(session)
+            self._fixed_key = key
+            self._fixed = sum(categories[c].tokens or 0 for c in ("system_prompt", "tools"))
+        messages = session.messages
+        if messages is not self._messages or len(messages) < self._count:
+            self._messages, self._count, self._tokens = messages, 0, 0
+        for message in messages[self._count:]:
+            tokens = estimate_message(message)
+            if tokens is None:  # an image: unknown, asked again next time
+                return None
+            self._tokens += tokens
+            self._count += 1
+        return self._fixed + self._tokens
 
 
 def context_usage(session: AgentSession) -> ContextUsage:

@@ -310,6 +310,8 @@ class AgentSession:
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
         self._run_done: Any = None
+        #: ``context_usage.RunningEstimate`` of the history, made by the first guard that asks
+        self.context_estimate: Any = None
         #: work a service left for the end of the current run (``ports.conversation``)
         self.after_run_jobs: list[Callable[[], Awaitable[None]]] = []
         if permissions is None:
