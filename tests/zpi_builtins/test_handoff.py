@@ -294,3 +294,27 @@ async def test_a_failing_automatic_hand_off_is_a_warning_and_keeps_every_message
     assert compactions(session) == []
     assert session.messages[0] == UserMessage.text("fix the bug " + "x" * 24_000)
     await session.dispose()
+
+
+async def test_the_summary_gets_the_most_recent_part_of_a_long_conversation(
+        zpi_env, tmp_path, monkeypatch):
+    import zpi_builtins.handoff as handoff
+
+    monkeypatch.setattr(handoff, "CONVERSATION_CHARS", 200)
+    prompts = []
+    agent = Agent()
+
+    def model(request):
+        if request.purpose == "handoff":
+            prompts.append(request.messages[0].text_content)
+        return agent(request)
+
+    session = await create_session(model="fn:m", provider=FunctionModel(
+        model, side=("handoff",)), cwd=tmp_path)
+    await session.run("early " * 100)
+    await session.run("the latest request")
+    await handoff_for(session.view).handoff("summary")
+    await session.dispose()
+    conversation = prompts[0].split("The conversation so far:\n\n", 1)[1]
+    assert conversation.startswith("[… earlier part left out]")
+    assert "early " * 30 not in conversation and "the latest request" in conversation

@@ -57,6 +57,8 @@ GIT_TIMEOUT = 10.0
 STATE_CHARS = 8_000
 OUTLINE_LINES = 200
 SUMMARY_TOKENS = 4_000
+#: how much of the conversation (its most recent part) the ``summary`` executor sends
+CONVERSATION_CHARS = 100_000
 SUMMARY_SYSTEM = ("You write hand-off documents for a coding agent whose context is about to "
                   "be rebuilt. Answer with the document only, in Markdown, following the "
                   "template exactly. Do not invent anything the material does not show.")
@@ -241,10 +243,12 @@ class HandoffService:
         if not model.can_answer(PURPOSE):
             raise HandoffError("the model cannot be asked for a hand-off (a scripted model "
                                "whose script has no turn with purpose 'handoff')")
+        conversation = transcript_text(self.runtime.session.messages)
+        if len(conversation) > CONVERSATION_CHARS:
+            conversation = "[… earlier part left out]\n\n" + conversation[-CONVERSATION_CHARS:]
         prompt = (f"Write the hand-off document following this template:\n\n{template.text}"
                   f"\n\nThe real state of the working tree, checked just now:\n\n{state}\n\n"
-                  f"The conversation so far:\n\n"
-                  f"{transcript_text(self.runtime.session.messages)}")
+                  f"The conversation so far:\n\n{conversation}")
         try:
             document = await model.complete(system=SUMMARY_SYSTEM, prompt=prompt,
                                             purpose=PURPOSE, max_tokens=SUMMARY_TOKENS)
