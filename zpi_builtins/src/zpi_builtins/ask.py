@@ -17,6 +17,8 @@ from .settings import enabled
 __all__ = ["ASK_TOOL", "zpi_register_tools"]
 
 NAME = "ask_user"
+#: shown by ``zpi-host --list-plugins``; read by ``builtins:tool_hint`` when it is disabled
+contributes = {"tools": [NAME]}
 MAX_QUESTIONS = 4
 NOBODY = ("Nobody can answer questions in this session (it has no terminal and no ask_user "
           "callback). Go on with your best judgement and say in your answer what you assumed.")

@@ -110,29 +110,91 @@ def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
     return None
 
 
-def context_usage(session: AgentSession) -> ContextUsage:
+@attrs.frozen
+class ContextSize:
+    """How many tokens the next request holds (``SessionView.context_size()``): what a guard
+    compares with a ceiling, without the categories of :class:`ContextUsage`."""
+
+    total_tokens: int | None
+    estimated: bool
+    context_window: int | None
+    last_reported_input_tokens: int | None
+
+
+def _categories(session: AgentSession) -> dict[str, CategoryUsage]:
     messages = session.messages
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in session.tools.values()]
     conversation = [m for m in messages if not isinstance(m, ToolResultMessage)]
     results = [m for m in messages if isinstance(m, ToolResultMessage)]
-    categories: dict[str, CategoryUsage] = {
+    return {
         "system_prompt": CategoryUsage(estimate_text(session.system_prompt)),
         "tools": CategoryUsage(estimate_text(json.dumps(tools)) if tools else 0),
         "messages": CategoryUsage(estimate_messages(conversation)),
         "tool_results": CategoryUsage(estimate_messages(results)),
     }
-    reported = last_reported(messages)
+
+
+def context_size(session: AgentSession,
+                 categories: Mapping[str, CategoryUsage] | None = None) -> ContextSize:
+    """The provider's input figure for the last request plus an estimate of what followed
+    it (only the messages since that answer are read), else the sum of the categories
+    (``categories``, computed when not given)."""
+    messages = session.messages
     entry = session.model_entry
     window = entry.context_window if entry is not None else None
+    reported = last_reported(messages)
     if reported is not None:
         index, tokens = reported
         after = estimate_messages(messages[index:])  # the answer and what followed it
-        total = None if after is None else tokens + after
-        return ContextUsage(categories, total, after != 0, window, tokens)
-    parts = [c.tokens for c in categories.values()]
-    total = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
-    return ContextUsage(categories, total, True, window, None)
+        return ContextSize(None if after is None else tokens + after, after != 0, window, tokens)
+    if categories is None:
+        if session.context_estimate is None:
+            session.context_estimate = RunningEstimate()
+        total = session.context_estimate.total(session)
+    else:
+        parts = [c.tokens for c in categories.values()]
+        total = None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+    return ContextSize(total, True, window, None)
+
+
+class RunningEstimate:
+    """The sum of the categories' estimates, kept up to date as the history grows: a guard
+    asks before every request, so each message is counted once (a history replaced by a
+    compaction is counted again), and the system prompt and tool schemas once while they stay
+    the same objects."""
+
+    __slots__ = ("_count", "_fixed", "_fixed_key", "_messages", "_tokens")
+
+    def __init__(self) -> None:
+        self._messages: list[Message] | None = None
+        self._count = self._tokens = self._fixed = 0
+        self._fixed_key: tuple[Any, Any] | None = None
+
+    def total(self, session: AgentSession) -> int | None:
+        key = (session.system_prompt, session.tools)
+        if self._fixed_key is None or key[0] is not self._fixed_key[0] or \
+                key[1] is not self._fixed_key[1]:
+            categories = _categories(session)
+            self._fixed_key = key
+            self._fixed = sum(categories[c].tokens or 0 for c in ("system_prompt", "tools"))
+        messages = session.messages
+        if messages is not self._messages or len(messages) < self._count:
+            self._messages, self._count, self._tokens = messages, 0, 0
+        for message in messages[self._count:]:
+            tokens = estimate_message(message)
+            if tokens is None:  # an image: unknown, asked again next time
+                return None
+            self._tokens += tokens
+            self._count += 1
+        return self._fixed + self._tokens
+
+
+def context_usage(session: AgentSession) -> ContextUsage:
+    categories = _categories(session)
+    size = context_size(session, categories)
+    return ContextUsage(categories, size.total_tokens, size.estimated, size.context_window,
+                        size.last_reported_input_tokens)
 
 
 def usage_to_json(usage: ContextUsage) -> dict[str, Any]:
@@ -145,5 +207,6 @@ def usage_to_json(usage: ContextUsage) -> dict[str, Any]:
     }
 
 
-__all__ = ["CATEGORIES", "CategoryUsage", "ContextUsage", "context_usage", "estimate_message",
+__all__ = ["CATEGORIES", "CategoryUsage", "ContextSize", "ContextUsage", "context_size",
+           "context_usage", "estimate_message",
            "estimate_messages", "estimate_text", "usage_to_json"]

@@ -182,7 +182,8 @@ _ACCEPTS: dict[str, tuple[type, ...]] = {
     "zpi_before_compact": (CompactDecision,),
 }
 
-_TEXT_HOOKS = frozenset({"zpi_session_start", "zpi_tool_failed", "zpi_subagent_start"})
+_TEXT_HOOKS = frozenset({"zpi_session_start", "zpi_tool_failed", "zpi_unknown_tool",
+                         "zpi_subagent_start"})
 
 
 def _names(types: Sequence[type]) -> str:

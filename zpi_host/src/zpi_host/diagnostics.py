@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .plugins import PluginHost
+from .plugins import PluginHost, PluginRecord
 
 #: The keys of one ``--list-plugins --json`` row, in order. A test pins this shape.
 ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error",
@@ -29,9 +29,7 @@ def plugin_rows(
     )
     rows = []
     for record in host.records:
-        contributes = {kind: list(names) for kind, names in record.contributes.items()}
-        for kind, names in plugin_contributes(record.plugin).items():
-            contributes[kind] = sorted({*contributes.get(kind, ()), *names})
+        contributes = declared_contributions(record)
         for kind, names in found.get(record.name, {}).items():
             contributes[kind] = sorted({*contributes.get(kind, ()), *names})
         status, error = record.status, record.error
@@ -49,6 +47,35 @@ def plugin_rows(
             "warnings": plugin_warnings(record.plugin),
         })
     return rows
+
+
+class PluginInfo(NamedTuple):
+    """One plugin the host saw, as a session may read it (``SessionView.plugins``)."""
+
+    name: str
+    source: str
+    distribution: str | None
+    status: str  # "ok", "blocked" or "failed"
+    error: str | None
+    #: what it declares it contributes, by kind (``tools``, ``commands`` ...); a blocked
+    #: plugin was never imported, so it declares only what its record holds
+    contributes: Mapping[str, tuple[str, ...]]
+
+
+def plugin_infos(host: PluginHost) -> tuple[PluginInfo, ...]:
+    """Every plugin ``host`` saw, in registration order, blocked and failed ones included."""
+    return tuple(
+        PluginInfo(r.name, r.source, r.distribution, r.status, r.error,
+                   {kind: tuple(names) for kind, names in declared_contributions(r).items()})
+        for r in host.records)
+
+
+def declared_contributions(record: PluginRecord) -> dict[str, list[str]]:
+    """What a plugin's record and the plugin itself (``contributes``) declare, by kind."""
+    contributes = {kind: list(names) for kind, names in record.contributes.items()}
+    for kind, names in plugin_contributes(record.plugin).items():
+        contributes[kind] = sorted({*contributes.get(kind, ()), *names})
+    return contributes
 
 
 def plugin_contributes(plugin: object) -> dict[str, list[str]]:

@@ -462,6 +462,12 @@ class HookCalls:
             await self._answers(hook, {"session": session, "call": call, "result": result}), hook
         )
 
+    async def unknown_tool(self, session: Any, call: Any, available: Sequence[str]
+                           ) -> tuple[Attributed, ...]:
+        hook = "zpi_unknown_tool"
+        return _d.collect_texts(await self._answers(
+            hook, {"session": session, "call": call, "available": available}), hook)
+
     async def turn_end(self, session: Any, turn: int, message: Any) -> None:
         await self._observe(
             "zpi_turn_end", {"session": session, "turn": turn, "message": message}

@@ -73,6 +73,7 @@ DEFAULT_ON_ERROR: Mapping[str, OnError] = {
     "zpi_permission_request": "fail-closed",
     "zpi_after_tool": "fail-open",
     "zpi_tool_failed": "fail-open",
+    "zpi_unknown_tool": "fail-open",
     "zpi_turn_end": "fail-open",
     "zpi_stop": "fail-open",
     "zpi_subagent_start": "fail-open",

@@ -511,6 +511,27 @@ def zpi_tool_failed(session: Any, call: Any, result: Any) -> str | None:
 
 
 @hookspec
+def zpi_unknown_tool(session: Any, call: Any, available: Sequence[str]) -> str | None:
+    """Explain a call to a tool the session does not have.
+
+    When: a tool call names no tool of the session, before its error result is recorded
+    (``zpi_tool_failed`` follows, as for any error result).
+
+    Arguments:
+        session: a read-only SessionView.
+        call: the ToolCall (``name`` is the unknown name).
+        available: the names of the session's tools, sorted.
+
+    Returns: text added to the error result, after the host's own line (``unknown tool
+    'x'; available tools: ...``), or ``None``.
+
+    Combining: texts are kept in call order, one paragraph each.
+
+    Async: allowed.
+    """
+
+
+@hookspec
 def zpi_turn_end(session: Any, turn: int, message: Any) -> None:
     """Observe the end of a turn.
 

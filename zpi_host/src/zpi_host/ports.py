@@ -435,7 +435,8 @@ class SearchPort:
 class SessionPorts:
     """The ports of one session, as ``SessionView.ports`` gives them to plugins."""
 
-    __slots__ = ("ask_user", "model", "search", "storage", "subagents", "tasks", "terminal")
+    __slots__ = ("ask_user", "conversation", "model", "search", "storage", "subagents", "tasks",
+                 "terminal")
 
     def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
@@ -446,3 +447,6 @@ class SessionPorts:
         self.tasks = TaskPort(session)
         self.subagents = SubagentPort(session)
         self.search = SearchPort(session)
+        from .conversation_port import ConversationPort
+
+        self.conversation = ConversationPort(session)

@@ -21,7 +21,8 @@ from .messages import Message, Usage
 
 if TYPE_CHECKING:
     from .compaction import CompactionResult
-    from .context_usage import ContextUsage
+    from .context_usage import ContextSize, ContextUsage
+    from .diagnostics import PluginInfo
     from .permissions import Denial, PermissionPolicy
     from .plugins import PluginHost
     from .ports import HostPorts, SessionPorts
@@ -144,6 +145,21 @@ class SessionView:
     async def notify(self, message: str, title: str | None = None, kind: str = "info") -> None:
         """Raise a notification for the user (``zpi_notification`` plugins deliver it)."""
         await self._s.notify(message, title, kind)
+
+    @property
+    def plugins(self) -> tuple[PluginInfo, ...]:
+        """Every plugin the host saw (loaded, blocked, failed) and what it declares it
+        contributes: how a plugin tells the model which disabled plugin offers a tool."""
+        from .diagnostics import plugin_infos
+
+        return plugin_infos(self._s.host)
+
+    def context_size(self) -> ContextSize:
+        """How many tokens the next request holds and the model's context window (what a
+        context guard compares before a request); never calls the model."""
+        from .context_usage import context_size
+
+        return context_size(self._s)
 
     def plugin_state(self, key: str, factory: Callable[[], Any]) -> Any:
         """Per-session state of a plugin under ``key``, made by ``factory()`` on first use
@@ -294,6 +310,10 @@ class AgentSession:
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
         self._run_done: Any = None
+        #: ``context_usage.RunningEstimate`` of the history, made by the first guard that asks
+        self.context_estimate: Any = None
+        #: work a service left for the end of the current run (``ports.conversation``)
+        self.after_run_jobs: list[Callable[[], Awaitable[None]]] = []
         if permissions is None:
             from .permissions import build_policy
 
@@ -395,11 +415,23 @@ class AgentSession:
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
         try:
-            return self.redactor.value(await AgentLoop(self).run(prompt))  # type: ignore[no-any-return]
+            result = self.redactor.value(await AgentLoop(self).run(prompt))
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None
             self._run_done.set()
+        await self._after_run()
+        return result  # type: ignore[no-any-return]
+
+    async def _after_run(self) -> None:
+        """The jobs services left for the end of this run (``ports.conversation.after_run``):
+        each runs once, in order; a failure is a warning, never this run's error."""
+        jobs, self.after_run_jobs = self.after_run_jobs, []
+        for job in jobs:
+            try:
+                await job()
+            except Exception as exc:
+                self.warnings.append(f"work after the run failed: {type(exc).__name__}: {exc}")
 
     def queue(self, text: str) -> None:
         """Add user input during a run; it reaches the model at the next safe point (after the

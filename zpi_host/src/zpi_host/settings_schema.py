@@ -50,6 +50,7 @@ def is_number(value: Any) -> bool:
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 STRING = Kind("a string", lambda v: isinstance(v, str))
 OBJECT = Kind("an object", lambda v: isinstance(v, Mapping))
+FRACTION = Kind("a number > 0 and <= 1", lambda v: is_number(v) and 0 < v <= 1)
 
 
 def whole(minimum: int) -> Kind:
@@ -225,6 +226,41 @@ SCHEMA = Section("", "keep", (
                         "the model that proposes memory updates (null: the session's model)"),
                 Setting("batch_timeout", seconds(above_zero=True), 60.0,
                         "seconds the memory batch's side request may take"),
+            )),
+            Section("tool_hint", "warn", (
+                Setting("enabled", BOOL, True, "a call to an unknown tool is told the closest "
+                        "names and which disabled plugin provides it"),
+            )),
+            Section("context_guard", "warn", (
+                Setting("enabled", BOOL, True, "refuse a model request over the ceiling "
+                        "(`max_tokens` x `ratio`)"),
+                Setting("max_tokens", or_null(whole(1)), None,
+                        "the context size the ceiling is a share of (null: the model's "
+                        "context window from the catalog)"),
+                Setting("ratio", FRACTION, 0.95,
+                        "the share of `max_tokens` a request may hold (doubled while a "
+                        "hand-off runs)"),
+            )),
+            Section("handoff", "warn", (
+                Setting("enabled", BOOL, True, "hand-off documents and migration (the soft "
+                        "refusal of other writes wraps `write` and `edit`)"),
+                Setting("executor", one_of("self", "summary"), "self",
+                        "who writes the document: the agent with its tools, or one side "
+                        "request without tools"),
+                Setting("directory", STRING, ".zpi/handoffs",
+                        "where hand-off documents go, relative to the working directory"),
+            )),
+            Section("auto_migrate", "warn", (
+                Setting("enabled", BOOL, False, "hand off and migrate by itself at the end "
+                        "of a run past the threshold"),
+                Setting("threshold", FRACTION, 0.8,
+                        "the share of the context size (`context_guard.max_tokens`, else "
+                        "the model's window) past which it acts"),
+                Setting("executor", one_of("self", "summary"), "self",
+                        "the hand-off executor it uses"),
+                Setting("strategy", one_of("omit", "prune"), "prune",
+                        "how it migrates: `omit` keeps an outline of the old records, "
+                        "`prune` drops them from the context"),
             )),
         ), "docs/builtins.md"),
     )),

@@ -87,9 +87,7 @@ class ToolCallRunner:
         session = self.session
         tool = session.tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(session.tools)) or "none"
-            return ToolResult.error(f"unknown tool {call.name!r}; available tools: {known}"), \
-                call, False
+            return ToolResult.error(await self._unknown_tool_text(call)), call, False
         try:
             prepared = tool.prepare_arguments(call.arguments)
         except ToolArgumentError as exc:
@@ -135,6 +133,16 @@ class ToolCallRunner:
 
         return protect_result(value, limit_bytes=self.output_limit,
                               spill_dir=session.spill_dir), call, False
+
+    async def _unknown_tool_text(self, call: ToolCall) -> str:
+        """The error text for a call to a tool the session lacks: the available names, then
+        what ``zpi_unknown_tool`` plugins add (the closest names, a disabled plugin)."""
+        available = tuple(sorted(self.session.tools))
+        text = f"unknown tool {call.name!r}; available tools: {', '.join(available) or 'none'}"
+        if not self.hooks.has_implementations("zpi_unknown_tool"):
+            return text
+        hints = await self.hooks.unknown_tool(self.session.view, call, available)
+        return "\n\n".join([text, *(hint.value for hint in hints)])
 
     @staticmethod
     def _hook_worded(decision: Any, verdict: PermissionResult) -> str | None:
