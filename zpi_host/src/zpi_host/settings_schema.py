@@ -187,6 +187,11 @@ SCHEMA = Section("", "keep", (
             Section("init", "warn", (
                 Setting("enabled", BOOL, True, "the `/init` command (writes AGENTS.md)"),
             )),
+            Section("search", "warn", (
+                Setting("enabled", BOOL, True, "the `glob` and `grep` tools"),
+                Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "
+                        "when `rg` is on PATH (auto) or always in pure Python (off)"),
+            )),
         ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (

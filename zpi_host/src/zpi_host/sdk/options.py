@@ -42,7 +42,7 @@ STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: STANDARD_TOOLS
 OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop")
 #: the plugin and service tools those stand in for, hidden under their own names
-OPTIONAL_TOOLS = ("skill", "task_output", "task_stop")
+OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "glob", "grep")
 
 
 class UnsupportedOptionError(UsageError):

@@ -1,0 +1,309 @@
+"""The grep engines: ripgrep when ``rg`` is on PATH, else pure Python, with the same results.
+
+Both produce :class:`FileHits` (a file's matched and context lines by number), which the tool
+formats; ordering, separators and limits are the tool's, so they cannot differ between the
+engines. The files searched follow :mod:`.search_files` (ripgrep's own rules, which ``rg`` is
+told to apply exactly: no global or ``.git/info/exclude`` rules, ``.gitignore`` also outside a
+repository). A file containing a NUL byte is binary and skipped. Lines are split on ``\\n``.
+Without ``multiline`` a match lies within one line; with it, ``.`` also matches newlines and
+each match marks every line it spans (matches sharing a line count once, as ripgrep counts).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import attrs
+
+from .search_files import FILE_TYPES, FileFilter, walk_files
+
+__all__ = ["FileHits", "GrepQuery", "RipgrepError", "grep_python", "grep_ripgrep",
+           "ripgrep_path"]
+
+#: output of one search kept before it stops (the tool says the results were cut)
+MAX_COLLECT_BYTES = 16 * 1024 * 1024
+#: how long ripgrep may run
+RG_TIMEOUT_SECONDS = 300
+
+
+class RipgrepError(RuntimeError):
+    """ripgrep failed for a reason other than the pattern (the message is its stderr)."""
+
+
+@attrs.frozen
+class GrepQuery:
+    """One search: what to look for, where, which files, how much context."""
+
+    pattern: str
+    root: Path
+    globs: tuple[str, ...] = ()
+    file_type: str | None = None
+    ignore_case: bool = False
+    multiline: bool = False
+    before: int = 0
+    after: int = 0
+    #: only the per-file count of matched lines is needed (no line texts)
+    count_only: bool = False
+
+    def regex(self) -> re.Pattern[str]:
+        flags = re.MULTILINE | (re.IGNORECASE if self.ignore_case else 0)
+        if self.multiline:
+            flags |= re.DOTALL
+        return re.compile(self.pattern, flags)
+
+
+@attrs.define
+class FileHits:
+    """One file's results: line number -> (is a match, text); ``count``: matched lines (or,
+    multiline, match blocks)."""
+
+    rel: str
+    lines: dict[int, tuple[bool, str]] = attrs.field(factory=dict)
+    count: int = 0
+
+
+@attrs.define
+class Collected:
+    """What a search found, and whether it stopped early because there was too much."""
+
+    files: list[FileHits]
+    cut: bool = False
+
+
+def ripgrep_path() -> str | None:
+    return shutil.which("rg")
+
+
+# ------------------------------------------------------------------------------ pure Python
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    find = text.find
+    at = find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts
+
+
+def _split(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _matched_lines(regex: re.Pattern[str], text: str, query: GrepQuery
+                   ) -> tuple[list[str], list[int], int]:
+    """The file's lines, the 0-based numbers of the matched lines, and the count."""
+    lines = _split(text)
+    if not query.multiline:
+        search = regex.search
+        hits = [i for i, line in enumerate(lines) if search(line)]
+        return lines, hits, len(hits)
+    from bisect import bisect_right
+
+    starts = _line_starts(text)
+    blocks: list[list[int]] = []
+    for m in regex.finditer(text):
+        first = bisect_right(starts, m.start()) - 1
+        end = m.end() - 1 if m.end() > m.start() else m.end()
+        last = max(first, bisect_right(starts, end) - 1)
+        last = min(last, len(lines) - 1)
+        if first >= len(lines):
+            continue
+        if blocks and first <= blocks[-1][1]:
+            blocks[-1][1] = max(blocks[-1][1], last)
+        else:
+            blocks.append([first, last])
+    hits = [i for first, last in blocks for i in range(first, last + 1)]
+    return lines, hits, len(blocks)
+
+
+def _file_hits(rel: str, data: bytes, regex: re.Pattern[str], query: GrepQuery
+               ) -> FileHits | None:
+    if b"\0" in data:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    if regex.search(text) is None:  # quick refusal: a line's match is also a match here
+        return None
+    lines, hits, count = _matched_lines(regex, text, query)
+    if not hits:
+        return None
+    found = FileHits(rel, count=count)
+    if query.count_only:
+        return found
+    shown: dict[int, tuple[bool, str]] = {}
+    for i in hits:
+        for j in range(max(0, i - query.before), min(len(lines), i + query.after + 1)):
+            if j not in shown:
+                shown[j] = (False, lines[j])
+    for i in hits:
+        shown[i] = (True, lines[i])
+    found.lines = {i + 1: shown[i] for i in sorted(shown)}
+    return found
+
+
+def _targets(query: GrepQuery) -> Iterator[tuple[str, Path]]:
+    if query.root.is_dir():
+        yield from walk_files(query.root, FileFilter.of(query.globs, query.file_type))
+    else:
+        yield query.root.name, query.root
+
+
+def grep_python(query: GrepQuery) -> Collected:
+    """The search in pure Python (the engine when ``rg`` is missing, and for a single file)."""
+    regex = query.regex()
+    out = Collected([])
+    size = 0
+    for rel, path in _targets(query):
+        data = _read(path)
+        if data is None:
+            continue
+        hits = _file_hits(rel, data, regex, query)
+        if hits is None:
+            continue
+        out.files.append(hits)
+        size += len(rel) + sum(len(t) + 12 for _, t in hits.lines.values())
+        if size > MAX_COLLECT_BYTES:
+            out.cut = True
+            break
+    return out
+
+
+# ------------------------------------------------------------------------------ ripgrep
+
+
+def _command(rg: str, query: GrepQuery) -> list[str]:
+    cmd = [rg, "--no-config", "--no-messages", "--no-require-git", "--no-ignore-global",
+           "--no-ignore-exclude", "--encoding", "none", "--color", "never", "--null",
+           "--no-heading", "--with-filename", "--line-number"]
+    if query.ignore_case:
+        cmd.append("--ignore-case")
+    if query.multiline:
+        cmd += ["--multiline", "--multiline-dotall"]
+    for glob in query.globs:
+        cmd += ["--glob", glob]
+    if query.file_type:
+        # our own definition, so that both engines use the same list whatever rg's version
+        cmd += [arg for g in FILE_TYPES[query.file_type]
+                for arg in ("--type-add", f"zpisearch:{g}")] + ["--type", "zpisearch"]
+    if query.count_only:
+        cmd.append("--count")
+    else:
+        if query.before:
+            cmd += ["--before-context", str(query.before)]
+        if query.after:
+            cmd += ["--after-context", str(query.after)]
+    # "./" (not nothing): without a path rg may read a non-terminal stdin instead
+    return [*cmd, "--regexp", query.pattern, "--", "./"]
+
+
+_LINE = re.compile(rb"(\d+)([:-])")
+
+
+def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
+    """ripgrep's ``--null`` output into ``out.files`` (a file's lines come together)."""
+    by_file: dict[str, FileHits] = {}
+    for raw in chunks:
+        if raw == b"--" or not raw:
+            continue
+        name, sep, rest = raw.partition(b"\0")
+        if not sep:
+            continue
+        rel = os.fsdecode(name).removeprefix("./")
+        hits = by_file.get(rel)
+        if hits is None:
+            hits = by_file[rel] = FileHits(rel)
+            out.files.append(hits)
+        if query.count_only:
+            hits.count = int(rest)
+            continue
+        m = _LINE.match(rest)
+        if m is None:
+            continue
+        is_match = m.group(2) == b":"
+        text = rest[m.end():].decode("utf-8", errors="replace")
+        hits.lines[int(m.group(1))] = (is_match, text)
+        if is_match and not query.multiline:
+            hits.count += 1
+    if query.multiline and not query.count_only:
+        for hits in out.files:  # a block is a run of matched lines (as ripgrep counts them)
+            numbers = [n for n, (is_match, _) in hits.lines.items() if is_match]
+            hits.count = sum(1 for i, n in enumerate(numbers) if i == 0 or numbers[i - 1] != n - 1)
+
+
+def _is_binary(path: Path) -> bool:
+    data = _read(path)
+    return data is None or b"\0" in data
+
+
+def grep_ripgrep(query: GrepQuery, rg: str) -> Collected | None:
+    """The search with ripgrep in the folder ``query.root``; None when ripgrep refuses the
+    pattern (its regex dialect lacks look-around and back-references: the caller then uses
+    Python). Files ripgrep searched only in part because a NUL came late are dropped, as
+    the Python engine skips them."""
+    proc = subprocess.Popen(_command(rg, query), cwd=query.root, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = Collected([])
+    try:
+        data, err, out.cut = _bounded(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if proc.returncode == 2 and not data:
+        message = err.decode("utf-8", errors="replace").strip()
+        if "regex" in message.lower():
+            return None
+        raise RipgrepError(message or "ripgrep failed (exit status 2)")
+    lines = data.split(b"\n")
+    if out.cut:
+        lines = lines[:-1]  # the last one may be partial
+    _parse(lines, query, out)
+    out.files = [h for h in out.files if not _is_binary(query.root / h.rel)]
+    return out
+
+
+def _bounded(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes, bool]:
+    """ripgrep's stdout and stderr, and whether it was stopped past MAX_COLLECT_BYTES."""
+    import threading
+
+    assert proc.stdout is not None and proc.stderr is not None
+    err_parts: list[bytes] = []
+    stderr = proc.stderr
+    reader = threading.Thread(target=lambda: err_parts.append(stderr.read()), daemon=True)
+    reader.start()
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+        if size > MAX_COLLECT_BYTES:
+            proc.kill()
+            reader.join(RG_TIMEOUT_SECONDS)
+            return b"".join(parts), b"", True
+    proc.wait(RG_TIMEOUT_SECONDS)
+    reader.join(RG_TIMEOUT_SECONDS)
+    return b"".join(parts), b"".join(err_parts), False
