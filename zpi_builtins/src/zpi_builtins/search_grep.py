@@ -6,7 +6,9 @@ engines. The files searched follow :mod:`.search_files` (ripgrep's own rules, wh
 told to apply exactly: no global or ``.git/info/exclude`` rules, ``.gitignore`` also outside a
 repository). A file containing a NUL byte is binary and skipped. Lines are split on ``\\n``.
 Without ``multiline`` a match lies within one line; with it, ``.`` also matches newlines and
-each match marks every line it spans (matches sharing a line count once, as ripgrep counts).
+each match marks every line it spans. A count is of matched lines (ripgrep's ``--count``
+counts matches instead when a multiline pattern can match a newline, so multiline counts are
+taken from its line output).
 """
 
 from __future__ import annotations
@@ -59,8 +61,7 @@ class GrepQuery:
 
 @attrs.define
 class FileHits:
-    """One file's results: line number -> (is a match, text); ``count``: matched lines (or,
-    multiline, match blocks)."""
+    """One file's results: line number -> (is a match, text), and how many lines matched."""
 
     rel: str
     lines: dict[int, tuple[bool, str]] = attrs.field(factory=dict)
@@ -112,30 +113,24 @@ def _split(text: str) -> list[str]:
 
 
 def _matched_lines(regex: re.Pattern[str], text: str, query: GrepQuery
-                   ) -> tuple[list[str], list[int], int]:
-    """The file's lines, the 0-based numbers of the matched lines, and the count."""
+                   ) -> tuple[list[str], list[int]]:
+    """The file's lines and the 0-based numbers of the matched lines."""
     lines = _split(text)
     if not query.multiline:
         search = regex.search
-        hits = [i for i, line in enumerate(lines) if search(line)]
-        return lines, hits, len(hits)
+        return lines, [i for i, line in enumerate(lines) if search(line)]
     from bisect import bisect_right
 
     starts = _line_starts(text)
-    blocks: list[list[int]] = []
+    hit: set[int] = set()
     for m in regex.finditer(text):
         first = bisect_right(starts, m.start()) - 1
-        end = m.end() - 1 if m.end() > m.start() else m.end()
-        last = max(first, bisect_right(starts, end) - 1)
-        last = min(last, len(lines) - 1)
         if first >= len(lines):
             continue
-        if blocks and first <= blocks[-1][1]:
-            blocks[-1][1] = max(blocks[-1][1], last)
-        else:
-            blocks.append([first, last])
-    hits = [i for first, last in blocks for i in range(first, last + 1)]
-    return lines, hits, len(blocks)
+        end = m.end() - 1 if m.end() > m.start() else m.end()
+        last = min(max(first, bisect_right(starts, end) - 1), len(lines) - 1)
+        hit.update(range(first, last + 1))
+    return lines, sorted(hit)
 
 
 def _file_hits(rel: str, data: bytes, regex: re.Pattern[str], query: GrepQuery
@@ -145,10 +140,10 @@ def _file_hits(rel: str, data: bytes, regex: re.Pattern[str], query: GrepQuery
     text = data.decode("utf-8", errors="replace")
     if regex.search(text) is None:  # quick refusal: a line's match is also a match here
         return None
-    lines, hits, count = _matched_lines(regex, text, query)
+    lines, hits = _matched_lines(regex, text, query)
     if not hits:
         return None
-    found = FileHits(rel, count=count)
+    found = FileHits(rel, count=len(hits))
     if query.count_only:
         return found
     shown: dict[int, tuple[bool, str]] = {}
@@ -206,9 +201,9 @@ def _command(rg: str, query: GrepQuery) -> list[str]:
         # our own definition, so that both engines use the same list whatever rg's version
         cmd += [arg for g in FILE_TYPES[query.file_type]
                 for arg in ("--type-add", f"zpisearch:{g}")] + ["--type", "zpisearch"]
-    if query.count_only:
+    if query.count_only and not query.multiline:
         cmd.append("--count")
-    else:
+    elif not query.count_only:
         if query.before:
             cmd += ["--before-context", str(query.before)]
         if query.after:
@@ -234,7 +229,7 @@ def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
         if hits is None:
             hits = by_file[rel] = FileHits(rel)
             out.files.append(hits)
-        if query.count_only:
+        if query.count_only and not query.multiline:
             hits.count = int(rest)
             continue
         m = _LINE.match(rest)
@@ -242,13 +237,9 @@ def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
             continue
         is_match = m.group(2) == b":"
         text = rest[m.end():].decode("utf-8", errors="replace")
-        hits.lines[int(m.group(1))] = (is_match, text)
-        if is_match and not query.multiline:
-            hits.count += 1
-    if query.multiline and not query.count_only:
-        for hits in out.files:  # a block is a run of matched lines (as ripgrep counts them)
-            numbers = [n for n, (is_match, _) in hits.lines.items() if is_match]
-            hits.count = sum(1 for i, n in enumerate(numbers) if i == 0 or numbers[i - 1] != n - 1)
+        hits.count += is_match
+        if not query.count_only:
+            hits.lines[int(m.group(1))] = (is_match, text)
 
 
 def _is_binary(path: Path) -> bool:
