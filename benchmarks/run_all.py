@@ -23,7 +23,7 @@ from _measure import Row, format_table, machine, parse_rows
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("cold_start", "loop_overhead", "provider_turns", "parallel_tools", "bash_output",
               "sse_parse", "transcript_load", "hook_dispatch", "sdk_query", "session_store",
-              "builtins_overhead")
+              "builtins_overhead", "grep_tree")
 
 
 def run(name: str, quick: bool) -> tuple[list[Row], str | None]:

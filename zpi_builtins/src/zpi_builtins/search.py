@@ -301,7 +301,7 @@ def search(args: GrepArgs, root: Path, use_ripgrep: bool) -> tuple[Collected, st
     """Run the search; returns what was found and the engine that found it."""
     query = GrepQuery(args.pattern, root, args.globs, args.file_type, args.ignore_case,
                       args.multiline, args.before, args.after,
-                      count_only=args.mode != "content")
+                      output={"content": "lines", "count": "counts"}.get(args.mode, "files"))
     rg = ripgrep_path() if use_ripgrep and root.is_dir() else None
     if rg is not None:
         try:
@@ -343,8 +343,10 @@ def format_grep(found: Collected, args: GrepArgs, root: Path, cwd: Path) -> tupl
     """The result text and how many entries (lines or files) it had before head_limit."""
     prefix = _shown(root, cwd)
 
+    one_file = not root.is_dir()
+
     def name(rel: str) -> str:
-        return prefix or rel if not root.is_dir() else _join(prefix, rel)
+        return prefix or rel if one_file else _join(prefix, rel)
 
     files = found.files
     if args.mode == "content":
@@ -357,9 +359,8 @@ def format_grep(found: Collected, args: GrepArgs, root: Path, cwd: Path) -> tupl
         head = "" if entries else "No matches found"
         tail = f"\n\nFound {total} matching line(s) in {len(files)} file(s)" if entries else ""
     else:
-        ordered_paths = _newest_first([(h.rel, root / h.rel if root.is_dir() else root)
-                                       for h in files])
-        entries = [name(rel) for rel, _ in ordered_paths]
+        newest = sorted(files, key=lambda h: (-h.mtime, h.rel))
+        entries = [name(h.rel) for h in newest]
         head = f"Found {len(entries)} file(s)" if entries else "No files found"
     shown = entries[:args.head_limit] if args.head_limit else entries
     parts = [head] if head else []
@@ -385,8 +386,9 @@ def grep_tool(use_ripgrep: bool = True) -> Tool:
         found, engine = search(args, root, use_ripgrep)
         text, entries = format_grep(found, args, root, _real_cwd(ctx))
         details = {"path": str(root), "engine": engine, "mode": args.mode,
-                   "files": len(found.files), "entries": entries,
-                   "matches": sum(h.count for h in found.files), "cut": found.cut}
+                   "files": len(found.files), "entries": entries, "cut": found.cut}
+        if args.mode != "files_with_matches":  # that search stops at a file's first match
+            details["matched_lines"] = sum(h.count for h in found.files)
         return ToolResult.text(text, details=details)
 
     return Tool(name="grep", description=GREP_DESCRIPTION, parameters=GREP_PARAMETERS,

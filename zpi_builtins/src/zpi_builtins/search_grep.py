@@ -49,8 +49,13 @@ class GrepQuery:
     multiline: bool = False
     before: int = 0
     after: int = 0
-    #: only the per-file count of matched lines is needed (no line texts)
-    count_only: bool = False
+    #: what is wanted: "lines" (matched and context lines), "counts" (matched lines per
+    #: file) or "files" (which files match: a file's search stops at its first match)
+    output: str = "lines"
+
+    @property
+    def count_only(self) -> bool:
+        return self.output != "lines"
 
     def regex(self) -> re.Pattern[str]:
         flags = re.MULTILINE | (re.IGNORECASE if self.ignore_case else 0)
@@ -66,6 +71,8 @@ class FileHits:
     rel: str
     lines: dict[int, tuple[bool, str]] = attrs.field(factory=dict)
     count: int = 0
+    #: when the file was last modified (files_with_matches lists the newest first)
+    mtime: float = 0.0
 
 
 @attrs.define
@@ -83,14 +90,15 @@ def ripgrep_path() -> str | None:
 # ------------------------------------------------------------------------------ pure Python
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str | Path) -> tuple[bytes, float] | None:
+    """A file's bytes and modification time (None when it cannot be read)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as f:
-            return f.read()
+            return f.read(), os.fstat(f.fileno()).st_mtime
     except OSError:
         return None
 
@@ -114,10 +122,13 @@ def _split(text: str) -> list[str]:
 
 def _matched_lines(regex: re.Pattern[str], text: str, query: GrepQuery
                    ) -> tuple[list[str], list[int]]:
-    """The file's lines and the 0-based numbers of the matched lines."""
+    """The file's lines and the 0-based numbers of the matched lines (only the first when
+    only the files are wanted)."""
     lines = _split(text)
     if not query.multiline:
         search = regex.search
+        if query.output == "files":
+            return lines, next(([i] for i, line in enumerate(lines) if search(line)), [])
         return lines, [i for i, line in enumerate(lines) if search(line)]
     from bisect import bisect_right
 
@@ -170,12 +181,13 @@ def grep_python(query: GrepQuery) -> Collected:
     out = Collected([])
     size = 0
     for rel, path in _targets(query):
-        data = _read(path)
-        if data is None:
+        read = _read(path)
+        if read is None:
             continue
-        hits = _file_hits(rel, data, regex, query)
+        hits = _file_hits(rel, read[0], regex, query)
         if hits is None:
             continue
+        hits.mtime = read[1]
         out.files.append(hits)
         size += len(rel) + sum(len(t) + 12 for _, t in hits.lines.values())
         if size > MAX_COLLECT_BYTES:
@@ -201,9 +213,11 @@ def _command(rg: str, query: GrepQuery) -> list[str]:
         # our own definition, so that both engines use the same list whatever rg's version
         cmd += [arg for g in FILE_TYPES[query.file_type]
                 for arg in ("--type-add", f"zpisearch:{g}")] + ["--type", "zpisearch"]
-    if query.count_only and not query.multiline:
+    if query.output == "files":
+        cmd.append("--files-with-matches")
+    elif query.output == "counts" and not query.multiline:
         cmd.append("--count")
-    elif not query.count_only:
+    elif query.output == "lines":
         if query.before:
             cmd += ["--before-context", str(query.before)]
         if query.after:
@@ -216,8 +230,13 @@ _LINE = re.compile(rb"(\d+)([:-])")
 
 
 def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
-    """ripgrep's ``--null`` output into ``out.files`` (a file's lines come together)."""
+    """ripgrep's ``--null`` output (its lines, or for "files" its names) into ``out.files``
+    (a file's lines come together)."""
     by_file: dict[str, FileHits] = {}
+    if query.output == "files":
+        out.files += [FileHits(os.fsdecode(name).removeprefix("./"), count=1)
+                      for name in chunks if name]
+        return
     for raw in chunks:
         if raw == b"--" or not raw:
             continue
@@ -229,7 +248,7 @@ def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
         if hits is None:
             hits = by_file[rel] = FileHits(rel)
             out.files.append(hits)
-        if query.count_only and not query.multiline:
+        if query.output == "counts" and not query.multiline:
             hits.count = int(rest)
             continue
         m = _LINE.match(rest)
@@ -242,9 +261,25 @@ def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
             hits.lines[int(m.group(1))] = (is_match, text)
 
 
-def _is_binary(path: Path) -> bool:
-    data = _read(path)
-    return data is None or b"\0" in data
+#: ripgrep looks for a NUL in the first read of a file (its buffer, 64 KiB) before searching
+#: it; a NUL further on may stop it part-way, after some lines were reported
+RG_FIRST_READ = 64 * 1024
+
+
+def _keep(hits: FileHits, root: str) -> bool:
+    """Records the file's modification time; False when ripgrep may have searched it only
+    up to a late NUL byte (the Python engine skips such a file whole). Only files longer
+    than ripgrep's first read are read again."""
+    path = root + hits.rel
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    hits.mtime = st.st_mtime
+    if st.st_size <= RG_FIRST_READ:
+        return True
+    read = _read(path)
+    return read is not None and b"\0" not in read[0]
 
 
 def grep_ripgrep(query: GrepQuery, rg: str) -> Collected | None:
@@ -266,11 +301,13 @@ def grep_ripgrep(query: GrepQuery, rg: str) -> Collected | None:
         if "regex" in message.lower():
             return None
         raise RipgrepError(message or "ripgrep failed (exit status 2)")
-    lines = data.split(b"\n")
+    # names end with a NUL in "files" output (a name may hold a newline), lines with "\n"
+    records = data.split(b"\0" if query.output == "files" else b"\n")
     if out.cut:
-        lines = lines[:-1]  # the last one may be partial
-    _parse(lines, query, out)
-    out.files = [h for h in out.files if not _is_binary(query.root / h.rel)]
+        records = records[:-1]  # the last one may be partial
+    _parse(records, query, out)
+    root = str(query.root).rstrip("/") + "/"
+    out.files = [h for h in out.files if _keep(h, root)]
     return out
 
 
