@@ -296,3 +296,15 @@ def test_ripgrep_off_in_settings_uses_python(tmp_path):
     grep = next(t for t in tools if t.name == "grep")
     result = grep.execute(grep.prepare_arguments({"pattern": "needle"}), ctx(tmp_path))
     assert result.details["engine"] == "python"  # type: ignore[index, union-attr]
+
+
+@pytest.mark.parametrize("use_rg", [pytest.param(True, marks=needs_rg), False])
+def test_a_search_that_finds_too_much_stops_and_says_so(tmp_path, monkeypatch, use_rg):
+    from zpi_builtins import search_grep
+
+    for i in range(50):
+        write(tmp_path, f"f{i:02}.txt", "needle\n" * 20)
+    monkeypatch.setattr(search_grep, "MAX_COLLECT_BYTES", 2000)
+    text = grep_text(tmp_path, use_rg, output_mode="content")
+    assert "[the search stopped early" in text
+    assert 0 < text.count(":needle") < 1000
