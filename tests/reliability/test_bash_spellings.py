@@ -65,7 +65,7 @@ PROMISED: list[str] = [
     "y='a[$(rm f)]'; echo ${!y}", "printf -v 'a[$(rm f)]' x",
     "for x in 'a[`rm f`]'; do : $((x)); done",
     # the program name is not literal: unknown, so refused under any bash deny rule
-    "x=rm; $x f", '"${x:-rm}" f', "/bin/r? f", "/bin/r[m] f", "$(echo rm) f", "{rm,f}",
+    "x=rm; $x f", '"${x:-rm}" f', "/b?n/rm f", "/bin/r[m] f", "$(echo rm) f", "{rm,f}",
     "exec $(echo rm) f",
 ]
 
