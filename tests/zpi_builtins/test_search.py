@@ -93,8 +93,9 @@ def test_glob_matches_double_star_newest_first_and_skips_ignored_hidden_and_syml
     assert glob_text(tree, "**/*.{md,log}").splitlines() == ["docs/guide.md", "keep.log"]
     assert glob_text(tree, "*.py") .startswith("No files found")
     assert glob_text(tree, "**/*.py", path="src/lib").splitlines() == ["src/lib/util.py"]
-    absolute = glob_text(tree, f"{tree}/src/**/*.py")
-    assert absolute.splitlines() == ["src/lib/util.py", "src/app.py"]
+    # a folder outside the workspace must come as path, which the permission check judges
+    with pytest.raises(ToolArgumentError, match="must be relative to path"):
+        prepare_glob({"pattern": f"{tree}/src/**/*.py"})
 
 
 def test_glob_patterns_translate_like_gitignore_globs():
@@ -222,6 +223,7 @@ def generated_tree(root: Path, seed: int, files: int) -> None:
     {}, {"-i": True, "output_mode": "content"}, {"output_mode": "count"},
     {"output_mode": "content", "-C": 2}, {"type": "py", "output_mode": "content", "-A": 1},
     {"glob": "*.tmp", "output_mode": "count"}, {"glob": "a/**/*.py *.md"},
+    {"glob": "b/ *.rs", "output_mode": "count"},
     {"pattern": r"needle\s+needle$", "output_mode": "content"},
     {"pattern": "needle.beta|alpha\\nx", "multiline": True, "output_mode": "content"},
     {"pattern": "needle.beta", "multiline": True, "-i": True, "output_mode": "count"},
@@ -303,8 +305,8 @@ def test_a_search_that_finds_too_much_stops_and_says_so(tmp_path, monkeypatch, u
     from zpi_builtins import search_grep
 
     for i in range(50):
-        write(tmp_path, f"f{i:02}.txt", "needle\n" * 20)
+        write(tmp_path, f"f{i:02}.txt", "needle\n" * 200)
     monkeypatch.setattr(search_grep, "MAX_COLLECT_BYTES", 2000)
     text = grep_text(tmp_path, use_rg, output_mode="content")
     assert "[the search stopped early" in text
-    assert 0 < text.count(":needle") < 1000
+    assert 0 < text.count(":needle") < 10_000  # output is read in pieces of up to 64 KiB

@@ -56,7 +56,6 @@ READ_TOOLS.add("grep")  # it may search what the host hands the model (spilled o
 MODES = ("content", "files_with_matches", "count")
 MAX_CONTEXT = 100
 MAX_LINE_CHARS = 2000
-_GLOB_CHARS = re.compile(r"[*?\[{]")
 _READ_ONLY = ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False)
 
 GLOB_PARAMETERS: Mapping[str, Any] = {
@@ -152,15 +151,9 @@ def prepare_glob(arguments: Mapping[str, Any]) -> GlobArgs:
     pattern = _text("glob", arguments, "pattern")
     assert pattern is not None
     path = _text("glob", arguments, "path")
-    if os.path.isabs(pattern):  # "/src/**/*.py": the fixed start becomes the folder
-        if path is not None:
-            raise ToolArgumentError("glob", "pattern", "give a relative pattern when path "
-                                    "is given")
-        parts = pattern.split("/")
-        fixed = 0
-        while fixed < len(parts) - 1 and not _GLOB_CHARS.search(parts[fixed]):
-            fixed += 1
-        path, pattern = "/".join(parts[:fixed]) or "/", "/".join(parts[fixed:])
+    if os.path.isabs(pattern):  # only path is judged by the permission check: no way around it
+        raise ToolArgumentError("glob", "pattern", "must be relative to path; give the folder "
+                                "as path (e.g. path '/src', pattern '**/*.py')")
     return GlobArgs(_glob("glob", "pattern", pattern), path)
 
 

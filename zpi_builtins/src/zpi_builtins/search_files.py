@@ -122,18 +122,23 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
 @attrs.frozen
 class PathGlob:
     """An include glob as ``rg --glob`` reads it: without a slash (other than a trailing one)
-    it matches a name at any depth, with one it matches the path from the searched folder."""
+    it matches a name at any depth, with one it matches the path from the searched folder; a
+    trailing slash matches folders only."""
 
     pattern: str
     regex: re.Pattern[str]
     by_name: bool
+    folders_only: bool
 
     @classmethod
     def of(cls, pattern: str) -> PathGlob:
-        by_name = "/" not in pattern.rstrip("/")
-        return cls(pattern, compile_glob(pattern.rstrip("/") if by_name else pattern), by_name)
+        bare = pattern.rstrip("/")
+        by_name = "/" not in bare
+        return cls(pattern, compile_glob(bare), by_name, bare != pattern)
 
-    def matches(self, rel: str, name: str) -> bool:
+    def matches(self, rel: str, name: str, is_dir: bool) -> bool:
+        if self.folders_only and not is_dir:
+            return False
         return self.regex.match(name if self.by_name else rel) is not None
 
 
@@ -149,8 +154,8 @@ class FileFilter:
         kinds = FILE_TYPES[file_type] if file_type else ()
         return cls(tuple(PathGlob.of(g) for g in globs), tuple(map(compile_glob, kinds)))
 
-    def glob_match(self, rel: str, name: str) -> bool:
-        return any(g.matches(rel, name) for g in self.globs)
+    def glob_match(self, rel: str, name: str, is_dir: bool = False) -> bool:
+        return any(g.matches(rel, name, is_dir) for g in self.globs)
 
 
 @attrs.frozen
@@ -251,7 +256,7 @@ def _keep_folder(levels: Sequence[_Level], path: str, rel: str, name: str,
                  file_filter: FileFilter) -> bool:
     """ripgrep's order for a folder: a matching include glob keeps it; then the ignore
     files; a hidden folder is skipped unless a ``!`` pattern named it."""
-    if file_filter.globs and file_filter.glob_match(rel, name):
+    if file_filter.globs and file_filter.glob_match(rel, name, True):
         return True
     decided = _ignored(levels, path, True)
     if decided is not None:

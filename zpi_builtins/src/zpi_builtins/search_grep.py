@@ -292,6 +292,9 @@ def grep_ripgrep(query: GrepQuery, rg: str) -> Collected | None:
     out = Collected([])
     try:
         data, err, out.cut = _bounded(proc)
+    except subprocess.TimeoutExpired:
+        raise RipgrepError(f"it ran longer than {RG_TIMEOUT_SECONDS} seconds; narrow the "
+                           "search (path, glob, type)") from None
     finally:
         if proc.poll() is None:
             proc.kill()
