@@ -257,21 +257,25 @@ async def test_a_session_has_both_tools_read_only_and_judges_paths_like_read(zpi
     ws = tmp_path / "ws"
     write(ws, "a.py", "needle\n")
     write(tmp_path / "outside", "b.py", "needle\n")
+    (ws / "link").symlink_to(tmp_path / "outside")
     session = await scripted_session(ws, [
         call("grep", pattern="needle"), call("glob", pattern="**/*.py"),
         call("grep", pattern="needle", path=str(tmp_path / "outside")),
-        call("glob", pattern="*", path="../outside"), {"text": "done"}],
+        call("glob", pattern="*", path="../outside"),
+        call("grep", pattern="needle", path="link"), {"text": "done"}],
         settings={"permissions": {"deny": [f"glob({tmp_path}/outside)"]}})
     tools = session.tools
     assert tools["grep"].metadata.read_only and tools["grep"].metadata.concurrency_safe
     assert tools["glob"].metadata.read_only and tools["glob"].metadata.concurrency_safe
     await session.run("look")
     await session.dispose()
-    found, listed, outside, denied = tool_texts(session)
+    found, listed, outside, denied, linked = tool_texts(session)
     assert found == "Found 1 file(s)\na.py" and listed == "a.py"
     assert "outside the workspace" in outside and "b.py" not in outside
     assert f"glob({tmp_path}/outside)" in denied and "b.py" not in denied
     assert "deny" in denied and "approver" not in denied
+    # a symlink in the workspace to a folder outside it is judged where it leads
+    assert "link (resolves to" in linked and "outside the workspace" in linked
 
 
 @pytest.mark.anyio
