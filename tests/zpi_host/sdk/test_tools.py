@@ -70,7 +70,7 @@ async def test_a_plugin_search_tool_replaces_the_placeholder(scripted, zpi_plugi
     zpi_plugins.register(Search(), "search")
     scripted.turns("ok")
     messages = await collect(query("hi", scripted.options()))
-    assert messages[0].data["tools"] == ["grep", "Read", "Write", "Edit", "Bash", "Glob"]
+    assert messages[0].data["tools"] == ["Grep", "Read", "Write", "Edit", "Bash", "Glob"]
 
 
 async def test_a_claude_plugins_skill_tool_is_claudes_skill(scripted, zpi_env, tmp_path):

@@ -262,6 +262,11 @@ SCHEMA = Section("", "keep", (
                         "how it migrates: `omit` keeps an outline of the old records, "
                         "`prune` drops them from the context"),
             )),
+            Section("search", "warn", (
+                Setting("enabled", BOOL, True, "the `glob` and `grep` tools"),
+                Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "
+                        "when `rg` is on PATH (auto) or always in pure Python (off)"),
+            )),
         ), "docs/builtins.md"),
     )),
     Section("permissions", "drop", (

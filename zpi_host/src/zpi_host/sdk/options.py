@@ -42,7 +42,8 @@ STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: builtins:web's tools); removed bare like STANDARD_TOOLS
 OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch")
 #: the plugin and service tools those stand in for, hidden under their own names
-OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search")
+OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search", "glob",
+                  "grep")
 
 
 class UnsupportedOptionError(UsageError):

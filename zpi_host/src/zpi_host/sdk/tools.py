@@ -31,20 +31,21 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
 #: kernel (or service) tool -> the standard name the model sees; ``task_output`` and
 #: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed,
-#: ``web_fetch`` and ``web_search`` with the web service (``builtins:web``)
+#: ``web_fetch`` and ``web_search`` with the web service (``builtins:web``); ``glob`` and
+#: ``grep`` (Claude's parameters already) with ``builtins:search``
 STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
                                      "bash": "Bash", "skill": "Skill",
                                      "task_output": "TaskOutput", "task_stop": "TaskStop",
                                      "task": "Agent", "web_fetch": "WebFetch",
-                                     "web_search": "WebSearch"}
+                                     "web_search": "WebSearch", "glob": "Glob", "grep": "Grep"}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
 
 PATH_ARGUMENTS.update({"Read": ("file_path",), "Write": ("file_path",),
-                       "Edit": ("file_path",)})
+                       "Edit": ("file_path",), "Glob": ("path",), "Grep": ("path",)})
 COMMAND_ARGUMENTS["Bash"] = "command"
-READ_TOOLS.add("Read")
+READ_TOOLS.update(("Read", "Grep"))
 
 _FILE_PATH = {"type": "string", "description": "The absolute path of the file (a path "
                                                 "relative to the working directory works too)."}
@@ -134,6 +135,11 @@ DESCRIPTIONS: Mapping[str, str] = {
                 "followed: fetch the new URL if you want it.",
     "WebSearch": "Search the web; returns result titles, URLs and snippets. allowed_domains or "
                  "blocked_domains filter the results by domain.",
+    "Glob": "Find files by name with a glob pattern (**/*.py, src/**/*.{ts,tsx}); newest "
+            "first. Files ignored by .gitignore, hidden files and symlinks are left out.",
+    "Grep": "Search file contents with a regular expression (ripgrep syntax). output_mode: "
+            "files_with_matches (default), content (lines, with -n, -A/-B/-C) or count; "
+            "narrow with glob or type. Ignored, hidden and binary files are skipped.",
 }
 
 #: kernel field -> Claude's field, to name Claude's field in argument errors (None: the
@@ -215,7 +221,7 @@ CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]
 
 def adapt(kernel_tool: Tool, name: str) -> Tool:
     """``kernel_tool`` under the standard ``name``, taking Claude's arguments (a tool whose
-    parameters are Claude's already, ``skill``, keeps them)."""
+    parameters are Claude's already, ``skill``, ``glob``, ``grep``, keeps them)."""
     schema = SCHEMAS.get(name, kernel_tool.parameters)
     convert = CONVERT.get(name, _unchanged)
     accepts = frozenset(kernel_tool.parameters.get("properties", {}))

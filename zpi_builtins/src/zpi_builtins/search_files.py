@@ -1,0 +1,281 @@
+"""Which files a search looks at, decided exactly as ripgrep decides them, so that the glob
+and grep tools give the same answer with or without ``rg``.
+
+The rules (ripgrep's defaults, run with ``--no-require-git --no-ignore-global
+--no-ignore-exclude``): ``.gitignore``, ``.ignore`` and ``.rgignore`` files in the searched
+folder, below it and above it apply; within a kind the deepest file with a matching pattern
+decides; ``.rgignore`` beats ``.ignore`` beats ``.gitignore``; ``.gitignore`` files above the
+first folder holding ``.git`` do not count. Names starting with a dot (``.git`` among them) are
+skipped. Symlinks are never followed (neither to files nor to folders), so a walk cannot leave
+the folder it was given. Only regular files are yielded. Include globs (grep's ``glob``)
+override every other rule for what they match, as ``rg --glob`` does; a type (grep's
+``type``) narrows what is left.
+
+Gitignore patterns are matched with ``pathspec`` (``GitIgnoreSpec``), a well-kept library
+that follows git's documented rules (negation, anchoring, directory-only patterns, ``**``),
+rather than a home-made copy of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import attrs
+
+__all__ = ["FILE_TYPES", "IGNORE_FILES", "FileFilter", "GlobError", "compile_glob",
+           "walk_files"]
+
+#: ignore files, strongest first (ripgrep's order)
+IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
+
+#: grep's ``type``: name -> basename globs (ripgrep's definitions; ``rg --type-list``)
+FILE_TYPES: dict[str, tuple[str, ...]] = {
+    "c": ("*.[chH]", "*.[chH].in", "*.cats"),
+    "cpp": ("*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in",
+            "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"),
+    "cs": ("*.cs",), "css": ("*.css", "*.scss"), "csv": ("*.csv",), "dart": ("*.dart",),
+    "docker": ("*Dockerfile*",), "elixir": ("*.eex", "*.ex", "*.exs"),
+    "go": ("*.go",), "h": ("*.h", "*.hpp"), "html": ("*.ejs", "*.htm", "*.html"),
+    "java": ("*.java", "*.jsp", "*.jspx", "*.properties"),
+    "js": ("*.js", "*.jsx", "*.vue", "*.mjs", "*.cjs"), "json": ("*.json", "composer.lock"),
+    "kotlin": ("*.kt", "*.kts"), "lua": ("*.lua",),
+    "make": ("*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Mm]akefile"),
+    "markdown": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "md": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.phtml"), "proto": ("*.proto",),
+    "py": ("*.py", "*.pyi"), "python": ("*.py", "*.pyi"),
+    "rb": ("*.gemspec", "*.rb", "*.rbw", "Gemfile", "Rakefile", "config.ru"),
+    "ruby": ("*.gemspec", "*.rb", "*.rbw", "Gemfile", "Rakefile", "config.ru"),
+    "rust": ("*.rs",), "scala": ("*.sbt", "*.scala"),
+    "sh": ("*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh"), "sql": ("*.psql", "*.sql"),
+    "swift": ("*.swift",), "toml": ("*.toml", "Cargo.lock"), "ts": ("*.ts", "*.tsx"),
+    "typescript": ("*.ts", "*.tsx"), "txt": ("*.txt",), "xml": ("*.xml", "*.xsd", "*.xsl"),
+    "yaml": ("*.yaml", "*.yml"), "zig": ("*.zig",), "rst": ("*.rst",),
+}
+
+
+class GlobError(ValueError):
+    """A glob pattern that cannot be read (an unclosed ``[`` or ``{``)."""
+
+
+def _translate(pattern: str) -> str:
+    """A glob as a regular expression over ``/``-separated paths: ``**`` spans folders
+    (``**/`` also none), ``*`` and ``?`` stay within one name, ``[...]`` and ``{a,b}``."""
+    out: list[str] = []
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                at_start = i == 0 or pattern[i - 1] == "/"
+                i += 2
+                if at_start and i < n and pattern[i] == "/":
+                    out.append("(?:.*/)?")
+                    i += 1
+                elif at_start and i == n:
+                    out.append(".*")
+                else:
+                    out.append("[^/]*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
+            if end < 0:
+                raise GlobError(f"unclosed '[' in {pattern!r}")
+            body = pattern[i + 1:end]
+            if body[:1] in ("!", "^"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        elif c == "{":
+            depth += 1
+            out.append("(?:")
+        elif c == "}" and depth:
+            depth -= 1
+            out.append(")")
+        elif c == "," and depth:
+            out.append("|")
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    if depth:
+        raise GlobError(f"unclosed '{{' in {pattern!r}")
+    return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """A glob matched against a whole ``/``-separated relative path."""
+    return re.compile(_translate(pattern.lstrip("/")) + r"\Z", re.DOTALL)
+
+
+@attrs.frozen
+class PathGlob:
+    """An include glob as ``rg --glob`` reads it: without a slash (other than a trailing one)
+    it matches a name at any depth, with one it matches the path from the searched folder; a
+    trailing slash matches folders only."""
+
+    pattern: str
+    regex: re.Pattern[str]
+    by_name: bool
+    folders_only: bool
+
+    @classmethod
+    def of(cls, pattern: str) -> PathGlob:
+        bare = pattern.rstrip("/")
+        by_name = "/" not in bare
+        return cls(pattern, compile_glob(bare), by_name, bare != pattern)
+
+    def matches(self, rel: str, name: str, is_dir: bool) -> bool:
+        if self.folders_only and not is_dir:
+            return False
+        return self.regex.match(name if self.by_name else rel) is not None
+
+
+@attrs.frozen
+class FileFilter:
+    """What a walk keeps beside the ignore rules: include globs and basename globs of a type."""
+
+    globs: tuple[PathGlob, ...] = ()
+    type_globs: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def of(cls, globs: Sequence[str] = (), file_type: str | None = None) -> FileFilter:
+        kinds = FILE_TYPES[file_type] if file_type else ()
+        return cls(tuple(PathGlob.of(g) for g in globs), tuple(map(compile_glob, kinds)))
+
+    def glob_match(self, rel: str, name: str, is_dir: bool = False) -> bool:
+        return any(g.matches(rel, name, is_dir) for g in self.globs)
+
+
+@attrs.frozen
+class _IgnoreFile:
+    """The patterns of one ignore file and the folder (``/``-terminated) they are relative to."""
+
+    base: str
+    spec: object  # pathspec.GitIgnoreSpec (imported lazily)
+
+    def decide(self, path: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a ``!`` pattern, None: no pattern matches."""
+        rel = path[len(self.base):] + ("/" if is_dir else "")
+        result: bool | None = self.spec.check_file(rel).include  # type: ignore[attr-defined]
+        return result
+
+
+def _load(folder: str) -> dict[str, _IgnoreFile]:
+    """The ignore files in ``folder`` (absolute, ``/``-terminated), by name."""
+    import pathspec
+
+    found: dict[str, _IgnoreFile] = {}
+    for name in IGNORE_FILES:
+        try:
+            with open(folder + name, "rb") as f:
+                text = f.read().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        found[name] = _IgnoreFile(folder, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+    return found
+
+
+@attrs.frozen
+class _Level:
+    """The ignore files of one folder of the walk (or above it) and whether it holds ``.git``."""
+
+    files: dict[str, _IgnoreFile]
+    has_git: bool
+
+
+def _level(folder: str) -> _Level:
+    return _Level(_load(folder), os.path.lexists(folder + ".git"))
+
+
+def _ignored(levels: Sequence[_Level], path: str, is_dir: bool) -> bool | None:
+    """Whether the ignore files of ``levels`` (outermost first) ignore ``path`` (True),
+    re-include it with a ``!`` pattern (False) or say nothing (None)."""
+    for name in IGNORE_FILES:
+        for level in reversed(levels):
+            rule = level.files.get(name)
+            if rule is not None:
+                decided = rule.decide(path, is_dir)
+                if decided is not None:
+                    return decided
+            if name == ".gitignore" and level.has_git:
+                break  # a repository's .gitignore rules stop at its root
+    return None
+
+
+def _parents(root: str) -> list[_Level]:
+    """The ignore levels of the folders above ``root`` (outermost first)."""
+    levels = []
+    parts = Path(root).parents
+    for folder in reversed(parts):
+        text = str(folder)
+        levels.append(_level(text if text.endswith("/") else text + "/"))
+    return levels
+
+
+def walk_files(root: Path, file_filter: FileFilter = FileFilter()) -> Iterator[tuple[str, Path]]:
+    """Every regular file under the folder ``root`` (a real path) that the rules keep, as
+    (path relative to ``root`` with ``/``, absolute path), in no particular order. Folders
+    that cannot be listed are skipped."""
+    top = str(root).rstrip("/") + "/"
+    stack: list[tuple[str, list[_Level]]] = [(top, [*_parents(top.rstrip("/") or "/"),
+                                                    _level(top)])]
+    while stack:
+        folder, levels = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            path = folder + name
+            rel = path[len(top):]
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if _keep_folder(levels, path, rel, name, file_filter):
+                    stack.append((path + "/", [*levels, _level(path + "/")]))
+            elif stat.S_ISREG(mode) and _keep_file(levels, path, rel, name, file_filter):
+                yield rel, Path(path)
+
+
+def _keep_folder(levels: Sequence[_Level], path: str, rel: str, name: str,
+                 file_filter: FileFilter) -> bool:
+    """ripgrep's order for a folder: a matching include glob keeps it; then the ignore
+    files; a hidden folder is skipped unless a ``!`` pattern named it."""
+    if file_filter.globs and file_filter.glob_match(rel, name, True):
+        return True
+    decided = _ignored(levels, path, True)
+    if decided is not None:
+        return not decided
+    return not name.startswith(".")
+
+
+def _keep_file(levels: Sequence[_Level], path: str, rel: str, name: str,
+               file_filter: FileFilter) -> bool:
+    """ripgrep's order for a file: include globs decide alone when given; then the ignore
+    files, then the type; a hidden file is skipped unless one of those named it."""
+    if file_filter.globs:
+        return file_filter.glob_match(rel, name)
+    decided = _ignored(levels, path, False)
+    if decided:
+        return False
+    named = decided is False
+    if file_filter.type_globs:
+        if not any(t.match(name) for t in file_filter.type_globs):
+            return False
+        named = True
+    return named or not name.startswith(".")
