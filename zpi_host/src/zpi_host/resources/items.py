@@ -181,8 +181,10 @@ class Command:
 
     Commands from files have a ``path`` and a template. A plugin may build one in code and
     return it from ``zpi_register_commands``, with either a ``template`` or a ``handler``: a
-    callable taking the argument text and returning the prompt to send (``str``), ``None``
-    when it handled the command itself, or an awaitable of either.
+    callable taking the argument text (and, if it takes two parameters, a
+    ``CommandContext``) and returning the prompt to send, a non-empty ``str`` or an awaitable
+    of one; anything else is a ``CommandError``, and a handler refuses by raising a
+    ``ZpiError`` (its message reaches the user).
     """
 
     name: str
