@@ -309,7 +309,7 @@ def encode_record(record: Record) -> dict[str, Any]:
     data: dict[str, Any] = {"type": record.TYPE}
     try:
         fields = plain.unstructure(record)
-    except plain.Unhandled:  # a value plain does not encode: the converter does
+    except Exception:  # a value plain does not encode (plain.Unhandled): the converter does
         fields = _unstructure_fn(type(record))(record)
     data.update(fields)
     for key, value in record.extra.items():
