@@ -18,6 +18,9 @@ default left to it); unions of attrs classes tagged on ``type``; ``Any`` as it i
 
 from __future__ import annotations
 
+import functools
+import inspect
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -55,15 +58,35 @@ def _is_mapping(tp: Any) -> bool:
     return get_origin(tp) in (Mapping, dict) or tp in (Mapping, dict)
 
 
-def _fields(cls: type) -> list[tuple[str, str, Any, bool]]:
+#: annotation text -> type, per module (``typing.get_type_hints`` compiles every annotation
+#: of every class again; these repeat: ``str``, ``str | None``, ...)
+_evaluated: dict[tuple[str, str], Any] = {}
+
+
+def _field_type(cls: type, name: str, annotation: Any) -> Any:
+    """The type of field ``name``: its annotation evaluated where it was written (the class in
+    ``cls``'s MRO that declares it), as ``typing.get_type_hints`` would."""
+    if not isinstance(annotation, str):
+        return annotation
+    module = next((base.__module__ for base in cls.__mro__
+                   if name in inspect.get_annotations(base)), cls.__module__)
+    key = (module, annotation)
+    if key not in _evaluated:
+        # the class's own annotation text, evaluated as get_type_hints does
+        _evaluated[key] = eval(annotation, vars(sys.modules[module]))
+    return _evaluated[key]
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     """(attribute, JSON key, type, has a default) of each field ``cls`` reads and writes: a
     record's ``extra`` is neither (unknown keys are kept by the codec)."""
     from .records import Record
 
-    hints = typing.get_type_hints(cls)
-    return [(f.name, camel(f.name), hints[f.name], f.default is not attrs.NOTHING)
-            for f in attrs.fields(cls)
-            if not (f.name == "extra" and issubclass(cls, Record))]
+    return tuple((f.name, camel(f.name), _field_type(cls, f.name, f.type),
+                  f.default is not attrs.NOTHING)
+                 for f in attrs.fields(cls)
+                 if not (f.name == "extra" and issubclass(cls, Record)))
 
 
 def _tag(cls: type) -> str:
