@@ -173,6 +173,19 @@ def _structurer_of(tp: Any) -> Fn:
     raise TypeError(f"no plain structuring for {tp!r}")
 
 
+def _exact_kinds(tp: Any) -> tuple[type, ...] | None:
+    """The runtime types a field of type ``tp`` accepts as they are (checked inline, the
+    common case), or None when it needs its function."""
+    if tp in (str, int, bool):
+        return (tp,)
+    if tp == str | None:
+        return (str, type(None))
+    return None
+
+
+_MISSING = object()
+
+
 def structurer(cls: type, tagged: bool = False) -> Fn:
     """The function turning a JSON object into a ``cls``; ``tagged``: reached through a union
     tagged on ``type``, which already chose the class (its ``type`` key is not read)."""
@@ -180,7 +193,8 @@ def structurer(cls: type, tagged: bool = False) -> Fn:
     fn = _structurers.get(key)
     if fn is not None:
         return fn
-    plan = [(name, json_key, _structurer_of(tp), has_default)
+    plan = [(name, json_key, _exact_kinds(tp), None if _exact_kinds(tp) else _structurer_of(tp),
+             has_default)
             for name, json_key, tp, has_default in _fields(cls)
             if not (tagged and name == "type")]
 
@@ -188,11 +202,17 @@ def structurer(cls: type, tagged: bool = False) -> Fn:
         if type(value) is not dict:
             raise Unhandled
         kwargs = {}
-        for name, json_key, item, has_default in plan:
-            if json_key in value:
-                kwargs[name] = item(value[json_key])
-            elif not has_default:
-                raise Unhandled
+        for name, json_key, kinds, item, has_default in plan:
+            found = value.get(json_key, _MISSING)
+            if found is _MISSING:
+                if not has_default:
+                    raise Unhandled
+            elif kinds is not None:
+                if type(found) not in kinds:
+                    raise Unhandled
+                kwargs[name] = found
+            else:
+                kwargs[name] = item(found)  # type: ignore[misc]
         try:
             return cls(**kwargs)
         except Exception as exc:  # a validator of the class: the converter says it as well
@@ -295,10 +315,17 @@ def unstructurer(cls: type) -> Fn:
     fn = _unstructurers.get(cls)
     if fn is not None:
         return fn
-    plan = [(name, json_key, _unstructurer_of(tp)) for name, json_key, tp, _ in _fields(cls)]
+    plan = []
+    for name, json_key, tp, _ in _fields(cls):
+        item = _unstructurer_of(tp)
+        plan.append((name, json_key, None if item is _as_is else item))
 
     def convert(value: Any) -> dict[str, Any]:
-        return {json_key: item(getattr(value, name)) for name, json_key, item in plan}
+        data = {}
+        for name, json_key, item in plan:
+            found = getattr(value, name)
+            data[json_key] = found if item is None else item(found)
+        return data
 
     _unstructurers[cls] = convert
     return convert
