@@ -167,7 +167,8 @@ class _ThenRoute:
 
     def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
-        self._route(module)
+        with contextlib.suppress(Exception):  # never break attrs' import: routed after it
+            self._route(module)
 
 
 def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
