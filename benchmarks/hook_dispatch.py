@@ -17,12 +17,17 @@
    whole with the same run where a plain zpi plugin spawns ``true`` itself before each call
    (no subtraction, so steadier under load, but the shared per-turn cost dilutes the ratio).
 
+The matching part is the difference of two runs, so the load of a shared machine moves it
+more than any other row: it also prints, for information, the same comparison in CPU time
+(``time.process_time`` of this process, all its threads: what the host itself spends around
+the spawn, which other load changes less than wall time), and its rounds default to 21.
+
 All variants of a part alternate, ``--rounds`` times, in one process. Both parts run for each
 dialect (``--dialect claude``, ``zcode`` or ``both``, the default) with the same targets: ZCode's
 configurations are the same handlers read by ZCode's dialect (its matcher rules, camelCase
 input, output cap), and its matching handler is a ``process`` handler (argv ``true``, no shell).
 
-    python benchmarks/hook_dispatch.py [--turns 200] [--calls 200] [--rounds 9] [--quick]
+    python benchmarks/hook_dispatch.py [--turns 200] [--calls 200] [--rounds 21] [--quick]
                                        [--dialect both]
 """
 
@@ -32,6 +37,7 @@ import asyncio
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -135,10 +141,23 @@ async def per_turn(turns: int, root: Path, plugins: int, kind: str = "claude") -
     return await run_turns(turns, root, make_host(root, plugins, kind), None)
 
 
+#: per-call CPU seconds of the last timed part (:func:`spawn_true`, :func:`run_turns`)
+_last_cpu: list[float] = [0.0]
+
+
+async def with_cpu(part: Awaitable[float], sink: list[float]) -> float:
+    """Await ``part`` (a timed part returning wall seconds per call); its CPU seconds per call
+    go to ``sink``."""
+    wall = await part
+    sink.append(_last_cpu[0])
+    return wall
+
+
 async def spawn_true(calls: int) -> float:
     """Seconds per spawn of ``true`` the way the hook runner spawns (pipes, own group)."""
     import anyio
 
+    cpu = time.process_time()
     started = time.perf_counter()
     for _ in range(calls):
         process = await anyio.open_process(["true"], stdin=subprocess.PIPE,
@@ -148,7 +167,9 @@ async def spawn_true(calls: int) -> float:
         await process.stdin.aclose()
         await process.wait()
         await process.aclose()
-    return (time.perf_counter() - started) / calls
+    elapsed = time.perf_counter() - started
+    _last_cpu[0] = (time.process_time() - cpu) / calls
+    return elapsed / calls
 
 
 class SpawnsTrue:
@@ -208,9 +229,11 @@ async def run_turns(turns: int, root: Path, host: Any, agent: Path | None) -> fl
     session = await create_session(model="function:bench", provider=FunctionModel(model),
                                    cwd=root, host=host, tools=["read"],
                                    persist=agent is not None, agent_dir=agent)
+    cpu = time.process_time()
     started = time.perf_counter()
     result = await session.run("read small.txt again and again")
     elapsed = time.perf_counter() - started
+    _last_cpu[0] = (time.process_time() - cpu) / turns
     await session.dispose()
     if result.is_error or result.num_turns != turns:
         raise SystemExit(f"run failed: {result.stop_reason} {result.error}")
@@ -227,13 +250,17 @@ async def measure(dialect: str, root: Path, agent: Path, turns: int, rounds: int
         "noop": lambda: per_turn(turns, root, PLUGINS, "noop"),
     }, rounds)
     # 2. one matching hook in a real (persisted) run; the spawn baseline in the same loop
+    cpu: dict[str, list[float]] = {"without": [], "hook": [], "spawn": []}
     matching = await ainterleave({
-        "without": lambda: matching_turn(calls, root, agent, "none"),
-        "hook": lambda: matching_turn(calls, root, agent, "hook", dialect),
-        "spawn": lambda: spawn_true(calls),
+        "without": lambda: with_cpu(matching_turn(calls, root, agent, "none"), cpu["without"]),
+        "hook": lambda: with_cpu(matching_turn(calls, root, agent, "hook", dialect),
+                                 cpu["hook"]),
+        "spawn": lambda: with_cpu(spawn_true(calls), cpu["spawn"]),
         "spawn_run": lambda: matching_turn(calls, root, agent, "spawn"),
     }, rounds)
+    cpu = {name: taken[-rounds:] for name, taken in cpu.items()}  # without the warm-up
     hook_cost = [h - w for h, w in zip(matching["hook"], matching["without"], strict=True)]
+    hook_cpu = [h - w for h, w in zip(cpu["hook"], cpu["without"], strict=True)]
     handler = "process handler" if dialect == "zcode" else "command hook"
     return [
         compare(f"hook_dispatch: {PLUGINS} non-matching {label} hook configs, per turn",
@@ -248,6 +275,10 @@ async def measure(dialect: str, root: Path, agent: Path, turns: int, rounds: int
                 note=f"zpi = per-turn time of a persisted {calls}-turn read session with the "
                 "hook minus without it; baseline = anyio.open_process(['true']) with pipes, "
                 "own session, awaited, in the same loop"),
+        compare(f"hook_dispatch (CPU time): matching {label} PreToolUse {handler} `true`, "
+                "in a real run", hook_cpu, cpu["spawn"], op="",
+                note="for information: the same rounds in CPU time of this process (the "
+                "spawning parent; `true` itself is not counted on either side)"),
         compare(f"hook_dispatch: run with the matching {label} hook vs run with a plugin "
                 "spawning `true`, per turn", matching["hook"], matching["spawn_run"],
                 unit="ms", op="", note="both whole runs (no subtraction: steadier, but the "
@@ -268,7 +299,7 @@ async def amain(turns: int, rounds: int, calls: int, dialects: list[str]) -> int
 
 
 def main() -> int:
-    args = arguments("hook_dispatch", __doc__, rounds=9,
+    args = arguments("hook_dispatch", __doc__, rounds=21,
                      quick={"turns": 10, "rounds": 1, "calls": 5},
                      options=[("--turns", {"type": int, "default": 200}),
                               ("--calls", {"type": int, "default": 200, "help": "turns of the "

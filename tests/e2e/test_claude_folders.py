@@ -132,6 +132,22 @@ def test_listing_parses_no_markdown_once_cached(tmp_path, env):
     assert runs[1].stderr.strip() == "[]"
 
 
+def test_listing_a_folder_loads_no_openssl(tmp_path, env):
+    """Hashing a folder's path and file signatures uses CPython's own SHA-256: listing does
+    not load OpenSSL's binding (``_hashlib``, a few ms). ``builtins:tasks`` is blocked here
+    because zpi_builtins' task registry imports ``secrets`` (which loads it) on its own."""
+    plugin = copy_plugin("placeholders", tmp_path / "plugins")
+    code = ("import sys; from zpi_host.cli import main; "
+            "main(['-p', 'no:builtins:tasks', '--list-plugins', '--json', '--plugin-dir', "
+            f"{str(plugin)!r}]); "
+            "print(sorted(m for m in ('_hashlib', 'hashlib', 'ssl') if m in sys.modules), "
+            "file=sys.stderr)")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path, env=env, timeout=60) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    assert runs[1].stderr.strip() == "[]"  # the second listing, from the folder's caches
+
+
 def test_listing_shows_what_a_folder_cannot_do_as_warnings(tmp_path, env):
     plugin = copy_plugin("servers", tmp_path)
     skills = copy_plugin("one-skill", tmp_path)

@@ -284,3 +284,28 @@ def test_installed_console_script_lists_plugins_as_json(zpi_env, tmp_path):
     assert names["builtins:title"]["contributes"] == {"side requests": ["session title"]}
     assert names["builtins:instructions"]["contributes"]["instructions"] == [
         "editing", "git", "reporting", "tools", "verification"]
+
+
+def test_each_distribution_metadata_is_read_once(zpi_env, zpi_dist, monkeypatch):
+    """Entry points of one distribution share its name and version, read from its METADATA
+    once (``Distribution.name``/``.version`` parse the file again at every access)."""
+    import importlib.metadata as metadata
+
+    zpi_dist.install("three-dist", {"three_mod": OK_PLUGIN},
+                     {"three-a": "three_mod", "three-b": "three_mod", "three-c": "three_mod"},
+                     version="3.1")
+    reads: list[str] = []
+    original = metadata.PathDistribution.read_text
+
+    def read_text(self, filename):
+        if filename in ("METADATA", "PKG-INFO"):
+            reads.append(str(self._path))
+        return original(self, filename)
+
+    monkeypatch.setattr(metadata.PathDistribution, "read_text", read_text)
+    host = PluginHost(PluginConfig.from_env({"ZPI_LOAD_PLUGINS": "three-dist"})).load()
+    three = [r for r in host.records if r.name.startswith("three-")]
+    assert [(r.name, r.distribution, r.version) for r in three] == [
+        ("three-a", "three-dist", "3.1"), ("three-b", "three-dist", "3.1"),
+        ("three-c", "three-dist", "3.1")]
+    assert len(reads) == len(set(reads)), reads  # no distribution read twice

@@ -10,7 +10,6 @@ so an unchanged folder costs no YAML parsing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
 from zpi_host.resources import Command
 
@@ -283,7 +283,7 @@ def build_layout(skills: Sequence[tuple[str, Path]], agents: Sequence[tuple[str,
 def layout_path(snapshot: Snapshot, variables: Mapping[str, Value]) -> Path:
     """The layout depends on the snapshot and on the values filled into skill and agent text
     (option values come from settings), so its name carries both."""
-    digest = hashlib.sha256(json.dumps(
+    digest = sha256(json.dumps(
         {k: v for k, v in variables.items() if isinstance(v, str)}, sort_keys=True
     ).encode()).hexdigest()[:10]
     return snapshot.sibling(f".{digest}.layout")

@@ -12,7 +12,6 @@ registered; when the folder has hooks, :func:`make_plugin` combines it with the 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import attrs
 
 from zpi_host import hookimpl
+from zpi_host.digests import sha256
 from zpi_host.resources import Command, ResourceSource
 
 from .commands import Value, format_option, substitute
@@ -312,7 +312,7 @@ def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str,
     folder.skills = tuple(skill.name for skill in skill_dirs_of(path / "skills"))
     folder.agents = tuple(file.stem for file, _ in markdown_below(path / "agents")) \
         if "agents" in present else ()
-    digest = hashlib.sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
+    digest = sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
     cache = MarkdownCache(ctx.cache_dir("_dirs") / f"{digest[:16]}.json")
     files: list[tuple[list[str], Path]] = []
     names: set[str] = set()

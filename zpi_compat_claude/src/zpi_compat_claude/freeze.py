@@ -22,10 +22,8 @@ would be the only loser, and it would see its plugin files vanish).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 import shutil
 import stat as stat_module
 from collections.abc import Callable
@@ -33,6 +31,7 @@ from pathlib import Path
 
 import attrs
 
+from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
 
 SKIPPED_NAMES = frozenset({".git"})
@@ -127,7 +126,7 @@ def walk(root: Path, warnings: list[str] | None = None) -> list[FileEntry]:
 
 
 def _signature(entries: list[FileEntry]) -> str:
-    digest = hashlib.sha256()
+    digest = sha256()
     for entry in entries:
         if entry.is_dir:
             digest.update(f"d\0{entry.rel}\n".encode(errors="surrogateescape"))
@@ -140,7 +139,9 @@ def _signature(entries: list[FileEntry]) -> str:
 
 def content_hash(entries: list[FileEntry]) -> str:
     """The snapshot key: relative paths, executable bits and contents of every file."""
-    digest = hashlib.sha256()
+    import hashlib  # OpenSSL's SHA-256 for contents; only when a folder is (re)hashed
+
+    digest = sha256()
     for entry in entries:
         digest.update(f"{'d' if entry.is_dir else 'f'}\0{entry.rel}\0{entry.executable}\0"
                       .encode(errors="surrogateescape"))
@@ -171,7 +172,7 @@ def _read_index(path: Path) -> dict[str, str]:
 
 def _write_json(path: Path, data: object) -> None:
     """Atomic write (temporary file + replace), so readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, path)
@@ -249,7 +250,7 @@ def _store(cache: Path, key: str, entries: list[FileEntry]) -> None:
     target = cache / key
     if target.is_dir():
         return
-    tmp = cache / f".{key}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = cache / f".{key}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         tmp.mkdir(parents=True)
         for entry in entries:
@@ -277,7 +278,7 @@ def build_once(path: Path, build: Callable[[Path], None]) -> Path:
     used for a snapshot's derived files, which depend only on its content."""
     if path.is_dir():
         return path
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         tmp.mkdir(parents=True)
         build(tmp)

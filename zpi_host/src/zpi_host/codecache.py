@@ -23,9 +23,11 @@ import contextlib
 import marshal
 import os
 import sys
+from collections.abc import Callable
+from importlib.machinery import ModuleSpec, PathFinder
 from importlib.util import MAGIC_NUMBER, cache_from_source
 from pathlib import Path
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 __all__ = ["GeneratedCodeCache", "cache_path", "install"]
@@ -129,31 +131,87 @@ def cache_path() -> Path:
     return folder / f"attrs-generated.{sys.implementation.cache_tag}.marshal"
 
 
-def install(path: Path | None = None) -> GeneratedCodeCache | None:
-    """Compile attrs' generated methods through a :class:`GeneratedCodeCache` saved at exit.
-    Returns the cache, or None when attrs' compile helper is not the expected one. Calling it
-    again returns the cache already installed."""
-    global _installed
-    if _installed is not None:
-        return _installed
+class _RouteAfterLoad:
+    """A one-time import hook: ``attr._make`` is loaded as usual, then ``route`` is called with
+    it before the rest of the ``attr`` package runs, so the classes attrs builds for itself
+    (its validators) go through the cache too."""
+
+    def __init__(self, route: Callable[[ModuleType], None]) -> None:
+        self.route = route
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
+        if name != "attr._make":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)  # type: ignore[arg-type]
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _ThenRoute(spec.loader, self.route)  # type: ignore[assignment]
+        return spec
+
+
+class _ThenRoute:
+    """A loader that runs the module with ``loader``, then calls ``route`` with it; anything
+    else (``get_source``, ...) is ``loader``'s."""
+
+    def __init__(self, loader: Any, route: Callable[[ModuleType], None]) -> None:
+        self._loader = loader
+        self._route = route
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)  # type: ignore[no-any-return]
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        with contextlib.suppress(Exception):  # never break attrs' import: routed after it
+            self._route(module)
+
+
+def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
+    """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit;
+    None when its compile helper is not the expected one."""
     import __future__
 
-    from attr import _make
-
-    original = getattr(_make, "_compile_and_eval", None)
+    original = getattr(make, "_compile_and_eval", None)
     code = getattr(original, "__code__", None)
     if code is None or code.co_varnames[:code.co_argcount] != EXPECTED_PARAMETERS:
         return None
     # attrs compiles with the __future__ imports of its own module: so does the cache
     flags = (__future__.annotations.compiler_flag
-             if getattr(_make, "annotations", None) is __future__.annotations else 0)
+             if getattr(make, "annotations", None) is __future__.annotations else 0)
     cache = GeneratedCodeCache(path or cache_path(), flags)
 
     def compile_and_eval(script: str, globs: dict[str, Any] | None,
                          locs: Any = None, filename: str = "") -> None:
         eval(cache.compile(script, filename), globs, locs)  # attrs' own script, as attrs does
 
-    _make._compile_and_eval = compile_and_eval
+    make._compile_and_eval = compile_and_eval  # type: ignore[attr-defined]
     atexit.register(cache.save)
-    _installed = cache
     return cache
+
+
+def install(path: Path | None = None) -> GeneratedCodeCache | None:
+    """Compile attrs' generated methods through a :class:`GeneratedCodeCache` saved at exit.
+    Returns the cache, or None when attrs' compile helper is not the expected one. Calling it
+    again returns the cache already installed. Called before attrs is imported, it is in
+    place before the ``attr`` package builds its own classes."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    routed: list[GeneratedCodeCache | None] = []
+    hook = None
+    if "attr._make" not in sys.modules:
+        hook = _RouteAfterLoad(lambda make: routed.append(_route(make, path)))
+        sys.meta_path.insert(0, hook)  # type: ignore[arg-type]
+    try:
+        from attr import _make
+    finally:
+        if hook is not None:
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(hook)  # type: ignore[arg-type]
+    _installed = routed[0] if routed else _route(_make, path)
+    return _installed

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 import stat
 import time
@@ -116,7 +115,7 @@ def create_spill_file(folder: Path, prefix: str) -> tuple[Path, IO[bytes]]:
     fd = open_spill_folder(folder)
     try:
         for _ in range(100):
-            name = f"{prefix}-{secrets.token_hex(6)}.log"
+            name = f"{prefix}-{os.urandom(6).hex()}.log"
             try:
                 file_fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                                   | os.O_CLOEXEC, 0o600, dir_fd=fd)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,7 +30,7 @@ _NAME_MAX: Final = 255
 def temp_name(target: str, pid: int | None = None) -> str:
     """A fresh temporary name beside ``target`` owned by this process (the target's name is
     shortened when the whole would be too long for the filesystem)."""
-    tail = f".zpi-{os.getpid() if pid is None else pid}-{secrets.token_hex(4)}.tmp"
+    tail = f".zpi-{os.getpid() if pid is None else pid}-{os.urandom(4).hex()}.tmp"
     name = target
     while name and len(os.fsencode(f".{name}{tail}")) > _NAME_MAX:
         name = name[:-1]

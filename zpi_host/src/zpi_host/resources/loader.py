@@ -8,12 +8,12 @@ it becomes a :class:`ResourceDiagnostic` naming the file and the problem.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..digests import sha256
 from ..frontmatter import FrontmatterError, read_frontmatter
 from .items import AgentDefinition, Command, ContextFile, ResourceDiagnostic, ResourceSource, Skill
 from .rules import Invalid, build_agent, build_command, build_skill, check_code_command
@@ -318,7 +318,7 @@ class ResourceLoader:
         """A hash of the current (path, mtime_ns, size) of every file and folder the last load
         read or looked for, including missing ones; compare with an earlier value to learn
         whether a reload would see anything different (an edit, a new or removed file)."""
-        digest = hashlib.sha256()
+        digest = sha256()
         for path in self._scan.watched:
             try:
                 stat = os.stat(path)

@@ -4,6 +4,9 @@ Keys are camelCase; unions are tagged (messages on ``role``, content blocks on `
 strings, integers and booleans are checked strictly (cattrs would turn ``5`` into ``"5"``).
 Reading uses a converter without detailed validation, which is several times faster; only when
 it fails is the same data structured again with detailed validation, to say what is wrong.
+
+Records are first encoded and decoded by :mod:`.plain` (the same results, without cattrs);
+cattrs is imported only for a record that module does not handle, or to explain a bad one.
 """
 
 from __future__ import annotations
@@ -12,26 +15,21 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import attrs
-import cattrs
-import cattrs.v
-from cattrs.errors import IterableValidationError, IterableValidationNote
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.strategies import configure_tagged_union
 
 from ..messages import AssistantContent, Message, ThinkingContent, ToolCallContent
 from ..tools.base import Content, ImageContent, TextContent
+from . import plain
 from .errors import RecordError
+from .plain import _is_mapping, camel
 from .records import RECORD_TYPES, Record
 
+if TYPE_CHECKING:
+    import cattrs
+
 _ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-
-
-def camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 class _Problem(TypeError):
@@ -99,14 +97,16 @@ def _objects_only(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 
 def _format(exc: BaseException, tp: Any) -> str:
+    import cattrs.v
+
     return str(exc) if isinstance(exc, _Problem) else cattrs.v.format_exception(exc, tp)
 
 
-def _is_mapping(tp: Any) -> bool:
-    return get_origin(tp) in (Mapping, dict) or tp in (Mapping, dict)
-
-
 def _make(detailed: bool) -> cattrs.Converter:
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+    from cattrs.strategies import configure_tagged_union
+
     conv = cattrs.Converter(detailed_validation=detailed, forbid_extra_keys=False)
     for kind in (str, int, bool):
         conv.register_structure_hook(kind, _strict(kind))
@@ -174,6 +174,8 @@ def _is_homogeneous_tuple(tp: Any) -> bool:
 
 
 def _tuple_of(conv: cattrs.Converter, item: Any, detailed: bool) -> Callable[[Any, Any], Any]:
+    from cattrs.errors import IterableValidationError, IterableValidationNote
+
     hook = conv.get_structure_hook(item)
 
     def structure(value: Any, _: Any) -> tuple[Any, ...]:
@@ -225,6 +227,8 @@ def _json_path(problem: str) -> str:
 
 def explain(data: Any, cls: Any, error: BaseException) -> str:
     """Why ``data`` does not structure as ``cls``: cattrs' detailed messages, one per problem."""
+    import cattrs
+
     try:
         converter(True).structure(data, cls)
     except cattrs.BaseValidationError as exc:
@@ -285,10 +289,14 @@ def _unstructure_fn(cls: type[Record]) -> Callable[[Any], Any]:
 def decode_record(data: dict[str, Any], cls: type[Record]) -> Record:
     """A parsed line as a record of ``cls`` (chosen from its ``type``). Raises ValueError with
     a readable explanation when a field is missing or of the wrong type."""
+    record: Record
     try:
-        record: Record = _structure_fn(cls)(data, cls)
-    except Exception as exc:
-        raise ValueError(explain(data, cls, exc)) from None
+        record = plain.structure(data, cls)
+    except Exception:  # not one plain decodes (or not valid): the converter decides
+        try:
+            record = _structure_fn(cls)(data, cls)
+        except Exception as exc:
+            raise ValueError(explain(data, cls, exc)) from None
     if not data.keys() <= _known_keys(cls):
         known = _known_keys(cls)
         extra = {k: v for k, v in data.items() if k not in known}
@@ -299,7 +307,11 @@ def decode_record(data: dict[str, Any], cls: type[Record]) -> Record:
 def encode_record(record: Record) -> dict[str, Any]:
     """A record as the JSON object written to its line: ``type`` first, unknown fields last."""
     data: dict[str, Any] = {"type": record.TYPE}
-    data.update(_unstructure_fn(type(record))(record))
+    try:
+        fields = plain.unstructure(record)
+    except Exception:  # a value plain does not encode (plain.Unhandled): the converter does
+        fields = _unstructure_fn(type(record))(record)
+    data.update(fields)
     for key, value in record.extra.items():
         data.setdefault(key, value)
     return data

@@ -5,7 +5,6 @@ Cheap to import (stdlib only): the CLI lists sessions without loading cattrs.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import uuid
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeGuard
 
+from ..digests import sha256
 from ..settings import agent_dir
 from .errors import InvalidSessionIdError, SessionNotFoundError
 
@@ -38,7 +38,7 @@ def project_key(cwd: Path | str) -> str:
     key = _UNSAFE.sub("-", full)
     if len(key) <= MAX_KEY_LENGTH:
         return key
-    digest = hashlib.sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
+    digest = sha256(full.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LENGTH]
     return f"{key[: MAX_KEY_LENGTH - _HASH_LENGTH - 1]}-{digest}"
 
 
