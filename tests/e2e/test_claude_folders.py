@@ -134,11 +134,10 @@ def test_listing_parses_no_markdown_once_cached(tmp_path, env):
 
 def test_listing_a_folder_loads_no_openssl(tmp_path, env):
     """Hashing a folder's path and file signatures uses CPython's own SHA-256: listing does
-    not load OpenSSL's binding (``_hashlib``, a few ms). ``builtins:tasks`` is blocked here
-    because zpi_builtins' task registry imports ``secrets`` (which loads it) on its own."""
+    not load OpenSSL's binding (``_hashlib``, a few ms), with every built-in service on."""
     plugin = copy_plugin("placeholders", tmp_path / "plugins")
     code = ("import sys; from zpi_host.cli import main; "
-            "main(['-p', 'no:builtins:tasks', '--list-plugins', '--json', '--plugin-dir', "
+            "main(['--list-plugins', '--json', '--plugin-dir', "
             f"{str(plugin)!r}]); "
             "print(sorted(m for m in ('_hashlib', 'hashlib', 'ssl') if m in sys.modules), "
             "file=sys.stderr)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -166,7 +166,7 @@ class TaskRegistry:
         if not cwd.is_dir():
             raise ToolFailure(f"working directory {cwd} does not exist or is not a directory; "
                               "the command was not run")
-        task_id = "b" + secrets.token_hex(4)
+        task_id = "b" + os.urandom(4).hex()
         try:
             path, out = create_spill_file(ctx.spill_dir, f"task-{task_id}")
         except (SpillFolderError, OSError) as exc:

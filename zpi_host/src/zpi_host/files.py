@@ -18,7 +18,6 @@ directory (and resuming the session) removes them once their process is gone
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -76,6 +75,8 @@ class FileFingerprint:
 
     @classmethod
     def of_bytes(cls, data: bytes, mtime_ns: int) -> FileFingerprint:
+        import hashlib  # file contents: OpenSSL's SHA-256, loaded when a file is first hashed
+
         return cls(len(data), mtime_ns, hashlib.sha256(data).hexdigest())
 
     def same_content(self, other: FileFingerprint) -> bool:
