@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
+from tests.helpers.cli import EXE, clean_environment, zpi
 from tests.helpers.terminal import Terminal
-
-EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
-
-
-def zpi(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp_path,
-                          env=environ, timeout=60, stdin=subprocess.DEVNULL)
 
 
 def test_ask_title_notify_and_instructions_in_one_run(tmp_path):
@@ -63,9 +52,7 @@ def test_on_a_terminal_the_user_answers_the_question(tmp_path):
              {"text": "ok"}]
     script.write_text("".join(json.dumps(t) + "\n" for t in turns))
     master, slave = pty.openpty()
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
+    environ = clean_environment(tmp_path)
     process = subprocess.Popen(
         [EXE, "run", "--model", f"scripted:{script}", "--output-format", "json",
          "--permission-mode", "bypass", "pick"],
@@ -120,9 +107,7 @@ def test_on_a_terminal_notify_writes_its_osc9_sequence(tmp_path):
         "notify": {"terminal": "osc9", "min_run_seconds": 0}}}}))
     script = tmp_path / "script.jsonl"
     script.write_text(json.dumps({"text": "all done"}) + "\n")
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZPI_AGENT_DIR": str(agent), "HOME": str(tmp_path), "TERM": "xterm"})
+    environ = {**clean_environment(tmp_path), "ZPI_AGENT_DIR": str(agent), "TERM": "xterm"}
     term = Terminal([EXE, "run", "--model", f"scripted:{script}", "hi"], cwd=tmp_path,
                     env=environ)
     assert term.finish() == 0

@@ -5,23 +5,12 @@ and the next run's system prompt lists them."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from helpers.cli import zpi
+
 from zpi_builtins.memory_store import render
-
-EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
-
-
-def zpi(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp_path,
-                          env=environ, timeout=60, stdin=subprocess.DEVNULL)
 
 
 def script(tmp_path: Path, name: str, turns: list) -> str:

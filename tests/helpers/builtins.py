@@ -21,3 +21,22 @@ async def scripted_session(tmp_path: Path, turns: list[Any], *, settings: Any = 
                                    settings=settings or {}, **options)
     session.test_model = model
     return session
+
+
+def loopback_sdk_options(server: Any, cwd: Path, *, builtins: dict[str, Any] | None = None,
+                         **fields: Any) -> Any:
+    """SDK options for model ``m`` on the loopback server's Anthropic format, quick retries,
+    and no title side request (it would take a turn of the server's script); ``builtins``:
+    more service settings."""
+    import json
+
+    from zpi_host.sdk import AgentOptions
+
+    services = {"title": {"enabled": False}, **(builtins or {})}
+    settings = {"providers": {"anthropic": {"base_url": server.base_url}},
+                "requests": {"retry_base_delay": 0.001, "retry_max_delay": 0.001},
+                "models": {"m": {"provider": "anthropic", "model": "test-model",
+                                 "context_window": 200_000}},
+                "plugins": {"builtins": services}}
+    return AgentOptions(model="m", cwd=cwd, env={"ANTHROPIC_API_KEY": "sk-ant-test"},
+                        settings=json.dumps(settings), **fields)

@@ -4,9 +4,8 @@ calls run builtins:search's tools, and a path rule names them as Claude does."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from helpers.builtins import loopback_sdk_options
 
 from zpi_host.sdk import AgentOptions, ResultMessage, SystemMessage, UserMessage, query
 
@@ -14,13 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 def options(server, cwd, **fields) -> AgentOptions:
-    settings = {"providers": {"anthropic": {"base_url": server.base_url}},
-                "requests": {"retry_base_delay": 0.001, "retry_max_delay": 0.001},
-                "models": {"m": {"provider": "anthropic", "model": "test-model",
-                                 "context_window": 200_000}},
-                "plugins": {"builtins": {"title": {"enabled": False}}}}
-    return AgentOptions(model="m", cwd=cwd, env={"ANTHROPIC_API_KEY": "sk-ant-test"},
-                        settings=json.dumps(settings), **fields)
+    return loopback_sdk_options(server, cwd, **fields)
 
 
 async def test_glob_and_grep_with_claudes_parameters(zpi_env, zpi_model_server, tmp_path):

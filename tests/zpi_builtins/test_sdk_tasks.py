@@ -5,10 +5,9 @@ messages, and a plain ``query()`` that stops its tasks before the result."""
 
 from __future__ import annotations
 
-import json
-
 import anyio
 import pytest
+from helpers.builtins import loopback_sdk_options
 
 from zpi_host.process_groups import process_alive
 from zpi_host.sdk import (
@@ -30,15 +29,8 @@ WAIT = 20  # seconds: a bound against hangs
 
 
 def options(server, cwd, **fields) -> AgentOptions:
-    settings = {"providers": {"anthropic": {"base_url": server.base_url}},
-                "requests": {"retry_base_delay": 0.001, "retry_max_delay": 0.001},
-                "models": {"m": {"provider": "anthropic", "model": "test-model",
-                                 "context_window": 200_000}},
-                # no title side request takes a turn of the server's script
-                "plugins": {"builtins": {"title": {"enabled": False}}}}
-    return AgentOptions(model="m", cwd=cwd, env={"ANTHROPIC_API_KEY": "sk-ant-test"},
-                        settings=json.dumps(settings), allowed_tools=["Bash", "TaskStop"],
-                        **fields)
+    fields.setdefault("allowed_tools", ["Bash", "TaskStop"])
+    return loopback_sdk_options(server, cwd, **fields)
 
 
 def background(command: str) -> dict:

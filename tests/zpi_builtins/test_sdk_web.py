@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.builtins import loopback_sdk_options
 from helpers.web_server import web_server
 
 from zpi_host.sdk import AgentOptions, ResultMessage, query
@@ -14,12 +15,7 @@ pytestmark = pytest.mark.anyio
 
 
 def options(model_server, cwd, web: dict, **fields) -> AgentOptions:
-    settings = {"providers": {"anthropic": {"base_url": model_server.base_url}},
-                "models": {"m": {"provider": "anthropic", "model": "test-model",
-                                 "context_window": 200_000}},
-                "plugins": {"builtins": {"title": {"enabled": False}, "web": web}}}
-    return AgentOptions(model="m", cwd=cwd, env={"ANTHROPIC_API_KEY": "sk-ant-test"},
-                        settings=json.dumps(settings), **fields)
+    return loopback_sdk_options(model_server, cwd, builtins={"web": web}, **fields)
 
 
 async def test_webfetch_with_its_prompt_and_websearch_with_domain_filters(
