@@ -7,6 +7,8 @@ import python-frontmatter or PyYAML: they load with the first :meth:`ResourceLoa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .items import (
     ALL_KINDS,
     AgentDefinition,
@@ -18,7 +20,9 @@ from .items import (
     expand_template,
     split_arguments,
 )
-from .loader import CONTEXT_FILE_NAMES, ResourceLoader
+
+if TYPE_CHECKING:
+    from .loader import CONTEXT_FILE_NAMES, ResourceLoader
 
 __all__ = [
     "ALL_KINDS",
@@ -33,3 +37,13 @@ __all__ = [
     "expand_template",
     "split_arguments",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The loader's names, imported on first use: a plugin that only declares a
+    :class:`Command` (``--list-plugins`` loads them all) does not import the search."""
+    if name not in ("CONTEXT_FILE_NAMES", "ResourceLoader"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import loader
+
+    return getattr(loader, name)
