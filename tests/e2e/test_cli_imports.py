@@ -51,7 +51,8 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 
 def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> None:
     """Start-up cost: a scripted one-turn run with no bash rule, no skill and no YAML
-    frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table."""
+    frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table, nor
+    the events only some runs emit (warnings, retries, compaction, background tasks)."""
     script = tmp_path / "hello.jsonl"
     script.write_text(json.dumps({"text": "hello"}) + "\n")
     code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
@@ -59,7 +60,8 @@ def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> 
             f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"
             "print(code, out.getvalue().strip(), json.dumps([m for m in ("
             "'zpi_host.permissions.shell', 'zpi_host.permissions.wrappers', 'tree_sitter', "
-            "'yaml', 'frontmatter', 'html', 'httpx') if m in sys.modules]))")
+            "'yaml', 'frontmatter', 'html', 'httpx', 'zpi_host.events_occasional') "
+            "if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60,
                          env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
