@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from zpi_host import hookimpl
+from zpi_host.lazy import lazy_attributes
 
 from .settings import enabled
 
@@ -39,18 +40,10 @@ contributes = {"services": ["hand-off", "migration"], "tool_overrides": ["edit",
 
 SERVICE = "handoff"
 
-_SERVICE_NAMES = frozenset({"HandoffError", "HandoffResult", "HandoffService",
-                            "HandoffTemplate", "MigrationResult", "load_template",
-                            "missing_sections"})
-
-
-def __getattr__(name: str) -> Any:
-    """The service module's public names, imported on first use."""
-    if name not in _SERVICE_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import handoff_service
-
-    return getattr(handoff_service, name)
+#: the service module's public names, imported on first use
+__getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys((
+    "HandoffError", "HandoffResult", "HandoffService", "HandoffTemplate", "MigrationResult",
+    "load_template", "missing_sections"), "handoff_service"), globals(), parent="zpi_builtins")
 
 
 def handoff_for(session: Any) -> HandoffService:

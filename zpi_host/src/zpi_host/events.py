@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .lazy import lazy_attributes
 from .messages import AssistantMessage, ToolResultMessage
 
 if TYPE_CHECKING:
@@ -113,13 +114,8 @@ class RunEnd(Event):
     type: str = "run_end"
 
 
-_OCCASIONAL = frozenset({"CompactionEvent", "InputDelivered", "RetryEvent", "SystemMessageEvent",
-                          "TaskNotification", "TaskProgress", "TaskStarted", "WarningEvent"})
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _OCCASIONAL:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import events_occasional
-
-    return getattr(events_occasional, name)
+#: the occasional events, imported on first use
+__getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys((
+    "CompactionEvent", "InputDelivered", "RetryEvent", "SystemMessageEvent", "TaskNotification",
+    "TaskProgress", "TaskStarted", "WarningEvent"), "events_occasional"), globals(),
+    parent="zpi_host")

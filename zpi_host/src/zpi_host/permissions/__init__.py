@@ -6,8 +6,9 @@ model and a :class:`Denial` record for the transcript and the run's result. The 
 including the evaluation order, is in ``docs/permissions.md``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_attributes
 from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
 from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
 
@@ -73,17 +74,7 @@ _LAZY = {
     "parse_rule": "rules",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'zpi_host.permissions' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = [
     "COMMAND_ARGUMENTS", "DIMENSIONS", "MODES", "NO_APPROVER", "PATH_ARGUMENTS",

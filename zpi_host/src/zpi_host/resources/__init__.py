@@ -7,8 +7,9 @@ import python-frontmatter or PyYAML: they load with the first :meth:`ResourceLoa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_attributes
 from .items import (
     ALL_KINDS,
     AgentDefinition,
@@ -38,12 +39,7 @@ __all__ = [
     "split_arguments",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The loader's names, imported on first use: a plugin that only declares a
-    :class:`Command` (``--list-plugins`` loads them all) does not import the search."""
-    if name not in ("CONTEXT_FILE_NAMES", "ResourceLoader"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import loader
-
-    return getattr(loader, name)
+#: the loader's names, imported on first use: a plugin that only declares a Command
+#: (``--list-plugins`` loads them all) does not import the search
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {"CONTEXT_FILE_NAMES": "loader", "ResourceLoader": "loader"}, globals())
