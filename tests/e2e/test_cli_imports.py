@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path) -> None:
     folder = tmp_path / "plugin"
@@ -49,7 +51,8 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 
 def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> None:
     """Start-up cost: a scripted one-turn run with no bash rule, no skill and no YAML
-    frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table."""
+    frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table, nor
+    the events only some runs emit (warnings, retries, compaction, background tasks)."""
     script = tmp_path / "hello.jsonl"
     script.write_text(json.dumps({"text": "hello"}) + "\n")
     code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
@@ -57,7 +60,8 @@ def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> 
             f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"
             "print(code, out.getvalue().strip(), json.dumps([m for m in ("
             "'zpi_host.permissions.shell', 'zpi_host.permissions.wrappers', 'tree_sitter', "
-            "'yaml', 'frontmatter', 'html', 'httpx') if m in sys.modules]))")
+            "'yaml', 'frontmatter', 'html', 'httpx', 'zpi_host.events_occasional') "
+            "if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60,
                          env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
@@ -92,3 +96,61 @@ def test_a_command_builds_only_its_own_parser(tmp_path: Path) -> None:
                              text=True, cwd=tmp_path, timeout=60, env=env).stdout
     for name in ("run", "prompt", "chat", "sessions", "models"):
         assert f"\n    {name} " in listing, listing
+
+
+#: what the built-in services need only when a tool runs, a session starts or something is
+#: logged: a listing, which loads every service, imports none of it
+SERVICE_INTERNALS = (
+    "logging", "zpi_builtins.search_files", "zpi_builtins.search_grep",
+    "zpi_builtins.memory_store", "zpi_builtins.memory_batch", "zpi_builtins.task_registry",
+    "zpi_builtins.handoff_service", "zpi_builtins.web_fetch", "zpi_builtins.web_search",
+    "zpi_host.decisions", "zpi_host.ports", "zpi_host.messages", "zpi_host.files",
+    "zpi_host.frontmatter", "zpi_host.subagents", "zpi_host.permissions.policy",
+    "zpi_host.permissions.rules", "zpi_host.permissions.results", "zpi_host.resources.loader",
+)
+
+
+def test_a_listing_imports_the_services_plugin_modules_only(tmp_path: Path) -> None:
+    """Thin service modules: ``--list-plugins`` registers every built-in service and calls
+    its registration hooks, without importing the tools' code, stores and registries."""
+    code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main(['--list-plugins', '--json'])\n"
+            "rows = json.loads(out.getvalue())\n"
+            "print(json.dumps([code, {r['name']: [r['status'], r['contributes']] for r in rows},"
+            f" [m for m in {SERVICE_INTERNALS!r} if m in sys.modules]]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    assert out.returncode == 0, out.stderr
+    status, rows, imported = json.loads(out.stdout)
+    assert status == 0
+    assert rows["builtins:search"] == ["ok", {"tools": ["glob", "grep"]}]
+    assert rows["builtins:memory"][0] == "ok" and rows["builtins:memory"][1]["tools"] == ["memory"]
+    assert rows["builtins:tasks"] == ["ok", {"tool_overrides": ["bash"],
+                                             "tools": ["task_output", "task_stop"]}]
+    assert rows["builtins:handoff"][1]["tool_overrides"] == ["edit", "write"]
+    assert rows["builtins:init"][1]["commands"] == ["init"]
+    assert imported == []
+
+
+def test_the_thin_modules_keep_the_names_they_export() -> None:
+    """What moved behind first use is still reachable where it was: the hand-off service's
+    names from ``zpi_builtins.handoff``, the permission policy's and the resource loader's
+    from their packages; the memory tool's scopes are the store's."""
+    import zpi_builtins.handoff as handoff
+    import zpi_builtins.handoff_service as handoff_service
+    import zpi_host.permissions as permissions
+    import zpi_host.resources as resources
+    from zpi_builtins import memory, memory_store, search, search_files
+
+    assert handoff.HandoffService is handoff_service.HandoffService
+    assert handoff.missing_sections is handoff_service.missing_sections
+    assert permissions.build_policy is permissions.policy.build_policy
+    assert permissions.Denial is permissions.results.Denial
+    assert resources.ResourceLoader is resources.loader.ResourceLoader
+    assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
+    assert search_files.FILE_TYPES is search.FILE_TYPES
+    for module in (handoff, permissions, resources):
+        with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+            module.nothing  # noqa: B018

@@ -300,7 +300,7 @@ async def test_a_failing_automatic_hand_off_is_a_warning_and_keeps_every_message
 
 async def test_the_summary_gets_the_most_recent_part_of_a_long_conversation(
         zpi_env, tmp_path, monkeypatch):
-    import zpi_builtins.handoff as handoff
+    import zpi_builtins.handoff_service as handoff
 
     monkeypatch.setattr(handoff, "CONVERSATION_CHARS", 200)
     prompts = []

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zpi_host import hookimpl
-from zpi_host.ports import AskUserError, NobodyToAsk, Question, QuestionOption, check_answers
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
 from .settings import enabled
+
+if TYPE_CHECKING:
+    from zpi_host.ports import Question
 
 __all__ = ["ASK_TOOL", "zpi_register_tools"]
 
@@ -72,6 +74,8 @@ def _text(value: Any, where: str, *, required: bool = True) -> str:
 def parse_questions(arguments: Mapping[str, Any]) -> tuple[Question, ...]:
     """The model's arguments as :class:`Question` objects; a ToolArgumentError names the
     field that does not fit."""
+    from zpi_host.ports import Question, QuestionOption
+
     if not isinstance(arguments, Mapping) or set(arguments) - {"questions"}:
         raise ToolArgumentError(NAME, None, "expected an object with only 'questions'")
     raw = arguments.get("questions")
@@ -115,6 +119,8 @@ def format_answers(answers: Mapping[str, str | list[str]]) -> str:
 
 
 async def ask_user(questions: Sequence[Question], ctx: ToolContext) -> ToolResult:
+    from zpi_host.ports import AskUserError, NobodyToAsk, check_answers
+
     session = ctx.session
     port = session.ports.ask_user if session is not None else None
     if port is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from zpi_host import hookimpl
 
-from .handoff import HandoffService, handoff_for
+from .handoff import handoff_for
 from .settings import enabled, service_settings
 
 __all__ = ["over_threshold", "zpi_run_end"]
@@ -41,7 +41,7 @@ def zpi_run_end(session: Any, result: Any) -> None:
     if not enabled(session.settings, SERVICE) or not enabled(session.settings, "handoff"):
         return
     config = service_settings(session.settings, SERVICE)
-    service: HandoffService = handoff_for(session)
+    service = handoff_for(session)
     if service.busy or service.scheduled or result.is_error:
         return
     if not over_threshold(session, float(config["threshold"])):

@@ -22,7 +22,7 @@ from zpi_host import hookimpl
 from zpi_host.errors import UsageError
 from zpi_host.resources import Command
 
-from .runtime import BuiltinPluginRuntime, log, runtime_for
+from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import enabled
 
 __all__ = ["INIT_COMMAND", "InitRefused", "agents_text", "zpi_register_commands",
@@ -149,6 +149,6 @@ def zpi_run_end(session: Any, result: Any) -> None:
     if pending is None:
         return
     try:
-        log.info("zpi-builtins: %s", write_agents(pending, result))
+        logger().info("zpi-builtins: %s", write_agents(pending, result))
     except ZpiError as exc:
         session.warn(str(exc))

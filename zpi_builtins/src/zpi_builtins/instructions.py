@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zpi_host import hookimpl
-from zpi_host.decisions import Instruction
 
 from .settings import enabled, service_settings
+
+if TYPE_CHECKING:
+    from zpi_host.decisions import Instruction
 
 __all__ = ["INSTRUCTIONS", "zpi_instructions"]
 
@@ -56,6 +58,8 @@ contributes = {"instructions": list(INSTRUCTIONS)}
 def zpi_instructions(cwd: Path, settings: Mapping[str, Any]) -> list[Instruction] | None:
     if not enabled(settings, "instructions"):
         return None
+    from zpi_host.decisions import Instruction
+
     off = set(service_settings(settings, "instructions")["disabled"])
     return [Instruction(text, title=name) for name, text in INSTRUCTIONS.items()
             if name not in off]

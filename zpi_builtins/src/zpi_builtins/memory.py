@@ -12,29 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zpi_host import hookimpl
-from zpi_host.decisions import Instruction
-from zpi_host.files import FileCommitError, FileFingerprint
-from zpi_host.frontmatter import FrontmatterError
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
-from .memory_store import (
-    SCOPES,
-    Memory,
-    MemoryDir,
-    MemoryInputError,
-    MemoryPathError,
-    Outcome,
-    Skipped,
-    Update,
-    apply_updates,
-    check_name,
-    check_scope,
-)
-from .runtime import BuiltinPluginRuntime, runtime_for
 from .settings import enabled, service_settings
+
+if TYPE_CHECKING:  # the store is imported when the memories are first read
+    from zpi_host.decisions import Instruction
+    from zpi_host.files import FileFingerprint
+
+    from .memory_store import Memory, MemoryDir, Outcome, Skipped, Update
+    from .runtime import BuiltinPluginRuntime
 
 __all__ = ["MEMORY_TOOL", "MemoryService", "memory_dirs", "render_index"]
 
@@ -52,7 +42,7 @@ PARAMETERS: Mapping[str, Any] = {
                    "description": "view: list the memories, or show one (with name); add: a "
                                   "new memory; replace: its content and/or description; "
                                   "remove: delete it"},
-        "scope": {"type": "string", "enum": list(SCOPES),
+        "scope": {"type": "string", "enum": ["user", "project"],  # memory_store.SCOPES
                   "description": "user: for every project of this user; project: for this "
                                  "project only (shared with the repository). Required to "
                                  "change a memory; view without it shows both"},
@@ -77,12 +67,16 @@ edited on disk since you viewed it is refused: view it again, then redo the chan
 
 
 def memory_dirs(agent_dir: Path, cwd: Path) -> dict[str, MemoryDir]:
+    from .memory_store import SCOPES, MemoryDir
+
     return {scope: MemoryDir.of(scope, agent_dir, cwd) for scope in SCOPES}
 
 
 def load_all(dirs: Mapping[str, MemoryDir]) -> tuple[list[Memory], list[Skipped]]:
     """The memories of every scope (project first: the more specific), and what was left
     out; a directory that cannot be used is one skipped entry."""
+    from .memory_store import MemoryPathError, Skipped
+
     memories: list[Memory] = []
     skipped: list[Skipped] = []
     for scope in ("project", "user"):
@@ -170,6 +164,10 @@ class MemoryService:
 
     def view(self, scope: str | None, name: str | None) -> ToolResult:
         scopes = [scope] if scope is not None else ["project", "user"]
+        from zpi_host.frontmatter import FrontmatterError
+
+        from .memory_store import MemoryPathError
+
         if name is None:
             memories, skipped = load_all(self.dirs)
             memories = [m for m in memories if m.scope in scopes]
@@ -198,6 +196,10 @@ class MemoryService:
             f"[{m.scope}] {m.name}: {m.description}\n{m.path}\n\n{m.content}" for m in found))
 
     def change(self, update: Update) -> ToolResult:
+        from zpi_host.files import FileCommitError
+
+        from .memory_store import MemoryPathError, apply_updates
+
         try:
             outcome = apply_updates(self.dirs, [update], self.known)
         except (MemoryPathError, FileCommitError) as exc:
@@ -224,6 +226,8 @@ class MemoryService:
 def parse_arguments(arguments: Mapping[str, Any]) -> tuple[str | None, str | None] | Update:
     """``(scope, name)`` for a view, an :class:`Update` for a change; ToolArgumentError
     names what does not fit."""
+    from .memory_store import MemoryInputError, Update, check_name, check_scope
+
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError(NAME, None, "expected an object")
     extra = set(arguments) - set(PARAMETERS["properties"])
@@ -242,6 +246,9 @@ def parse_arguments(arguments: Mapping[str, Any]) -> tuple[str | None, str | Non
 async def run_memory_tool(request: tuple[str | None, str | None] | Update, ctx: ToolContext
                           ) -> ToolResult:
     import anyio
+
+    from .memory_store import Update
+    from .runtime import runtime_for
 
     if ctx.session is None:
         return ToolResult.error("the memory tool needs a session")
@@ -266,6 +273,7 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
                      ) -> Instruction | None:
     if not enabled(settings, SERVICE):
         return None
+    from zpi_host.decisions import Instruction
     from zpi_host.settings import agent_dir
 
     own = service_settings(settings, SERVICE)
@@ -280,6 +288,8 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
 def zpi_session_start(session: Any, source: str) -> None:
     """The service reads the memories now: what the session starts from."""
     if enabled(session.settings, SERVICE):
+        from .runtime import runtime_for
+
         runtime_for(session).service(SERVICE, MemoryService)
 
 
@@ -287,4 +297,6 @@ def zpi_session_start(session: Any, source: str) -> None:
 def zpi_session_end(session: Any, reason: str) -> None:
     settings = session.settings
     if enabled(settings, SERVICE) and service_settings(settings, SERVICE)["batch"]:
+        from .runtime import runtime_for
+
         runtime_for(session).service(SERVICE, MemoryService).batch_due = True

@@ -11,7 +11,6 @@ seconds, reporting what did not finish.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,10 +18,18 @@ from .settings import drain_timeout
 
 if TYPE_CHECKING:
     import asyncio
+    import logging
 
-log = logging.getLogger("zpi_builtins")
 STATE_KEY = "zpi_builtins.runtime"
 T = TypeVar("T")
+
+
+def logger() -> logging.Logger:
+    """The services' logger (``zpi_builtins``); ``logging`` is imported when something is
+    first logged, not by every start that loads the services."""
+    import logging
+
+    return logging.getLogger("zpi_builtins")
 
 
 class BuiltinPluginRuntime:
@@ -63,7 +70,7 @@ class BuiltinPluginRuntime:
             raise
         except Exception as exc:
             # INFO, not WARNING: a title that could not be made is no news on the terminal
-            log.info("zpi-builtins: %s failed: %s: %s", what, type(exc).__name__, exc)
+            logger().info("zpi-builtins: %s failed: %s: %s", what, type(exc).__name__, exc)
 
     @property
     def pending(self) -> list[str]:
@@ -96,7 +103,7 @@ class BuiltinPluginRuntime:
             await asyncio.wait(unfinished, timeout=1.0)
         left = sorted(names[t] for t in unfinished)
         if left:
-            log.info("zpi-builtins: cancelled at session end after %.1f s: %s", limit,
+            logger().info("zpi-builtins: cancelled at session end after %.1f s: %s", limit,
                      ", ".join(left))
         return left
 
@@ -111,7 +118,7 @@ class BuiltinPluginRuntime:
             try:
                 await close()
             except Exception as exc:
-                log.warning("zpi-builtins: service %s failed to close: %s: %s", name,
+                logger().warning("zpi-builtins: service %s failed to close: %s: %s", name,
                             type(exc).__name__, exc)
 
 

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -32,17 +32,11 @@ from zpi_host.tools import (
     ToolResult,
 )
 
-from .search_files import FILE_TYPES, GlobError, compile_glob, walk_files
-from .search_grep import (
-    Collected,
-    FileHits,
-    GrepQuery,
-    RipgrepError,
-    grep_python,
-    grep_ripgrep,
-    ripgrep_path,
-)
+from .search_types import FILE_TYPES
 from .settings import enabled, service_settings
+
+if TYPE_CHECKING:  # the walker and the engines are imported when a search runs
+    from .search_grep import Collected, FileHits
 
 __all__ = ["GrepArgs", "glob_tool", "grep_tool", "zpi_register_tools"]
 
@@ -133,6 +127,8 @@ def _glob(tool: str, field: str, pattern: str) -> str:
     if pattern.startswith("!"):
         raise ToolArgumentError(tool, field, "exclusions ('!') are not supported; .gitignore "
                                 "already leaves ignored files out")
+    from .search_files import GlobError, compile_glob
+
     try:
         compile_glob(pattern)
     except GlobError as exc:
@@ -191,6 +187,8 @@ def prepare_grep(arguments: Mapping[str, Any]) -> GrepArgs:
         raise ToolArgumentError("grep", "pattern", "must not be empty")
     multiline = bool(arguments.get("multiline") or False)
     ignore_case = bool(arguments.get("-i") or False)
+    from .search_grep import GrepQuery
+
     try:
         GrepQuery(pattern, Path("."), ignore_case=ignore_case, multiline=multiline).regex()
     except re.error as exc:
@@ -270,6 +268,8 @@ def _newest_first(items: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
 
 
 def execute_glob(args: GlobArgs, ctx: ToolContext) -> ToolResult:
+    from .search_files import compile_glob, walk_files
+
     root = _root(ctx, args.path, "glob")
     regex = compile_glob(args.pattern)
     found = _newest_first([(rel, path) for rel, path in walk_files(root)
@@ -292,6 +292,8 @@ def glob_tool() -> Tool:
 
 def search(args: GrepArgs, root: Path, use_ripgrep: bool) -> tuple[Collected, str]:
     """Run the search; returns what was found and the engine that found it."""
+    from .search_grep import GrepQuery, RipgrepError, grep_python, grep_ripgrep, ripgrep_path
+
     query = GrepQuery(args.pattern, root, args.globs, args.file_type, args.ignore_case,
                       args.multiline, args.before, args.after,
                       output={"content": "lines", "count": "counts"}.get(args.mode, "files"))

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from zpi_host import hookimpl
-from zpi_host.decisions import Instruction
-from zpi_host.subagents import SubagentError
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
 from .settings import enabled, service_settings
+
+if TYPE_CHECKING:
+    from zpi_host.decisions import Instruction
 
 __all__ = ["TASK_TOOL", "TaskRequest", "zpi_instructions", "zpi_register_tools"]
 
@@ -82,6 +83,8 @@ def parse_request(arguments: Mapping[str, Any], *, tool: str = NAME,
 
 
 async def run_task(request: TaskRequest, ctx: ToolContext) -> ToolResult:
+    from zpi_host.subagents import SubagentError
+
     session = ctx.session
     if session is None:
         return ToolResult.error("the task tool needs a session to start sub-agents in")
@@ -128,4 +131,6 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
                      ) -> Instruction | None:
     if not enabled(settings, "subagents"):
         return None
+    from zpi_host.decisions import Instruction
+
     return Instruction(agent_list(resources), title="subagents")

@@ -12,7 +12,6 @@ recorded tasks are loaded as ended; those without an end record are recorded as 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import time
 from collections.abc import Mapping
@@ -24,15 +23,14 @@ import attrs
 from zpi_host.ports import TaskInfo
 from zpi_host.tools import ToolContext, ToolFailure
 
-from .runtime import BuiltinPluginRuntime, runtime_for
+from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import service_settings
+from .tasks import SERVICE
 
 __all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundTask", "TaskRegistry", "ended_context",
            "registry_for"]
 
-log = logging.getLogger("zpi_builtins")
 
-SERVICE = "tasks"
 SOURCE = "builtins:tasks"
 NAMESPACE = "zpi.task"
 
@@ -267,7 +265,7 @@ class TaskRegistry:
         try:
             await self.ports.tasks.publish(event)
         except Exception as exc:  # a subscriber's failure must not leave the task running
-            log.info("zpi-builtins: a task event could not be delivered: %s: %s",
+            logger().info("zpi-builtins: a task event could not be delivered: %s: %s",
                      type(exc).__name__, exc)
 
     # -- the transcript -------------------------------------------------------------------
@@ -278,7 +276,7 @@ class TaskRegistry:
         try:
             self.ports.storage.append_custom(NAMESPACE, data)
         except Exception as exc:  # a closed or failing transcript: the task still ends
-            log.info("zpi-builtins: task %s record not written: %s", task.task_id, exc)
+            logger().info("zpi-builtins: task %s record not written: %s", task.task_id, exc)
 
     def _load_recorded(self) -> list[TaskInfo]:
         """The tasks earlier runs of this (resumed) session recorded, as ended tasks; those

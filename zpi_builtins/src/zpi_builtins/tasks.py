@@ -17,12 +17,11 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from zpi_host import hookimpl
-from zpi_host.ports import TaskInfo
 from zpi_host.tools import (
     Tool,
     ToolArgumentError,
@@ -33,13 +32,19 @@ from zpi_host.tools import (
 )
 
 from .settings import enabled
-from .task_registry import SERVICE, BackgroundTask, TaskRegistry, registry_for
+
+if TYPE_CHECKING:  # the registry is imported when a session first uses it
+    from zpi_host.ports import TaskInfo
+
+    from .task_registry import BackgroundTask, TaskRegistry
 
 __all__ = ["BackgroundArgs", "task_output_tool", "task_stop_tool", "zpi_register_tools",
            "zpi_session_start", "zpi_tool_overrides"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": ["task_output", "task_stop"], "tool_overrides": ["bash"]}
+
+SERVICE = "tasks"
 
 #: how much of a task's output ``task_output`` shows (its end; the file has all of it)
 OUTPUT_TAIL_BYTES = 32 * 1024
@@ -65,6 +70,13 @@ BASH_EXTRA = {
     "description": {"type": "string", "description": "What the command does, in a few words "
                                                      "(names a background task)."},
 }
+
+
+def _registry(session: Any) -> TaskRegistry:
+    """The session's task registry (made, and :mod:`.task_registry` imported, on first use)."""
+    from .task_registry import registry_for
+
+    return registry_for(session)
 
 
 def _bash_override() -> Tool:
@@ -97,7 +109,7 @@ def _bash_override() -> Tool:
             return await run_bash(args, ctx)
         if ctx.session is None:
             raise ToolFailure("background commands need a session")
-        info = await registry_for(ctx.session).start(args.command, args.description, ctx)
+        info = await _registry(ctx.session).start(args.command, args.description, ctx)
         return ToolResult.text(
             f"Started background task {info.task_id} (pid {info.pid}). Its output goes to "
             f"{info.output_file}. Read it with task_output (task_id {info.task_id!r}); stop "
@@ -184,7 +196,7 @@ def _report(task: BackgroundTask, info: TaskInfo, waited: bool) -> ToolResult:
 
 
 async def task_output(args: OutputArgs, ctx: ToolContext) -> ToolResult:
-    registry = registry_for(ctx.session)
+    registry = _registry(ctx.session)
     task = _lookup(registry, args.task_id)
     waited = False
     if args.block and task.status == "running":
@@ -200,7 +212,7 @@ async def task_output(args: OutputArgs, ctx: ToolContext) -> ToolResult:
 
 
 async def task_stop(args: str, ctx: ToolContext) -> ToolResult:
-    registry = registry_for(ctx.session)
+    registry = _registry(ctx.session)
     task = _lookup(registry, args)
     was_running = task.status == "running"
     if was_running:
@@ -290,7 +302,7 @@ def zpi_session_start(session: Any, source: str) -> str | None:
     """A resumed session: tell the model which tasks ended while no host ran them."""
     if source != "resume" or not enabled(session.settings, SERVICE):
         return None
-    orphans = registry_for(session).orphans
+    orphans = _registry(session).orphans
     if not orphans:
         return None
     lines = [f"- {t.task_id} ({t.description or shlex.quote(t.command)}): {t.summary}; output "

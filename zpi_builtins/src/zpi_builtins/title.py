@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from zpi_host import hookimpl
-from zpi_host.messages import AssistantMessage, UserMessage
 
 from .runtime import BuiltinPluginRuntime, runtime_for
 from .settings import enabled, service_settings
@@ -67,6 +66,8 @@ class Titler:
 
     @staticmethod
     def excerpt(messages: Any) -> str | None:
+        from zpi_host.messages import AssistantMessage, UserMessage
+
         user = next((m for m in messages if isinstance(m, UserMessage)), None)
         answer = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
         if user is None or answer is None:

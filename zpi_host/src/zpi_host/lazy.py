@@ -10,17 +10,18 @@ from typing import Any
 
 
 def lazy_attributes(package: str, table: Mapping[str, str],
-                    namespace: MutableMapping[str, Any],
+                    namespace: MutableMapping[str, Any], *, parent: str | None = None,
                     ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``table`` maps each public name to the
     submodule (relative, without the dot) that defines it; a name once imported is kept in
-    the package's ``namespace`` so the next use costs nothing."""
+    the package's ``namespace`` so the next use costs nothing. A plain module (not a package)
+    gives its ``parent`` package, which the table's modules are relative to."""
 
     def __getattr__(name: str) -> Any:
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(f".{module}", package), name)
+        value = getattr(import_module(f".{module}", parent or package), name)
         namespace[name] = value
         return value
 

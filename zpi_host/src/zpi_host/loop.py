@@ -23,10 +23,8 @@ from .commands import expand_prompt
 from .compaction import CompactionSettings, compact, over_threshold
 from .errors import ContextOverflowError, RunStopped, ZpiError
 from .events import (
-    InputDelivered,
     MessageEnd,
     ReasoningDeltaEvent,
-    RetryEvent,
     RunEnd,
     RunStart,
     TextDeltaEvent,
@@ -214,6 +212,8 @@ class AgentLoop:
         for text in queued:
             self.s.add_message(UserMessage.text(text))
             if self.s.wants_event("input_delivered"):
+                from .events_occasional import InputDelivered
+
                 await self.s.emit(InputDelivered(text))
         return bool(queued)
 
@@ -341,6 +341,8 @@ class AgentLoop:
             elif isinstance(event, Done):
                 self._stop_reason = event.stop_reason
             elif isinstance(event, Retrying) and events and s.wants_event("retry"):
+                from .events_occasional import RetryEvent
+
                 await s.emit(RetryEvent(event.reason, event.delay, event.attempt,
                                         event.attempts))
 

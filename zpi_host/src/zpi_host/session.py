@@ -551,10 +551,13 @@ class AgentSession:
         """Warnings as ``warning`` events and messages for the user as ``system`` events
         (dropped when nobody listens: they are not problems)."""
         told, self.user_messages = self.user_messages, []
-        if self.wants_events:
-            from .events import SystemMessageEvent, WarningEvent
+        if not self.wants_events:
+            return
+        warnings = self.take_warnings()
+        if warnings or told:  # their event classes are built when there is one to send
+            from .events_occasional import SystemMessageEvent, WarningEvent
 
-            for warning in self.take_warnings():
+            for warning in warnings:
                 await self.emit(WarningEvent(warning))
             if self.wants_event("system"):
                 for message, source in told:

@@ -6,38 +6,75 @@ model and a :class:`Denial` record for the transcript and the run's result. The 
 including the evaluation order, is in ``docs/permissions.md``.
 """
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
 from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
-from .policy import (
-    NO_APPROVER,
-    PERMISSION_KEYS,
-    AskHook,
-    PermissionPolicy,
-    build_policy,
-    check_mode,
-)
-from .results import (
-    MODES,
-    SOURCES,
-    CanUseTool,
-    Denial,
-    PermissionAllow,
-    PermissionContext,
-    PermissionDeny,
-    PermissionMode,
-    PermissionResult,
-    Source,
-    summarize_input,
-)
-from .rules import (
-    DIMENSIONS,
-    Dimension,
-    PermissionConfigError,
-    PermissionRuleError,
-    PermissionRules,
-    Rule,
-    parse_rule,
-)
+
+if TYPE_CHECKING:
+    from .policy import (
+        NO_APPROVER,
+        PERMISSION_KEYS,
+        AskHook,
+        PermissionPolicy,
+        build_policy,
+        check_mode,
+    )
+    from .results import (
+        MODES,
+        SOURCES,
+        CanUseTool,
+        Denial,
+        PermissionAllow,
+        PermissionContext,
+        PermissionDeny,
+        PermissionMode,
+        PermissionResult,
+        Source,
+        summarize_input,
+    )
+    from .rules import (
+        DIMENSIONS,
+        Dimension,
+        PermissionConfigError,
+        PermissionRuleError,
+        PermissionRules,
+        Rule,
+        parse_rule,
+    )
+
+#: where each name that needs the rule parser or the policy lives: imported on first use, so
+#: a tool plugin adding to ``PATH_ARGUMENTS`` or ``RULE_ARGUMENTS`` (``--list-plugins`` loads
+#: them all) does not build the policy's classes
+_LAZY = {
+    "NO_APPROVER": "policy",
+    "PERMISSION_KEYS": "policy",
+    "AskHook": "policy",
+    "PermissionPolicy": "policy",
+    "build_policy": "policy",
+    "check_mode": "policy",
+    "MODES": "results",
+    "SOURCES": "results",
+    "CanUseTool": "results",
+    "Denial": "results",
+    "PermissionAllow": "results",
+    "PermissionContext": "results",
+    "PermissionDeny": "results",
+    "PermissionMode": "results",
+    "PermissionResult": "results",
+    "Source": "results",
+    "summarize_input": "results",
+    "DIMENSIONS": "rules",
+    "Dimension": "rules",
+    "PermissionConfigError": "rules",
+    "PermissionRuleError": "rules",
+    "PermissionRules": "rules",
+    "Rule": "rules",
+    "parse_rule": "rules",
+}
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = [
     "COMMAND_ARGUMENTS", "DIMENSIONS", "MODES", "NO_APPROVER", "PATH_ARGUMENTS",

@@ -7,6 +7,9 @@ import python-frontmatter or PyYAML: they load with the first :meth:`ResourceLoa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 from .items import (
     ALL_KINDS,
     AgentDefinition,
@@ -18,7 +21,9 @@ from .items import (
     expand_template,
     split_arguments,
 )
-from .loader import CONTEXT_FILE_NAMES, ResourceLoader
+
+if TYPE_CHECKING:
+    from .loader import CONTEXT_FILE_NAMES, ResourceLoader
 
 __all__ = [
     "ALL_KINDS",
@@ -33,3 +38,8 @@ __all__ = [
     "expand_template",
     "split_arguments",
 ]
+
+#: the loader's names, imported on first use: a plugin that only declares a Command
+#: (``--list-plugins`` loads them all) does not import the search
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {"CONTEXT_FILE_NAMES": "loader", "ResourceLoader": "loader"}, globals())
