@@ -141,3 +141,38 @@ async def test_direct_commands_see_the_working_directory_as_pwd(tmp_path):
     assert runner.direct_argv("./pwd.py", os.environ, tmp_path) is not None
     out = await sh("./pwd.py", tmp_path, env={"PWD": "/somewhere/else"})
     assert out.stdout.strip() == str(tmp_path)
+
+
+async def test_a_large_stdin_is_written_whole_while_both_streams_are_read(tmp_path):
+    # more than any pipe buffer in each direction at once: the writer and the one reader of
+    # stdout and stderr must take turns, or the child blocks
+    script = tmp_path / "echo_both.py"
+    script.write_text("import sys\ndata = sys.stdin.buffer.read()\n"
+                      "for i in range(0, len(data), 4096):\n"
+                      "    sys.stdout.buffer.write(data[i:i + 4096]); sys.stdout.flush()\n"
+                      "    sys.stderr.buffer.write(b'e' * 4096); sys.stderr.flush()\n")
+    payload = bytes(range(97, 123)) * (300 * 1024 // 26)
+    out = await sh(f"{sys.executable} {script}", tmp_path, stdin=payload)
+    assert out.exit_code == 0 and out.dropped_bytes == 0
+    assert out.stdout.encode() == payload
+    assert out.stderr == "e" * (4096 * -(-len(payload) // 4096))
+
+
+async def test_a_signal_death_is_a_negative_exit_code(tmp_path):
+    out = await sh("kill -TERM $$", tmp_path)
+    assert out.exit_code == -15 and not out.timed_out
+    assert "killed by signal 15" in out.describe()
+
+
+async def test_cancelling_the_caller_stops_every_process_the_command_started(tmp_path):
+    import anyio
+
+    marker = tmp_path / "late"
+    pids = tmp_path / "pids"
+    with anyio.move_on_after(0.5) as scope:
+        await sh(f'(sleep 3; touch "{marker}") & echo "$$ $!" > "{pids}"; sleep 4; '
+                 f'touch "{marker}"', tmp_path, timeout_s=30)
+    assert scope.cancelled_caught
+    for pid in map(int, pids.read_text().split()):
+        assert not process_running(pid)
+    assert not marker.exists()

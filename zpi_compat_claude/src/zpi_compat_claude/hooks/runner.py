@@ -4,10 +4,16 @@ The handler's timeout is enforced here (the kernel's per-implementation budget o
 whole dispatch): when it runs out, every process the command started is stopped, not just the
 shell, and the outcome says it timed out. Output is captured up to a cap per stream so that a
 chatty hook cannot exhaust memory. anyio is imported only when a command actually runs.
+
+The child is driven through asyncio's subprocess protocol (sessions run on anyio's asyncio
+backend): one protocol object takes stdout and stderr as the loop delivers them and the loop
+itself writes stdin, so a handler costs no task per stream and no stream wrappers, which for a
+small hook cost the host more than the spawn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -16,7 +22,6 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -28,9 +33,6 @@ __all__ = ["DEFAULT_TIMEOUT_S", "CommandOutcome", "parse_env_file", "run_command
 OUTPUT_CAP = 1024 * 1024
 #: seconds to read output still in the pipes once the shell has exited (background children)
 DRAIN_AFTER_EXIT = 1.0
-READ_SIZE = 64 * 1024
-#: event JSON up to this size is written before the output is read (it fits in a pipe buffer)
-INLINE_STDIN = 16 * 1024
 
 
 @attrs.frozen
@@ -113,56 +115,73 @@ def _direct(command: str, path: str, cwd: str) -> tuple[str, ...] | None:
     return None if found is None else (found, *words[1:])
 
 
-class _Capture:
-    """Reads one pipe to its end, keeping at most ``OUTPUT_CAP`` bytes."""
+class _Capture(asyncio.SubprocessProtocol):
+    """One reader for the whole child: stdout and stderr kept up to ``OUTPUT_CAP`` bytes each
+    (the rest counted and dropped), the exit and the pipes' ends noted. The event loop calls it
+    as data arrives, so no task per stream is needed."""
 
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-        self.kept = 0
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.chunks: dict[int, list[bytes]] = {1: [], 2: []}
+        self.kept = {1: 0, 2: 0}
         self.dropped = 0
-        self.done: Any = None
+        self.exited = loop.create_future()
+        self.closed = loop.create_future()  # every pipe closed and the process exited
 
-    async def read(self, stream: Any) -> None:
-        import anyio
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        room = OUTPUT_CAP - self.kept[fd]
+        if room > 0:
+            self.chunks[fd].append(data[:room])
+            self.kept[fd] += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
 
-        try:
-            while True:
-                try:
-                    chunk = await stream.receive(READ_SIZE)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-                room = OUTPUT_CAP - self.kept
-                if room > 0:
-                    self.chunks.append(chunk[:room])
-                    self.kept += min(room, len(chunk))
-                self.dropped += max(0, len(chunk) - max(room, 0))
-        finally:
-            self.done.set()
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
 
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
-
-async def _feed(stream: Any, data: bytes) -> None:
-    """Write the event JSON and close stdin; a hook that never reads it is not an error."""
-    import anyio
-
-    gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
-    try:
-        with contextlib.suppress(*gone):
-            await stream.send(data)
-    finally:
-        with contextlib.suppress(*gone):
-            await stream.aclose()
+    def text(self, fd: int) -> str:
+        return b"".join(self.chunks[fd]).decode("utf-8", errors="replace")
 
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> Any:
-    import anyio
+class _Child:
+    """The running command as :func:`~zpi_host.tools.bash.stop_process_group` sees it."""
 
-    return await anyio.open_process(
-        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
+    def __init__(self, transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
+        self.transport = transport
+        self.capture = capture
+        self.pid = transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.transport.get_returncode()
+
+    def send_signal(self, sig: int) -> None:
+        self.transport.send_signal(sig)
+
+    async def wait(self) -> int | None:
+        await asyncio.shield(self.capture.exited)
+        return self.returncode
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes) -> _Child:
+    """Start ``argv`` in its own session with three pipes; ``stdin`` is handed to the event
+    loop to write (it writes what the pipe takes at once, the rest as the child reads) and
+    stdin is closed after it. A hook that never reads it is not an error."""
+    loop = asyncio.get_running_loop()
+    transport, capture = await loop.subprocess_exec(
+        lambda: _Capture(loop), *argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    pipe = transport.get_pipe_transport(0)
+    if isinstance(pipe, asyncio.WriteTransport):
+        with contextlib.suppress(OSError):
+            if stdin:
+                pipe.write(stdin)
+            pipe.close()  # after the buffered data is written; a broken pipe only drops it
+    return _Child(transport, capture)
 
 
 async def run_command(
@@ -191,46 +210,36 @@ async def run_command(
     direct = list(program) if program else direct_argv(command, environment, cwd)
     argv = direct or shell_argv(shell, command)
     try:
-        process = await _start(argv, cwd, environment)
+        child = await _start(argv, cwd, environment, stdin)
     except OSError as exc:
         if direct is None or program:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc}")
         argv = shell_argv(shell, command)  # e.g. a script without #!: the shell runs it
         try:
-            process = await _start(argv, cwd, environment)
+            child = await _start(argv, cwd, environment, stdin)
         except OSError as exc2:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc2}")
-    pgid = process.pid  # start_new_session: the shell leads its own process group
-    out, err = _Capture(), _Capture()
-    out.done, err.done = anyio.Event(), anyio.Event()
+    pgid = child.pid  # start_new_session: the shell leads its own process group
+    capture = child.capture
     timed_out = False
     try:
-        async with anyio.create_task_group() as tg:
-            if len(stdin) <= INLINE_STDIN:
-                await _feed(process.stdin, stdin)  # fits in the pipe: no reader needed yet
-            else:
-                tg.start_soon(_feed, process.stdin, stdin)
-            tg.start_soon(out.read, process.stdout)
-            tg.start_soon(err.read, process.stderr)
-            with anyio.move_on_after(timeout_s) as deadline:
-                await process.wait()
-            timed_out = deadline.cancelled_caught
-            if timed_out:
-                await stop_process_group(process, pgid)
+        with anyio.move_on_after(timeout_s) as deadline:
+            await asyncio.shield(capture.exited)
+        timed_out = deadline.cancelled_caught
+        if timed_out:
+            await stop_process_group(child, pgid)
+        if not capture.closed.done():  # background children may still hold the pipes
             with anyio.move_on_after(DRAIN_AFTER_EXIT):
-                await out.done.wait()
-                await err.done.wait()
-            tg.cancel_scope.cancel()
+                await asyncio.shield(capture.closed)
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await stop_process_group(process, pgid)
-            await process.aclose()
+            await stop_process_group(child, pgid)
+            child.transport.close()
         raise
-    with anyio.CancelScope(shield=True):
-        await process.aclose()
+    child.transport.close()
     return CommandOutcome(
-        None if timed_out else process.returncode, out.text(), err.text(), timed_out,
-        dropped_bytes=out.dropped + err.dropped,
+        None if timed_out else child.returncode, capture.text(1), capture.text(2), timed_out,
+        dropped_bytes=capture.dropped,
     )
 
 
