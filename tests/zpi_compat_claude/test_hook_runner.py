@@ -17,6 +17,16 @@ from zpi_compat_claude.hooks.runner import parse_env_file, run_command, shell_ar
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(autouse=True, params=["pidfd", "asyncio"])
+def exit_watch(request, monkeypatch):
+    """Every test runs both ways a child's exit is watched: a pidfd on the event loop (Linux
+    5.3 and later) and asyncio's subprocess transport (elsewhere)."""
+    if request.param == "pidfd" and not runner._pidfd_works():
+        pytest.skip("this kernel has no pidfd_open")
+    monkeypatch.setattr(runner, "_PIDFD", [request.param == "pidfd"])
+    return request.param
+
+
 async def sh(command: str, tmp_path: Path, *, shell: str = "bash", stdin: bytes = b"{}",
              env: dict | None = None, timeout_s: float = 30):
     return await run_command(command, shell=shell, stdin=stdin,
@@ -176,3 +186,23 @@ async def test_cancelling_the_caller_stops_every_process_the_command_started(tmp
     for pid in map(int, pids.read_text().split()):
         assert not process_running(pid)
     assert not marker.exists()
+
+
+async def test_with_pidfds_a_command_costs_no_watcher_thread_and_is_reaped(tmp_path, exit_watch,
+                                                                           monkeypatch):
+    import threading
+
+    if exit_watch != "pidfd":
+        pytest.skip("asyncio's default child watcher starts a thread per child")
+    started = []
+    real_start = threading.Thread.start
+
+    def start(self):
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    out = await sh('echo "$$"', tmp_path)
+    assert out.exit_code == 0 and started == []
+    with pytest.raises(ChildProcessError):  # already reaped: no zombie left behind
+        os.waitpid(int(out.stdout), os.WNOHANG)

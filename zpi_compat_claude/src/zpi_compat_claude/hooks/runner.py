@@ -19,6 +19,7 @@ import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -115,39 +116,120 @@ def _direct(command: str, path: str, cwd: str) -> tuple[str, ...] | None:
     return None if found is None else (found, *words[1:])
 
 
-class _Capture(asyncio.SubprocessProtocol):
-    """One reader for the whole child: stdout and stderr kept up to ``OUTPUT_CAP`` bytes each
-    (the rest counted and dropped), the exit and the pipes' ends noted. The event loop calls it
-    as data arrives, so no task per stream is needed."""
+class _Capture:
+    """One sink for the whole child: stdout and stderr kept up to ``OUTPUT_CAP`` bytes each
+    (the rest counted and dropped), the exit and the ends of both output pipes noted. The event
+    loop calls it as data arrives, so no task per stream is needed."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.chunks: dict[int, list[bytes]] = {1: [], 2: []}
         self.kept = {1: 0, 2: 0}
         self.dropped = 0
+        self.open_pipes = {1, 2}
         self.exited = loop.create_future()
-        self.closed = loop.create_future()  # every pipe closed and the process exited
+        self.closed = loop.create_future()  # stdout and stderr closed and the process exited
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
+    def data(self, fd: int, data: bytes) -> None:
         room = OUTPUT_CAP - self.kept[fd]
         if room > 0:
             self.chunks[fd].append(data[:room])
             self.kept[fd] += min(room, len(data))
         self.dropped += max(0, len(data) - max(room, 0))
 
+    def pipe_closed(self, fd: int) -> None:
+        self.open_pipes.discard(fd)
+        self._maybe_closed()
+
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+        self._maybe_closed()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.closed.done():
+    def _maybe_closed(self) -> None:
+        if not self.open_pipes and self.exited.done() and not self.closed.done():
             self.closed.set_result(None)
 
     def text(self, fd: int) -> str:
         return b"".join(self.chunks[fd]).decode("utf-8", errors="replace")
 
 
+class _Pipe(asyncio.Protocol):
+    """One of the child's pipes, as the event loop reports it to :class:`_Capture`."""
+
+    def __init__(self, capture: _Capture, fd: int) -> None:
+        self.capture = capture
+        self.fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.data(self.fd, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.fd in (1, 2):
+            self.capture.pipe_closed(self.fd)
+
+
+def _pidfd_works() -> bool:
+    """Whether the kernel hands out process file descriptors (Linux 5.3 and later)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+#: exits are watched through a pidfd on the event loop when the kernel has them; otherwise
+#: asyncio's subprocess transport watches them (by default a thread per child)
+_PIDFD: list[bool] = []
+
+
 class _Child:
-    """The running command as :func:`~zpi_host.tools.bash.stop_process_group` sees it."""
+    """The running command, as :func:`run_command` and
+    :func:`~zpi_host.tools.bash.stop_process_group` use it. Its exit is watched with a pidfd
+    registered on the event loop and reaped right there, which saves the thread (or signal
+    handler) asyncio's child watcher would start for each command."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes],
+                 capture: _Capture) -> None:
+        self.loop = loop
+        self.process = process
+        self.pid = process.pid
+        self.capture = capture
+        self.returncode: int | None = None
+        self.transports: list[asyncio.BaseTransport] = []
+        self._pidfd = os.pidfd_open(self.pid)
+        loop.add_reader(self._pidfd, self._reap)
+
+    def _reap(self) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere: the status is lost (as asyncio does)
+            pid, status = self.pid, 255 << 8
+        if pid == 0:  # not yet (spurious wake-up)
+            return
+        self.loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self.process.returncode = self.returncode  # the Popen object must not wait for it
+        self.capture.process_exited()
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:  # not reaped: the pid is still this child's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    async def wait(self) -> int | None:
+        await asyncio.shield(self.capture.exited)
+        return self.returncode
+
+    def close(self) -> None:
+        """Close the pipes; a child still running is killed (it is reaped when it dies)."""
+        for transport in self.transports:
+            transport.close()
+        self.send_signal(signal.SIGKILL)
+
+
+class _AsyncioChild:
+    """The same, where there are no pidfds: asyncio's subprocess transport runs the child."""
 
     def __init__(self, transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
         self.transport = transport
@@ -165,23 +247,71 @@ class _Child:
         await asyncio.shield(self.capture.exited)
         return self.returncode
 
+    def close(self) -> None:
+        self.transport.close()
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes) -> _Child:
-    """Start ``argv`` in its own session with three pipes; ``stdin`` is handed to the event
-    loop to write (it writes what the pipe takes at once, the rest as the child reads) and
-    stdin is closed after it. A hook that never reads it is not an error."""
-    loop = asyncio.get_running_loop()
-    transport, capture = await loop.subprocess_exec(
-        lambda: _Capture(loop), *argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    pipe = transport.get_pipe_transport(0)
+
+class _SubprocessSink(asyncio.SubprocessProtocol):
+    """asyncio's subprocess protocol feeding a :class:`_Capture`."""
+
+    def __init__(self, capture: _Capture) -> None:
+        self.capture = capture
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.capture.data(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd in (1, 2):
+            self.capture.pipe_closed(fd)
+
+    def process_exited(self) -> None:
+        self.capture.process_exited()
+
+
+def _write_stdin(pipe: asyncio.BaseTransport | None, stdin: bytes) -> None:
+    """Hand ``stdin`` to the event loop to write (what the pipe takes at once, the rest as
+    the child reads) and close it after; a hook that never reads it is not an error."""
     if isinstance(pipe, asyncio.WriteTransport):
         with contextlib.suppress(OSError):
             if stdin:
                 pipe.write(stdin)
             pipe.close()  # after the buffered data is written; a broken pipe only drops it
-    return _Child(transport, capture)
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str],
+                 stdin: bytes) -> _Child | _AsyncioChild:
+    """Start ``argv`` in its own session with three pipes, ``stdin`` being written."""
+    loop = asyncio.get_running_loop()
+    capture = _Capture(loop)
+    if not _PIDFD:
+        _PIDFD.append(_pidfd_works())
+    if not _PIDFD[0]:
+        sub, _ = await loop.subprocess_exec(
+            lambda: _SubprocessSink(capture), *argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        _write_stdin(sub.get_pipe_transport(0), stdin)
+        return _AsyncioChild(sub, capture)
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    child = _Child(loop, process, capture)
+    assert process.stdin and process.stdout and process.stderr
+    try:
+        for fd, pipe in ((1, process.stdout), (2, process.stderr)):
+            reader, _ = await loop.connect_read_pipe(functools.partial(_Pipe, capture, fd), pipe)
+            child.transports.append(reader)
+        writer, _ = await loop.connect_write_pipe(functools.partial(_Pipe, capture, 0),
+                                                  process.stdin)
+        child.transports.append(writer)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.close()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            pipe.close()
+        raise
+    _write_stdin(writer, stdin)
+    return child
 
 
 async def run_command(
@@ -234,9 +364,9 @@ async def run_command(
     except BaseException:
         with anyio.CancelScope(shield=True):
             await stop_process_group(child, pgid)
-            child.transport.close()
+            child.close()
         raise
-    child.transport.close()
+    child.close()
     return CommandOutcome(
         None if timed_out else child.returncode, capture.text(1), capture.text(2), timed_out,
         dropped_bytes=capture.dropped,
