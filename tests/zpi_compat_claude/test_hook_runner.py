@@ -206,3 +206,23 @@ async def test_with_pidfds_a_command_costs_no_watcher_thread_and_is_reaped(tmp_p
     assert out.exit_code == 0 and started == []
     with pytest.raises(ChildProcessError):  # already reaped: no zombie left behind
         os.waitpid(int(out.stdout), os.WNOHANG)
+
+
+async def test_a_command_whose_exit_cannot_be_watched_is_stopped_and_not_run_again(
+        tmp_path, exit_watch, monkeypatch):
+    if exit_watch != "pidfd":
+        pytest.skip("only the pidfd watch opens a descriptor per command")
+    script = tmp_path / "count.sh"
+    script.write_text(f'#!/bin/sh\necho run >> "{tmp_path / "runs"}"\nsleep 5\n')
+    script.chmod(0o755)
+
+    def no_pidfd(pid):
+        import time
+
+        time.sleep(0.3)  # let the command get going first
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(runner.os, "pidfd_open", no_pidfd)
+    out = await sh(str(script), tmp_path)  # a direct command: a failed start would retry
+    assert out.exit_code is None and "could not watch" in (out.error or "")
+    assert (tmp_path / "runs").read_text() == "run\n"

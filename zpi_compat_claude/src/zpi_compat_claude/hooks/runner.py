@@ -268,6 +268,10 @@ class _SubprocessSink(asyncio.SubprocessProtocol):
         self.capture.process_exited()
 
 
+class _Unwatched(Exception):
+    """The command started but its exit could not be watched; it was stopped."""
+
+
 def _write_stdin(pipe: asyncio.BaseTransport | None, stdin: bytes) -> None:
     """Hand ``stdin`` to the event loop to write (what the pipe takes at once, the rest as
     the child reads) and close it after; a hook that never reads it is not an error."""
@@ -294,7 +298,13 @@ async def _start(argv: list[str], cwd: Path, env: dict[str, str],
     process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True)
-    child = _Child(loop, process, capture)
+    try:
+        child = _Child(loop, process, capture)
+    except OSError as exc:  # no pidfd for it (out of descriptors): stop it, never run it twice
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()  # reaps it; the kill makes this immediate
+        raise _Unwatched(f"could not watch {argv[0]} after starting it: {exc}") from exc
     assert process.stdin and process.stdout and process.stderr
     try:
         for fd, pipe in ((1, process.stdout), (2, process.stderr)):
@@ -341,13 +351,15 @@ async def run_command(
     argv = direct or shell_argv(shell, command)
     try:
         child = await _start(argv, cwd, environment, stdin)
+    except _Unwatched as exc:
+        return CommandOutcome(None, error=str(exc))
     except OSError as exc:
         if direct is None or program:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc}")
         argv = shell_argv(shell, command)  # e.g. a script without #!: the shell runs it
         try:
             child = await _start(argv, cwd, environment, stdin)
-        except OSError as exc2:
+        except (OSError, _Unwatched) as exc2:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc2}")
     pgid = child.pid  # start_new_session: the shell leads its own process group
     capture = child.capture
