@@ -17,6 +17,16 @@ from zpi_compat_claude.hooks.runner import parse_env_file, run_command, shell_ar
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(autouse=True, params=["pidfd", "asyncio"])
+def exit_watch(request, monkeypatch):
+    """Every test runs both ways a child's exit is watched: a pidfd on the event loop (Linux
+    5.3 and later) and asyncio's subprocess transport (elsewhere)."""
+    if request.param == "pidfd" and not runner._pidfd_works():
+        pytest.skip("this kernel has no pidfd_open")
+    monkeypatch.setattr(runner, "_PIDFD", [request.param == "pidfd"])
+    return request.param
+
+
 async def sh(command: str, tmp_path: Path, *, shell: str = "bash", stdin: bytes = b"{}",
              env: dict | None = None, timeout_s: float = 30):
     return await run_command(command, shell=shell, stdin=stdin,
@@ -141,3 +151,78 @@ async def test_direct_commands_see_the_working_directory_as_pwd(tmp_path):
     assert runner.direct_argv("./pwd.py", os.environ, tmp_path) is not None
     out = await sh("./pwd.py", tmp_path, env={"PWD": "/somewhere/else"})
     assert out.stdout.strip() == str(tmp_path)
+
+
+async def test_a_large_stdin_is_written_whole_while_both_streams_are_read(tmp_path):
+    # more than any pipe buffer in each direction at once: the writer and the one reader of
+    # stdout and stderr must take turns, or the child blocks
+    script = tmp_path / "echo_both.py"
+    script.write_text("import sys\ndata = sys.stdin.buffer.read()\n"
+                      "for i in range(0, len(data), 4096):\n"
+                      "    sys.stdout.buffer.write(data[i:i + 4096]); sys.stdout.flush()\n"
+                      "    sys.stderr.buffer.write(b'e' * 4096); sys.stderr.flush()\n")
+    payload = bytes(range(97, 123)) * (300 * 1024 // 26)
+    out = await sh(f"{sys.executable} {script}", tmp_path, stdin=payload)
+    assert out.exit_code == 0 and out.dropped_bytes == 0
+    assert out.stdout.encode() == payload
+    assert out.stderr == "e" * (4096 * -(-len(payload) // 4096))
+
+
+async def test_a_signal_death_is_a_negative_exit_code(tmp_path):
+    out = await sh("kill -TERM $$", tmp_path)
+    assert out.exit_code == -15 and not out.timed_out
+    assert "killed by signal 15" in out.describe()
+
+
+async def test_cancelling_the_caller_stops_every_process_the_command_started(tmp_path):
+    import anyio
+
+    marker = tmp_path / "late"
+    pids = tmp_path / "pids"
+    with anyio.move_on_after(0.5) as scope:
+        await sh(f'(sleep 3; touch "{marker}") & echo "$$ $!" > "{pids}"; sleep 4; '
+                 f'touch "{marker}"', tmp_path, timeout_s=30)
+    assert scope.cancelled_caught
+    for pid in map(int, pids.read_text().split()):
+        assert not process_running(pid)
+    assert not marker.exists()
+
+
+async def test_with_pidfds_a_command_costs_no_watcher_thread_and_is_reaped(tmp_path, exit_watch,
+                                                                           monkeypatch):
+    import threading
+
+    if exit_watch != "pidfd":
+        pytest.skip("asyncio's default child watcher starts a thread per child")
+    started = []
+    real_start = threading.Thread.start
+
+    def start(self):
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    out = await sh('echo "$$"', tmp_path)
+    assert out.exit_code == 0 and started == []
+    with pytest.raises(ChildProcessError):  # already reaped: no zombie left behind
+        os.waitpid(int(out.stdout), os.WNOHANG)
+
+
+async def test_a_command_whose_exit_cannot_be_watched_is_stopped_and_not_run_again(
+        tmp_path, exit_watch, monkeypatch):
+    if exit_watch != "pidfd":
+        pytest.skip("only the pidfd watch opens a descriptor per command")
+    script = tmp_path / "count.sh"
+    script.write_text(f'#!/bin/sh\necho run >> "{tmp_path / "runs"}"\nsleep 5\n')
+    script.chmod(0o755)
+
+    def no_pidfd(pid):
+        import time
+
+        time.sleep(0.3)  # let the command get going first
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(runner.os, "pidfd_open", no_pidfd)
+    out = await sh(str(script), tmp_path)  # a direct command: a failed start would retry
+    assert out.exit_code is None and "could not watch" in (out.error or "")
+    assert (tmp_path / "runs").read_text() == "run\n"

@@ -4,19 +4,25 @@ The handler's timeout is enforced here (the kernel's per-implementation budget o
 whole dispatch): when it runs out, every process the command started is stopped, not just the
 shell, and the outcome says it timed out. Output is captured up to a cap per stream so that a
 chatty hook cannot exhaust memory. anyio is imported only when a command actually runs.
+
+The child is driven through asyncio's subprocess protocol (sessions run on anyio's asyncio
+backend): one protocol object takes stdout and stderr as the loop delivers them and the loop
+itself writes stdin, so a handler costs no task per stream and no stream wrappers, which for a
+small hook cost the host more than the spawn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -28,9 +34,6 @@ __all__ = ["DEFAULT_TIMEOUT_S", "CommandOutcome", "parse_env_file", "run_command
 OUTPUT_CAP = 1024 * 1024
 #: seconds to read output still in the pipes once the shell has exited (background children)
 DRAIN_AFTER_EXIT = 1.0
-READ_SIZE = 64 * 1024
-#: event JSON up to this size is written before the output is read (it fits in a pipe buffer)
-INLINE_STDIN = 16 * 1024
 
 
 @attrs.frozen
@@ -114,55 +117,211 @@ def _direct(command: str, path: str, cwd: str) -> tuple[str, ...] | None:
 
 
 class _Capture:
-    """Reads one pipe to its end, keeping at most ``OUTPUT_CAP`` bytes."""
+    """One sink for the whole child: stdout and stderr kept up to ``OUTPUT_CAP`` bytes each
+    (the rest counted and dropped), the exit and the ends of both output pipes noted. The event
+    loop calls it as data arrives, so no task per stream is needed."""
 
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-        self.kept = 0
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.chunks: dict[int, list[bytes]] = {1: [], 2: []}
+        self.kept = {1: 0, 2: 0}
         self.dropped = 0
-        self.done: Any = None
+        self.open_pipes = {1, 2}
+        self.exited = loop.create_future()
+        self.closed = loop.create_future()  # stdout and stderr closed and the process exited
 
-    async def read(self, stream: Any) -> None:
-        import anyio
+    def data(self, fd: int, data: bytes) -> None:
+        room = OUTPUT_CAP - self.kept[fd]
+        if room > 0:
+            self.chunks[fd].append(data[:room])
+            self.kept[fd] += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
 
-        try:
-            while True:
-                try:
-                    chunk = await stream.receive(READ_SIZE)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-                room = OUTPUT_CAP - self.kept
-                if room > 0:
-                    self.chunks.append(chunk[:room])
-                    self.kept += min(room, len(chunk))
-                self.dropped += max(0, len(chunk) - max(room, 0))
-        finally:
-            self.done.set()
+    def pipe_closed(self, fd: int) -> None:
+        self.open_pipes.discard(fd)
+        self._maybe_closed()
 
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+        self._maybe_closed()
+
+    def _maybe_closed(self) -> None:
+        if not self.open_pipes and self.exited.done() and not self.closed.done():
+            self.closed.set_result(None)
+
+    def text(self, fd: int) -> str:
+        return b"".join(self.chunks[fd]).decode("utf-8", errors="replace")
 
 
-async def _feed(stream: Any, data: bytes) -> None:
-    """Write the event JSON and close stdin; a hook that never reads it is not an error."""
-    import anyio
+class _Pipe(asyncio.Protocol):
+    """One of the child's pipes, as the event loop reports it to :class:`_Capture`."""
 
-    gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
+    def __init__(self, capture: _Capture, fd: int) -> None:
+        self.capture = capture
+        self.fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        self.capture.data(self.fd, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.fd in (1, 2):
+            self.capture.pipe_closed(self.fd)
+
+
+def _pidfd_works() -> bool:
+    """Whether the kernel hands out process file descriptors (Linux 5.3 and later)."""
     try:
-        with contextlib.suppress(*gone):
-            await stream.send(data)
-    finally:
-        with contextlib.suppress(*gone):
-            await stream.aclose()
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
-async def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> Any:
-    import anyio
+#: exits are watched through a pidfd on the event loop when the kernel has them; otherwise
+#: asyncio's subprocess transport watches them (by default a thread per child)
+_PIDFD: list[bool] = []
 
-    return await anyio.open_process(
-        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )
+
+class _Child:
+    """The running command, as :func:`run_command` and
+    :func:`~zpi_host.tools.bash.stop_process_group` use it. Its exit is watched with a pidfd
+    registered on the event loop and reaped right there, which saves the thread (or signal
+    handler) asyncio's child watcher would start for each command."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes],
+                 capture: _Capture) -> None:
+        self.loop = loop
+        self.process = process
+        self.pid = process.pid
+        self.capture = capture
+        self.returncode: int | None = None
+        self.transports: list[asyncio.BaseTransport] = []
+        self._pidfd = os.pidfd_open(self.pid)
+        loop.add_reader(self._pidfd, self._reap)
+
+    def _reap(self) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere: the status is lost (as asyncio does)
+            pid, status = self.pid, 255 << 8
+        if pid == 0:  # not yet (spurious wake-up)
+            return
+        self.loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self.process.returncode = self.returncode  # the Popen object must not wait for it
+        self.capture.process_exited()
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:  # not reaped: the pid is still this child's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    async def wait(self) -> int | None:
+        await asyncio.shield(self.capture.exited)
+        return self.returncode
+
+    def close(self) -> None:
+        """Close the pipes; a child still running is killed (it is reaped when it dies)."""
+        for transport in self.transports:
+            transport.close()
+        self.send_signal(signal.SIGKILL)
+
+
+class _AsyncioChild:
+    """The same, where there are no pidfds: asyncio's subprocess transport runs the child."""
+
+    def __init__(self, transport: asyncio.SubprocessTransport, capture: _Capture) -> None:
+        self.transport = transport
+        self.capture = capture
+        self.pid = transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.transport.get_returncode()
+
+    def send_signal(self, sig: int) -> None:
+        self.transport.send_signal(sig)
+
+    async def wait(self) -> int | None:
+        await asyncio.shield(self.capture.exited)
+        return self.returncode
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+class _SubprocessSink(asyncio.SubprocessProtocol):
+    """asyncio's subprocess protocol feeding a :class:`_Capture`."""
+
+    def __init__(self, capture: _Capture) -> None:
+        self.capture = capture
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.capture.data(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd in (1, 2):
+            self.capture.pipe_closed(fd)
+
+    def process_exited(self) -> None:
+        self.capture.process_exited()
+
+
+class _Unwatched(Exception):
+    """The command started but its exit could not be watched; it was stopped."""
+
+
+def _write_stdin(pipe: asyncio.BaseTransport | None, stdin: bytes) -> None:
+    """Hand ``stdin`` to the event loop to write (what the pipe takes at once, the rest as
+    the child reads) and close it after; a hook that never reads it is not an error."""
+    if isinstance(pipe, asyncio.WriteTransport):
+        with contextlib.suppress(OSError):
+            if stdin:
+                pipe.write(stdin)
+            pipe.close()  # after the buffered data is written; a broken pipe only drops it
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str],
+                 stdin: bytes) -> _Child | _AsyncioChild:
+    """Start ``argv`` in its own session with three pipes, ``stdin`` being written."""
+    loop = asyncio.get_running_loop()
+    capture = _Capture(loop)
+    if not _PIDFD:
+        _PIDFD.append(_pidfd_works())
+    if not _PIDFD[0]:
+        sub, _ = await loop.subprocess_exec(
+            lambda: _SubprocessSink(capture), *argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        _write_stdin(sub.get_pipe_transport(0), stdin)
+        return _AsyncioChild(sub, capture)
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    try:
+        child = _Child(loop, process, capture)
+    except OSError as exc:  # no pidfd for it (out of descriptors): stop it, never run it twice
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()  # reaps it; the kill makes this immediate
+        raise _Unwatched(f"could not watch {argv[0]} after starting it: {exc}") from exc
+    assert process.stdin and process.stdout and process.stderr
+    try:
+        for fd, pipe in ((1, process.stdout), (2, process.stderr)):
+            reader, _ = await loop.connect_read_pipe(functools.partial(_Pipe, capture, fd), pipe)
+            child.transports.append(reader)
+        writer, _ = await loop.connect_write_pipe(functools.partial(_Pipe, capture, 0),
+                                                  process.stdin)
+        child.transports.append(writer)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.close()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            pipe.close()
+        raise
+    _write_stdin(writer, stdin)
+    return child
 
 
 async def run_command(
@@ -191,46 +350,38 @@ async def run_command(
     direct = list(program) if program else direct_argv(command, environment, cwd)
     argv = direct or shell_argv(shell, command)
     try:
-        process = await _start(argv, cwd, environment)
+        child = await _start(argv, cwd, environment, stdin)
+    except _Unwatched as exc:
+        return CommandOutcome(None, error=str(exc))
     except OSError as exc:
         if direct is None or program:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc}")
         argv = shell_argv(shell, command)  # e.g. a script without #!: the shell runs it
         try:
-            process = await _start(argv, cwd, environment)
-        except OSError as exc2:
+            child = await _start(argv, cwd, environment, stdin)
+        except (OSError, _Unwatched) as exc2:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc2}")
-    pgid = process.pid  # start_new_session: the shell leads its own process group
-    out, err = _Capture(), _Capture()
-    out.done, err.done = anyio.Event(), anyio.Event()
+    pgid = child.pid  # start_new_session: the shell leads its own process group
+    capture = child.capture
     timed_out = False
     try:
-        async with anyio.create_task_group() as tg:
-            if len(stdin) <= INLINE_STDIN:
-                await _feed(process.stdin, stdin)  # fits in the pipe: no reader needed yet
-            else:
-                tg.start_soon(_feed, process.stdin, stdin)
-            tg.start_soon(out.read, process.stdout)
-            tg.start_soon(err.read, process.stderr)
-            with anyio.move_on_after(timeout_s) as deadline:
-                await process.wait()
-            timed_out = deadline.cancelled_caught
-            if timed_out:
-                await stop_process_group(process, pgid)
+        with anyio.move_on_after(timeout_s) as deadline:
+            await asyncio.shield(capture.exited)
+        timed_out = deadline.cancelled_caught
+        if timed_out:
+            await stop_process_group(child, pgid)
+        if not capture.closed.done():  # background children may still hold the pipes
             with anyio.move_on_after(DRAIN_AFTER_EXIT):
-                await out.done.wait()
-                await err.done.wait()
-            tg.cancel_scope.cancel()
+                await asyncio.shield(capture.closed)
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await stop_process_group(process, pgid)
-            await process.aclose()
+            await stop_process_group(child, pgid)
+            child.close()
         raise
-    with anyio.CancelScope(shield=True):
-        await process.aclose()
+    child.close()
     return CommandOutcome(
-        None if timed_out else process.returncode, out.text(), err.text(), timed_out,
-        dropped_bytes=out.dropped + err.dropped,
+        None if timed_out else child.returncode, capture.text(1), capture.text(2), timed_out,
+        dropped_bytes=capture.dropped,
     )
 
 
