@@ -55,7 +55,17 @@ def test_a_plain_run_stops_its_background_command_before_the_result(tmp_path):
     records = [json.loads(line) for line in transcript.read_text().splitlines()]
     tasks = [r["data"] for r in records if r.get("namespace") == "zpi.task"]
     assert [(t["event"], t.get("pgid"), t.get("exit_code")) for t in tasks] == [
-        ("start", ended["pgid"], None), ("end", None, -signal.SIGTERM)]
+        ("start", None, None), ("spawned", ended["pgid"], None),
+        ("end", None, -signal.SIGTERM)]
+
+
+def spawned(tmp_path) -> bool:
+    """Whether the session's transcript records a started background process (its group)."""
+    for transcript in (tmp_path / "agent" / "sessions").rglob("*.jsonl"):
+        if '"event": "spawned"' in transcript.read_text() or \
+                '"event":"spawned"' in transcript.read_text():
+            return True
+    return False
 
 
 def test_a_killed_host_leaves_a_task_that_resume_reports_as_ended(tmp_path):
@@ -75,7 +85,7 @@ def test_a_killed_host_leaves_a_task_that_resume_reports_as_ended(tmp_path):
     orphan_groups = []
     try:
         deadline = time.monotonic() + WAIT
-        while not (pidfile.exists() and pidfile.read_text().strip()):
+        while not (pidfile.exists() and pidfile.read_text().strip() and spawned(tmp_path)):
             assert time.monotonic() < deadline and host.poll() is None, host.stderr
             time.sleep(0.05)
         child = int(pidfile.read_text())
@@ -92,8 +102,8 @@ def test_a_killed_host_leaves_a_task_that_resume_reports_as_ended(tmp_path):
         assert out.returncode == 0, out.stderr
         records = [json.loads(line) for line in transcript.read_text().splitlines()]
         tasks = [r["data"] for r in records if r.get("namespace") == "zpi.task"]
-        assert [t["event"] for t in tasks] == ["start", "end"]
-        assert tasks[1]["status"] == "stopped" and tasks[1]["exit_code"] is None
+        assert [t["event"] for t in tasks] == ["start", "spawned", "end"]
+        assert tasks[2]["status"] == "stopped" and tasks[2]["exit_code"] is None
         context = [r for r in records if r.get("type") == "context"
                    and r.get("source") == "builtins:tasks"]
         assert len(context) == 1

@@ -83,9 +83,41 @@ async def test_a_background_command_is_read_with_task_output_and_recorded(zpi_en
     # the model read the end itself: no notification context on top
     assert not [m for m in session.messages if isinstance(m, ContextMessage)]
     records = session.ports.storage.custom("zpi.task")
-    assert [r["event"] for r in records] == ["start", "end"]
-    assert records[0]["pgid"] == started.info.pgid and records[1]["exit_code"] == 0
+    assert [r["event"] for r in records] == ["start", "spawned", "end"]
+    assert records[1]["pgid"] == started.info.pgid and records[2]["exit_code"] == 0
     await session.dispose()
+
+
+async def test_the_start_is_recorded_before_the_command_runs(zpi_env, tmp_path, monkeypatch):
+    """A host killed while a command starts must leave a record naming it: when the process
+    is spawned, the transcript already holds the task's start (its group follows)."""
+    import anyio
+
+    seen: list[list[str]] = []
+    spawn = anyio.open_process
+
+    async def watched_spawn(*args, **kwargs):
+        seen.append([r.data["event"] for r in session.store.records
+                     if getattr(r, "namespace", None) == "zpi.task"])
+        return await spawn(*args, **kwargs)
+
+    monkeypatch.setattr(anyio, "open_process", watched_spawn)
+
+    def model(request):
+        n = len(session.test_model.requests)
+        if n == 1:
+            return background("true")
+        if n == 2:
+            return {"tool_calls": [{"name": "task_output", "arguments": {
+                "task_id": started_id(request), "timeout": WAIT * 1000}}]}
+        return "done"
+
+    session = await function_session(tmp_path, model)
+    await session.run("start it")
+    await session.dispose()
+    assert seen == [["start"]]
+    records = session.ports.storage.custom("zpi.task")
+    assert [r["event"] for r in records] == ["start", "spawned", "end"]
 
 
 async def test_a_finished_task_is_reported_to_the_model_at_its_next_turn(zpi_env, tmp_path):
@@ -196,7 +228,7 @@ async def test_dispose_stops_every_running_task_and_records_its_end(zpi_env, tmp
     assert [e.info.status for e in events] == ["stopped"]
     assert "the session ended" in events[0].info.summary
     records = [json.loads(line) for line in session.store.path.read_text().splitlines()]
-    ends = [r["data"] for r in records if r.get("namespace") == "zpi.task"][1:]
+    ends = [r["data"] for r in records if r.get("namespace") == "zpi.task"][2:]
     assert ends == [{"event": "end", "task_id": task.task_id, "command": task.command,
                      "description": task.description, "tool_use_id": task.tool_use_id,
                      "status": "stopped", "exit_code": -signal.SIGTERM,

@@ -171,6 +171,11 @@ class TaskRegistry:
             raise ToolFailure(f"cannot create the output file of the background command: "
                               f"{exc}") from exc
         shell = find_shell()
+        # the intent first: a host killed while the process starts leaves a start record
+        # (its group is recorded once known), never a process the transcript does not name
+        intent = {"task_id": task_id, "command": command, "description": description,
+                  "tool_use_id": ctx.call_id or None, "output_file": str(path)}
+        self._append({"event": "start", **intent})
         try:
             process = await anyio.open_process(
                 [shell, "-c", command], cwd=cwd, env=command_environment(ctx),
@@ -180,6 +185,8 @@ class TaskRegistry:
             out.close()
             with contextlib.suppress(OSError):
                 path.unlink()
+            self._append({"event": "end", **intent, "status": "failed", "exit_code": None,
+                          "reason": f"could not start {shell}: {exc}"})
             raise ToolFailure(f"could not start {shell}: {exc}") from exc
         finally:
             out.close()  # the command holds its own copy
@@ -189,7 +196,7 @@ class TaskRegistry:
         task = BackgroundTask(task_id, command, description, path, ctx.call_id or None,
                               process, pgid, done=self._asyncio.Event())
         self._tasks[task_id] = task
-        self._record("start", task, pid=pgid, pgid=pgid, output_file=str(path))
+        self._record("spawned", task, pid=pgid, pgid=pgid, output_file=str(path))
         from zpi_host.events import TaskStarted
 
         await self.ports.tasks.publish(TaskStarted(self.info(task)))
@@ -271,12 +278,16 @@ class TaskRegistry:
     # -- the transcript -------------------------------------------------------------------
 
     def _record(self, event: str, task: BackgroundTask, **fields: Any) -> None:
-        data = {"event": event, "task_id": task.task_id, "command": task.command,
-                "description": task.description, "tool_use_id": task.tool_use_id, **fields}
+        self._append({"event": event, "task_id": task.task_id, "command": task.command,
+                      "description": task.description, "tool_use_id": task.tool_use_id,
+                      **fields})
+
+    def _append(self, data: Mapping[str, Any]) -> None:
         try:
-            self.ports.storage.append_custom(NAMESPACE, data)
+            self.ports.storage.append_custom(NAMESPACE, dict(data))
         except Exception as exc:  # a closed or failing transcript: the task still ends
-            logger().info("zpi-builtins: task %s record not written: %s", task.task_id, exc)
+            logger().info("zpi-builtins: task %s record not written: %s", data.get("task_id"),
+                          exc)
 
     def _load_recorded(self) -> list[TaskInfo]:
         """The tasks earlier runs of this (resumed) session recorded, as ended tasks; those
@@ -287,8 +298,15 @@ class TaskRegistry:
         starts: dict[str, Mapping[str, Any]] = {}
         ends: dict[str, Mapping[str, Any]] = {}
         for data in self.ports.storage.custom(NAMESPACE):
-            if isinstance(data, Mapping) and isinstance(data.get("task_id"), str):
-                (starts if data.get("event") == "start" else ends)[data["task_id"]] = data
+            if not isinstance(data, Mapping) or not isinstance(data.get("task_id"), str):
+                continue
+            task_id, event = data["task_id"], data.get("event")
+            if event == "start":
+                starts[task_id] = data
+            elif event == "spawned":  # the process group, known once it started
+                starts[task_id] = {**starts.get(task_id, {}), **data}
+            else:
+                ends[task_id] = data
         orphans = []
         for task_id, start in starts.items():
             task = BackgroundTask(task_id, str(start.get("command", "")),
