@@ -283,7 +283,7 @@ def zpi_before_request(session: Any, request: Any) -> None:
     When: before every model request, including retries after compaction.
 
     Arguments:
-        session: a read-only :class:`~zpi_host.session.SessionView`.
+        session: a read-only :class:`~zpi_host.session_view.SessionView`.
         request: the :class:`~zpi_host.providers.ModelRequest` about to be sent.
 
     Returns: nothing. Raise a typed error to stop the request; raising

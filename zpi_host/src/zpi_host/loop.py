@@ -52,7 +52,8 @@ from .providers.base import (
     ToolSpec,
     UsageReport,
 )
-from .session import HistoryView, RunResult
+from .session import RunResult
+from .session_view import HistoryView
 from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe, not_run_result
 
 if TYPE_CHECKING:
