@@ -173,6 +173,23 @@ async def test_a_failed_hand_off_loses_no_message_and_migrates_nothing(zpi_env, 
     await session.dispose()
 
 
+@pytest.mark.parametrize("directory", ["../outside", "/tmp/elsewhere", "linked"])
+async def test_the_document_stays_inside_the_working_directory(zpi_env, tmp_path, directory):
+    """A project's settings choose the folder; a folder that leads out of the working
+    directory (``..``, absolute, a symlink) is refused and nothing is written."""
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "linked").symlink_to(outside)
+    session = await agent_session(project, Agent(), builtins_settings(
+        handoff={"directory": directory}))
+    with pytest.raises(HandoffError, match="outside the working directory"):
+        await handoff_for(session.view).handoff("summary")
+    await session.dispose()
+    assert list(outside.iterdir()) == []
+
+
 async def test_summary_without_a_model_that_may_answer_is_a_clear_error(zpi_env, tmp_path):
     session = await agent_session(tmp_path, Agent(summary=None))
     with pytest.raises(HandoffError, match="cannot be asked for a hand-off"):

@@ -207,8 +207,15 @@ class HandoffService:
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         session = self.runtime.session
-        return (Path(session.cwd) / self.directory
+        workspace = Path(session.cwd).resolve()
+        path = (workspace / self.directory
                 / f"handoff-{session.session_id[:8]}-{stamp}.md").resolve()
+        if not path.is_relative_to(workspace):
+            raise HandoffError(
+                f"the hand-off directory {self.directory!r} (setting "
+                f"plugins.builtins.handoff.directory) leads to {path.parent}, outside the "
+                f"working directory {workspace}; choose a folder inside it")
+        return path
 
     async def _by_self(self, path: Path, template: HandoffTemplate, state: str) -> None:
         prompt = (
@@ -330,15 +337,13 @@ def _short(text: str, limit: int) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    import os
-    import tempfile
+    """Write the document through the kernel's file commit (temporary file, fsync, rename;
+    no symlink followed). It replaces what is there: the path is this hand-off's own, and a
+    summary after a failed ``self`` attempt replaces the agent's rejected document."""
+    from zpi_host.files import ANY_STATE, FileChange, FileCommitError, commit
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        commit([FileChange(path, text.encode("utf-8"), ANY_STATE)])
+    except FileCommitError as exc:
+        raise HandoffError(f"the hand-off document {path} could not be written: {exc}") \
+            from exc
