@@ -12,6 +12,12 @@ two-turn session. If the loop runs the calls together, 8 take about as long as 1
 All carry metadata read_only, concurrency_safe, no side effects. The 1-call and 8-call
 sessions alternate, ``--rounds`` times. Target: 8 calls / 1 call <= 1.3 for each kind.
 
+For information, the same with tools that do nothing (``noop_0`` .. ``noop_7`` return "ok",
+async and sync): the host's own cost of a call (arguments, permission check, hooks, events,
+transcript records, and for a sync tool the worker-thread hop). Work done under the GIL
+cannot overlap, so 8 calls of a CPU-bound tool cost at least 8 times this plus 8 times the
+tool's own Python work; these rows show how far from 1.3 that puts a tool that does little.
+
     python benchmarks/parallel_tools.py [--rounds 7] [--quick]
 """
 
@@ -32,19 +38,23 @@ TOOLS = 8
 TARGET = 1.3
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 READ_LINES = 2000
+KINDS = ("async", "sync", "read", "noop-async", "noop-sync")
 
 
 def sleep_tools(seconds: float, sync: bool) -> list[Any]:
+    """8 tools sleeping ``seconds`` (0: returning at once)."""
     from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 
     safe = ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False)
 
     async def execute_async(args: Any, ctx: Any) -> ToolResult:
-        await anyio.sleep(seconds)
+        if seconds:
+            await anyio.sleep(seconds)
         return ToolResult.text(f"slept {seconds}s")
 
     def execute_sync(args: Any, ctx: Any) -> ToolResult:
-        time.sleep(seconds)
+        if seconds:
+            time.sleep(seconds)
         return ToolResult.text(f"slept {seconds}s")
 
     execute = execute_sync if sync else execute_async
@@ -94,7 +104,8 @@ async def measure(kind: str, root: Path, rounds: int, seconds: float) -> Row:
         tools = None
         calls = [{"name": "read", "arguments": {"path": f"file_{i}.py"}} for i in range(TOOLS)]
     else:
-        tools = sleep_tools(seconds, sync=kind == "sync")
+        tools = sleep_tools(0 if kind.startswith("noop") else seconds,
+                            sync=kind.endswith("sync"))
         calls = [{"name": f"sleep_{i}", "arguments": {}} for i in range(TOOLS)]
     samples = await ainterleave({
         "one": atimed(lambda: session_run(root, calls[:1], tools)),
@@ -102,10 +113,13 @@ async def measure(kind: str, root: Path, rounds: int, seconds: float) -> Row:
     }, rounds)
     what = {"async": f"async tools awaiting a {seconds * 1000:.0f} ms sleep",
             "sync": f"sync tools blocking {seconds * 1000:.0f} ms",
-            "read": f"kernel read of {READ_LINES}-line files"}[kind]
+            "read": f"kernel read of {READ_LINES}-line files",
+            "noop-async": "async tools doing nothing",
+            "noop-sync": "sync tools doing nothing"}[kind]
     return compare(f"parallel_tools: {TOOLS} {what} vs 1", samples["eight"], samples["one"],
-                   target=TARGET, note="baseline = the same session with 1 call"
-                   if kind == "async" else "")
+                   target=None if kind.startswith("noop") else TARGET,
+                   note="baseline = the same session with 1 call" if kind == "async" else
+                   "information: the host's cost of a call" if kind == "noop-async" else "")
 
 
 async def amain(rounds: int, seconds: float) -> int:
@@ -115,7 +129,7 @@ async def amain(rounds: int, seconds: float) -> int:
             (root / f"file_{i}.py").write_text("".join(
                 f"    value_{n} = compute(value_{n - 1}, {i})  # line {n}\n"
                 for n in range(READ_LINES)), encoding="utf-8")
-        rows = [await measure(kind, root, rounds, seconds) for kind in ("async", "sync", "read")]
+        rows = [await measure(kind, root, rounds, seconds) for kind in KINDS]
     emit(rows, "parallel_tools")
     return 0
 
