@@ -62,6 +62,36 @@ async def test_add_view_replace_remove_in_both_scopes(zpi_env, tmp_path):
     assert stat.S_IMODE((zpi_env.agent_dir / "memory").stat().st_mode) == 0o700  # private
 
 
+@pytest.mark.parametrize("mode", ["plan", "ask"])
+async def test_a_view_only_reads_so_plan_and_ask_modes_run_it(zpi_env, tmp_path, mode):
+    write_memory(tmp_path / ".zpi" / "memory", "build", "how to build", "Run `make`.")
+    session = await scripted_session(tmp_path, [
+        call(action="view", name="build"),
+        call(action="add", scope="project", name="test", description="how to test",
+             content="Run `pytest`."),
+        "done"], permission_mode=mode)
+    await session.run("look, then remember")
+    await session.dispose()
+    (view_error, view), (add_error, add) = results(session)
+    assert not view_error and "Run `make`." in view
+    assert add_error and "permission denied for memory" in add
+    assert ("plan mode runs only read-only tools" if mode == "plan" else "needs approval") in add
+    assert not (tmp_path / ".zpi" / "memory" / "test.md").exists()
+
+
+def test_a_failing_read_only_predicate_counts_as_a_change():
+    from zpi_host.tools import Tool, ToolMetadata, ToolResult
+
+    def broken(arguments):
+        raise KeyError("action")
+
+    tool = Tool("t", "t", {"type": "object"}, lambda a, c: ToolResult.text("x"),
+                ToolMetadata(read_only=False), read_only_when=broken)
+    assert not tool.reads_only({})
+    assert Tool("r", "r", {"type": "object"}, lambda a, c: ToolResult.text("x"),
+                ToolMetadata(read_only=True)).reads_only({})
+
+
 @pytest.mark.parametrize("name", ["../evil", "a/b", "..", ".hidden", "Build", "", "x" * 65,
                                   "a.md", "-lead", "sp ace", 7])
 def test_bad_names_are_refused_before_anything_is_touched(name):

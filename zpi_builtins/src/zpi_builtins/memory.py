@@ -258,9 +258,15 @@ async def run_memory_tool(request: tuple[str | None, str | None] | Update, ctx: 
     return service.view(*request)
 
 
+def only_views(arguments: Mapping[str, Any]) -> bool:
+    """A ``view`` changes nothing: plan mode runs it and ask mode does not ask."""
+    return arguments.get("action") == "view"
+
+
 MEMORY_TOOL = Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS,
                    execute=run_memory_tool, prepare=parse_arguments,
-                   metadata=ToolMetadata(read_only=False, concurrency_safe=False))
+                   metadata=ToolMetadata(read_only=False, concurrency_safe=False),
+                   read_only_when=only_views)
 
 
 @hookimpl

@@ -167,7 +167,7 @@ class PermissionPolicy:
         elif behavior == "allow":
             return _allow("hook", f"allowed by a hook: {hook_reason}")
         else:
-            asks = self._mode_asks(tool, name, judged)
+            asks = self._mode_asks(tool, name, args, judged)
             if isinstance(asks, PermissionResult):
                 return asks
             lifted = self._lift(name, args, asks)
@@ -203,9 +203,11 @@ class PermissionPolicy:
 
     # ------------------------------------------------------------------------- steps 4 and 5
 
-    def _mode_asks(self, tool: Any, name: str, judged: Sequence[paths.JudgedPath]
-                   ) -> PermissionResult | list[_Ask]:
-        side_effects = not getattr(getattr(tool, "metadata", None), "read_only", False)
+    def _mode_asks(self, tool: Any, name: str, args: Mapping[str, Any],
+                   judged: Sequence[paths.JudgedPath]) -> PermissionResult | list[_Ask]:
+        reads_only = getattr(tool, "reads_only", None)
+        side_effects = not (reads_only(args) if callable(reads_only) else
+                            getattr(getattr(tool, "metadata", None), "read_only", False))
         if self.mode == "bypass":
             return _allow("mode", "bypass mode allows every call no deny rule stops")
         if self.mode == "plan" and side_effects:

@@ -212,12 +212,29 @@ class Tool:
     metadata: ToolMetadata = ToolMetadata()
     output_schema: Mapping[str, Any] | None = None
     prepare: Prepare | None = None
+    #: for a tool that is not read-only as a whole: which calls only read (the memory
+    #: tool's ``view``), judged on the call's raw arguments; the permission modes treat those
+    #: calls as read-only (``plan`` runs them, ``ask`` does not ask). Scheduling still
+    #: follows ``metadata``.
+    read_only_when: Callable[[Mapping[str, Any]], bool] | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):
             raise ValueError(
                 f"tool name {self.name!r} must be non-empty letters, digits, '_' or '-'"
             )
+
+    def reads_only(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether this call changes nothing: the tool is read-only, or ``read_only_when``
+        says so for these arguments (a predicate that fails counts as "it may change")."""
+        if self.metadata.read_only:
+            return True
+        if self.read_only_when is None:
+            return False
+        try:
+            return self.read_only_when(arguments) is True
+        except Exception:
+            return False
 
     def prepare_arguments(self, arguments: Mapping[str, Any]) -> Any:
         """Validate and convert the model's arguments; raises :class:`ToolArgumentError`,
