@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
+from .records import field, record
 
 #: ``${NAME}`` variables a command body may use (``CLAUDE_``, or a dialect's own prefix such
 #: as ``ZCODE_``; only names the caller gives values for are replaced).
@@ -103,7 +103,7 @@ async def expand_inline(text: str, context: Any, cwd: Path) -> str:
     return "".join(parts)
 
 
-@attrs.frozen
+@record
 class CommandHandler:
     """The handler of one Claude command: holds the body as it was when the plugin loaded
     (the session's frozen text) and the plugin's variables."""
@@ -111,7 +111,7 @@ class CommandHandler:
     name: str
     body: str
     #: plugin-level variables (root, data dir, user_config.KEY); session ones are added per call
-    variables: Mapping[str, Value] = attrs.field(factory=dict, eq=False)
+    variables: Mapping[str, Value] = field(factory=dict, eq=False)
     #: the dialect's variable prefixes (``CLAUDE``; ZCode: ``ZCODE`` and ``CLAUDE``)
     prefixes: tuple[str, ...] = ("CLAUDE",)
 

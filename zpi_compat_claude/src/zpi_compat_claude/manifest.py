@@ -14,11 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from zpi_host.errors import ZpiError
 
 from .dialect import CLAUDE, Dialect
+from .records import field, record
 
 MANIFEST_PATH = CLAUDE.manifest_path
 
@@ -73,7 +72,7 @@ def _describe(shapes: Sequence[str]) -> str:
     return " or ".join(words[s] for s in shapes)
 
 
-@attrs.frozen
+@record
 class UserOption:
     """One ``userConfig`` entry: a value the user supplies (here: in settings)."""
 
@@ -119,7 +118,7 @@ class UserOption:
         return None if isinstance(value, str) else f"must be a string, got {value!r}"
 
 
-@attrs.frozen
+@record
 class Manifest:
     """The parts of ``plugin.json`` the host uses, type-checked; ``raw`` keeps the rest."""
 
@@ -136,7 +135,7 @@ class Manifest:
     user_config: tuple[UserOption, ...] = ()
     dependencies: tuple[str, ...] = ()
     path: Path | None = None
-    raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    raw: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
 
 
 def read_json(path: Path) -> Any:
@@ -295,17 +294,17 @@ def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
         if kind not in OPTION_TYPES:
             raise ManifestError(f"{where}.type must be one of {', '.join(OPTION_TYPES)}, got "
                                 f"{json.dumps(kind)}")
-        for field in ("title", "description"):
-            if not isinstance(spec.get(field, ""), str):
-                raise ManifestError(f"{where}.{field} must be a string")
-        for field in ("required", "sensitive", "multiple"):
-            if not isinstance(spec.get(field, False), bool):
-                raise ManifestError(f"{where}.{field} must be true or false")
-        for field in ("min", "max"):
-            bound = spec.get(field)
+        for name in ("title", "description"):
+            if not isinstance(spec.get(name, ""), str):
+                raise ManifestError(f"{where}.{name} must be a string")
+        for name in ("required", "sensitive", "multiple"):
+            if not isinstance(spec.get(name, False), bool):
+                raise ManifestError(f"{where}.{name} must be true or false")
+        for name in ("min", "max"):
+            bound = spec.get(name)
             if bound is not None and (isinstance(bound, bool)
                                       or not isinstance(bound, int | float)):
-                raise ManifestError(f"{where}.{field} must be a number")
+                raise ManifestError(f"{where}.{name} must be a number")
         option = UserOption(
             key=key, type=kind, title=spec.get("title"), description=spec.get("description"),
             required=spec.get("required", False), default=spec.get("default"),

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-import attrs
+from ..records import field, record
 
 _EXACT_LIST = re.compile(r"[A-Za-z0-9_ ,|-]*")
 _SPLIT = re.compile(r"[|,]")
@@ -28,7 +28,7 @@ class MatcherError(ValueError):
         self.value, self.problem = value, problem
 
 
-@attrs.frozen
+@record
 class Matcher:
     """One compiled matcher; :meth:`matches` is all a dispatch pays for a group."""
 
@@ -37,7 +37,7 @@ class Matcher:
     names: frozenset[str] = frozenset()
     pattern: re.Pattern[str] | None = None
     #: name -> the other name of the same tool (a regular expression is tried on both)
-    aliases: Mapping[str, str] = attrs.field(factory=dict, eq=False)
+    aliases: Mapping[str, str] = field(factory=dict, eq=False)
 
     def matches(self, value: str | None) -> bool:
         """Whether ``value`` (a tool name in Claude's spelling, a source, a trigger, ...) is
