@@ -41,6 +41,7 @@ from .components import (
 from .dialect import CLAUDE, Dialect, PersonalDir
 from .discovery import ClaudeSettings, FolderRef
 from .freeze import FreezeError, Snapshot, build_once, freeze
+from .hookable import Hookable
 from .manifest import Manifest, UserOption, folder_name_problem, read_manifest
 from .records import field, record
 
@@ -145,7 +146,7 @@ class LoadedFolder:
         return {kind: names for kind, names in kinds.items() if names}
 
 
-class ClaudeFolderPlugin:
+class ClaudeFolderPlugin(Hookable):
     """The registered plugin of one folder: its skills and agents as a resource source, its
     commands as handler commands. Both are fixed when the folder loads (the snapshot), so every
     session assembled from this plugin object sees the same files.

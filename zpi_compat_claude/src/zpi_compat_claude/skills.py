@@ -21,6 +21,8 @@ from typing import Annotated, Any
 from zpi_host import hookimpl
 from zpi_host.tools import Tool, ToolContext, ToolMetadata
 
+from .hookable import Hookable
+
 #: the tool's name in this host (hooks see ``Skill``)
 SKILL_TOOL = "skill"
 
@@ -123,7 +125,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-class PluginFilesAccess:
+class PluginFilesAccess(Hookable):
     """The ``skill`` tool, and reads inside the loaded plugins' frozen copies answered
     ``allow`` when the permission check would ask (``zpi_permission_request``)."""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..dialect import CLAUDE, Dialect
+from ..hookable import Hookable
 from ..records import record
 from .config import MATCH_FIELD, CommandHandler, HookConfig
 
@@ -94,7 +95,7 @@ def process_environment() -> dict[str, str]:
     return dict(_environ_cache[1])
 
 
-class HookEngine:
+class HookEngine(Hookable):
     """What all events of one plugin share: prepared handlers, matching, running, reporting.
 
     Arguments: as ``ClaudeHooks``, the class to use (it adds the hook implementations).
