@@ -22,8 +22,10 @@ from .records import field, record
 MANIFEST_PATH = CLAUDE.manifest_path
 
 #: A name taken from a folder (no manifest): what the host accepts as a namespace.
-_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_OPTION_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: (Patterns used through ``re``'s functions are compiled on first use: most plugins have a
+#: manifest and no options.)
+_FOLDER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_OPTION_KEY = r"[A-Za-z_][A-Za-z0-9_]*"
 
 OPTION_TYPES = ("string", "number", "boolean", "directory", "file")
 
@@ -141,7 +143,9 @@ class Manifest:
 def read_json(path: Path) -> Any:
     """The JSON value in ``path``; ManifestError with line and column when it does not parse."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        # a byte order mark is allowed (what decoding as "utf-8-sig" does, without loading
+        # that codec: the manifest is read at every start)
+        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -159,7 +163,7 @@ def read_json(path: Path) -> Any:
 
 def folder_name_problem(name: str, dialect: Dialect = CLAUDE) -> str | None:
     """Why a folder (or installed-plugin) name cannot name a plugin, or None."""
-    if _FOLDER_NAME.fullmatch(name):
+    if re.fullmatch(_FOLDER_NAME, name):
         return None
     return (f"the plugin has no manifest name and its folder name {name!r} cannot be used as a "
             "namespace (letters, digits, '.', '_' and '-' only); rename the folder or add "
@@ -284,7 +288,7 @@ def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
     options = []
     for key, spec in (value or {}).items():
         where = f"{path}: userConfig.{key}"
-        if not _OPTION_KEY.fullmatch(key):
+        if not re.fullmatch(_OPTION_KEY, key):
             raise ManifestError(f"{where}: option keys must be letters, digits and '_', not "
                                 "starting with a digit (they become environment variables)")
         if not isinstance(spec, dict):

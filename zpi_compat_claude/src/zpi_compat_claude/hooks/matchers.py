@@ -15,7 +15,7 @@ from typing import Literal
 from ..records import field, record
 
 _EXACT_LIST = re.compile(r"[A-Za-z0-9_ ,|-]*")
-_SPLIT = re.compile(r"[|,]")
+_SPLIT = r"[|,]"  # compiled on first use
 
 MatcherKind = Literal["all", "names", "regex"]
 
@@ -67,7 +67,7 @@ def compile_matcher(value: str | None, exact: re.Pattern[str] = _EXACT_LIST,
     if text in ("", "*"):
         return Matcher(value, "all")
     if exact.fullmatch(text):
-        names = {part.strip() for part in _SPLIT.split(text) if part.strip()}
+        names = {part.strip() for part in re.split(_SPLIT, text) if part.strip()}
         if not names:
             return Matcher(value, "all")
         names |= {aliases[name] for name in names if aliases and name in aliases}
