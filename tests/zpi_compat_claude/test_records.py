@@ -79,6 +79,14 @@ def test_a_field_without_a_default_cannot_follow_one_with_a_default() -> None:
         record(Wrong)
 
 
+def test_a_record_cannot_extend_a_record() -> None:
+    class Point3(Point):
+        z: int = 0
+
+    with pytest.raises(TypeError, match=r"Point3: a record cannot extend another record"):
+        record(Point3)
+
+
 def test_registered_plugin_objects_list_only_their_hook_implementations(tmp_path) -> None:
     """pluggy looks up every name ``dir()`` gives; the folder plugin (with its hook engine)
     and ``claude/skills`` list their ``zpi_*`` names only, and every hook is still found."""

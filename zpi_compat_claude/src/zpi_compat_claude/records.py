@@ -3,10 +3,10 @@
 ``zpi-host --list-plugins`` with one Claude folder imported twenty attrs classes (the dialect,
 the manifest, the folder, the snapshot, the hook configuration ...). attrs builds each class
 when its module is imported, about 1.7 million instructions (0.4 ms) for one of ten fields
-even with its generated code cached: a quarter of what the folder added to the listing.
-:func:`record` does the part of that this package uses at a small fraction of the cost: the
-methods are shared functions reading the class's field table, nothing is generated or
-compiled, and the class is not rebuilt with slots.
+even with its generated code cached; these twenty were 25 of the 76 million instructions the
+benchmark's folder added to the listing. :func:`record` does the part of that this package
+uses at a small fraction of the cost: the methods are shared functions reading the class's
+field table, nothing is generated or compiled, and the class is not rebuilt with slots.
 
 A record has attrs' behaviour where this package relies on it: ``__init__`` takes the fields
 in order (positionally or by name) with their defaults or factories; ``__eq__`` and
@@ -99,6 +99,9 @@ def _refuse(self: Any, name: str, value: Any = None) -> None:
 
 
 def _build(cls: type[R], frozen: bool) -> type[R]:
+    if any("__record_fields__" in vars(base) for base in cls.__mro__[1:]):
+        raise TypeError(f"{cls.__name__}: a record cannot extend another record (the fields "
+                        "of the base would be lost); use attrs for a class hierarchy")
     table: list[tuple[str, Any, Callable[[], Any] | None]] = []
     eq: list[str] = []
     shown: list[str] = []
