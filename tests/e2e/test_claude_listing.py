@@ -94,6 +94,7 @@ def test_listing_a_claude_folder_defers_what_only_a_session_needs(tmp_path: Path
     code = ("import gc, io, json, sys, contextlib; from zpi_host.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['--plugin-dir', {str(folder)!r}, '--list-plugins', '--json'])\n"
+            "gc.unfreeze()  # the listing froze what it built out of get_objects() too\n"
             "built = sorted(c.__qualname__ for c in gc.get_objects() if isinstance(c, type)\n"
             "               and c.__module__.startswith('zpi_compat_claude')\n"
             "               and '__attrs_attrs__' in vars(c))\n"
@@ -108,3 +109,20 @@ def test_listing_a_claude_folder_defers_what_only_a_session_needs(tmp_path: Path
     assert status == 0 and {"claude:bench-plugin", "claude/skills"} <= set(names)
     assert imported == []
     assert attrs_classes == ["FolderSource"]
+
+
+def test_a_listing_leaves_what_it_built_to_the_end_of_the_process(tmp_path: Path) -> None:
+    """The objects a listing built are frozen out of the garbage collector (``gc.freeze``):
+    the collection Python runs at exit walked all of them, about a tenth of a listing."""
+    folder = bench_folder(tmp_path)
+    code = ("import atexit, gc, io, sys, contextlib; from zpi_host.cli import main\n"
+            "atexit.register(lambda: print(gc.get_freeze_count(), file=sys.stderr))\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = main(['--plugin-dir', {str(folder)!r}, '--list-plugins'])\n"
+            "sys.exit(code)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a"),
+                              "HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert int(out.stderr.split()[-1]) > 10_000  # the host, its plugins, their modules
