@@ -60,13 +60,19 @@ def bench_folder(root: Path) -> Path:
     return folder
 
 
-def run(tmp_path: Path, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "zpi_host", *args], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=60,
+def python(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``tmp_path`` with a fresh agent dir and home; it must succeed."""
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
                          env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a"),
                               "HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
-    return out.stdout
+    return out
+
+
+def run(tmp_path: Path, *args: str) -> str:
+    """What ``zpi-host ARGS`` prints."""
+    return python(tmp_path, "-m", "zpi_host", *args).stdout
 
 
 def test_the_listing_of_the_benchmark_folder_is_unchanged(tmp_path: Path) -> None:
@@ -100,12 +106,7 @@ def test_listing_a_claude_folder_defers_what_only_a_session_needs(tmp_path: Path
             "               and '__attrs_attrs__' in vars(c))\n"
             "print(json.dumps([code, [r['name'] for r in json.loads(out.getvalue())],\n"
             f"                  [m for m in {DEFERRED!r} if m in sys.modules], built]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a"),
-                              "HOME": str(tmp_path)})
-    assert out.returncode == 0, out.stderr
-    status, names, imported, attrs_classes = json.loads(out.stdout)
+    status, names, imported, attrs_classes = json.loads(python(tmp_path, "-c", code).stdout)
     assert status == 0 and {"claude:bench-plugin", "claude/skills"} <= set(names)
     assert imported == []
     assert attrs_classes == ["FolderSource"]
@@ -120,9 +121,5 @@ def test_a_listing_leaves_what_it_built_to_the_end_of_the_process(tmp_path: Path
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    code = main(['--plugin-dir', {str(folder)!r}, '--list-plugins'])\n"
             "sys.exit(code)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a"),
-                              "HOME": str(tmp_path)})
-    assert out.returncode == 0, out.stderr
-    assert int(out.stderr.split()[-1]) > 10_000  # the host, its plugins, their modules
+    frozen = python(tmp_path, "-c", code).stderr.split()[-1]
+    assert int(frozen) > 10_000  # the host, its plugins, their modules
