@@ -147,3 +147,22 @@ async def test_sdk_sessions_call_it_skill_and_read_its_files_in_default_mode(
     assert {"Skill", "Read"} <= seen[0] and "skill" not in seen[0] and "read" not in seen[0]
     assert not loaded.is_error and "Review app.py." in str(loaded.content)
     assert not read.is_error and "no print statements" in str(read.content)
+
+
+def test_the_skill_tool_is_what_tool_makes_of_its_function():
+    """``--list-plugins`` builds the ``skill`` tool without ``@tool`` (its schema written
+    out): the same name, description, parameters and metadata as the decorator gives
+    ``load_skill``, and the same argument checks (the decorator's, used on first call)."""
+    from zpi_compat_claude.skills import decorated_skill_tool, skill_tool
+    from zpi_host.tools import ToolArgumentError
+
+    plain, decorated = skill_tool(), decorated_skill_tool()
+    for name in ("name", "description", "parameters", "metadata", "output_schema"):
+        assert getattr(plain, name) == getattr(decorated, name), name
+    assert plain.prepare_arguments({"skill": "x"}) == decorated.prepare_arguments({"skill": "x"})
+    for bad in ({}, {"skill": "x", "other": 1}, {"skill": ["x"]}, []):
+        with pytest.raises(ToolArgumentError) as plain_error:
+            plain.prepare_arguments(bad)
+        with pytest.raises(ToolArgumentError) as decorated_error:
+            decorated.prepare_arguments(bad)
+        assert str(plain_error.value) == str(decorated_error.value)

@@ -17,16 +17,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
+from .records import field, record
 
+# The patterns are compiled on first use (``re`` keeps them): loading a plugin's commands,
+# which ``--list-plugins`` does, needs neither when no text holds a variable.
 #: ``${NAME}`` variables a command body may use (``CLAUDE_``, or a dialect's own prefix such
 #: as ``ZCODE_``; only names the caller gives values for are replaced).
-_VARIABLE = re.compile(
-    r"\$\{([A-Z][A-Z0-9]*_(?:PLUGIN_ROOT|PLUGIN_DATA|PROJECT_DIR|SESSION_ID|SKILL_DIR)"
-    r"|user_config\.[A-Za-z_][A-Za-z0-9_]*)\}"
-)
+_VARIABLE = (r"\$\{([A-Z][A-Z0-9]*_(?:PLUGIN_ROOT|PLUGIN_DATA|PROJECT_DIR|SESSION_ID|SKILL_DIR)"
+             r"|user_config\.[A-Za-z_][A-Za-z0-9_]*)\}")
 #: `` !`cmd` `` and ``@path``, each at the start of a line or after whitespace.
-_INLINE = re.compile(r"(?<!\S)(?:!`(?P<command>[^`\n]+)`|@(?P<path>[^\s`]+))")
+_INLINE = r"(?<!\S)(?:!`(?P<command>[^`\n]+)`|@(?P<path>[^\s`]+))"
 _TRAILING = ".,;:!?)]}'\""
 #: An included file longer than this is cut, with a note saying how to read the rest.
 INCLUDE_LIMIT = 100_000
@@ -44,7 +44,7 @@ def substitute(text: str, values: Mapping[str, Value]) -> str:
             return match.group(0)
         return value() if callable(value) else value
 
-    return _VARIABLE.sub(fill, text)
+    return re.sub(_VARIABLE, fill, text) if "${" in text else text
 
 
 def format_option(value: Any) -> str:
@@ -90,7 +90,7 @@ async def expand_inline(text: str, context: Any, cwd: Path) -> str:
     ``@path`` the file's content."""
     parts: list[str] = []
     position = 0
-    for match in _INLINE.finditer(text):
+    for match in re.finditer(_INLINE, text):
         parts.append(text[position:match.start()])
         position = match.end()
         command = match.group("command")
@@ -103,7 +103,7 @@ async def expand_inline(text: str, context: Any, cwd: Path) -> str:
     return "".join(parts)
 
 
-@attrs.frozen
+@record
 class CommandHandler:
     """The handler of one Claude command: holds the body as it was when the plugin loaded
     (the session's frozen text) and the plugin's variables."""
@@ -111,7 +111,7 @@ class CommandHandler:
     name: str
     body: str
     #: plugin-level variables (root, data dir, user_config.KEY); session ones are added per call
-    variables: Mapping[str, Value] = attrs.field(factory=dict, eq=False)
+    variables: Mapping[str, Value] = field(factory=dict, eq=False)
     #: the dialect's variable prefixes (``CLAUDE``; ZCode: ``ZCODE`` and ``CLAUDE``)
     prefixes: tuple[str, ...] = ("CLAUDE",)
 

@@ -34,6 +34,7 @@ from .manifest import (
     read_json,
     resolve_component,
 )
+from .records import record
 
 if TYPE_CHECKING:
     from .folder import LoadContext, LoadedFolder
@@ -47,7 +48,7 @@ class FolderError(ZpiError):
     shows."""
 
 
-@attrs.frozen
+@record
 class Parsed:
     metadata: Mapping[str, Any]
     body: str
@@ -115,7 +116,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-@attrs.define
+@record(frozen=False)
 class ComponentPaths:
     """Component locations relative to the plugin root, checked against the live folder (the
     snapshot follows symlinks, so containment can only be judged on the original)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import attrs
+from .records import field, record
 
 #: Claude Code's events, in the order Claude documents them.
 CLAUDE_EVENTS: tuple[str, ...] = (
@@ -22,7 +22,7 @@ CLAUDE_EVENTS: tuple[str, ...] = (
 )
 
 
-@attrs.frozen
+@record
 class PersonalDir:
     """A folder of the user's or the project's own skills and commands (``~/.claude``),
     loaded in place as plugin ``<dialect>:<kind>``, not namespaced."""
@@ -36,7 +36,7 @@ class PersonalDir:
     label: str
 
 
-@attrs.frozen
+@record
 class Dialect:
     """Everything the shared engine does differently per product. Field groups: naming and
     folders, the manifest, variables, hooks (parsing, input, output, limits)."""
@@ -58,7 +58,7 @@ class Dialect:
     #: ``author`` may be a plain string
     author_text: bool = False
     #: manifest fields this dialect adds to Claude's: name -> shapes ("text", "list", "object")
-    extra_fields: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    extra_fields: Mapping[str, tuple[str, ...]] = field(factory=dict)
     # ------------------------------------------------------------------ variables
     #: ``${<P>_PLUGIN_ROOT}``, ``${<P>_PLUGIN_DATA}``, ``${<P>_PROJECT_DIR}`` ... for each prefix,
     #: in text and in the hook environment (the first is the dialect's own)
@@ -82,7 +82,7 @@ class Dialect:
     #: a matcher made only of these characters is a list of exact names
     exact_matcher: re.Pattern[str] = re.compile(r"[A-Za-z0-9_ ,|-]*")
     #: tool names a matcher treats as one (``Agent`` and ``Task``)
-    matcher_aliases: Mapping[str, str] = attrs.field(factory=dict)
+    matcher_aliases: Mapping[str, str] = field(factory=dict)
     #: the event JSON has a camelCase twin of each snake_case field
     camel_case_input: bool = False
     #: Stop input also has ``responseText`` (the last assistant message)
@@ -107,7 +107,7 @@ class Dialect:
     #: (Stop), ``permission_suggestions`` (PermissionRequest)
     input_extras: frozenset[str] = frozenset()
     #: variables every handler gets (``CLAUDECODE=1``: scripts test it)
-    marker_env: Mapping[str, str] = attrs.field(factory=dict)
+    marker_env: Mapping[str, str] = field(factory=dict)
     #: the next input after a Stop or SubagentStop hook blocked (``{event}``, ``{reason}``:
     #: the hooks' reasons)
     stop_feedback: str = "{reason}"

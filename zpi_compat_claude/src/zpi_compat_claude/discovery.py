@@ -20,11 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from zpi_host.errors import ZpiError
 
 from .manifest import ManifestError, read_json
+from .records import field, record
 
 SETTINGS_SOURCES = ("user", "project", "local")
 
@@ -33,7 +32,7 @@ class ClaudeSettingsError(ZpiError):
     """A ``compat.claude.*`` setting of the wrong shape; names the key and the fix."""
 
 
-@attrs.frozen
+@record
 class FolderRef:
     """A plugin folder to load, and how it was found (for messages)."""
 
@@ -44,7 +43,7 @@ class FolderRef:
     version: str | None = None
 
 
-@attrs.frozen
+@record
 class Broken:
     """Something found that cannot become a plugin: listed as failed under ``name``."""
 
@@ -52,7 +51,7 @@ class Broken:
     reason: str
 
 
-@attrs.frozen
+@record
 class ClaudeSettings:
     """The ``compat.claude`` settings, type-checked."""
 
@@ -60,7 +59,7 @@ class ClaudeSettings:
     use_installed: bool = False
     settings_sources: tuple[str, ...] = ()
     #: plugin name -> its ``options`` mapping (``compat.claude.plugins.<name>.options``)
-    plugin_options: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    plugin_options: Mapping[str, Mapping[str, Any]] = field(factory=dict)
     #: default hook handler timeout in seconds (``compat.claude.hook_timeout``; None: the
     #: hook engine's default)
     hook_timeout: float | None = None

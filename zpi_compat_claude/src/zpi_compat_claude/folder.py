@@ -41,7 +41,9 @@ from .components import (
 from .dialect import CLAUDE, Dialect, PersonalDir
 from .discovery import ClaudeSettings, FolderRef
 from .freeze import FreezeError, Snapshot, build_once, freeze
+from .hookable import Hookable
 from .manifest import Manifest, UserOption, folder_name_problem, read_manifest
+from .records import field, record
 
 __all__ = ["ClaudeFolderPlugin", "FolderError", "FolderSource", "LoadContext", "LoadedFolder",
            "load_claude_dir", "load_plugin_folder", "make_plugin", "merge_hook_sources"]
@@ -54,7 +56,7 @@ class FolderSource(ResourceSource):
     name: str = ""
 
 
-@attrs.frozen
+@record
 class LoadContext:
     """What loading needs besides the folder: the project, the agent dir, the dialect's home
     (``~/.claude``), the settings, and the dialect itself."""
@@ -62,7 +64,7 @@ class LoadContext:
     cwd: Path
     agent_dir: Path
     home: Path
-    config: ClaudeSettings = attrs.field(factory=ClaudeSettings)
+    config: ClaudeSettings = field(factory=ClaudeSettings)
     dialect: Dialect = CLAUDE
 
     def cache_dir(self, name: str) -> Path:
@@ -75,7 +77,7 @@ class LoadContext:
 # ------------------------------------------------------------------------------ the folder
 
 
-@attrs.define
+@record(frozen=False)
 class LoadedFolder:
     """Everything a loaded folder contributes, read from its snapshot."""
 
@@ -93,13 +95,13 @@ class LoadedFolder:
     #: (configuration, where) for each hook source: hooks/hooks.json, manifest paths, inline
     hooks: tuple[tuple[Any, str], ...] = ()
     options: tuple[UserOption, ...] = ()
-    option_values: Mapping[str, Any] = attrs.field(factory=dict)
+    option_values: Mapping[str, Any] = field(factory=dict)
     unsupported: tuple[str, ...] = ()
     dependencies: tuple[str, ...] = ()
     version: str | None = None
     manifest: Manifest | None = None
     snapshot: Snapshot | None = None
-    warnings: list[str] = attrs.field(factory=list)
+    warnings: list[str] = field(factory=list)
     dialect: Dialect = CLAUDE
     #: ``name@marketplace`` of an installed plugin (``ZCODE_PLUGIN_ID``; else the name)
     plugin_id: str | None = None
@@ -144,7 +146,7 @@ class LoadedFolder:
         return {kind: names for kind, names in kinds.items() if names}
 
 
-class ClaudeFolderPlugin:
+class ClaudeFolderPlugin(Hookable):
     """The registered plugin of one folder: its skills and agents as a resource source, its
     commands as handler commands. Both are fixed when the folder loads (the snapshot), so every
     session assembled from this plugin object sees the same files.

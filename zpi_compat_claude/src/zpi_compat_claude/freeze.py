@@ -29,10 +29,10 @@ import stat as stat_module
 from collections.abc import Callable
 from pathlib import Path
 
-import attrs
-
 from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
+
+from .records import record
 
 SKIPPED_NAMES = frozenset({".git"})
 _INDEX_ENTRIES = 32  # signatures remembered per plugin
@@ -47,7 +47,7 @@ class FreezeError(ZpiError):
     """The folder could not be snapshotted (unreadable file, cache not writable)."""
 
 
-@attrs.frozen
+@record
 class FileEntry:
     rel: str
     path: Path
@@ -55,7 +55,7 @@ class FileEntry:
     executable: bool = False
 
 
-@attrs.frozen
+@record
 class Snapshot:
     """A frozen copy: ``root`` is what ``${CLAUDE_PLUGIN_ROOT}`` names for the session."""
 

@@ -14,17 +14,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from zpi_host.errors import ZpiError
 
 from .dialect import CLAUDE, Dialect
+from .records import field, record
 
 MANIFEST_PATH = CLAUDE.manifest_path
 
 #: A name taken from a folder (no manifest): what the host accepts as a namespace.
-_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_OPTION_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: (Patterns used through ``re``'s functions are compiled on first use: most plugins have a
+#: manifest and no options.)
+_FOLDER_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_OPTION_KEY = r"[A-Za-z_][A-Za-z0-9_]*"
 
 OPTION_TYPES = ("string", "number", "boolean", "directory", "file")
 
@@ -73,7 +74,7 @@ def _describe(shapes: Sequence[str]) -> str:
     return " or ".join(words[s] for s in shapes)
 
 
-@attrs.frozen
+@record
 class UserOption:
     """One ``userConfig`` entry: a value the user supplies (here: in settings)."""
 
@@ -119,7 +120,7 @@ class UserOption:
         return None if isinstance(value, str) else f"must be a string, got {value!r}"
 
 
-@attrs.frozen
+@record
 class Manifest:
     """The parts of ``plugin.json`` the host uses, type-checked; ``raw`` keeps the rest."""
 
@@ -136,13 +137,15 @@ class Manifest:
     user_config: tuple[UserOption, ...] = ()
     dependencies: tuple[str, ...] = ()
     path: Path | None = None
-    raw: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    raw: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
 
 
 def read_json(path: Path) -> Any:
     """The JSON value in ``path``; ManifestError with line and column when it does not parse."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        # a byte order mark is allowed (what decoding as "utf-8-sig" does, without loading
+        # that codec: the manifest is read at every start)
+        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -160,7 +163,7 @@ def read_json(path: Path) -> Any:
 
 def folder_name_problem(name: str, dialect: Dialect = CLAUDE) -> str | None:
     """Why a folder (or installed-plugin) name cannot name a plugin, or None."""
-    if _FOLDER_NAME.fullmatch(name):
+    if re.fullmatch(_FOLDER_NAME, name):
         return None
     return (f"the plugin has no manifest name and its folder name {name!r} cannot be used as a "
             "namespace (letters, digits, '.', '_' and '-' only); rename the folder or add "
@@ -285,7 +288,7 @@ def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
     options = []
     for key, spec in (value or {}).items():
         where = f"{path}: userConfig.{key}"
-        if not _OPTION_KEY.fullmatch(key):
+        if not re.fullmatch(_OPTION_KEY, key):
             raise ManifestError(f"{where}: option keys must be letters, digits and '_', not "
                                 "starting with a digit (they become environment variables)")
         if not isinstance(spec, dict):
@@ -295,17 +298,17 @@ def _user_config(path: Path, value: Any) -> tuple[UserOption, ...]:
         if kind not in OPTION_TYPES:
             raise ManifestError(f"{where}.type must be one of {', '.join(OPTION_TYPES)}, got "
                                 f"{json.dumps(kind)}")
-        for field in ("title", "description"):
-            if not isinstance(spec.get(field, ""), str):
-                raise ManifestError(f"{where}.{field} must be a string")
-        for field in ("required", "sensitive", "multiple"):
-            if not isinstance(spec.get(field, False), bool):
-                raise ManifestError(f"{where}.{field} must be true or false")
-        for field in ("min", "max"):
-            bound = spec.get(field)
+        for name in ("title", "description"):
+            if not isinstance(spec.get(name, ""), str):
+                raise ManifestError(f"{where}.{name} must be a string")
+        for name in ("required", "sensitive", "multiple"):
+            if not isinstance(spec.get(name, False), bool):
+                raise ManifestError(f"{where}.{name} must be true or false")
+        for name in ("min", "max"):
+            bound = spec.get(name)
             if bound is not None and (isinstance(bound, bool)
                                       or not isinstance(bound, int | float)):
-                raise ManifestError(f"{where}.{field} must be a number")
+                raise ManifestError(f"{where}.{name} must be a number")
         option = UserOption(
             key=key, type=kind, title=spec.get("title"), description=spec.get("description"),
             required=spec.get("required", False), default=spec.get("default"),

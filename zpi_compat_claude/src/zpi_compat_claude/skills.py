@@ -12,13 +12,16 @@ name), registered after the folders load when at least one of them has skills.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 from zpi_host import hookimpl
-from zpi_host.tools import ToolContext
+from zpi_host.tools import Tool, ToolContext, ToolMetadata
+
+from .hookable import Hookable
 
 #: the tool's name in this host (hooks see ``Skill``)
 SKILL_TOOL = "skill"
@@ -46,31 +49,72 @@ def render_skill(skill: Any, args: str, session_id: str) -> str:
     return f"Base directory for this skill: {folder}\n\n{body.strip()}"
 
 
-def skill_tool() -> Any:
-    """The ``skill`` tool (read-only: it reads a SKILL.md and changes nothing)."""
-    from zpi_host.tools import tool
+#: what the two parameters say to the model
+SKILL_NAME_HELP = "The skill's name, as listed (plugin:skill for a plugin's skill)."
+SKILL_ARGS_HELP = "Arguments for the skill, if it takes any."
+
+#: the tool's parameters: what ``@tool`` reads from :func:`load_skill`'s signature, written
+#: out so that listing plugins builds the tool without the decorator (a test keeps them equal)
+SKILL_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "skill": {"type": "string", "description": SKILL_NAME_HELP},
+        "args": {"type": "string", "description": SKILL_ARGS_HELP, "default": ""},
+    },
+    "required": ["skill"],
+    "additionalProperties": False,
+}
+
+
+def load_skill(skill: Annotated[str, SKILL_NAME_HELP], ctx: ToolContext,
+               args: Annotated[str, SKILL_ARGS_HELP] = "") -> str:
+    """The ``skill`` tool's function: the named skill's instructions (:func:`render_skill`)."""
     from zpi_host.tools.base import ToolFailure
 
-    def skill(skill: Annotated[str, "The skill's name, as listed (plugin:skill for a "
-                                    "plugin's skill)."],
-              ctx: ToolContext,
-              args: Annotated[str, "Arguments for the skill, if it takes any."] = "") -> str:
-        skills = {s.name: s for s in getattr(ctx.session, "skills", ())}
-        found = skills.get(skill.strip().lstrip("/"))
-        if found is None:
-            known = ", ".join(sorted(n for n, s in skills.items() if s.model_invocable))
-            raise ToolFailure(f"unknown skill {skill!r}; available skills: {known or 'none'}")
-        if not found.model_invocable:
-            raise ToolFailure(f"skill {found.name!r} is for the user only "
-                              "(disable-model-invocation: true); it cannot be loaded by a tool")
-        try:
-            return render_skill(found, args, str(getattr(ctx.session, "session_id", "")))
-        except Exception as exc:  # an unreadable SKILL.md: the model is told, the run goes on
-            raise ToolFailure(f"cannot read skill {found.name!r} at {found.path}: {exc}") \
-                from None
+    skills = {s.name: s for s in getattr(ctx.session, "skills", ())}
+    found = skills.get(skill.strip().lstrip("/"))
+    if found is None:
+        known = ", ".join(sorted(n for n, s in skills.items() if s.model_invocable))
+        raise ToolFailure(f"unknown skill {skill!r}; available skills: {known or 'none'}")
+    if not found.model_invocable:
+        raise ToolFailure(f"skill {found.name!r} is for the user only "
+                          "(disable-model-invocation: true); it cannot be loaded by a tool")
+    try:
+        return render_skill(found, args, str(getattr(ctx.session, "session_id", "")))
+    except Exception as exc:  # an unreadable SKILL.md: the model is told, the run goes on
+        raise ToolFailure(f"cannot read skill {found.name!r} at {found.path}: {exc}") \
+            from None
+
+
+@functools.cache
+def decorated_skill_tool() -> Tool:
+    """:func:`load_skill` through ``@tool``: its argument checks and result conversion, which
+    the ``skill`` tool uses from its first call on."""
+    from zpi_host.tools import tool
 
     return tool(name=SKILL_TOOL, description=SKILL_DESCRIPTION, read_only=True,
-                concurrency_safe=True)(skill)
+                concurrency_safe=True)(load_skill)
+
+
+def _prepare(arguments: Mapping[str, Any]) -> Any:
+    prepare = decorated_skill_tool().prepare
+    assert prepare is not None  # @tool always gives one
+    return prepare(arguments)
+
+
+def _execute(arguments: Any, ctx: ToolContext) -> Any:
+    return decorated_skill_tool().execute(arguments, ctx)
+
+
+def skill_tool() -> Tool:
+    """The ``skill`` tool (read-only: it reads a SKILL.md and changes nothing). Built as a
+    plain :class:`Tool` with :data:`SKILL_PARAMETERS`: ``--list-plugins`` registers it, and
+    reading a signature through ``@tool`` (and importing the decorator) cost more than the
+    rest of the skills plugin; calls go through :func:`decorated_skill_tool`."""
+    return Tool(name=SKILL_TOOL, description=SKILL_DESCRIPTION, parameters=SKILL_PARAMETERS,
+                execute=_execute, metadata=ToolMetadata(read_only=True, concurrency_safe=True,
+                                                          side_effects=False),
+                prepare=_prepare)
 
 
 def _real(path: str | os.PathLike[str]) -> str:
@@ -81,7 +125,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-class PluginFilesAccess:
+class PluginFilesAccess(Hookable):
     """The ``skill`` tool, and reads inside the loaded plugins' frozen copies answered
     ``allow`` when the permission check would ask (``zpi_permission_request``)."""
 

@@ -22,6 +22,7 @@ import attrs
 
 from zpi_compat_claude.hooks.config import HookConfig, parse_hooks
 from zpi_compat_claude.manifest import ManifestError, read_json
+from zpi_compat_claude.records import evolve
 
 from .dialect import ZCODE
 
@@ -108,9 +109,9 @@ def with_defaults(config: HookConfig, timeout_s: float | None, cap: int | None) 
         return config
     events = {}
     for event, groups in config.events.items():
-        events[event] = tuple(attrs.evolve(group, handlers=tuple(
-            attrs.evolve(handler,
-                         timeout_s=timeout_s if handler.timeout_s is None else handler.timeout_s,
-                         output_cap=cap if handler.output_cap is None else handler.output_cap)
+        events[event] = tuple(evolve(group, handlers=tuple(
+            evolve(handler,
+                   timeout_s=timeout_s if handler.timeout_s is None else handler.timeout_s,
+                   output_cap=cap if handler.output_cap is None else handler.output_cap)
             for handler in group.handlers)) for group in groups)
     return HookConfig(events, config.description)

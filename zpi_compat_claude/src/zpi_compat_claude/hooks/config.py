@@ -13,9 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from ..dialect import CLAUDE, CLAUDE_EVENTS, Dialect
+from ..records import field, record
 from .matchers import Matcher, MatcherError, compile_matcher
 
 #: The Claude Code events this host runs, in the order Claude documents them.
@@ -60,7 +59,7 @@ _HANDLER_KEYS = frozenset({"type", "command", "timeout", "shell", "once", "async
 _GROUP_KEYS = frozenset({"matcher", "hooks"})
 
 
-@attrs.frozen
+@record
 class CommandHandler:
     """One ``{"type": "command", ...}`` handler. ``timeout_s`` None: the plugin's default.
     ``args`` not None: a ``process`` handler (ZCode), ``command`` run with ``args``, no shell.
@@ -75,7 +74,7 @@ class CommandHandler:
     output_cap: int | None = None
 
 
-@attrs.frozen
+@record
 class MatcherGroup:
     """Handlers that run when ``matcher`` matches the event's match field."""
 
@@ -84,11 +83,11 @@ class MatcherGroup:
     where: str = ""
 
 
-@attrs.frozen
+@record
 class HookConfig:
     """A plugin's hooks: event name -> matcher groups (only events with handlers)."""
 
-    events: Mapping[str, tuple[MatcherGroup, ...]] = attrs.field(factory=dict)
+    events: Mapping[str, tuple[MatcherGroup, ...]] = field(factory=dict)
     description: str | None = None
 
     def event_names(self) -> list[str]:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..dialect import CLAUDE, Dialect
+from ..hookable import Hookable
+from ..records import record
 from .config import MATCH_FIELD, CommandHandler, HookConfig
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ MAX_DIAGNOSTICS = 500
 _MAX_CACHE = 512
 
 
-@attrs.frozen
+@record
 class HookDiagnostic:
     """Something a handler did that the user should know: a non-blocking error (``error``),
     stderr meant for the user (``warning``: exit 2 of an observer), or a ``systemMessage``
@@ -54,7 +56,7 @@ class HookDiagnostic:
         return f"{self.plugin}: {where}: {self.message}"
 
 
-@attrs.frozen
+@record
 class ReadyHandler:
     """A handler ready to run: its command after substitution, its timeout decided. ``argv``
     not None: a ``process`` handler, run without a shell (``command`` is its display form)."""
@@ -93,7 +95,7 @@ def process_environment() -> dict[str, str]:
     return dict(_environ_cache[1])
 
 
-class HookEngine:
+class HookEngine(Hookable):
     """What all events of one plugin share: prepared handlers, matching, running, reporting.
 
     Arguments: as ``ClaudeHooks``, the class to use (it adds the hook implementations).

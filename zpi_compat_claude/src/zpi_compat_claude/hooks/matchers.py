@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-import attrs
+from ..records import field, record
 
 _EXACT_LIST = re.compile(r"[A-Za-z0-9_ ,|-]*")
-_SPLIT = re.compile(r"[|,]")
+_SPLIT = r"[|,]"  # compiled on first use
 
 MatcherKind = Literal["all", "names", "regex"]
 
@@ -28,7 +28,7 @@ class MatcherError(ValueError):
         self.value, self.problem = value, problem
 
 
-@attrs.frozen
+@record
 class Matcher:
     """One compiled matcher; :meth:`matches` is all a dispatch pays for a group."""
 
@@ -37,7 +37,7 @@ class Matcher:
     names: frozenset[str] = frozenset()
     pattern: re.Pattern[str] | None = None
     #: name -> the other name of the same tool (a regular expression is tried on both)
-    aliases: Mapping[str, str] = attrs.field(factory=dict, eq=False)
+    aliases: Mapping[str, str] = field(factory=dict, eq=False)
 
     def matches(self, value: str | None) -> bool:
         """Whether ``value`` (a tool name in Claude's spelling, a source, a trigger, ...) is
@@ -67,7 +67,7 @@ def compile_matcher(value: str | None, exact: re.Pattern[str] = _EXACT_LIST,
     if text in ("", "*"):
         return Matcher(value, "all")
     if exact.fullmatch(text):
-        names = {part.strip() for part in _SPLIT.split(text) if part.strip()}
+        names = {part.strip() for part in re.split(_SPLIT, text) if part.strip()}
         if not names:
             return Matcher(value, "all")
         names |= {aliases[name] for name in names if aliases and name in aliases}

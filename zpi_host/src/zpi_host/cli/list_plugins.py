@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -47,6 +48,9 @@ def list_plugins(
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     rows = plugin_rows(host, root, merged)
+    # One listing per process: what it built lives until exit, so the collection Python runs
+    # at exit need not walk it (as `run` does once its session is built: cli/run.py).
+    gc.freeze()
     if as_json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
