@@ -49,12 +49,13 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
     assert "claude:p" in [row["name"] for row in fast]
 
 
-#: what a plain one-turn run (no tool call, no bash rule, no skill, no hook answering a decision)
-#: never uses, so does not import: each is imported (and its classes built) on first use
+#: what a plain one-turn run (no tool call, no bash rule, no skill, no memory, no hook answering
+#: a decision, a plain command line) never uses, so does not import: each is imported (and its
+#: classes built) on first use
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
     "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
-    "zpi_host.files",
+    "zpi_host.files", "argparse",
 )
 
 
