@@ -148,9 +148,9 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     names from ``zpi_builtins.handoff``, the permission policy's and the resource loader's
     from their packages; the memory tool's scopes are the store's."""
     import zpi_builtins.handoff as handoff
+    import zpi_builtins.handoff_service as handoff_service
     import zpi_host.decisions as decisions
     import zpi_host.decisions_occasional as decisions_occasional
-    import zpi_builtins.handoff_service as handoff_service
     import zpi_host.permissions as permissions
     import zpi_host.resources as resources
     from zpi_builtins import memory, memory_store, search, search_files
