@@ -55,7 +55,7 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
     "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
-    "zpi_host.files", "argparse",
+    "zpi_host.files", "argparse", "zpi_host.ports_occasional",
 )
 
 
@@ -152,6 +152,8 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     import zpi_host.decisions as decisions
     import zpi_host.decisions_occasional as decisions_occasional
     import zpi_host.permissions as permissions
+    import zpi_host.ports as ports
+    import zpi_host.ports_occasional as ports_occasional
     import zpi_host.resources as resources
     from zpi_builtins import memory, memory_store, search, search_files
 
@@ -162,10 +164,11 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert resources.ResourceLoader is resources.loader.ResourceLoader
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
-    for name in decisions_occasional.__all__:
-        assert getattr(decisions, name) is getattr(decisions_occasional, name)
-        assert name in dir(decisions)
-    assert "combine_tool_decisions" in dir(decisions)
-    for module in (handoff, permissions, resources, decisions):
+    for whole, part in ((decisions, decisions_occasional), (ports, ports_occasional)):
+        for name in part.__all__:
+            assert getattr(whole, name) is getattr(part, name)
+            assert name in dir(whole) and name in whole.__all__
+    assert {"combine_tool_decisions", "HostPorts"} <= {*dir(decisions), *dir(ports)}
+    for module in (handoff, permissions, resources, decisions, ports):
         with pytest.raises(AttributeError, match="no attribute 'nothing'"):
             module.nothing  # noqa: B018
