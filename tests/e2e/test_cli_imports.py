@@ -55,7 +55,7 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
     "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
-    "zpi_host.files", "argparse", "zpi_host.ports_occasional",
+    "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
 )
 
 
