@@ -160,3 +160,73 @@ def test_the_file_keeps_what_was_used_first_and_stays_bounded(
         third.compile(f"z = {n}\n", f"<attrs generated methods m.C{n}>")
     third.save()
     assert names(third) == kept
+
+
+#: a fresh process: argv[1] the cache ("" for none), argv[2] "before" to import dataclasses
+#: before the cache is installed; builds dataclasses and reports what they do
+DATACLASS_PROGRAM = r"""
+import json, sys
+from pathlib import Path
+if sys.argv[2] == "before":
+    import dataclasses
+cache = None
+if sys.argv[1]:
+    from zpi_host.codecache import install
+    cache = install(Path(sys.argv[1]))
+import dataclasses, inspect
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    y: "int" = 0
+    tags: list = dataclasses.field(default_factory=list, compare=False)
+
+@dataclasses.dataclass
+class Box:
+    items: list
+
+p = Point(1, 2)
+try:
+    p.x = 3
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+print(json.dumps({
+    "methods": None if cache is None else sum(n.startswith("<dataclasses") for n in cache.used),
+    "hits": None if cache is None else cache.hits,
+    "added": None if cache is None else cache.added,
+    "repr": repr(p) + repr(Box([1])), "eq": p == Point(1, 2, ["x"]), "lt": p < Point(2),
+    "hash": hash(p) == hash((1, 2)), "frozen": frozen,
+    "signature": str(inspect.signature(Point.__init__)),
+    "annotations": repr(Point.__init__.__annotations__),
+    "file": Point.__init__.__code__.co_filename,
+}))
+"""
+
+
+def run_dataclasses(cache: str, when: str = "after") -> dict[str, object]:
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([sys.executable, "-c", DATACLASS_PROGRAM, cache, when], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("when", ["after", "before"])
+def test_dataclasses_methods_come_from_the_cache_and_behave_the_same(tmp_path: Path,
+                                                                      when: str) -> None:
+    """dataclasses compiles the source of each method it generates: with the cache installed
+    (before or after dataclasses is imported) a second process takes the code from the cache,
+    and the classes are the same as without it (signatures, annotations, file name)."""
+    plain = run_dataclasses("")
+    cache = str(tmp_path / "attrs.marshal")
+    first = run_dataclasses(cache, when)
+    second = run_dataclasses(cache, when)
+    assert first["methods"] >= 6 and first["added"] >= first["methods"]  # type: ignore[operator]
+    assert second["methods"] == first["methods"] and second["added"] == 0
+    assert second["hits"] >= second["methods"]  # type: ignore[operator]
+    shown = ("repr", "eq", "lt", "hash", "frozen", "signature", "annotations", "file")
+    assert {k: first[k] for k in shown} == {k: second[k] for k in shown} == {
+        k: plain[k] for k in shown}
+    assert plain["frozen"] and plain["eq"] and plain["lt"] and plain["file"] == "<string>"

@@ -1,4 +1,4 @@
-"""A disk cache for the methods attrs generates: ``__pycache__`` for attrs classes.
+"""A disk cache for the methods attrs and dataclasses generate: ``__pycache__`` for them.
 
 attrs writes the source of each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``
 ... and compiles it when the class is built, at import. The CLI builds over a hundred such
@@ -9,14 +9,18 @@ module keeps each generated script's code object in one marshal file in the ``__
 folder of ``zpi_host`` (or under ``sys.pycache_prefix``), keyed by attrs' file name for the
 script and checked against the full source text before use.
 
-:func:`install` (called by the CLI) routes attrs' compile step through the cache. It does
-nothing when attrs' internal compile helper is not the one expected (another attrs version):
-then classes are compiled as usual. Like Python's own bytecode cache the file is written only
+:func:`install` (called by the CLI) routes attrs' compile step through the cache, and the
+standard library's ``dataclasses`` too (anyio builds about twenty dataclasses when a run
+starts; their 65 methods are keyed by their full source). It does nothing when attrs'
+internal compile helper is not the one expected (another attrs version), nor for
+``dataclasses`` when its ``_create_fn`` is not (another Python): then classes are compiled as
+usual. Like Python's own bytecode cache the file is written only
 when ``sys.dont_write_bytecode`` is false, read either way, and never an error: a file that is
 missing, unreadable, for another Python or attrs version, or damaged is ignored and replaced.
 """
 
 from __future__ import annotations
+import __future__
 
 import atexit
 import contextlib
@@ -32,8 +36,9 @@ from typing import Any
 
 __all__ = ["GeneratedCodeCache", "cache_path", "install"]
 
-#: entries kept at most (one per generated class script: a run uses about 120, a listing
-#: about 60); a process that used more (a test run building thousands of classes) saves none
+#: entries kept at most (one per generated attrs class script or dataclass method: a run uses
+#: about 190, a listing about 60); a process that used more (a test run building thousands of
+#: classes) saves none
 MAX_ENTRIES = 400
 #: the parameters of ``attr._make._compile_and_eval`` this cache stands in for
 EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
@@ -43,6 +48,11 @@ EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
 SEED_STAND_IN = 7_363_584_206_116_729_443
 
 _installed: GeneratedCodeCache | None = None
+
+#: the ``__future__`` flags a compile inherits from the code that calls it
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
@@ -82,24 +92,27 @@ class GeneratedCodeCache:
         if header == MAGIC_NUMBER and flags == self.flags and isinstance(entries, dict):
             self.entries = entries
 
-    def compile(self, script: str, filename: str) -> CodeType:
+    def compile(self, script: str, filename: str, *, name: str | None = None,
+                flags: int | None = None) -> CodeType:
         """The code of ``script`` (as ``compile(script, filename, "exec")``), from the cache
-        when it holds that exact script under that name. The one part of attrs' scripts that
+        when it holds that exact script under that name (``name``, by default ``filename``),
+        compiled with ``flags`` (by default the cache's). The one part of attrs' scripts that
         differs from process to process, the class's hash seed (a ``hash()`` of a string,
         randomised per process), is kept out of the key and put back into the code."""
+        name = filename if name is None else name
         seed = hash(filename.replace(" methods ", " hash ", 1))
         key = script.replace(str(seed), str(SEED_STAND_IN))
         if key.count(str(SEED_STAND_IN)) != 1 or str(SEED_STAND_IN) in script:
             key, seed = script, SEED_STAND_IN  # no seed (or an unusual script): as it is
-        entry = self.entries.get(filename)
+        entry = self.entries.get(name)
         if (type(entry) is tuple and len(entry) == 2 and entry[0] == key
                 and type(entry[1]) is CodeType):
             self.hits += 1
-            self.used.add(filename)
+            self.used.add(name)
             return _with_constant(entry[1], SEED_STAND_IN, seed)
-        code = compile(key, filename, "exec", self.flags, True)
-        self.entries[filename] = (key, code)
-        self.used.add(filename)
+        code = compile(key, filename, "exec", self.flags if flags is None else flags, True)
+        self.entries[name] = (key, code)
+        self.used.add(name)
         self.added += 1
         return _with_constant(code, SEED_STAND_IN, seed)
 
@@ -132,15 +145,17 @@ def cache_path() -> Path:
 
 
 class _RouteAfterLoad:
-    """A one-time import hook: ``attr._make`` is loaded as usual, then ``route`` is called with
-    it before the rest of the ``attr`` package runs, so the classes attrs builds for itself
-    (its validators) go through the cache too."""
+    """A one-time import hook: the module ``name`` is loaded as usual, then ``route`` is called
+    with it before anything else uses it (for ``attr._make``: before the rest of the ``attr``
+    package runs, so the classes attrs builds for itself, its validators, go through the cache
+    too)."""
 
-    def __init__(self, route: Callable[[ModuleType], None]) -> None:
+    def __init__(self, name: str, route: Callable[[ModuleType], None]) -> None:
+        self.name = name
         self.route = route
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
-        if name != "attr._make":
+        if name != self.name:
             return None
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(self)  # type: ignore[arg-type]
@@ -174,8 +189,6 @@ class _ThenRoute:
 def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
     """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit;
     None when its compile helper is not the expected one."""
-    import __future__
-
     original = getattr(make, "_compile_and_eval", None)
     code = getattr(original, "__code__", None)
     if code is None or code.co_varnames[:code.co_argcount] != EXPECTED_PARAMETERS:
@@ -205,7 +218,7 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
     routed: list[GeneratedCodeCache | None] = []
     hook = None
     if "attr._make" not in sys.modules:
-        hook = _RouteAfterLoad(lambda make: routed.append(_route(make, path)))
+        hook = _RouteAfterLoad("attr._make", lambda make: routed.append(_route(make, path)))
         sys.meta_path.insert(0, hook)  # type: ignore[arg-type]
     try:
         from attr import _make
@@ -214,4 +227,45 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
             with contextlib.suppress(ValueError):
                 sys.meta_path.remove(hook)  # type: ignore[arg-type]
     _installed = routed[0] if routed else _route(_make, path)
+    if _installed is not None:
+        _route_dataclasses_when_loaded(_installed)
     return _installed
+
+
+def _route_dataclasses_when_loaded(cache: GeneratedCodeCache) -> None:
+    """Route ``dataclasses``' compile step through ``cache`` now, or once it is imported (the
+    listing never imports it: it is not imported for it)."""
+    loaded = sys.modules.get("dataclasses")
+    if loaded is not None:
+        _route_dataclasses(loaded, cache)
+        return
+    sys.meta_path.insert(0, _RouteAfterLoad(  # type: ignore[arg-type]
+        "dataclasses", lambda module: _route_dataclasses(module, cache)))
+
+
+def _route_dataclasses(module: ModuleType, cache: GeneratedCodeCache) -> None:
+    """``dataclasses`` compiles the source of each method it generates (``exec`` of a string
+    in ``_create_fn``; a run builds about twenty dataclasses of anyio's, 65 methods, and
+    compiling them cost more than any other step of the run's start after imports): the name
+    ``exec`` in that module is pointed at a function that takes the code from ``cache``, then
+    runs it exactly as ``exec`` would (the caller's globals and locals when none are given,
+    the caller's ``__future__`` flags). Nothing is routed when ``_create_fn`` is not the
+    expected one (another Python)."""
+    create = getattr(module, "_create_fn", None)
+    code = getattr(create, "__code__", None)
+    if code is None or "exec" not in code.co_names or "exec" in vars(module):
+        return
+
+    def exec_generated(source: Any, globs: Any = None, locs: Any = None, /) -> None:
+        caller = sys._getframe(1)
+        if globs is None:
+            globs = caller.f_globals
+            if locs is None:
+                locs = caller.f_locals
+        if type(source) is str:
+            flags = caller.f_code.co_flags & _FUTURE_FLAGS
+            source = cache.compile(source, "<string>", name=f"<dataclasses {flags}> {source}",
+                                   flags=flags)
+        exec(source, globs, locs)  # the generated method's source, as dataclasses does
+
+    module.exec = exec_generated  # type: ignore[attr-defined]
