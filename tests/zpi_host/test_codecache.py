@@ -230,3 +230,28 @@ def test_dataclasses_methods_come_from_the_cache_and_behave_the_same(tmp_path: P
     assert {k: first[k] for k in shown} == {k: second[k] for k in shown} == {
         k: plain[k] for k in shown}
     assert plain["frozen"] and plain["eq"] and plain["lt"] and plain["file"] == "<string>"
+
+
+def test_generated_record_decoders_come_from_the_cache(tmp_path: Path) -> None:
+    """transcript.plain generates a decoding function per record class: with the cache
+    installed, a second process takes their code from it and decodes the same."""
+    program = ("import json, sys; from pathlib import Path\n"
+               "from zpi_host.codecache import install\n"
+               "cache = install(Path(sys.argv[1]))\n"
+               "from zpi_host.transcript.plain import structure\n"
+               "from zpi_host.messages import Usage\n"
+               "usage = structure({'inputTokens': 3, 'outputTokens': 4}, Usage)\n"
+               "print(json.dumps([repr(usage), sum(n.startswith('<plain structurer') "
+               "for n in cache.used), cache.added]))")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run_once() -> list[object]:
+        done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "c.marshal")],
+                              env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    first, second = run_once(), run_once()
+    assert first[0] == second[0] and "input_tokens=3" in str(first[0])
+    assert first[1] == second[1] == 1 and first[2] and second[2] == 0

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-__all__ = ["GeneratedCodeCache", "cache_path", "install"]
+__all__ = ["GeneratedCodeCache", "cache_path", "compile_generated", "install"]
 
 #: entries kept at most (one per generated attrs class script or dataclass method: a run uses
 #: about 190, a listing about 60); a process that used more (a test run building thousands of
@@ -230,6 +230,15 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
     if _installed is not None:
         _route_dataclasses_when_loaded(_installed)
     return _installed
+
+
+def compile_generated(script: str, filename: str, flags: int = 0) -> CodeType:
+    """``compile(script, filename, "exec", flags, True)`` for code a module of this project
+    generates at run time: from the installed cache when there is one (keyed by the name, the
+    flags and the full text), else compiled."""
+    if _installed is None:
+        return compile(script, filename, "exec", flags, True)
+    return _installed.compile(script, filename, name=f"{filename} {flags} {script}", flags=flags)
 
 
 def _route_dataclasses_when_loaded(cache: GeneratedCodeCache) -> None:
