@@ -93,8 +93,8 @@ class GeneratedCodeCache:
             self.entries = entries
 
     def compile(self, script: str, filename: str, *, name: str | None = None,
-                flags: int | None = None) -> CodeType:
-        """The code of ``script`` (as ``compile(script, filename, "exec")``), from the cache
+                flags: int | None = None, mode: str = "exec") -> CodeType:
+        """The code of ``script`` (as ``compile(script, filename, mode)``), from the cache
         when it holds that exact script under that name (``name``, by default ``filename``),
         compiled with ``flags`` (by default the cache's). The one part of attrs' scripts that
         differs from process to process, the class's hash seed (a ``hash()`` of a string,
@@ -110,7 +110,7 @@ class GeneratedCodeCache:
             self.hits += 1
             self.used.add(name)
             return _with_constant(entry[1], SEED_STAND_IN, seed)
-        code = compile(key, filename, "exec", self.flags if flags is None else flags, True)
+        code = compile(key, filename, mode, self.flags if flags is None else flags, True)
         self.entries[name] = (key, code)
         self.used.add(name)
         self.added += 1
@@ -256,16 +256,23 @@ def _route_dataclasses(module: ModuleType, cache: GeneratedCodeCache) -> None:
     """``dataclasses`` compiles the source of each method it generates (``exec`` of a string
     in ``_create_fn``; a run builds about twenty dataclasses of anyio's, 65 methods, and
     compiling them cost more than any other step of the run's start after imports): the name
-    ``exec`` in that module is pointed at a function that takes the code from ``cache``, then
-    runs it exactly as ``exec`` would (the caller's globals and locals when none are given,
-    the caller's ``__future__`` flags). Nothing is routed when ``_create_fn`` is not the
-    expected one (another Python)."""
+    ``exec`` in that module is pointed at a stand-in from :func:`_runner`. Nothing is routed when
+    ``_create_fn`` is not the expected one (another Python)."""
     create = getattr(module, "_create_fn", None)
     code = getattr(create, "__code__", None)
     if code is None or "exec" not in code.co_names or "exec" in vars(module):
         return
+    module.exec = _runner(cache, exec, "exec", "dataclasses")  # type: ignore[attr-defined]
 
-    def exec_generated(source: Any, globs: Any = None, locs: Any = None, /) -> None:
+
+def _runner(cache: GeneratedCodeCache, run: Callable[..., Any], mode: str,
+            label: str) -> Callable[..., Any]:
+    """A stand-in for ``exec`` or ``eval`` (``run``, compiling in ``mode``) that takes the code
+    of a source string from ``cache`` (keyed by ``label``, the flags and the full text), then
+    runs it exactly as ``run`` would: the caller's globals and locals when none are given, the
+    caller's ``__future__`` flags."""
+
+    def run_generated(source: Any, globs: Any = None, locs: Any = None, /) -> Any:
         caller = sys._getframe(1)
         if globs is None:
             globs = caller.f_globals
@@ -273,8 +280,8 @@ def _route_dataclasses(module: ModuleType, cache: GeneratedCodeCache) -> None:
                 locs = caller.f_locals
         if type(source) is str:
             flags = caller.f_code.co_flags & _FUTURE_FLAGS
-            source = cache.compile(source, "<string>", name=f"<dataclasses {flags}> {source}",
-                                   flags=flags)
-        exec(source, globs, locs)  # the generated method's source, as dataclasses does
+            source = cache.compile(source, "<string>", name=f"<{label} {flags}> {source}",
+                                   flags=flags, mode=mode)
+        return run(source, globs, locs)  # the generated source, as the library runs it
 
-    module.exec = exec_generated  # type: ignore[attr-defined]
+    return run_generated
