@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from zpi_host.codecache import GeneratedCodeCache
 PROGRAM = r"""
 import json, sys
 from pathlib import Path
+from typing import Any
 from zpi_host.codecache import install
 cache = install(Path(sys.argv[1]))
 import attrs
@@ -74,7 +76,7 @@ def test_a_second_process_reuses_the_compiled_methods(tmp_path: Path) -> None:
 
 def test_the_classes_attrs_builds_for_itself_go_through_the_cache(tmp_path: Path) -> None:
     """Installed before attrs is imported, the cache is in place before the ``attr`` package
-    builds its own validator classes (only ``attr._make``'s own classes come before it)."""
+    builds its own validator classes (``attr._make``'s own classes: the next test)."""
     cache = tmp_path / "attrs.marshal"
     first = run(cache)
     assert "attr.validators._InstanceOfValidator" in first["attrs_own"]  # type: ignore[operator]
@@ -167,6 +169,7 @@ def test_the_file_keeps_what_was_used_first_and_stays_bounded(
 DATACLASS_PROGRAM = r"""
 import json, sys
 from pathlib import Path
+from typing import Any
 if sys.argv[2] == "before":
     import dataclasses
 cache = None
@@ -255,3 +258,37 @@ def test_generated_record_decoders_come_from_the_cache(tmp_path: Path) -> None:
     first, second = run_once(), run_once()
     assert first[0] == second[0] and "input_tokens=3" in str(first[0])
     assert first[1] == second[1] == 1 and first[2] and second[2] == 0
+
+
+def test_the_classes_of_attrs_own_module_come_from_the_cache(tmp_path: Path) -> None:
+    """``attr._make`` builds its own classes while it is imported, before its compile helper
+    can be routed: their methods come from the cache too (compiled as the built-in would),
+    with each process's hash seed put back."""
+    program = ("import json, sys; from pathlib import Path\n"
+               "from zpi_host.codecache import install\n"
+               "cache = install(Path(sys.argv[1]))\n"
+               "import attr\n"
+               "from attr import _make\n"
+               "factory = attr.Factory(list)\n"
+               "seed = hash('<attrs generated hash attr._make.Factory>')\n"
+               "print(json.dumps([sorted(n for n in cache.used if 'attr._make.' in n), "
+               "cache.hits, cache.added, hash(factory) == hash((seed, list, False)), "
+               "factory == attr.Factory(list), repr(factory), "
+               "'compile' in vars(_make)]))")
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run_once(seed: str) -> list[Any]:
+        done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "c.marshal")],
+                              env={**env, "PYTHONHASHSEED": seed}, capture_output=True,
+                              text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    first, second = run_once("1"), run_once("2")
+    assert "<attrs generated __hash__ attr._make.Factory>" in first[0]
+    assert first[0] == second[0] and first[2] >= len(first[0]) and second[2] == 0
+    assert second[1] >= len(second[0])
+    for result in (first, second):
+        assert result[3:] == [True, True, "Factory(factory=<class 'list'>, takes_self=False)",
+                              False]

@@ -100,7 +100,9 @@ class GeneratedCodeCache:
         differs from process to process, the class's hash seed (a ``hash()`` of a string,
         randomised per process), is kept out of the key and put back into the code."""
         name = filename if name is None else name
-        seed = hash(filename.replace(" methods ", " hash ", 1))
+        # attrs' seed: hash("<attrs generated hash M.C>"); the script's file name says
+        # "methods" (one script per class) or "__hash__" (attr._make's own classes)
+        seed = hash(filename.replace(" methods ", " hash ", 1).replace(" __hash__ ", " hash ", 1))
         key = script.replace(str(seed), str(SEED_STAND_IN))
         if key.count(str(SEED_STAND_IN)) != 1 or str(SEED_STAND_IN) in script:
             key, seed = script, SEED_STAND_IN  # no seed (or an unusual script): as it is
@@ -150,9 +152,11 @@ class _RouteAfterLoad:
     package runs, so the classes attrs builds for itself, its validators, go through the cache
     too)."""
 
-    def __init__(self, name: str, route: Callable[[ModuleType], None]) -> None:
+    def __init__(self, name: str, route: Callable[[ModuleType], None],
+                 seed: dict[str, Any] | None = None) -> None:
         self.name = name
         self.route = route
+        self.seed = seed or {}
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
         if name != self.name:
@@ -162,17 +166,20 @@ class _RouteAfterLoad:
         spec = PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _ThenRoute(spec.loader, self.route)  # type: ignore[assignment]
+        spec.loader = _ThenRoute(spec.loader, self.route, self.seed)  # type: ignore[assignment]
         return spec
 
 
 class _ThenRoute:
-    """A loader that runs the module with ``loader``, then calls ``route`` with it; anything
-    else (``get_source``, ...) is ``loader``'s."""
+    """A loader that runs the module with ``loader`` (with the names of ``seed`` in its
+    namespace while it runs, removed after unless the module set them itself), then calls
+    ``route`` with it; anything else (``get_source``, ...) is ``loader``'s."""
 
-    def __init__(self, loader: Any, route: Callable[[ModuleType], None]) -> None:
+    def __init__(self, loader: Any, route: Callable[[ModuleType], None],
+                 seed: dict[str, Any] | None = None) -> None:
         self._loader = loader
         self._route = route
+        self._seed = seed or {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
@@ -181,14 +188,47 @@ class _ThenRoute:
         return self._loader.create_module(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:
-        self._loader.exec_module(module)
+        namespace = vars(module)
+        namespace.update(self._seed)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            for name, value in self._seed.items():
+                if namespace.get(name) is value:
+                    del namespace[name]
         with contextlib.suppress(Exception):  # never break attrs' import: routed after it
             self._route(module)
 
 
-def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
-    """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit;
-    None when its compile helper is not the expected one."""
+class _EarlyCompile:
+    """``attr._make`` compiles the methods of its own classes (``Attribute``, ``Factory``, ...)
+    while it is imported, before its compile helper can be routed: during that import the
+    name ``compile`` in its namespace is this object, which behaves as the built-in (the
+    caller's ``__future__`` flags included) and takes the code of those scripts from a cache
+    opened with those flags on first use (:func:`_route` then keeps it)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.cache: GeneratedCodeCache | None = None
+
+    def __call__(self, source: Any, filename: Any, mode: str, flags: int = 0,
+                 dont_inherit: bool = False, optimize: int = -1) -> Any:
+        inherited = 0 if dont_inherit else sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
+        flags |= inherited
+        if type(source) is str and type(filename) is str and mode == "exec" \
+                and optimize == -1 and not flags & ~_FUTURE_FLAGS:
+            if self.cache is None:
+                self.cache = GeneratedCodeCache(self.path or cache_path(), flags)
+            if self.cache.flags == flags:
+                return self.cache.compile(source, filename)
+        return compile(source, filename, mode, flags, True, optimize)
+
+
+def _route(make: ModuleType, path: Path | None,
+           early: GeneratedCodeCache | None = None) -> GeneratedCodeCache | None:
+    """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit
+    (``early``, the one its import used, when it has the same flags); None when its compile
+    helper is not the expected one."""
     original = getattr(make, "_compile_and_eval", None)
     code = getattr(original, "__code__", None)
     if code is None or code.co_varnames[:code.co_argcount] != EXPECTED_PARAMETERS:
@@ -196,7 +236,8 @@ def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
     # attrs compiles with the __future__ imports of its own module: so does the cache
     flags = (__future__.annotations.compiler_flag
              if getattr(make, "annotations", None) is __future__.annotations else 0)
-    cache = GeneratedCodeCache(path or cache_path(), flags)
+    cache = early if early is not None and early.flags == flags else GeneratedCodeCache(
+        path or cache_path(), flags)
 
     def compile_and_eval(script: str, globs: dict[str, Any] | None,
                          locs: Any = None, filename: str = "") -> None:
@@ -218,7 +259,10 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
     routed: list[GeneratedCodeCache | None] = []
     hook = None
     if "attr._make" not in sys.modules:
-        hook = _RouteAfterLoad("attr._make", lambda make: routed.append(_route(make, path)))
+        early = _EarlyCompile(path)
+        hook = _RouteAfterLoad("attr._make",
+                               lambda make: routed.append(_route(make, path, early.cache)),
+                               seed={"compile": early})
         sys.meta_path.insert(0, hook)  # type: ignore[arg-type]
     try:
         from attr import _make
