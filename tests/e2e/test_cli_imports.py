@@ -56,7 +56,7 @@ RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
     "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
     "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
-    "zpi_builtins.memory_store", "zpi_host.compaction",
+    "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
 )
 
 

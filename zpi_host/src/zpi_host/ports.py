@@ -334,7 +334,7 @@ class SubagentPort:
     def agent_types(self) -> list[Any]:
         """Each :class:`~zpi_host.subagents.AgentType` (name, description, tools),
         ``general-purpose`` first."""
-        from .subagents import agent_types
+        from .agent_types import agent_types
 
         return agent_types(self._session.resources)
 
