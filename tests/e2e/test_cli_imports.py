@@ -57,6 +57,7 @@ RUN_DEFERRED = (
     "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
     "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
     "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output",
 )
 
 
@@ -117,6 +118,7 @@ SERVICE_INTERNALS = (
     "zpi_host.decisions", "zpi_host.ports", "zpi_host.messages", "zpi_host.files",
     "zpi_host.frontmatter", "zpi_host.subagents", "zpi_host.permissions.policy",
     "zpi_host.permissions.rules", "zpi_host.permissions.results", "zpi_host.resources.loader",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.spill",
 )
 
 
@@ -156,6 +158,8 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     import zpi_host.ports as ports
     import zpi_host.ports_occasional as ports_occasional
     import zpi_host.resources as resources
+    import zpi_host.tools.bash as bash
+    import zpi_host.tools.bash_run as bash_run
     from zpi_builtins import memory, memory_store, search, search_files
 
     assert handoff.HandoffService is handoff_service.HandoffService
@@ -165,8 +169,11 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert resources.ResourceLoader is resources.loader.ResourceLoader
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
-    for whole, part in ((decisions, decisions_occasional), (ports, ports_occasional)):
-        for name in part.__all__:
+    for whole, part, names in (
+            (decisions, decisions_occasional, decisions_occasional.__all__),
+            (ports, ports_occasional, ports_occasional.__all__),
+            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group"))):
+        for name in names:
             assert getattr(whole, name) is getattr(part, name)
             assert name in dir(whole) and name in whole.__all__
     assert {"combine_tool_decisions", "HostPorts"} <= {*dir(decisions), *dir(ports)}
