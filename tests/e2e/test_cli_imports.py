@@ -49,19 +49,30 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
     assert "claude:p" in [row["name"] for row in fast]
 
 
+#: what a plain one-turn run (no tool call, no bash rule, no skill, no memory, no hook answering
+#: a decision, a plain command line) never uses, so does not import: each is imported (and its
+#: classes built) on first use
+RUN_DEFERRED = (
+    "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
+    "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
+    "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
+    "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output",
+)
+
+
 def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> None:
     """Start-up cost: a scripted one-turn run with no bash rule, no skill and no YAML
     frontmatter needs neither the shell parser, nor PyYAML, nor the HTML entity table, nor
-    the events only some runs emit (warnings, retries, compaction, background tasks)."""
+    the events only some runs emit (warnings, retries, compaction, background tasks), nor the
+    hook answer types no plugin of the run returned."""
     script = tmp_path / "hello.jsonl"
     script.write_text(json.dumps({"text": "hello"}) + "\n")
     code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"
-            "print(code, out.getvalue().strip(), json.dumps([m for m in ("
-            "'zpi_host.permissions.shell', 'zpi_host.permissions.wrappers', 'tree_sitter', "
-            "'yaml', 'frontmatter', 'html', 'httpx', 'zpi_host.events_occasional') "
-            "if m in sys.modules]))")
+            "print(code, out.getvalue().strip(), json.dumps([m for m in "
+            f"{RUN_DEFERRED!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=60,
                          env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
@@ -107,6 +118,7 @@ SERVICE_INTERNALS = (
     "zpi_host.decisions", "zpi_host.ports", "zpi_host.messages", "zpi_host.files",
     "zpi_host.frontmatter", "zpi_host.subagents", "zpi_host.permissions.policy",
     "zpi_host.permissions.rules", "zpi_host.permissions.results", "zpi_host.resources.loader",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.spill",
 )
 
 
@@ -140,8 +152,14 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     from their packages; the memory tool's scopes are the store's."""
     import zpi_builtins.handoff as handoff
     import zpi_builtins.handoff_service as handoff_service
+    import zpi_host.decisions as decisions
+    import zpi_host.decisions_occasional as decisions_occasional
     import zpi_host.permissions as permissions
+    import zpi_host.ports as ports
+    import zpi_host.ports_occasional as ports_occasional
     import zpi_host.resources as resources
+    import zpi_host.tools.bash as bash
+    import zpi_host.tools.bash_run as bash_run
     from zpi_builtins import memory, memory_store, search, search_files
 
     assert handoff.HandoffService is handoff_service.HandoffService
@@ -151,6 +169,14 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert resources.ResourceLoader is resources.loader.ResourceLoader
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
-    for module in (handoff, permissions, resources):
+    for whole, part, names in (
+            (decisions, decisions_occasional, decisions_occasional.__all__),
+            (ports, ports_occasional, ports_occasional.__all__),
+            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group"))):
+        for name in names:
+            assert getattr(whole, name) is getattr(part, name)
+            assert name in dir(whole) and name in whole.__all__
+    assert {"combine_tool_decisions", "HostPorts"} <= {*dir(decisions), *dir(ports)}
+    for module in (handoff, permissions, resources, decisions, ports):
         with pytest.raises(AttributeError, match="no attribute 'nothing'"):
             module.nothing  # noqa: B018

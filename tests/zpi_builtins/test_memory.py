@@ -219,3 +219,20 @@ def test_a_hand_written_memory_without_frontmatter_is_described_by_its_first_lin
     assert Update.parse({"action": "remove", "scope": "user", "name": "deploy"}).key == (
         "user", "deploy")
     assert json.loads(json.dumps(memory.description)) == "Deploying with fly"
+
+
+def test_a_session_start_without_memory_folders_reads_nothing(tmp_path):
+    """Neither memory folder: nothing to read, so the store is not needed at session start;
+    a folder (even a link to nowhere, which the store then reports) means reading."""
+    from zpi_builtins.memory import no_memory_folder
+
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    project.mkdir()
+    assert no_memory_folder(agent, project)
+    (project / ".zpi").mkdir()
+    assert no_memory_folder(agent, project)
+    (project / ".zpi" / "memory").symlink_to(tmp_path / "nowhere")
+    assert not no_memory_folder(agent, project)
+    (project / ".zpi" / "memory").unlink()
+    (agent / "memory").mkdir(parents=True)
+    assert not no_memory_folder(agent, project)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from zpi_host.codecache import GeneratedCodeCache
 PROGRAM = r"""
 import json, sys
 from pathlib import Path
+from typing import Any
 from zpi_host.codecache import install
 cache = install(Path(sys.argv[1]))
 import attrs
@@ -74,7 +76,7 @@ def test_a_second_process_reuses_the_compiled_methods(tmp_path: Path) -> None:
 
 def test_the_classes_attrs_builds_for_itself_go_through_the_cache(tmp_path: Path) -> None:
     """Installed before attrs is imported, the cache is in place before the ``attr`` package
-    builds its own validator classes (only ``attr._make``'s own classes come before it)."""
+    builds its own validator classes (``attr._make``'s own classes: the next test)."""
     cache = tmp_path / "attrs.marshal"
     first = run(cache)
     assert "attr.validators._InstanceOfValidator" in first["attrs_own"]  # type: ignore[operator]
@@ -160,3 +162,133 @@ def test_the_file_keeps_what_was_used_first_and_stays_bounded(
         third.compile(f"z = {n}\n", f"<attrs generated methods m.C{n}>")
     third.save()
     assert names(third) == kept
+
+
+#: a fresh process: argv[1] the cache ("" for none), argv[2] "before" to import dataclasses
+#: before the cache is installed; builds dataclasses and reports what they do
+DATACLASS_PROGRAM = r"""
+import json, sys
+from pathlib import Path
+from typing import Any
+if sys.argv[2] == "before":
+    import dataclasses
+cache = None
+if sys.argv[1]:
+    from zpi_host.codecache import install
+    cache = install(Path(sys.argv[1]))
+import dataclasses, inspect
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    y: "int" = 0
+    tags: list = dataclasses.field(default_factory=list, compare=False)
+
+@dataclasses.dataclass
+class Box:
+    items: list
+
+p = Point(1, 2)
+try:
+    p.x = 3
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+print(json.dumps({
+    "methods": None if cache is None else sum(n.startswith("<dataclasses") for n in cache.used),
+    "hits": None if cache is None else cache.hits,
+    "added": None if cache is None else cache.added,
+    "repr": repr(p) + repr(Box([1])), "eq": p == Point(1, 2, ["x"]), "lt": p < Point(2),
+    "hash": hash(p) == hash((1, 2)), "frozen": frozen,
+    "signature": str(inspect.signature(Point.__init__)),
+    "annotations": repr(Point.__init__.__annotations__),
+    "file": Point.__init__.__code__.co_filename,
+}))
+"""
+
+
+def run_dataclasses(cache: str, when: str = "after") -> dict[str, object]:
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([sys.executable, "-c", DATACLASS_PROGRAM, cache, when], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("when", ["after", "before"])
+def test_dataclasses_methods_come_from_the_cache_and_behave_the_same(tmp_path: Path,
+                                                                      when: str) -> None:
+    """dataclasses compiles the source of each method it generates: with the cache installed
+    (before or after dataclasses is imported) a second process takes the code from the cache,
+    and the classes are the same as without it (signatures, annotations, file name)."""
+    plain = run_dataclasses("")
+    cache = str(tmp_path / "attrs.marshal")
+    first = run_dataclasses(cache, when)
+    second = run_dataclasses(cache, when)
+    assert first["methods"] >= 6 and first["added"] >= first["methods"]  # type: ignore[operator]
+    assert second["methods"] == first["methods"] and second["added"] == 0
+    assert second["hits"] >= second["methods"]  # type: ignore[operator]
+    shown = ("repr", "eq", "lt", "hash", "frozen", "signature", "annotations", "file")
+    assert {k: first[k] for k in shown} == {k: second[k] for k in shown} == {
+        k: plain[k] for k in shown}
+    assert plain["frozen"] and plain["eq"] and plain["lt"] and plain["file"] == "<string>"
+
+
+def test_generated_record_decoders_come_from_the_cache(tmp_path: Path) -> None:
+    """transcript.plain generates a decoding function per record class: with the cache
+    installed, a second process takes their code from it and decodes the same."""
+    program = ("import json, sys; from pathlib import Path\n"
+               "from zpi_host.codecache import install\n"
+               "cache = install(Path(sys.argv[1]))\n"
+               "from zpi_host.transcript.plain import structure\n"
+               "from zpi_host.messages import Usage\n"
+               "usage = structure({'inputTokens': 3, 'outputTokens': 4}, Usage)\n"
+               "print(json.dumps([repr(usage), sum(n.startswith('<plain structurer') "
+               "for n in cache.used), cache.added]))")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run_once() -> list[object]:
+        done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "c.marshal")],
+                              env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    first, second = run_once(), run_once()
+    assert first[0] == second[0] and "input_tokens=3" in str(first[0])
+    assert first[1] == second[1] == 1 and first[2] and second[2] == 0
+
+
+def test_the_classes_of_attrs_own_module_come_from_the_cache(tmp_path: Path) -> None:
+    """``attr._make`` builds its own classes while it is imported, before its compile helper
+    can be routed: their methods come from the cache too (compiled as the built-in would),
+    with each process's hash seed put back."""
+    program = ("import json, sys; from pathlib import Path\n"
+               "from zpi_host.codecache import install\n"
+               "cache = install(Path(sys.argv[1]))\n"
+               "import attr\n"
+               "from attr import _make\n"
+               "factory = attr.Factory(list)\n"
+               "seed = hash('<attrs generated hash attr._make.Factory>')\n"
+               "print(json.dumps([sorted(n for n in cache.used if 'attr._make.' in n), "
+               "cache.hits, cache.added, hash(factory) == hash((seed, list, False)), "
+               "factory == attr.Factory(list), repr(factory), "
+               "'compile' in vars(_make)]))")
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run_once(seed: str) -> list[Any]:
+        done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "c.marshal")],
+                              env={**env, "PYTHONHASHSEED": seed}, capture_output=True,
+                              text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    first, second = run_once("1"), run_once("2")
+    assert "<attrs generated __hash__ attr._make.Factory>" in first[0]
+    assert first[0] == second[0] and first[2] >= len(first[0]) and second[2] == 0
+    assert second[1] >= len(second[0])
+    for result in (first, second):
+        assert result[3:] == [True, True, "Factory(factory=<class 'list'>, takes_self=False)",
+                              False]

@@ -10,6 +10,7 @@ session end, in :mod:`.memory_batch`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,22 @@ def memory_dirs(agent_dir: Path, cwd: Path) -> dict[str, MemoryDir]:
     from .memory_store import SCOPES, MemoryDir
 
     return {scope: MemoryDir.of(scope, agent_dir, cwd) for scope in SCOPES}
+
+
+def no_memory_folder(agent_dir: Path, cwd: Path) -> bool:
+    """Whether neither scope's memory folder exists (their last part not followed, as the
+    store opens them): then a session has no memory to read, and the store is not imported
+    at its start. Anything but "no such file" (a folder that cannot be read) is left to the
+    store to report."""
+    for folder in (agent_dir / "memory", cwd / ".zpi" / "memory"):
+        try:
+            os.lstat(os.path.abspath(folder))
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        return False
+    return True
 
 
 def load_all(dirs: Mapping[str, MemoryDir]) -> tuple[list[Memory], list[Skipped]]:
@@ -138,14 +155,24 @@ class MemoryService:
         session = runtime.session
         self.runtime = runtime
         self.settings = service_settings(runtime.settings, SERVICE)
-        self.dirs = memory_dirs(session.agent_dir or agent_dir(), Path(session.cwd))
+        self._where = (Path(session.agent_dir or agent_dir()), Path(session.cwd))
+        self._dirs: Mapping[str, MemoryDir] | None = None
         self.known: dict[tuple[str, str], FileFingerprint | None] = {}
         #: the memories as the session knows them (what a batch proposes changes to)
         self.seen: dict[tuple[str, str], Memory] = {}
         self.batch_due = False
+        if no_memory_folder(*self._where):  # nothing to read: the store is imported on use
+            return
         memories, _ = load_all(self.dirs)
         for memory in memories:
             self.remember(memory)
+
+    @property
+    def dirs(self) -> Mapping[str, MemoryDir]:
+        """The memory folders (found when first needed: at session start when one exists)."""
+        if self._dirs is None:
+            self._dirs = memory_dirs(*self._where)
+        return self._dirs
 
     def remember(self, memory: Memory) -> None:
         self.known[memory.key] = memory.fingerprint
@@ -284,6 +311,8 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
 
     own = service_settings(settings, SERVICE)
     agent = getattr(resources, "agent_dir", None) or agent_dir()
+    if no_memory_folder(Path(agent), Path(cwd)):
+        return None  # what an empty index renders
     memories, skipped = load_all(memory_dirs(Path(agent), Path(cwd)))
     text = render_index(memories, skipped, max_entries=own["index_max_entries"],
                         max_bytes=own["index_max_bytes"])

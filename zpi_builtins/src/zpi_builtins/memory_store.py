@@ -24,21 +24,16 @@ import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from zpi_host import nofollow
 from zpi_host.errors import ZpiError
-from zpi_host.files import (
-    FileChange,
-    FileCommitError,
-    FileFingerprint,
-    StaleFileError,
-    commit,
-    read_fd_with_fingerprint,
-)
 from zpi_host.frontmatter import FrontmatterError, parse_frontmatter
+
+if TYPE_CHECKING:  # zpi_host.files is imported when a memory is read or written
+    from zpi_host.files import FileChange, FileFingerprint
 
 SCOPES: Final = ("user", "project")
 ACTIONS: Final = ("add", "replace", "remove")
@@ -48,7 +43,7 @@ MAX_CONTENT_BYTES: Final = 16 * 1024
 LOCK_NAME: Final = ".lock"
 SUFFIX: Final = ".md"
 #: what the caller read: a fingerprint, or None for "no such memory"
-Known = Mapping[tuple[str, str], FileFingerprint | None]
+Known = Mapping[tuple[str, str], "FileFingerprint | None"]
 
 
 class MemoryInputError(ZpiError):
@@ -216,6 +211,8 @@ class MemoryDir:
             file_fd, _ = nofollow.open_regular_at(fd, path.name, path)
         except (nofollow.PathChangedError, nofollow.SpecialFileError) as exc:
             raise MemoryPathError(str(exc)) from exc
+        from zpi_host.files import read_fd_with_fingerprint
+
         try:
             data, fingerprint = read_fd_with_fingerprint(file_fd)
         finally:
@@ -305,6 +302,8 @@ def apply_updates(dirs: Mapping[str, MemoryDir], updates: Sequence[Update], know
     not what ``known`` says the caller read (changed, added or removed by someone else
     since) is refused; the others are committed together, all or nothing. Raises
     FileCommitError when the commit itself fails (nothing is written then)."""
+    from zpi_host.files import FileCommitError, StaleFileError, commit
+
     scopes = [s for s in SCOPES if any(u.scope == s for u in updates)]
     with contextlib.ExitStack() as stack:
         for scope in scopes:  # always in SCOPES order: two processes never deadlock
@@ -366,6 +365,8 @@ def _conflict(update: Update, current: Memory | None, known: Known) -> str | Non
 
 
 def _change(memory_dir: MemoryDir, update: Update, current: Memory | None) -> FileChange:
+    from zpi_host.files import FileChange
+
     path = memory_dir.file(update.name)
     if update.action == "remove":
         assert current is not None

@@ -19,8 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from zpi_host import hookimpl
 from zpi_host.permissions import PATH_ARGUMENTS, READ_TOOLS
 from zpi_host.tools import (
@@ -35,10 +33,12 @@ from zpi_host.tools import (
 from .search_types import FILE_TYPES
 from .settings import enabled, service_settings
 
-if TYPE_CHECKING:  # the walker and the engines are imported when a search runs
-    from .search_grep import Collected, FileHits
+if TYPE_CHECKING:  # the walker and the engines (with the arguments' classes) are imported
+    # when a search runs
+    from .search_files import GlobArgs
+    from .search_grep import Collected, FileHits, GrepArgs
 
-__all__ = ["GrepArgs", "glob_tool", "grep_tool", "zpi_register_tools"]
+__all__ = ["glob_tool", "grep_tool", "zpi_register_tools"]
 
 SERVICE = "search"
 #: shown by ``zpi-host --list-plugins``
@@ -136,13 +136,9 @@ def _glob(tool: str, field: str, pattern: str) -> str:
     return pattern
 
 
-@attrs.frozen
-class GlobArgs:
-    pattern: str
-    path: str | None
-
-
 def prepare_glob(arguments: Mapping[str, Any]) -> GlobArgs:
+    from .search_files import GlobArgs
+
     _check("glob", GLOB_PARAMETERS, arguments)
     pattern = _text("glob", arguments, "pattern")
     assert pattern is not None
@@ -151,23 +147,6 @@ def prepare_glob(arguments: Mapping[str, Any]) -> GlobArgs:
         raise ToolArgumentError("glob", "pattern", "must be relative to path; give the folder "
                                 "as path (e.g. path '/src', pattern '**/*.py')")
     return GlobArgs(_glob("glob", "pattern", pattern), path)
-
-
-@attrs.frozen
-class GrepArgs:
-    """Validated ``grep`` arguments."""
-
-    pattern: str
-    path: str | None = None
-    globs: tuple[str, ...] = ()
-    file_type: str | None = None
-    mode: str = "files_with_matches"
-    ignore_case: bool = False
-    numbers: bool = True
-    before: int = 0
-    after: int = 0
-    head_limit: int = 0
-    multiline: bool = False
 
 
 def _whole(arguments: Mapping[str, Any], name: str, top: int | None) -> int | None:
@@ -187,7 +166,7 @@ def prepare_grep(arguments: Mapping[str, Any]) -> GrepArgs:
         raise ToolArgumentError("grep", "pattern", "must not be empty")
     multiline = bool(arguments.get("multiline") or False)
     ignore_case = bool(arguments.get("-i") or False)
-    from .search_grep import GrepQuery
+    from .search_grep import GrepArgs, GrepQuery
 
     try:
         GrepQuery(pattern, Path("."), ignore_case=ignore_case, multiline=multiline).regex()

@@ -29,11 +29,20 @@ import attrs
 
 from .search_types import FILE_TYPES
 
-__all__ = ["FILE_TYPES", "IGNORE_FILES", "FileFilter", "GlobError", "compile_glob",
+__all__ = ["FILE_TYPES", "IGNORE_FILES", "FileFilter", "GlobArgs", "GlobError", "compile_glob",
            "walk_files"]
 
 #: ignore files, strongest first (ripgrep's order)
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
+
+
+@attrs.frozen
+class GlobArgs:
+    """Validated ``glob`` arguments (search.prepare_glob)."""
+
+    pattern: str
+    path: str | None
+
 
 class GlobError(ValueError):
     """A glob pattern that cannot be read (an unclosed ``[`` or ``{``)."""

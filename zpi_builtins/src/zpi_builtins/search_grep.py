@@ -24,13 +24,30 @@ import attrs
 
 from .search_files import FILE_TYPES, FileFilter, walk_files
 
-__all__ = ["FileHits", "GrepQuery", "RipgrepError", "grep_python", "grep_ripgrep",
+__all__ = ["FileHits", "GrepArgs", "GrepQuery", "RipgrepError", "grep_python", "grep_ripgrep",
            "ripgrep_path"]
 
 #: output of one search kept before it stops (the tool says the results were cut)
 MAX_COLLECT_BYTES = 16 * 1024 * 1024
 #: how long ripgrep may run
 RG_TIMEOUT_SECONDS = 300
+
+
+@attrs.frozen
+class GrepArgs:
+    """Validated ``grep`` arguments (search.prepare_grep)."""
+
+    pattern: str
+    path: str | None = None
+    globs: tuple[str, ...] = ()
+    file_type: str | None = None
+    mode: str = "files_with_matches"
+    ignore_case: bool = False
+    numbers: bool = True
+    before: int = 0
+    after: int = 0
+    head_limit: int = 0
+    multiline: bool = False
 
 
 class RipgrepError(RuntimeError):

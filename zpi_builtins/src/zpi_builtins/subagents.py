@@ -112,7 +112,7 @@ TASK_TOOL = Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS, exec
 
 def agent_list(resources: Any) -> str:
     """The system-prompt fragment that lists the agent types."""
-    from zpi_host.subagents import agent_types
+    from zpi_host.agent_types import agent_types
 
     lines = ["# Sub-agents", "The tool that starts sub-agents takes one of these agent types:"]
     for agent in agent_types(resources):

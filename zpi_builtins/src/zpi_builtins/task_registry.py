@@ -25,14 +25,31 @@ from zpi_host.tools import ToolContext, ToolFailure
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import service_settings
-from .tasks import SERVICE
+from .tasks import DEFAULT_WAIT_MS, SERVICE
 
-__all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundTask", "TaskRegistry", "ended_context",
-           "registry_for"]
+__all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundArgs", "BackgroundTask", "OutputArgs",
+           "TaskRegistry", "ended_context", "registry_for"]
 
 
 SOURCE = "builtins:tasks"
 NAMESPACE = "zpi.task"
+
+
+@attrs.frozen
+class BackgroundArgs:
+    """Validated arguments of a ``bash`` call with ``run_in_background`` (tasks.py)."""
+
+    command: str
+    description: str
+
+
+@attrs.frozen
+class OutputArgs:
+    """Validated ``task_output`` arguments (tasks.prepare_output)."""
+
+    task_id: str
+    block: bool = True
+    timeout_ms: int = DEFAULT_WAIT_MS
 
 
 @attrs.define(eq=False)

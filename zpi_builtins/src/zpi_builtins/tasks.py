@@ -36,9 +36,9 @@ from .settings import enabled
 if TYPE_CHECKING:  # the registry is imported when a session first uses it
     from zpi_host.ports import TaskInfo
 
-    from .task_registry import BackgroundTask, TaskRegistry
+    from .task_registry import BackgroundTask, OutputArgs, TaskRegistry
 
-__all__ = ["BackgroundArgs", "task_output_tool", "task_stop_tool", "zpi_register_tools",
+__all__ = ["task_output_tool", "task_stop_tool", "zpi_register_tools",
            "zpi_session_start", "zpi_tool_overrides"]
 
 #: shown by ``zpi-host --list-plugins``
@@ -53,14 +53,6 @@ MAX_WAIT_MS = 600_000
 
 
 # ------------------------------------------------------------------------------ the tools
-
-
-@attrs.frozen
-class BackgroundArgs:
-    """Validated arguments of a ``bash`` call with ``run_in_background``."""
-
-    command: str
-    description: str
 
 
 BASH_EXTRA = {
@@ -81,7 +73,7 @@ def _registry(session: Any) -> TaskRegistry:
 
 def _bash_override() -> Tool:
     """The kernel's ``bash`` with ``run_in_background`` (and a ``description``)."""
-    from zpi_host.tools.bash import bash_tool, prepare_bash_args, run_bash
+    from zpi_host.tools.bash import BashArgs, bash_tool, prepare_bash_args, run_bash
 
     kernel = bash_tool()
 
@@ -102,10 +94,12 @@ def _bash_override() -> Tool:
         plain = prepare_bash_args(rest)
         if not background:
             return plain
+        from .task_registry import BackgroundArgs
+
         return BackgroundArgs(plain.command, description.strip() or _brief(plain.command))
 
     async def execute(args: Any, ctx: ToolContext) -> ToolResult:
-        if not isinstance(args, BackgroundArgs):
+        if isinstance(args, BashArgs):  # not run in the background
             return await run_bash(args, ctx)
         if ctx.session is None:
             raise ToolFailure("background commands need a session")
@@ -143,14 +137,9 @@ def _task_id(arguments: Any, tool: str, *, fallback: str | None = None) -> str:
     return value.strip()
 
 
-@attrs.frozen
-class OutputArgs:
-    task_id: str
-    block: bool = True
-    timeout_ms: int = DEFAULT_WAIT_MS
-
-
 def prepare_output(arguments: Mapping[str, Any]) -> OutputArgs:
+    from .task_registry import OutputArgs
+
     task_id = _task_id(arguments, "task_output")
     unknown = set(arguments) - {"task_id", "block", "timeout"}
     if unknown:

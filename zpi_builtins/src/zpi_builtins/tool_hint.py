@@ -16,7 +16,6 @@ plugin is never imported, since it may be blocked because importing it does harm
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -52,6 +51,8 @@ def fold(name: str) -> str:
 
 def closest_names(name: str, candidates: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:
     """Up to ``n`` of ``candidates`` closest to ``name``, best first (folded comparison)."""
+    import difflib  # only when a model calls a tool that does not exist
+
     by_fold: dict[str, str] = {}
     for candidate in candidates:
         by_fold.setdefault(fold(candidate), candidate)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -29,6 +29,9 @@ from zpi_host.permissions import RULE_ARGUMENTS
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
 from .settings import enabled, service_settings
+
+if TYPE_CHECKING:  # imported with the code that runs the search
+    from .web_search import SearchArgs
 
 __all__ = ["WEB_FETCH_TOOL", "WEB_SEARCH_TOOL", "rule_subjects", "zpi_register_search_backends",
            "zpi_register_tools"]
@@ -94,13 +97,6 @@ class FetchArgs:
     prompt: str | None = None
 
 
-@attrs.frozen
-class SearchArgs:
-    query: str
-    allowed_domains: tuple[str, ...] = ()
-    blocked_domains: tuple[str, ...] = ()
-
-
 def parse_fetch(arguments: Mapping[str, Any]) -> FetchArgs:
     _only(arguments, "web_fetch", ("url", "prompt"))
     url = _text(arguments, "web_fetch", "url", required=True)
@@ -109,6 +105,8 @@ def parse_fetch(arguments: Mapping[str, Any]) -> FetchArgs:
 
 
 def parse_search(arguments: Mapping[str, Any]) -> SearchArgs:
+    from .web_search import SearchArgs
+
     _only(arguments, "web_search", ("query", "allowed_domains", "blocked_domains"))
     query = _text(arguments, "web_search", "query", required=True)
     assert query is not None

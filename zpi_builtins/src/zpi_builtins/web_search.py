@@ -26,6 +26,15 @@ NOT_CONFIGURED = (
 
 
 @attrs.frozen
+class SearchArgs:
+    """Validated ``web_search`` arguments (web.parse_search)."""
+
+    query: str
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class SearxngBackend:
     """A SearXNG-style JSON search API at ``base_url``."""
 

@@ -56,7 +56,7 @@ __all__ = sorted([*_LAZY, "__version__"])
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from importlib.metadata import version
+        from .distinfo import version
 
         value = version("zpi-host")
     elif name in _LAZY:

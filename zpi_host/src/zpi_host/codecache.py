@@ -1,4 +1,4 @@
-"""A disk cache for the methods attrs generates: ``__pycache__`` for attrs classes.
+"""A disk cache for the methods attrs and dataclasses generate: ``__pycache__`` for them.
 
 attrs writes the source of each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``
 ... and compiles it when the class is built, at import. The CLI builds over a hundred such
@@ -9,14 +9,18 @@ module keeps each generated script's code object in one marshal file in the ``__
 folder of ``zpi_host`` (or under ``sys.pycache_prefix``), keyed by attrs' file name for the
 script and checked against the full source text before use.
 
-:func:`install` (called by the CLI) routes attrs' compile step through the cache. It does
-nothing when attrs' internal compile helper is not the one expected (another attrs version):
-then classes are compiled as usual. Like Python's own bytecode cache the file is written only
+:func:`install` (called by the CLI) routes attrs' compile step through the cache, and the
+standard library's ``dataclasses`` too (anyio builds about twenty dataclasses when a run
+starts; their 65 methods are keyed by their full source). It does nothing when attrs'
+internal compile helper is not the one expected (another attrs version), nor for
+``dataclasses`` when its ``_create_fn`` is not (another Python): then classes are compiled as
+usual. Like Python's own bytecode cache the file is written only
 when ``sys.dont_write_bytecode`` is false, read either way, and never an error: a file that is
 missing, unreadable, for another Python or attrs version, or damaged is ignored and replaced.
 """
 
 from __future__ import annotations
+import __future__
 
 import atexit
 import contextlib
@@ -30,10 +34,11 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-__all__ = ["GeneratedCodeCache", "cache_path", "install"]
+__all__ = ["GeneratedCodeCache", "cache_path", "compile_generated", "install"]
 
-#: entries kept at most (one per generated class script: a run uses about 120, a listing
-#: about 60); a process that used more (a test run building thousands of classes) saves none
+#: entries kept at most (one per generated attrs class script or dataclass method: a run uses
+#: about 190, a listing about 60); a process that used more (a test run building thousands of
+#: classes) saves none
 MAX_ENTRIES = 400
 #: the parameters of ``attr._make._compile_and_eval`` this cache stands in for
 EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
@@ -43,6 +48,11 @@ EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
 SEED_STAND_IN = 7_363_584_206_116_729_443
 
 _installed: GeneratedCodeCache | None = None
+
+#: the ``__future__`` flags a compile inherits from the code that calls it
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
@@ -82,24 +92,29 @@ class GeneratedCodeCache:
         if header == MAGIC_NUMBER and flags == self.flags and isinstance(entries, dict):
             self.entries = entries
 
-    def compile(self, script: str, filename: str) -> CodeType:
-        """The code of ``script`` (as ``compile(script, filename, "exec")``), from the cache
-        when it holds that exact script under that name. The one part of attrs' scripts that
+    def compile(self, script: str, filename: str, *, name: str | None = None,
+                flags: int | None = None, mode: str = "exec") -> CodeType:
+        """The code of ``script`` (as ``compile(script, filename, mode)``), from the cache
+        when it holds that exact script under that name (``name``, by default ``filename``),
+        compiled with ``flags`` (by default the cache's). The one part of attrs' scripts that
         differs from process to process, the class's hash seed (a ``hash()`` of a string,
         randomised per process), is kept out of the key and put back into the code."""
-        seed = hash(filename.replace(" methods ", " hash ", 1))
+        name = filename if name is None else name
+        # attrs' seed: hash("<attrs generated hash M.C>"); the script's file name says
+        # "methods" (one script per class) or "__hash__" (attr._make's own classes)
+        seed = hash(filename.replace(" methods ", " hash ", 1).replace(" __hash__ ", " hash ", 1))
         key = script.replace(str(seed), str(SEED_STAND_IN))
         if key.count(str(SEED_STAND_IN)) != 1 or str(SEED_STAND_IN) in script:
             key, seed = script, SEED_STAND_IN  # no seed (or an unusual script): as it is
-        entry = self.entries.get(filename)
+        entry = self.entries.get(name)
         if (type(entry) is tuple and len(entry) == 2 and entry[0] == key
                 and type(entry[1]) is CodeType):
             self.hits += 1
-            self.used.add(filename)
+            self.used.add(name)
             return _with_constant(entry[1], SEED_STAND_IN, seed)
-        code = compile(key, filename, "exec", self.flags, True)
-        self.entries[filename] = (key, code)
-        self.used.add(filename)
+        code = compile(key, filename, mode, self.flags if flags is None else flags, True)
+        self.entries[name] = (key, code)
+        self.used.add(name)
         self.added += 1
         return _with_constant(code, SEED_STAND_IN, seed)
 
@@ -132,32 +147,39 @@ def cache_path() -> Path:
 
 
 class _RouteAfterLoad:
-    """A one-time import hook: ``attr._make`` is loaded as usual, then ``route`` is called with
-    it before the rest of the ``attr`` package runs, so the classes attrs builds for itself
-    (its validators) go through the cache too."""
+    """A one-time import hook: the module ``name`` is loaded as usual, then ``route`` is called
+    with it before anything else uses it (for ``attr._make``: before the rest of the ``attr``
+    package runs, so the classes attrs builds for itself, its validators, go through the cache
+    too)."""
 
-    def __init__(self, route: Callable[[ModuleType], None]) -> None:
+    def __init__(self, name: str, route: Callable[[ModuleType], None],
+                 seed: dict[str, Any] | None = None) -> None:
+        self.name = name
         self.route = route
+        self.seed = seed or {}
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> ModuleSpec | None:
-        if name != "attr._make":
+        if name != self.name:
             return None
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(self)  # type: ignore[arg-type]
         spec = PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _ThenRoute(spec.loader, self.route)  # type: ignore[assignment]
+        spec.loader = _ThenRoute(spec.loader, self.route, self.seed)  # type: ignore[assignment]
         return spec
 
 
 class _ThenRoute:
-    """A loader that runs the module with ``loader``, then calls ``route`` with it; anything
-    else (``get_source``, ...) is ``loader``'s."""
+    """A loader that runs the module with ``loader`` (with the names of ``seed`` in its
+    namespace while it runs, removed after unless the module set them itself), then calls
+    ``route`` with it; anything else (``get_source``, ...) is ``loader``'s."""
 
-    def __init__(self, loader: Any, route: Callable[[ModuleType], None]) -> None:
+    def __init__(self, loader: Any, route: Callable[[ModuleType], None],
+                 seed: dict[str, Any] | None = None) -> None:
         self._loader = loader
         self._route = route
+        self._seed = seed or {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
@@ -166,16 +188,47 @@ class _ThenRoute:
         return self._loader.create_module(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:
-        self._loader.exec_module(module)
+        namespace = vars(module)
+        namespace.update(self._seed)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            for name, value in self._seed.items():
+                if namespace.get(name) is value:
+                    del namespace[name]
         with contextlib.suppress(Exception):  # never break attrs' import: routed after it
             self._route(module)
 
 
-def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
-    """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit;
-    None when its compile helper is not the expected one."""
-    import __future__
+class _EarlyCompile:
+    """``attr._make`` compiles the methods of its own classes (``Attribute``, ``Factory``, ...)
+    while it is imported, before its compile helper can be routed: during that import the
+    name ``compile`` in its namespace is this object, which behaves as the built-in (the
+    caller's ``__future__`` flags included) and takes the code of those scripts from a cache
+    opened with those flags on first use (:func:`_route` then keeps it)."""
 
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.cache: GeneratedCodeCache | None = None
+
+    def __call__(self, source: Any, filename: Any, mode: str, flags: int = 0,
+                 dont_inherit: bool = False, optimize: int = -1) -> Any:
+        inherited = 0 if dont_inherit else sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
+        flags |= inherited
+        if type(source) is str and type(filename) is str and mode == "exec" \
+                and optimize == -1 and not flags & ~_FUTURE_FLAGS:
+            if self.cache is None:
+                self.cache = GeneratedCodeCache(self.path or cache_path(), flags)
+            if self.cache.flags == flags:
+                return self.cache.compile(source, filename)
+        return compile(source, filename, mode, flags, True, optimize)
+
+
+def _route(make: ModuleType, path: Path | None,
+           early: GeneratedCodeCache | None = None) -> GeneratedCodeCache | None:
+    """Route attrs' compile step (``make`` is ``attr._make``) through a cache saved at exit
+    (``early``, the one its import used, when it has the same flags); None when its compile
+    helper is not the expected one."""
     original = getattr(make, "_compile_and_eval", None)
     code = getattr(original, "__code__", None)
     if code is None or code.co_varnames[:code.co_argcount] != EXPECTED_PARAMETERS:
@@ -183,7 +236,8 @@ def _route(make: ModuleType, path: Path | None) -> GeneratedCodeCache | None:
     # attrs compiles with the __future__ imports of its own module: so does the cache
     flags = (__future__.annotations.compiler_flag
              if getattr(make, "annotations", None) is __future__.annotations else 0)
-    cache = GeneratedCodeCache(path or cache_path(), flags)
+    cache = early if early is not None and early.flags == flags else GeneratedCodeCache(
+        path or cache_path(), flags)
 
     def compile_and_eval(script: str, globs: dict[str, Any] | None,
                          locs: Any = None, filename: str = "") -> None:
@@ -205,7 +259,10 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
     routed: list[GeneratedCodeCache | None] = []
     hook = None
     if "attr._make" not in sys.modules:
-        hook = _RouteAfterLoad(lambda make: routed.append(_route(make, path)))
+        early = _EarlyCompile(path)
+        hook = _RouteAfterLoad("attr._make",
+                               lambda make: routed.append(_route(make, path, early.cache)),
+                               seed={"compile": early})
         sys.meta_path.insert(0, hook)  # type: ignore[arg-type]
     try:
         from attr import _make
@@ -214,4 +271,61 @@ def install(path: Path | None = None) -> GeneratedCodeCache | None:
             with contextlib.suppress(ValueError):
                 sys.meta_path.remove(hook)  # type: ignore[arg-type]
     _installed = routed[0] if routed else _route(_make, path)
+    if _installed is not None:
+        _route_dataclasses_when_loaded(_installed)
     return _installed
+
+
+def compile_generated(script: str, filename: str, flags: int = 0) -> CodeType:
+    """``compile(script, filename, "exec", flags, True)`` for code a module of this project
+    generates at run time: from the installed cache when there is one (keyed by the name, the
+    flags and the full text), else compiled."""
+    if _installed is None:
+        return compile(script, filename, "exec", flags, True)
+    return _installed.compile(script, filename, name=f"{filename} {flags} {script}", flags=flags)
+
+
+def _route_dataclasses_when_loaded(cache: GeneratedCodeCache) -> None:
+    """Route ``dataclasses``' compile step through ``cache`` now, or once it is imported (the
+    listing never imports it: it is not imported for it)."""
+    loaded = sys.modules.get("dataclasses")
+    if loaded is not None:
+        _route_dataclasses(loaded, cache)
+        return
+    sys.meta_path.insert(0, _RouteAfterLoad(  # type: ignore[arg-type]
+        "dataclasses", lambda module: _route_dataclasses(module, cache)))
+
+
+def _route_dataclasses(module: ModuleType, cache: GeneratedCodeCache) -> None:
+    """``dataclasses`` compiles the source of each method it generates (``exec`` of a string
+    in ``_create_fn``; a run builds about twenty dataclasses of anyio's, 65 methods, and
+    compiling them cost more than any other step of the run's start after imports): the name
+    ``exec`` in that module is pointed at a stand-in from :func:`_runner`. Nothing is routed when
+    ``_create_fn`` is not the expected one (another Python)."""
+    create = getattr(module, "_create_fn", None)
+    code = getattr(create, "__code__", None)
+    if code is None or "exec" not in code.co_names or "exec" in vars(module):
+        return
+    module.exec = _runner(cache, exec, "exec", "dataclasses")  # type: ignore[attr-defined]
+
+
+def _runner(cache: GeneratedCodeCache, run: Callable[..., Any], mode: str,
+            label: str) -> Callable[..., Any]:
+    """A stand-in for ``exec`` or ``eval`` (``run``, compiling in ``mode``) that takes the code
+    of a source string from ``cache`` (keyed by ``label``, the flags and the full text), then
+    runs it exactly as ``run`` would: the caller's globals and locals when none are given, the
+    caller's ``__future__`` flags."""
+
+    def run_generated(source: Any, globs: Any = None, locs: Any = None, /) -> Any:
+        caller = sys._getframe(1)
+        if globs is None:
+            globs = caller.f_globals
+            if locs is None:
+                locs = caller.f_locals
+        if type(source) is str:
+            flags = caller.f_code.co_flags & _FUTURE_FLAGS
+            source = cache.compile(source, "<string>", name=f"<{label} {flags}> {source}",
+                                   flags=flags, mode=mode)
+        return run(source, globs, locs)  # the generated source, as the library runs it
+
+    return run_generated

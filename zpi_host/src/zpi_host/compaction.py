@@ -14,13 +14,19 @@ compaction changes what the model sees, not the history.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
-from .context_usage import estimate_message, estimate_messages, last_reported
-from .errors import ZpiError
+from .compaction_settings import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    CompactionError,
+    CompactionSettings,
+    over_threshold,
+)
+from .context_usage import estimate_message, estimate_messages
 from .messages import (
     AssistantMessage,
     ContextMessage,
@@ -33,8 +39,10 @@ from .messages import (
 if TYPE_CHECKING:
     from .session import AgentSession
 
-DEFAULT_RESERVE_TOKENS = 16_384
-DEFAULT_KEEP_RECENT_TOKENS = 20_000
+__all__ = ["DEFAULT_KEEP_RECENT_TOKENS", "DEFAULT_RESERVE_TOKENS", "CompactionError",
+           "CompactionPreparation", "CompactionResult", "CompactionSettings", "compact",
+           "find_cut", "over_threshold", "restart_context", "touched_files", "transcript_text"]
+
 #: Per message, how much of a tool result or text goes into the summarisation request.
 EXCERPT_CHARS = 2_000
 READ_TOOLS = ("read",)
@@ -45,38 +53,6 @@ You summarise a coding agent's conversation so the agent can continue the task w
 Write a concise summary: the user's goals and constraints, decisions made, what was done \
 (files read and changed, commands run and their outcomes), errors met, and what remains to \
 do. Keep exact names, paths and values that matter. Do not invent anything."""
-
-
-class CompactionError(ZpiError):
-    """A compaction that could not be done (nothing to summarise, cancelled, model failed)."""
-
-
-@attrs.frozen
-class CompactionSettings:
-    enabled: bool = True
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
-    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
-
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CompactionSettings:
-        raw = settings.get("compaction", {})
-        if not isinstance(raw, Mapping):
-            raise CompactionError(f"setting 'compaction' must be an object, got {raw!r}")
-        unknown = set(raw) - {"enabled", "reserve_tokens", "keep_recent_tokens"}
-        if unknown:
-            raise CompactionError(f"unknown setting(s) {', '.join(sorted(unknown))} under "
-                                  "'compaction' (known: enabled, reserve_tokens, "
-                                  "keep_recent_tokens)")
-        for key in ("reserve_tokens", "keep_recent_tokens"):
-            value = raw.get(key, 0)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise CompactionError(f"setting compaction.{key} must be a whole number >= 0, "
-                                      f"got {value!r}")
-        if not isinstance(raw.get("enabled", True), bool):
-            raise CompactionError("setting compaction.enabled must be true or false")
-        return cls(raw.get("enabled", True),
-                   raw.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
-                   raw.get("keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS))
 
 
 @attrs.frozen
@@ -105,16 +81,6 @@ class CompactionResult:
     trigger: str
     reason: str
     summarized_by: str  # "model" or the plugin that supplied the summary
-
-
-def over_threshold(session: AgentSession, config: CompactionSettings) -> bool:
-    """True when the last reported request input leaves less than the reserve."""
-    entry = session.model_entry
-    window = entry.context_window if entry is not None else None
-    if not config.enabled or not window:
-        return False
-    reported = last_reported(session.messages)
-    return reported is not None and reported[1] > window - config.reserve_tokens
 
 
 def find_cut(messages: Sequence[Message], keep_tokens: int) -> int:

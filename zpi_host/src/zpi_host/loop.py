@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .commands import expand_prompt
-from .compaction import CompactionSettings, compact, over_threshold
+from .compaction_settings import CompactionSettings, over_threshold
 from .errors import ContextOverflowError, RunStopped, ZpiError
 from .events import (
     MessageEnd,
@@ -227,11 +227,15 @@ class AgentLoop:
         for text, source in s.take_context():  # what happened beside the run (a task ended)
             s.add_message(ContextMessage(text, source))
         if over_threshold(s, self.compaction):
+            from .compaction import compact
+
             await compact(s, trigger="auto", reason="threshold")
         started: set[str] = set()
         try:
             message = await self._respond(events, started)
         except ContextOverflowError as overflow:
+            from .compaction import compact
+
             # compact once and retry the request once; a second overflow ends the run
             if not self.compaction.enabled or await compact(
                     s, trigger="auto", reason="overflow") is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,12 +166,42 @@ def _describe_validation_error(exc: pluggy.PluginValidationError) -> str:
             + " (see docs/hooks.md for each hook's arguments)")
 
 
+_ABSENT = object()
+#: what pluggy would find on a module for a name that is not a function: no hook
+#: implementation unless it is one of these
+_HOOKABLE = (staticmethod, classmethod, types.MethodType, types.FunctionType)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, quicker to read a module plugin's hook implementations: registering
+    looks at every name of the plugin, and pluggy's own lookup
+    (``inspect.getattr_static``, which walks the module type's MRO) is most of a plugin's
+    registration; most plugins are modules. For a plain module, the value in its namespace is
+    what ``getattr_static`` finds; a function's marker options are read from it directly, a
+    value pluggy cannot hook (a class, a module, a constant) is skipped, and anything else
+    (another plugin type, a name the module does not hold, a dunder) is pluggy's to read."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if type(plugin) is types.ModuleType and not name.startswith("__"):
+            value = vars(plugin).get(name, _ABSENT)
+            if type(value) is types.FunctionType:
+                opts = value.__dict__.get(self._marker)
+                return opts if isinstance(opts, dict) else None
+            if value is not _ABSENT and not isinstance(value, _HOOKABLE):
+                return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+    @property
+    def _marker(self) -> str:
+        return self.project_name + "_impl"
+
+
 class PluginHost:
     """Owns the pluggy manager and the record of every plugin it was asked to load."""
 
     def __init__(self, config: PluginConfig | None = None) -> None:
         self.config = config if config is not None else PluginConfig.from_env()
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm = _PluginManager(hookspecs.PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self._records: dict[str, PluginRecord] = {}
         self._loading_parent: str | None = None
@@ -234,8 +265,11 @@ class PluginHost:
     def _entry_points() -> list[tuple[EntryPoint, str | None, str | None]]:
         """The plugin entry points, each with its distribution's name and version, sorted.
         Each distribution's metadata is read once: ``Distribution.name`` and ``.version`` read
-        and parse the METADATA file again at every access (28 parses for 9 entry points)."""
+        and parse the METADATA file again at every access (28 parses for 9 entry points), and
+        only its head (:mod:`.distinfo`)."""
         from importlib.metadata import entry_points
+
+        from . import distinfo
 
         identities: dict[int, tuple[str | None, str | None]] = {}
 
@@ -244,8 +278,7 @@ class PluginHost:
             if dist is None:
                 return None, None
             if id(dist) not in identities:
-                metadata = dist.metadata
-                identities[id(dist)] = (metadata["Name"], metadata["Version"])
+                identities[id(dist)] = distinfo.identity(dist)
             return identities[id(dist)]
 
         found = [(ep, *identity(ep)) for ep in entry_points(group=ENTRY_POINT_GROUP)]

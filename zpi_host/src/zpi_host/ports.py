@@ -18,9 +18,22 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 import attrs
 
 from .errors import UsageError, ZpiError
+from .lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from .ports_occasional import Question, QuestionOption, SearchHit, TaskInfo
     from .session import AgentSession
+
+__all__ = ["AskUser", "AskUserError", "HostPorts", "ModelPort", "NobodyToAsk", "Question",
+           "QuestionOption", "SearchBackend", "SearchBackendError", "SearchHit", "SearchPort",
+           "SessionPorts", "StoragePort", "SubagentPort", "TaskError", "TaskInfo", "TaskPort",
+           "TaskRegistry", "TerminalAsker", "UnknownTaskError", "check_answers"]
+
+#: the value types only some runs use (questions, background tasks, search hits), imported on
+#: first use
+__getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys((
+    "Question", "QuestionOption", "SearchHit", "TaskInfo"), "ports_occasional"), globals(),
+    parent="zpi_host")
 
 
 class NobodyToAsk(ZpiError):
@@ -31,26 +44,9 @@ class AskUserError(ZpiError):
     """The asking port answered with something that is not an answer to the questions."""
 
 
-@attrs.frozen
-class QuestionOption:
-    label: str
-    description: str = ""
-
-
-@attrs.frozen
-class Question:
-    """One question for the user: free text when it has no options, else a choice (several
-    labels when ``multi_select``); the user may always type an answer of their own."""
-
-    question: str
-    header: str = ""
-    options: tuple[QuestionOption, ...] = ()
-    multi_select: bool = False
-
-
 #: ``await ask(questions)`` -> ``{question text: answer}``; an answer is a string, or a list of
 #: option labels for a multi-select question. Raise :class:`NobodyToAsk` to decline.
-AskUser = Callable[[Sequence[Question]], Awaitable[Mapping[str, Any]]]
+AskUser = Callable[[Sequence["Question"]], Awaitable[Mapping[str, Any]]]
 
 
 def check_answers(questions: Sequence[Question], answers: Any) -> dict[str, str | list[str]]:
@@ -242,36 +238,6 @@ class UnknownTaskError(TaskError):
     """No background task of this id in this session."""
 
 
-@attrs.frozen
-class TaskInfo:
-    """What the host knows about one background task (a command run with
-    ``run_in_background``): a snapshot, safe to keep. ``status`` is ``running``,
-    ``completed`` (exit code 0), ``failed`` (another exit code) or ``stopped`` (killed by
-    ``task_stop``, ``stop_task``, the end of a plain run or of the session, or found ended on
-    resume)."""
-
-    task_id: str
-    session_id: str
-    command: str
-    description: str
-    status: str
-    output_file: str
-    pid: int | None = None
-    pgid: int | None = None
-    tool_use_id: str | None = None
-    exit_code: int | None = None
-    output_bytes: int = 0
-    duration_ms: int = 0
-    summary: str = ""
-
-    @property
-    def running(self) -> bool:
-        return self.status == "running"
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
 class TaskRegistry(Protocol):
     """What a background-task service gives the host (``TaskPort.attach``)."""
 
@@ -368,7 +334,7 @@ class SubagentPort:
     def agent_types(self) -> list[Any]:
         """Each :class:`~zpi_host.subagents.AgentType` (name, description, tools),
         ``general-purpose`` first."""
-        from .subagents import agent_types
+        from .agent_types import agent_types
 
         return agent_types(self._session.resources)
 
@@ -379,15 +345,6 @@ class SubagentPort:
         return await self._session.run_subagent(agent_type, prompt, max_turns=max_turns,
                                                 description=description,
                                                 tool_call_id=tool_call_id)
-@attrs.frozen
-class SearchHit:
-    """One result of a web search."""
-
-    title: str
-    url: str
-    snippet: str = ""
-
-
 class SearchBackend(Protocol):
     """Where a search tool sends its queries (``zpi_register_search_backends``)."""
 

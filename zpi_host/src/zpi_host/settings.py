@@ -91,7 +91,10 @@ def _fallback(key: str) -> str:
 def check_settings(path: Path | None, data: Mapping[str, Any]
                    ) -> tuple[dict[str, Any], list[SettingsProblem]]:
     """One file's object validated against the schema (:mod:`zpi_host.settings_schema`):
-    values of the wrong type dropped, each reported with the file and key path."""
+    values of the wrong type dropped, each reported with the file and key path. An empty
+    object (a file that does not exist) has nothing to check: the schema is not loaded."""
+    if not data:
+        return {}, []
     from .settings_schema import check_layer
 
     clean, findings = check_layer(data)
@@ -114,7 +117,11 @@ def merge_settings(user: Mapping[str, Any], *over: Mapping[str, Any]) -> dict[st
     lists are concatenated (the earlier items first, repeats dropped) so a project adds rules
     but cannot remove the user's, and any other value of the later layer replaces. A list that
     is one value (a command line, marked in the schema) is replaced whole."""
-    from .settings_schema import lists_add
+
+    def lists_add(path: str) -> bool:  # the schema is loaded only when two lists meet
+        from .settings_schema import lists_add
+
+        return lists_add(path)
 
     def merge(base: Mapping[str, Any], layer: Mapping[str, Any], prefix: str) -> dict[str, Any]:
         merged = copy.deepcopy(dict(base))

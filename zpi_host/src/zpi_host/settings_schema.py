@@ -14,7 +14,6 @@ This module is on the ``--list-plugins`` path: standard library only.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -399,6 +398,8 @@ def _check_section(section: Section, data: Mapping[str, Any], prefix: str,
 
 
 def _unknown(section: Section, prefix: str, key: str, known: list[str]) -> Finding:
+    import difflib  # only for an unknown key
+
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {prefix}{close[0]}?" if close else f"known: {', '.join(known)}"
     return Finding(f"{prefix}{key}", f"is not a known setting ({hint})",

@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from .agent_types import GENERAL_PURPOSE, agent_types
+from .agent_types import GENERAL_PURPOSE_DESCRIPTION as GENERAL_PURPOSE_DESCRIPTION  # re-exported
+from .agent_types import AgentType as AgentType  # re-exported
 from .errors import UsageError, ZpiError
 from .transcript.paths import SUBAGENT_NAMESPACE, is_agent_id
 
@@ -35,9 +38,6 @@ if TYPE_CHECKING:
     from .resources import AgentDefinition
     from .session import AgentSession
 
-GENERAL_PURPOSE = "general-purpose"
-GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and instructions, "
-                               "for research and multi-step tasks")
 #: the namespace of the custom records that link a parent and its sub-agents
 NAMESPACE = SUBAGENT_NAMESPACE
 
@@ -73,26 +73,6 @@ def subagent_file(parent_path: Path, agent_id: str) -> Path:
     from .transcript.paths import subagents_folder
 
     return subagents_folder(parent_path) / f"agent-{agent_id}.jsonl"
-
-
-@attrs.frozen
-class AgentType:
-    """What the model is told about one agent type; ``tools`` None: the session's."""
-
-    name: str
-    description: str
-    tools: tuple[str, ...] | None = None
-
-
-def agent_types(resources: Any) -> list[AgentType]:
-    """Every agent type a session with ``resources`` (its ResourceLoader, or None) can start:
-    ``general-purpose`` first (a definition of that name replaces the built-in one), then the
-    loaded definitions in search order."""
-    agents = {a.name: a for a in (resources.agents if resources is not None else ())}
-    general = agents.pop(GENERAL_PURPOSE, None)
-    first = AgentType(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION) if general is None else \
-        AgentType(general.name, general.description, general.tools)
-    return [first] + [AgentType(a.name, a.description, a.tools) for a in agents.values()]
 
 
 def _definition(parent: AgentSession, agent_type: str) -> AgentDefinition | None:

@@ -291,11 +291,14 @@ def _main(argv: Sequence[str] | None) -> int:
                             plugin_dirs=listing["--plugin-dir"],
                             zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     only = given_command(rest)
-    parser = build_parser(only)
-    args = parse(parser, rest)
-    if only is not None and args.command != only:  # told wrong: parse again, in full
-        parser = build_parser()
+    parser = None
+    args = _quick_run_arguments(rest) if only == "run" else None
+    if args is None:
+        parser = build_parser(only)
         args = parse(parser, rest)
+        if only is not None and args.command != only:  # told wrong: parse again, in full
+            parser = build_parser()
+            args = parse(parser, rest)
     if args.command is None and not _asks_for_something(args) and _on_a_terminal():
         args = parse(parser, [*rest, "chat"])  # zpi-host alone on a terminal: a chat
     args.plugin_modules = modules
@@ -336,5 +339,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except CliUsageError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    parser.print_help(sys.stderr)
+    (parser or build_parser()).print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def _quick_run_arguments(rest: list[str]) -> Any:
+    """A plain ``run`` command line read without the parser (None: the parser reads it)."""
+    from .quick_args import run_arguments
+
+    return run_arguments(rest)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
+from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
 
 if TYPE_CHECKING:
     from .live import LiveDisplay
@@ -24,7 +25,7 @@ def add_run_parser(commands: Any) -> None:
                           "it from stdin")
     add_assembly_options(run)
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
-    run.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    run.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     run.add_argument("--verbose", action="store_true",
                      help="after the run, print usage, cost and timings on stderr")
     add_permission_options(run)
@@ -40,7 +41,7 @@ def add_run_parser(commands: Any) -> None:
 def add_permission_options(parser: Any) -> None:
     """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
     perms = parser.add_argument_group("permissions (see docs/permissions.md)")
-    perms.add_argument("--permission-mode", choices=("default", "ask", "plan", "bypass"),
+    perms.add_argument("--permission-mode", choices=PERMISSION_MODES,
                        default=None, help="default: workspace trust; ask: every side-effect "
                        "call asks; plan: side-effect tools denied; bypass: only deny rules")
     perms.add_argument("--allow", action="append", default=[], metavar="RULE",

@@ -13,6 +13,7 @@ from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
 from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
 
 if TYPE_CHECKING:
+    from .modes import MODES, SOURCES, PermissionMode, Source
     from .policy import (
         NO_APPROVER,
         PERMISSION_KEYS,
@@ -22,16 +23,12 @@ if TYPE_CHECKING:
         check_mode,
     )
     from .results import (
-        MODES,
-        SOURCES,
         CanUseTool,
         Denial,
         PermissionAllow,
         PermissionContext,
         PermissionDeny,
-        PermissionMode,
         PermissionResult,
-        Source,
         summarize_input,
     )
     from .rules import (
@@ -54,16 +51,16 @@ _LAZY = {
     "PermissionPolicy": "policy",
     "build_policy": "policy",
     "check_mode": "policy",
-    "MODES": "results",
-    "SOURCES": "results",
+    "MODES": "modes",
+    "SOURCES": "modes",
     "CanUseTool": "results",
     "Denial": "results",
     "PermissionAllow": "results",
     "PermissionContext": "results",
     "PermissionDeny": "results",
-    "PermissionMode": "results",
+    "PermissionMode": "modes",
     "PermissionResult": "results",
-    "Source": "results",
+    "Source": "modes",
     "summarize_input": "results",
     "DIMENSIONS": "rules",
     "Dimension": "rules",

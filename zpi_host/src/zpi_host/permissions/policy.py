@@ -18,22 +18,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..nofollow import UnusablePathError
 from . import matching, paths
-from .results import (
-    MODES,
-    CanUseTool,
-    PermissionAllow,
-    PermissionContext,
-    PermissionDeny,
-    PermissionMode,
-    PermissionResult,
-    Source,
-)
+from .modes import MODES, PermissionMode, Source
 from .rules import (
     PREFIX_OF,
     Dimension,
@@ -43,6 +34,9 @@ from .rules import (
     Rule,
     parse_rule,
 )
+
+if TYPE_CHECKING:  # the verdict and approver classes are imported when a call is checked
+    from .results import CanUseTool, PermissionContext, PermissionResult
 
 NO_APPROVER = ("needs approval and no approver is configured (pass can_use_tool or use "
                "--allow RULE)")
@@ -74,11 +68,15 @@ class _Ask:
 
 def _allow(source: Source, reason: str, updated: Mapping[str, Any] | None = None
            ) -> PermissionResult:
+    from .results import PermissionResult
+
     return PermissionResult("allow", reason, source, updated)
 
 
 def _deny(source: Source, reason: str, interrupt: bool = False, worded: str | None = None
           ) -> PermissionResult:
+    from .results import PermissionResult
+
     return PermissionResult("deny", reason, source, None, interrupt, worded=worded)
 
 
@@ -149,6 +147,8 @@ class PermissionPolicy:
     async def _check(self, tool: Any, call: Any, name: str, args: dict[str, Any], hook: Any,
                      judged: tuple[paths.JudgedPath, ...], ask_hook: AskHook | None,
                      notify: Callable[[PermissionContext], Any] | None) -> PermissionResult:
+        from .results import PermissionResult
+
         behavior = getattr(hook, "behavior", None)
         hook_reason = getattr(hook, "reason", None) or "no reason given"
         if behavior == "deny":
@@ -280,6 +280,8 @@ class PermissionPolicy:
         approver = self.can_use_tool or self._terminal_approver()
         if approver is None:
             return _deny(pending.source, f"{pending.reason}; {NO_APPROVER}")
+        from .results import PermissionContext
+
         label = name if dimension == "tools" else f"{PREFIX_OF[dimension]}:{name}"
         context = PermissionContext(
             cwd=self.cwd, mode=self.mode, reason=pending.reason,
@@ -302,6 +304,8 @@ class PermissionPolicy:
 
     def _interpret(self, answer: object, dimension: Dimension, name: str,
                    args: dict[str, Any]) -> PermissionResult:
+        from .results import PermissionAllow, PermissionDeny
+
         if answer is True:
             return _allow("callback", "allowed by the approver")
         if answer is False:

@@ -11,15 +11,12 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from . import matching, paths
+from .modes import MODES, SOURCES, PermissionMode, Source
 from .rules import Dimension
 
-PermissionMode = Literal["default", "ask", "plan", "bypass"]
-MODES: tuple[PermissionMode, ...] = ("default", "ask", "plan", "bypass")
-
-#: Who decided: a rule, the mode, a hook, the embedding program's callback, or the workspace
-#: check of a path.
-Source = Literal["rule", "mode", "hook", "callback", "path"]
-SOURCES: tuple[Source, ...] = ("rule", "mode", "hook", "callback", "path")
+__all__ = ["MODES", "SOURCES", "ApproverAnswer", "CanUseTool", "Denial", "PermissionAllow",
+           "PermissionContext", "PermissionDeny", "PermissionMode", "PermissionResult", "Source",
+           "summarize_input"]
 
 INPUT_SUMMARY_LIMIT = 200
 

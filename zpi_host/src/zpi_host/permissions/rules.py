@@ -11,7 +11,6 @@ file tools (``paths.PATH_ARGUMENTS``), the command line for shell tools
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -292,7 +291,10 @@ class PermissionRules:
                 if rule.dimension != "tools" or any(rule.matches_name(n) for n in names):
                     continue
                 close = [n for n in names if n.lower() == rule.name.lower()]
-                close = close or difflib.get_close_matches(rule.name, names, n=1)
+                if not close:
+                    import difflib  # only to suggest a name
+
+                    close = difflib.get_close_matches(rule.name, names, n=1)
                 hint = f"; did you mean {close[0]!r}? (names are case-sensitive)" if close else ""
                 out.append(f"{kind} {rule.describe()} names no tool of this session{hint}")
         return out

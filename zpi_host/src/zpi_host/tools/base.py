@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from ..permissions.paths import JudgedPath
     from .file_state import FileReadState
 
+#: how much of a command's output a tool keeps in memory (its start and end; the rest goes to
+#: a spill file: ``output.HeadTailBuffer``)
+DEFAULT_CAPTURE_LIMIT = 50 * 1024
+#: how much of a tool's result the model gets by default (``output.protect_result``)
+DEFAULT_RESULT_LIMIT = 32 * 1024
+
 
 class ToolArgumentError(ZpiError):
     """Arguments that do not fit the tool's schema; the message is shown to the model."""

@@ -14,10 +14,7 @@ from typing import IO
 import attrs
 
 from ..spill import SpillFolderError, create_spill_file
-from .base import Content, TextContent, ToolResult
-
-DEFAULT_CAPTURE_LIMIT = 50 * 1024
-DEFAULT_RESULT_LIMIT = 32 * 1024
+from .base import DEFAULT_CAPTURE_LIMIT, DEFAULT_RESULT_LIMIT, Content, TextContent, ToolResult
 
 # Room left for the omission marker so a protected preview stays within its limit.
 _MARKER_RESERVE = 512

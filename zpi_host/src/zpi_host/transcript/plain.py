@@ -17,6 +17,7 @@ default left to it); unions of attrs classes tagged on ``type``; ``Any`` as it i
 """
 
 from __future__ import annotations
+import __future__
 
 import functools
 import inspect
@@ -27,6 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
+
+from ..codecache import compile_generated
 
 __all__ = ["Unhandled", "structure", "unstructure"]
 
@@ -213,8 +216,8 @@ def structurer(cls: type, tagged: bool = False) -> Fn:
     lines += ["    try:", "        return cls(**kwargs)",
               "    except Exception as exc:  # a validator of the class",
               "        raise Unhandled from exc"]
-    exec(compile("\n".join(lines), f"<plain structurer {cls.__qualname__}>", "exec"),
-         namespace)
+    exec(compile_generated("\n".join(lines), f"<plain structurer {cls.__qualname__}>",
+                           __future__.annotations.compiler_flag), namespace)
     fn = _structurers[key] = namespace["build"]
     return fn
 
