@@ -7,7 +7,6 @@ CRLF; a UTF-8 BOM is kept. Like write, edit needs the session's file-read state.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -211,6 +210,8 @@ def _hint(text: str, old: str, index: int) -> str:
 
 def unified_diff(before: str, after: str, shown: str) -> tuple[str, int, int]:
     """A unified diff with a/ b/ headers, and the counts of added and removed lines."""
+    import difflib  # only once an edit is made
+
     diff = list(difflib.unified_diff(
         _keepends(before), _keepends(after),
         fromfile=f"a/{shown.lstrip('/')}", tofile=f"b/{shown.lstrip('/')}",

@@ -4,7 +4,6 @@ and edit can tell the model has seen the file."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from bisect import bisect_right
@@ -200,6 +199,8 @@ def _missing_message(path: Path, shown: str, tool: str) -> str:
         names = os.listdir(parent)
     except OSError:
         names = []
+    import difflib  # only for this message (not at start-up)
+
     similar = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     if similar:
         message += "; did you mean " + " or ".join(str(parent / n) for n in similar) + "?"
