@@ -9,12 +9,13 @@ import marshal
 import os
 import subprocess
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zpi_host.codecache import GeneratedCodeCache
+from zpi_host.codecache import MAX_IDLE_DAYS, GeneratedCodeCache
 
 #: run in a fresh process: install the cache at argv[1], build attrs classes, report
 PROGRAM = r"""
@@ -292,3 +293,41 @@ def test_the_classes_of_attrs_own_module_come_from_the_cache(tmp_path: Path) -> 
     for result in (first, second):
         assert result[3:] == [True, True, "Factory(factory=<class 'list'>, takes_self=False)",
                               False]
+
+
+def test_entries_no_process_used_for_a_month_leave_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "c.marshal"
+    old = GeneratedCodeCache(path)
+    old.today -= MAX_IDLE_DAYS + 1  # a process a month and a day ago
+    old.compile("x = 1\n", "<attrs generated methods m.Old>")
+    old.compile("y = 1\n", "<attrs generated methods m.Kept>")
+    old.save()
+    recent = GeneratedCodeCache(path)
+    recent.today -= 1  # yesterday: uses one of them, marking it, and adds nothing
+    recent.compile("y = 1\n", "<attrs generated methods m.Kept>")
+    assert recent.added == 0 and recent.stale_marks
+    recent.save()
+    marks = {name: entry[2] for name, entry in GeneratedCodeCache(path).entries.items()}
+    assert marks == {"<attrs generated methods m.Old>": old.today,
+                     "<attrs generated methods m.Kept>": recent.today}
+    now = GeneratedCodeCache(path)  # today: the unused old entry is dropped at the next save
+    now.compile("z = 1\n", "<attrs generated methods m.New>")
+    now.save()
+    assert set(GeneratedCodeCache(path).entries) == {"<attrs generated methods m.Kept>",
+                                                     "<attrs generated methods m.New>"}
+    again = GeneratedCodeCache(path)  # the same day, nothing new: the file is not rewritten
+    again.compile("z = 1\n", "<attrs generated methods m.New>")
+    assert not again.stale_marks and again.added == 0
+
+
+def test_a_file_of_the_earlier_layout_is_read_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "c.marshal"
+    code = compile("x = 1\n", "<attrs generated methods m.A>", "exec")
+    path.write_bytes(marshal.dumps((MAGIC_NUMBER, 0, {
+        "<attrs generated methods m.A>": ("x = 1\n", code)})))
+    cache = GeneratedCodeCache(path)
+    assert cache.entries == {}
+    cache.compile("x = 1\n", "<attrs generated methods m.A>")
+    assert cache.hits == 0 and cache.added == 1

@@ -7,7 +7,8 @@ The compiled code depends on nothing but its source text, its file name and the 
 version (the globals are supplied when it runs), so, like a ``.pyc``, it can be kept: this
 module keeps each generated script's code object in one marshal file in the ``__pycache__``
 folder of ``zpi_host`` (or under ``sys.pycache_prefix``), keyed by attrs' file name for the
-script and checked against the full source text before use.
+script and checked against the full source text before use. Each entry carries the day a process
+last used it; one no process used for a month leaves the file at the next save.
 
 :func:`install` (called by the CLI) routes attrs' compile step through the cache, and the
 standard library's ``dataclasses`` too (anyio builds about twenty dataclasses when a run
@@ -27,6 +28,7 @@ import contextlib
 import marshal
 import os
 import sys
+import time
 from collections.abc import Callable
 from importlib.machinery import ModuleSpec, PathFinder
 from importlib.util import MAGIC_NUMBER, cache_from_source
@@ -40,6 +42,9 @@ __all__ = ["GeneratedCodeCache", "cache_path", "compile_generated", "install"]
 #: about 190, a listing about 60); a process that used more (a test run building thousands of
 #: classes) saves none
 MAX_ENTRIES = 400
+#: days an entry no process used is kept: entries of code since changed (an upgrade, an
+#: edited checkout) or of a one-off process leave the file instead of weighing on every start
+MAX_IDLE_DAYS = 30
 #: the parameters of ``attr._make._compile_and_eval`` this cache stands in for
 EXPECTED_PARAMETERS = ("script", "globs", "locs", "filename")
 
@@ -74,10 +79,14 @@ class GeneratedCodeCache:
     def __init__(self, path: Path, flags: int = 0) -> None:
         self.path = path
         self.flags = flags
-        self.entries: dict[str, tuple[str, CodeType]] = {}
+        #: name -> (script, code, the day it was last used: days since the epoch)
+        self.entries: dict[str, tuple[str, CodeType, int]] = {}
         self.used: set[str] = set()
         self.added = 0
         self.hits = 0
+        self.today = int(time.time() // 86400)
+        #: a used entry was last marked on an earlier day: saving refreshes the marks
+        self.stale_marks = False
         self._load()
 
     def _load(self) -> None:
@@ -90,7 +99,9 @@ class GeneratedCodeCache:
         except (EOFError, ValueError, TypeError):
             return
         if header == MAGIC_NUMBER and flags == self.flags and isinstance(entries, dict):
-            self.entries = entries
+            self.entries = {name: entry for name, entry in entries.items()
+                            if type(entry) is tuple and len(entry) == 3
+                            and type(entry[2]) is int}
 
     def compile(self, script: str, filename: str, *, name: str | None = None,
                 flags: int | None = None, mode: str = "exec") -> CodeType:
@@ -107,34 +118,40 @@ class GeneratedCodeCache:
         if key.count(str(SEED_STAND_IN)) != 1 or str(SEED_STAND_IN) in script:
             key, seed = script, SEED_STAND_IN  # no seed (or an unusual script): as it is
         entry = self.entries.get(name)
-        if (type(entry) is tuple and len(entry) == 2 and entry[0] == key
+        if (type(entry) is tuple and len(entry) == 3 and entry[0] == key
                 and type(entry[1]) is CodeType):
             self.hits += 1
             self.used.add(name)
+            if entry[2] != self.today:
+                self.stale_marks = True
             return _with_constant(entry[1], SEED_STAND_IN, seed)
         code = compile(key, filename, mode, self.flags if flags is None else flags, True)
-        self.entries[name] = (key, code)
+        self.entries[name] = (key, code, self.today)
         self.used.add(name)
         self.added += 1
         return _with_constant(code, SEED_STAND_IN, seed)
 
     def save(self) -> None:
-        """Write the cache if something was added (atomically; any OSError is ignored): the
-        entries this process used, then those of the file it did not use (other commands'),
-        up to :data:`MAX_ENTRIES`, so the file stays small enough to load at every start."""
-        if not self.added or sys.dont_write_bytecode or len(self.used) > MAX_ENTRIES:
+        """Write the cache if something was added, or at most once a day to mark what was
+        used (atomically; any OSError is ignored): the entries this process used, then those
+        of the file it did not use (other commands') that some process used in the last
+        :data:`MAX_IDLE_DAYS`, up to :data:`MAX_ENTRIES`, so the file stays small enough to
+        load at every start."""
+        if not (self.added or self.stale_marks) or sys.dont_write_bytecode \
+                or len(self.used) > MAX_ENTRIES:
             return
-        kept = {name: self.entries[name] for name in self.used}
+        kept = {name: (*self.entries[name][:2], self.today) for name in self.used}
         for name, entry in self.entries.items():
             if len(kept) >= MAX_ENTRIES:
                 break
-            kept.setdefault(name, entry)
+            if self.today - entry[2] <= MAX_IDLE_DAYS:
+                kept.setdefault(name, entry)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, self.flags, kept)))
             os.replace(temporary, self.path)
-            self.added = 0
+            self.added, self.stale_marks = 0, False
         except OSError:
             with contextlib.suppress(OSError):
                 temporary.unlink(missing_ok=True)
