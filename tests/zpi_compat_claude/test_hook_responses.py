@@ -25,6 +25,21 @@ def test_read_response_is_the_raw_text_of_the_lines_read(tmp_path):
         "startLine": 2, "totalLines": 4}}
 
 
+def test_read_response_is_what_the_tool_returned_not_the_file_now(tmp_path):
+    """A symlink swapped in after the read (to a secret) is never followed: the response is
+    built from the tool's own output, tabs inside lines and empty lines kept."""
+    secret = tmp_path / "secret"
+    secret.write_text("TOKEN=hunter2\n")
+    target = tmp_path / "n.txt"
+    target.symlink_to(secret)
+    shown = "     1\ta\tb\n     2\t\n     3\tc"
+    response = claude_tool_response(
+        "Read", {"file_path": str(target)}, shown,
+        {"path": str(target), "lines": 3, "start": 1, "end": 3}, tmp_path)
+    assert response["file"]["content"] == "a\tb\n\nc"
+    assert response["file"]["numLines"] == 3
+
+
 def test_write_response_update_has_the_original_and_a_patch(tmp_path):
     target = tmp_path / "n.txt"
     target.write_text("a\nb\n")

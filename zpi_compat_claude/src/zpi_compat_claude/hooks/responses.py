@@ -4,8 +4,9 @@ Hook scripts read these fields (``tool_response.file.content``, ``structuredPatc
 ``originalFile``), so the shapes follow Claude Code's exactly:
 
 - Read: ``{type: "text", file: {filePath, content, numLines, startLine, totalLines}}``, with
-  the raw file text of the lines read (no line-number prefixes, no continuation notice); an
-  image: ``{type: "image", file: {base64, type, originalSize}}``;
+  the text of the lines read as the tool returned them (no line-number prefixes, no
+  continuation notice; a line longer than the tool shows is cut as it was shown); an image:
+  ``{type: "image", file: {base64, type, originalSize}}``;
 - Write: ``{type: "create" | "update", filePath, content, structuredPatch, originalFile,
   userModified}``;
 - Edit: ``{filePath, oldString, newString, originalFile, structuredPatch, userModified,
@@ -112,18 +113,16 @@ def structured_patch(old: str, new: str) -> list[dict[str, Any]]:
 
 
 def _read_response(path: str | None, text: str, details: Mapping[str, Any]) -> dict[str, Any]:
+    """Claude Code's Read response, its ``content`` the lines the tool returned without their
+    numbers: the text the model saw, even when the file changed since; the file is not
+    opened again (by name: a symlink swapped in since the read would lead elsewhere)."""
     total = int(details.get("lines") or 0)
     start = int(details.get("start") or (1 if total else 0))
     end = int(details.get("end") or 0)
-    content = None
-    whole = _read_text(path) if total else ""
-    if whole is not None:
-        from zpi_host.tools.read import split_lines  # the read tool's own line counting
-
-        content = "\n".join(split_lines(whole)[max(start - 1, 0):end])
-    if content is None:  # unreadable now: the numbered lines the tool returned, unnumbered
-        content = "\n".join(line.split("\t", 1)[-1] for line in text.split("\n\n[showing")[0]
-                            .splitlines())
+    content = ""
+    if total:
+        numbered = text.split("\n\n[showing", 1)[0]
+        content = "\n".join(line.partition("\t")[2] for line in numbered.split("\n"))
     return {"type": "text", "file": {"filePath": path, "content": content,
                                      "numLines": max(end - start + 1, 0) if total else 0,
                                      "startLine": start, "totalLines": total}}
