@@ -120,16 +120,34 @@ class ScriptedTurn:
         yield Done("tool_use" if self.tool_calls else "end_turn")
 
 
-def call_prefix(stem: str, number: int, history: Sequence[Message]) -> str:
-    """The prefix of turn ``number``'s generated call ids (``{stem}_{n}``; a call's id is
-    ``{stem}_{n}_{index}``). ``n`` is ``number`` moved past every ``{stem}_<n>_<index>`` id
-    the history already holds: a resumed session gets a new provider that counts from 1
-    again, and must not repeat an id its transcript recorded (providers reject duplicate
-    tool call ids, and results are matched to calls by id)."""
-    pattern = re.compile(rf"{re.escape(stem)}_(\d+)_\d+")
-    taken = [int(found.group(1)) for message in history if isinstance(message, AssistantMessage)
-             for call in message.tool_calls if (found := pattern.fullmatch(call.id))]
-    return f"{stem}_{max([number, *(n + 1 for n in taken)])}"
+class CallNumbering:
+    """The prefix of each turn's generated call ids (``{stem}_{n}``; a call's id is
+    ``{stem}_{n}_{index}``). ``n`` is the turn's number moved past every ``{stem}_<n>_<index>``
+    id the history already holds: a resumed session gets a new provider that counts from 1
+    again, and must not repeat an id its transcript recorded (providers reject duplicate tool
+    call ids, and results are matched to calls by id). The history is scanned once: each turn
+    looks only at the messages added since the last (all again when it was replaced, as a
+    compaction does)."""
+
+    def __init__(self, stem: str) -> None:
+        self.stem = stem
+        self._pattern = re.compile(rf"{re.escape(stem)}_(\d+)_\d+")
+        self._scanned = 0
+        self._last: Message | None = None
+        self._next = 0  # one past the highest turn number of an id seen
+
+    def prefix(self, number: int, history: Sequence[Message]) -> str:
+        scanned = self._scanned
+        if scanned > len(history) or (scanned and history[scanned - 1] is not self._last):
+            scanned, self._next = 0, 0  # not the history seen so far: look at all of it
+        for message in history[scanned:]:
+            if isinstance(message, AssistantMessage):
+                for call in message.tool_calls:
+                    found = self._pattern.fullmatch(call.id)
+                    if found:
+                        self._next = max(self._next, int(found.group(1)) + 1)
+        self._scanned, self._last = len(history), history[-1] if history else None
+        return f"{self.stem}_{max(number, self._next)}"
 
 
 def _is_count(value: Any) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .base import ModelRequest, StreamEvent
 from .catalog import ModelEntry
-from .script import ScriptedTurn, ScriptError, call_prefix, load_script
+from .script import CallNumbering, ScriptedTurn, ScriptError, load_script
 
 
 class ScriptedProvider:
@@ -29,6 +29,7 @@ class ScriptedProvider:
         self._turns = [t for t in turns if t.purpose is None]
         self._side = [t for t in turns if t.purpose is not None]
         self._next = 0
+        self._numbering = CallNumbering("call")
 
     @property
     def remaining(self) -> int:
@@ -56,7 +57,7 @@ class ScriptedProvider:
             )
         turn = self._turns[self._next]
         self._next += 1
-        for event in turn.events(call_prefix("call", self._next, request.messages)):
+        for event in turn.events(self._numbering.prefix(self._next, request.messages)):
             yield event
 
     async def aclose(self) -> None:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from ..providers.base import ModelRequest, StreamEvent
-from ..providers.script import ScriptedTurn, call_prefix, parse_turns
+from ..providers.script import CallNumbering, ScriptedTurn, parse_turns
 from ..providers.scripted import ScriptedProvider
 
 TurnFunction = Callable[[ModelRequest], Any | Awaitable[Any]]
@@ -42,6 +42,7 @@ class FunctionModel:
         self._function = function
         self.side = side
         self.requests: list[ModelRequest] = []
+        self._numbering = CallNumbering("fn")
 
     def answers(self, purpose: str) -> bool:
         return purpose in self.side
@@ -52,7 +53,7 @@ class FunctionModel:
         if inspect.isawaitable(value):
             value = await value
         turn = ScriptedTurn.parse(value, f"FunctionModel turn {len(self.requests)}")
-        for event in turn.events(call_prefix("fn", len(self.requests), request.messages)):
+        for event in turn.events(self._numbering.prefix(len(self.requests), request.messages)):
             yield event
 
     async def aclose(self) -> None:
