@@ -249,7 +249,7 @@ _LINE = re.compile(rb"(\d+)([:-])")
 def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
     """ripgrep's ``--null`` output (its lines, or for "files" its names) into ``out.files``
     (a file's lines come together)."""
-    by_file: dict[str, FileHits] = {}
+    by_file: dict[bytes, FileHits] = {}  # by the name as ripgrep wrote it: decoded once
     if query.output == "files":
         out.files += [FileHits(os.fsdecode(name).removeprefix("./"), count=1)
                       for name in chunks if name]
@@ -260,10 +260,9 @@ def _parse(chunks: Iterable[bytes], query: GrepQuery, out: Collected) -> None:
         name, sep, rest = raw.partition(b"\0")
         if not sep:
             continue
-        rel = os.fsdecode(name).removeprefix("./")
-        hits = by_file.get(rel)
+        hits = by_file.get(name)
         if hits is None:
-            hits = by_file[rel] = FileHits(rel)
+            hits = by_file[name] = FileHits(os.fsdecode(name).removeprefix("./"))
             out.files.append(hits)
         if query.output == "counts" and not query.multiline:
             hits.count = int(rest)
