@@ -11,6 +11,13 @@ from pathlib import Path
 import pytest
 
 
+def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter with a bare environment and a private agent dir."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=cwd, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(cwd / "a")})
+
+
 def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path) -> None:
     folder = tmp_path / "plugin"
     (folder / ".claude-plugin").mkdir(parents=True)
@@ -20,9 +27,7 @@ def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path
             "print(json.dumps([m for m in ('zpi_host.assembly', 'zpi_host.options', "
             "'zpi_host.session', 'anyio', 'cattrs', 'httpx', 'argparse') if m in sys.modules]), "
             "file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    out = run_python(code, tmp_path)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert "claude:p" in [row["name"] for row in rows]
@@ -73,9 +78,7 @@ def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> 
             f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"
             "print(code, out.getvalue().strip(), json.dumps([m for m in "
             f"{RUN_DEFERRED!r} if m in sys.modules]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    out = run_python(code, tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "hello", "[]"], out.stdout + out.stderr
 
@@ -131,9 +134,7 @@ def test_a_listing_imports_the_services_plugin_modules_only(tmp_path: Path) -> N
             "rows = json.loads(out.getvalue())\n"
             "print(json.dumps([code, {r['name']: [r['status'], r['contributes']] for r in rows},"
             f" [m for m in {SERVICE_INTERNALS!r} if m in sys.modules]]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "ZPI_AGENT_DIR": str(tmp_path / "a")})
+    out = run_python(code, tmp_path)
     assert out.returncode == 0, out.stderr
     status, rows, imported = json.loads(out.stdout)
     assert status == 0
