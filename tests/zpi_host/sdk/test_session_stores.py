@@ -3,8 +3,11 @@ project key, and SQLite under concurrent writers in several real processes."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +199,51 @@ async def test_sqlite_store_is_safe_under_concurrent_processes(tmp_path: Path) -
         mode = await store._run("mode", lambda c: c.execute("PRAGMA journal_mode").fetchone())
         assert mode[0] == "wal"
     finally:
+        store.close()
+
+
+def test_stores_opening_one_new_database_at_once_all_open(tmp_path: Path) -> None:
+    """Switching a new file to WAL is refused at once ("database is locked") while another
+    connection is opening it; the store waits that out. Threads meet at a barrier before each
+    database, so the openings collide (the unguarded switch failed about 2% of them)."""
+    threads, rounds = 6, 60
+    barrier = threading.Barrier(threads)
+    failures: list[str] = []
+
+    def open_each() -> None:
+        for n in range(rounds):
+            barrier.wait(timeout=60)
+            store = SQLiteSessionStore(tmp_path / f"db{n}.sqlite")
+            try:
+                store._connect()
+            except SessionStoreError as exc:
+                failures.append(str(exc))
+            finally:
+                store.close()
+
+    workers = [threading.Thread(target=open_each) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert failures == []
+    with closing(sqlite3.connect(tmp_path / "db0.sqlite")) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_built_in_stores_stamp_mtimes_in_commit_order(tmp_path: Path, kind: str) -> None:
+    """One clock per store, not per key: sessions appended to within one millisecond still
+    get distinct mtimes in commit order, so "the newest session" never ties."""
+    store: Any = InMemorySessionStore() if kind == "memory" else SQLiteSessionStore(
+        tmp_path / "clock.sqlite")
+    order = [f"s{n}" for n in range(40)] + ["s3"]  # s3 is written again last
+    for sid in order:
+        await store.append({"project_key": "p", "session_id": sid}, [{"type": "user"}])
+    listed = {s["session_id"]: s["mtime"] for s in await store.list_sessions("p")}
+    assert sorted(listed, key=listed.__getitem__) == [s for s in order if s != "s3"] + ["s3"]
+    assert len(set(listed.values())) == len(listed)
+    if kind == "sqlite":
         store.close()
 
 

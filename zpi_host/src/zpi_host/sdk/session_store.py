@@ -253,6 +253,7 @@ class InMemorySessionStore:
         self._uuids: dict[tuple[str, str, str], set[str]] = {}
         self._mtimes: dict[tuple[str, str, str], int] = {}
         self._summaries: dict[tuple[str, str], SessionSummaryEntry] = {}
+        self._clock: int | None = None  # the last mtime given: one clock for every key
 
     @staticmethod
     def _slot(key: SessionKey) -> tuple[str, str, str]:
@@ -275,7 +276,7 @@ class InMemorySessionStore:
                 seen.add(uuid)
             fresh.append(copy.deepcopy(dict(entry)))
         stored.extend(fresh)
-        mtime = self._mtimes[slot] = store_clock_ms(self._mtimes.get(slot))
+        mtime = self._clock = self._mtimes[slot] = store_clock_ms(self._clock)
         if not slot[2]:
             summary = fold_session_summary(self._summaries.get(slot[:2]), key, fresh)
             summary["mtime"] = mtime

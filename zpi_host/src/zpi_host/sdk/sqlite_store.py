@@ -5,7 +5,8 @@ store guarded by a lock. The database is in WAL mode; every append is one ``BEGI
 transaction (entries, the key's mtime and the folded summary commit together), and a busy
 database is waited for (``busy_timeout``), so concurrent writers in several processes are
 safe. Entries are unique per key by ``uuid`` (a duplicate is skipped); entries without a uuid
-are always appended. Order is the commit order (an autoincrement row id).
+are always appended. Order is the commit order (an autoincrement row id), and so are the
+mtimes: one clock for the whole database, always growing.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +58,7 @@ CREATE TABLE IF NOT EXISTS transcripts (
     mtime INTEGER NOT NULL,
     PRIMARY KEY (project_key, session_id, subpath)
 );
+CREATE INDEX IF NOT EXISTS transcripts_mtime ON transcripts (mtime);
 CREATE TABLE IF NOT EXISTS summaries (
     project_key TEXT NOT NULL,
     session_id TEXT NOT NULL,
@@ -64,6 +67,34 @@ CREATE TABLE IF NOT EXISTS summaries (
     PRIMARY KEY (project_key, session_id)
 );
 """
+
+
+def enter_wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode, waiting out other processes that are opening it too.
+
+    Switching the journal mode needs the database to itself, and SQLite reports that as
+    "database is locked" at once, without its busy handler; so the switch is retried until
+    ``BUSY_TIMEOUT_MS`` has passed. The mode is stored in the file: a database already in WAL
+    mode is only read.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode != "wal":
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF != sqlite3.SQLITE_BUSY \
+                    or time.monotonic() + pause > deadline:
+                raise
+        else:
+            if mode != "wal":  # the file system or the file refuses WAL: no use waiting
+                raise sqlite3.OperationalError(f"the database cannot use WAL mode (it stays "
+                                               f"in {mode!r} mode)")
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 class SQLiteSessionStore:
@@ -81,17 +112,22 @@ class SQLiteSessionStore:
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
+            conn = None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                        isolation_level=None, check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                enter_wal(conn)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(SCHEMA)
             except (OSError, sqlite3.Error) as exc:
+                if conn is not None:
+                    conn.close()
+                hint = ("another process kept it busy; try again" if "locked" in str(exc)
+                        else "check the path and its permissions")
                 raise SessionStoreError(f"cannot open the session store database {self.path}: "
-                                        f"{exc}; check the path and its permissions") from None
+                                        f"{exc}; {hint}") from None
             self._conn = conn
         return self._conn
 
@@ -140,9 +176,9 @@ class SQLiteSessionStore:
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", row)
                 if cursor.rowcount:
                     fresh.append(entry)
-            found = conn.execute("SELECT mtime FROM transcripts WHERE project_key = ? AND "
-                                 "session_id = ? AND subpath = ?", slot).fetchone()
-            mtime = store_clock_ms(found[0] if found else None)
+            # one clock for the whole database, read inside the write lock: mtimes follow
+            # the commit order, so two sessions never tie for "the newest"
+            mtime = store_clock_ms(conn.execute("SELECT max(mtime) FROM transcripts").fetchone()[0])
             conn.execute("INSERT INTO transcripts VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE "
                          "SET mtime = excluded.mtime", (*slot, mtime))
             if not slot[2]:
