@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import py_compile
 import subprocess
 import sys
-from importlib.util import MAGIC_NUMBER
+from importlib.util import MAGIC_NUMBER, cache_from_source
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zpi_host.codecache import MAX_IDLE_DAYS, GeneratedCodeCache
+from zpi_host.codecache import EARLIER_NAME, MAX_IDLE_DAYS, GeneratedCodeCache, cache_path
 
 #: run in a fresh process: install the cache at argv[1], build attrs classes, report
 PROGRAM = r"""
@@ -102,6 +103,29 @@ def test_a_damaged_or_foreign_file_is_ignored_and_replaced(tmp_path: Path,
     cache.write_bytes(content)
     assert run(cache)["hits"] == 0
     assert run(cache)["hits"] == 2
+
+
+def test_the_cache_lives_in_a_module_bytecode_slot_that_uninstalls_remove(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip uninstall removes the .pyc of each module it installed: the cache is one, the slot
+    module ships in the package, and a save there removes the earlier layout's stray file."""
+    import zpi_host
+
+    path = cache_path()
+    slot = Path(zpi_host.__file__).with_name("codecache_slot.py")
+    assert slot.is_file() and path == Path(cache_from_source(str(slot)))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    earlier = tmp_path / EARLIER_NAME
+    earlier.write_bytes(b"old")
+    # what pip's install-time byte compiling leaves in the slot: a real .pyc, ignored
+    py_compile.compile(str(slot), cfile=str(tmp_path / path.name), doraise=True)
+    cache = GeneratedCodeCache(tmp_path / path.name)
+    assert cache.entries == {}
+    cache.compile("x = 1\n", "<attrs generated methods m.X>")
+    cache.save()
+    assert not earlier.exists()
+    assert GeneratedCodeCache(tmp_path / path.name).entries.keys() == {
+        "<attrs generated methods m.X>"}
 
 
 def test_an_entry_for_another_script_is_not_used(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ classes per start, and compiling their source was a fifth of a one-turn ``zpi-ho
 The compiled code depends on nothing but its source text, its file name and the Python
 version (the globals are supplied when it runs), so, like a ``.pyc``, it can be kept: this
 module keeps each generated script's code object in one marshal file in the ``__pycache__``
-folder of ``zpi_host`` (or under ``sys.pycache_prefix``), keyed by attrs' file name for the
-script and checked against the full source text before use. Each entry carries the day a process
-last used it; one no process used for a month leaves the file at the next save.
+folder of ``zpi_host`` (or under ``sys.pycache_prefix``): the ``.pyc`` slot of
+:mod:`zpi_host.codecache_slot`, which ``pip uninstall`` removes. Entries are keyed by attrs'
+file name for the script and checked against the full source text before use. Each entry
+carries the day a process last used it; one no process used for a month leaves the file at
+the next save.
 
 :func:`install` (called by the CLI) routes attrs' compile step through the cache, and the
 standard library's ``dataclasses`` too (anyio builds about twenty dataclasses when a run
@@ -152,15 +154,22 @@ class GeneratedCodeCache:
             temporary.write_bytes(marshal.dumps((MAGIC_NUMBER, self.flags, kept)))
             os.replace(temporary, self.path)
             self.added, self.stale_marks = 0, False
+            if self.path.name == cache_path().name:
+                self.path.with_name(EARLIER_NAME).unlink(missing_ok=True)
         except OSError:
             with contextlib.suppress(OSError):
                 temporary.unlink(missing_ok=True)
 
 
 def cache_path() -> Path:
-    """Where the cache lives: beside ``zpi_host``'s own bytecode."""
-    folder = Path(cache_from_source(str(Path(__file__).with_name("__init__.py")))).parent
-    return folder / f"attrs-generated.{sys.implementation.cache_tag}.marshal"
+    """Where the cache lives: the bytecode slot of :mod:`zpi_host.codecache_slot`, so that
+    ``pip uninstall`` removes it (see that module)."""
+    return Path(cache_from_source(str(Path(__file__).with_name("codecache_slot.py"))))
+
+
+#: the cache file of releases before the slot module (uninstalls left it behind): a save at
+#: :func:`cache_path` removes it
+EARLIER_NAME = f"attrs-generated.{sys.implementation.cache_tag}.marshal"
 
 
 class _RouteAfterLoad:
