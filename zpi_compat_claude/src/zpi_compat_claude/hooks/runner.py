@@ -240,9 +240,6 @@ class _AsyncioChild:
     def returncode(self) -> int | None:
         return self.transport.get_returncode()
 
-    def send_signal(self, sig: int) -> None:
-        self.transport.send_signal(sig)
-
     async def wait(self) -> int | None:
         await asyncio.shield(self.capture.exited)
         return self.returncode

@@ -49,12 +49,13 @@ def command_environment(ctx: ToolContext) -> dict[str, str]:
     return env
 
 
-def _signal(process: Any, pgid: int, sig: int) -> None:
+def _signal(pgid: int, sig: int) -> None:
+    """Signal the whole group. The shell is in it: it was started with ``start_new_session``,
+    and a session leader cannot leave its group. Signalling the process object as well would
+    be worse than useless: ``Popen.send_signal`` first polls, which reaps an exiting child
+    under asyncio's child watcher, and the exit status is lost (reported as 255)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    if process.returncode is None:  # the shell may have left its group
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(sig)
 
 
 async def _wait_gone(process: Any, pgid: int) -> None:
@@ -72,11 +73,11 @@ async def stop_process_group(process: Any, pgid: int) -> bool:
 
     if process.returncode is not None and not process_groups.group_alive(pgid):
         return False
-    _signal(process, pgid, signal.SIGTERM)
+    _signal(pgid, signal.SIGTERM)
     with anyio.move_on_after(TERM_GRACE):
         await _wait_gone(process, pgid)
         return True
-    _signal(process, pgid, signal.SIGKILL)
+    _signal(pgid, signal.SIGKILL)
     with anyio.move_on_after(KILL_WAIT):
         await _wait_gone(process, pgid)
     return True
