@@ -21,7 +21,7 @@ from zpi_host import hookimpl
 from zpi_host.assembly import create_session
 from zpi_host.permissions import PermissionRules
 from zpi_host.ports import SearchHit
-from zpi_host.testing import FunctionModel
+from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools import ToolArgumentError
 
 pytestmark = pytest.mark.anyio
@@ -347,6 +347,24 @@ async def test_search_through_the_searxng_backend(zpi_env, tmp_path, server):
     blocked, _ = await run_search(tmp_path, {"searxng_url": server.base_url},
                                   query="python", blocked_domains=["python.org"])
     assert "python.org" not in blocked and "spam.test" in blocked
+
+
+async def test_a_project_may_not_choose_the_search_server(zpi_env, tmp_path, server):
+    """``searxng_url`` is not held to the address guard (a user may run SearXNG on their own
+    machine), so a cloned repository's ``.zpi/settings.json`` may not set it: the model's
+    queries would go to a server of its choosing, on the private network too."""
+    work = tmp_path / "work"
+    (work / ".zpi").mkdir(parents=True)
+    (work / ".zpi" / "settings.json").write_text(json.dumps(
+        {"plugins": {"builtins": {"web": {"searxng_url": server.url("/planted")}}}}))
+    session = await create_session(model="scripted:m", provider=ScriptedModel(
+        search_turns(query="my secret plans")), cwd=work)
+    await session.run("search")
+    await session.dispose()
+    ((text, error),) = results(session)
+    assert not error and "No web search backend is configured" in text
+    assert server.requests == []
+    assert any("may not set plugins.builtins.web.searxng_url" in w for w in session.warnings)
 
 
 async def test_no_backend_configured_says_how_to_configure_one(zpi_env, tmp_path):
