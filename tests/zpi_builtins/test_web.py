@@ -153,6 +153,22 @@ async def test_a_corrupt_or_unknown_encoding_is_a_clear_error(zpi_env, tmp_path,
     assert e2 and "encoded as 'br' (Content-Encoding: br), which web_fetch cannot decode" in brotli
 
 
+async def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(
+        zpi_env, tmp_path, server):
+    """The server names the charset: one Python knows but cannot decode text with (``rot13``,
+    ``base64``, ``undefined``, ``idna``) ended the call with Python's own LookupError text;
+    the page is read as UTF-8 instead, and a real charset is still used."""
+    names = ("rot13", "base64", "undefined", "idna", "latin-1")
+    for name in names:
+        server.page(f"/{name}", "<p>caf\u00e9 ok</p>".encode("latin-1"),
+                    f"text/html; charset={name}")
+    found = await run_fetch(tmp_path, *({"url": server.url(f"/{n}")} for n in names))
+    *fallback, (latin, latin_error) = found
+    for text, error in fallback:
+        assert not error and "caf\ufffd ok" in text
+    assert not latin_error and "caf\u00e9 ok" in latin
+
+
 async def test_a_stalled_server_hits_the_time_limit(zpi_env, tmp_path, server):
     server.stall("/slow")
     ((text, error),) = await run_fetch(tmp_path, {"url": server.url("/slow")},

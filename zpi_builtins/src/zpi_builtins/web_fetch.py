@@ -96,6 +96,16 @@ def is_text(kind: str) -> bool:
             or kind.endswith("+json") or kind.endswith("+xml"))
 
 
+def decode_text(body: bytes, charset: str | None) -> str:
+    """The body as text in the charset the server named, or in UTF-8 when Python has no text
+    codec by that name (``rot13``, ``base64`` and ``undefined`` are codecs, but not ones that
+    decode text); bytes that do not decode become U+FFFD."""
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except (LookupError, UnicodeError):
+        return body.decode("utf-8", errors="replace")
+
+
 def html_to_markdown(html: str) -> str:
     """Markdown for an HTML page: headings as ``#``, scripts, styles and other invisible
     parts removed, runs of blank lines squeezed."""
@@ -188,7 +198,7 @@ class Fetcher:
                         raise FetchError(self._too_big(url, "more"))
         except BodyDecodeError as exc:
             raise FetchError(f"{url} could not be read: {exc}") from None
-        text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+        text = decode_text(bytes(body), response.encoding)
         if kind in HTML_TYPES:
             text = html_to_markdown(text)
         return Page(url, response.status_code, kind, text, len(body))
