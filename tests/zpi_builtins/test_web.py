@@ -288,6 +288,13 @@ def test_arguments_are_checked_naming_the_field():
         parse_search({"query": "x", "allowed_domains": "a.com"})
 
 
+def test_a_page_nested_too_deeply_for_markdown_gives_its_text():
+    """markdownify recurses per level: 5,000 nested ``<div>`` (30 KB) ended the fetch with
+    "RecursionError: maximum recursion depth exceeded"."""
+    deep = "<div>" * 5000 + "<p>deep words</p><script>hidden()</script>" + "</div>" * 5000
+    assert html_to_markdown(deep) == "deep words\n"
+
+
 def test_html_to_markdown_squeezes_blank_lines_and_drops_invisible_parts():
     text = html_to_markdown("<h2>A</h2>\n\n\n<p>b</p><noscript>no</noscript><div></div><p>c</p>")
     assert text == "## A\n\nb\n\nc\n"

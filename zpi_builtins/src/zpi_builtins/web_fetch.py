@@ -108,14 +108,19 @@ def decode_text(body: bytes, charset: str | None) -> str:
 
 def html_to_markdown(html: str) -> str:
     """Markdown for an HTML page: headings as ``#``, scripts, styles and other invisible
-    parts removed, runs of blank lines squeezed."""
+    parts removed, runs of blank lines squeezed. markdownify recurses once per element
+    level, so a page nested deeper than Python's recursion limit (a few kilobytes of
+    ``<div>``) gives its visible text alone, one line per string."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(INVISIBLE):
         tag.decompose()
-    text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    try:
+        text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    except RecursionError:
+        text = soup.get_text("\n")
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
