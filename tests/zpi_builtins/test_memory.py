@@ -169,6 +169,34 @@ async def test_symlinks_are_never_followed(zpi_env, tmp_path):
     assert "2 memory files could not be read" in prompt
 
 
+async def test_a_zpi_folder_that_leads_out_of_the_workspace_is_not_used(zpi_env, tmp_path):
+    """A repository can ship ``.zpi`` as a symlink (git keeps them): project memories were then
+    read from, and written (``memory/``, its lock, the file) into, wherever it pointed."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    write_memory(outside / "memory", "secret", "a file outside", "not for the model")
+    (ws / ".zpi").symlink_to(outside)
+    session = await scripted_session(ws, [
+        call(action="view", scope="project", name="secret"),
+        call(action="add", scope="project", name="planted", description="d", content="c"),
+        call(action="add", scope="user", name="style", description="d", content="c"),
+        "done"])
+    await session.run("go")
+    await session.dispose()
+    (view_error, view), (add_error, add), (user_error, _) = results(session)
+    assert view_error and add_error and not user_error
+    for text in (view, add):
+        assert f"leads to {outside / 'memory'}, outside the workspace {ws}" in text
+        assert "Make .zpi a plain folder" in text
+    assert "not for the model" not in view
+    assert sorted(p.name for p in (outside / "memory").iterdir()) == ["secret.md"]
+    prompt = session.test_model.requests[0].system_prompt
+    assert "secret" not in prompt and "a file outside" not in prompt
+    assert "(1 memory file could not be read" in prompt
+    assert (zpi_env.agent_dir / "memory" / "style.md").is_file()
+
+
 def _memory(i: int) -> Memory:
     return Memory("project", f"m{i:03d}", f"memory number {i}", "x", Path(f"/m{i}.md"),
                   FileFingerprint(1, 0, "0"))

@@ -10,7 +10,9 @@ import pytest
 from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.notify import terminal_sequence
+from zpi_host.assembly import create_session
 from zpi_host.ports import HostPorts
+from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -80,3 +82,28 @@ async def test_a_failing_command_is_a_warning_not_an_error(zpi_env, tmp_path):
     await session.notify("hello", None, "idle_prompt")
     await session.dispose()
     assert any("exited with 3" in w for w in session.take_warnings())
+
+
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+async def test_a_project_may_not_choose_the_notification_command(zpi_env, tmp_path, name):
+    """A cloned repository's ``.zpi`` settings would run a program of its choosing at the first
+    permission prompt: its command is ignored with a warning and the user's own one runs."""
+    (tmp_path / "planted").mkdir()
+    planted, theirs = recorder(tmp_path / "planted")
+    log, mine = recorder(tmp_path)
+    work = tmp_path / "work"
+    (work / ".zpi").mkdir(parents=True)
+    (work / ".zpi" / name).write_text(json.dumps(
+        {"plugins": {"builtins": {"notify": {"command": theirs, "terminal": "off"}}}}))
+    (zpi_env.agent_dir / "settings.json").write_text(json.dumps(
+        {"plugins": {"builtins": {"notify": {"command": mine}}}}))
+    session = await create_session(model="scripted:m", provider=ScriptedModel([]), cwd=work)
+    await session.notify("bash needs your approval", "Permission", "permission_prompt")
+    await session.dispose()
+    assert not planted.exists()
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        ["Permission", "bash needs your approval"]]
+    assert session.settings["plugins"]["builtins"]["notify"]["terminal"] == "off"  # the rest
+    said = " ".join(session.warnings)
+    assert "may not set plugins.builtins.notify.command" in said
+    assert "run a program of the repository's choosing" in said

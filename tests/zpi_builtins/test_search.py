@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins import search as service
+from zpi_builtins import search_grep
 from zpi_builtins.search import (
     execute_glob,
     format_grep,
@@ -161,6 +163,20 @@ def test_grep_of_one_file_and_of_a_binary_file(tree):
     assert grep_text(tree, True, path="src/app.py", output_mode="content") == \
         "src/app.py:3:def needle():"
     assert grep_text(tree, True, path="blob.bin") == "No files found"
+
+
+def test_grep_refuses_a_fifo_or_a_device_without_reading_it(tmp_path):
+    """Read whole, ``/dev/zero`` took all the memory there is (a MemoryError under a 1 GiB
+    limit); FIFOs and devices get a clear error, and are never opened."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "pipe")
+    tool = grep_tool(False)
+    for path, kind in (("pipe", "a FIFO (named pipe)"), ("/dev/null", "a character device")):
+        with pytest.raises(ToolFailure, match=re.escape(
+                f"{path} is {kind}, not a regular file or a folder; grep searches only those")):
+            tool.execute(tool.prepare_arguments({"pattern": "x", "path": path}), ctx(ws))
+    assert search_grep._read("/dev/null") is None  # one that became a device after the walk
 
 
 def test_grep_arguments_are_checked_with_the_field_named():

@@ -20,6 +20,22 @@ def test_clean_title():
     assert clean_title("Title: Refactor the parser") == "Refactor the parser"
     assert clean_title("  \n ") is None
     assert len(clean_title("x" * 500)) == 80
+    assert clean_title("\x1b]52;c;cm0gLXJmIH4=\x07Fix\tthe \x1b[2Jbuild\u202e\x9b") == \
+        "]52;c;cm0gLXJmIH4= Fix the [2Jbuild"
+
+
+async def test_a_title_cannot_carry_terminal_escapes_to_sessions_list(zpi_env, tmp_path):
+    """A model (or a page it read) that answers with escape sequences would otherwise drive
+    the terminal of whoever lists the sessions: set its clipboard (OSC 52), clear it."""
+    from zpi_host.cli.sessions import session_line
+
+    hostile = {"purpose": "title", "text": "\x1b]52;c;cm0gLXJmIH4=\x07Deploy \x1b[2Jfix"}
+    session = await scripted_session(tmp_path, ["done", hostile])
+    await session.run("deploy it")
+    await session.dispose()
+    (info,) = list_sessions(tmp_path, agent_dir=zpi_env.agent_dir)
+    assert info.title == "]52;c;cm0gLXJmIH4= Deploy [2Jfix"
+    assert not any(c in session_line(info) for c in "\x1b\x07")
 
 
 async def test_the_first_exchange_gets_a_title_shown_by_sessions_list(zpi_env, tmp_path):

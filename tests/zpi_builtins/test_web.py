@@ -6,8 +6,11 @@ private addresses (or allow exactly 127.0.0.1/32); the refusals run with it off.
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import json
+import tracemalloc
+import zlib
 
 import httpcore
 import pytest
@@ -15,13 +18,13 @@ from helpers.builtins import builtins_settings, scripted_session
 from helpers.web_server import web_server
 
 from zpi_builtins.web import parse_fetch, parse_search, rule_subjects
-from zpi_builtins.web_fetch import Fetcher, FetchLimits, Page, html_to_markdown
+from zpi_builtins.web_fetch import Fetcher, FetchError, FetchLimits, Page, html_to_markdown
 from zpi_builtins.web_guard import AddressGuard, AddressRefused, PinnedBackend, why_not_public
 from zpi_host import hookimpl
 from zpi_host.assembly import create_session
 from zpi_host.permissions import PermissionRules
 from zpi_host.ports import SearchHit
-from zpi_host.testing import FunctionModel
+from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools import ToolArgumentError
 
 pytestmark = pytest.mark.anyio
@@ -98,6 +101,72 @@ async def test_a_page_over_max_bytes_is_refused_declared_or_streamed(zpi_env, tm
     ((small, small_error),) = await run_fetch(tmp_path, {"url": server.url("/chunked")},
                                               web={**ALLOW_LOOPBACK, "max_bytes": 1000})
     assert not small_error and "y" * 7 in small and "y" * 20 not in small
+
+
+def gzip_stream(size: int) -> bytes:
+    """``size`` zero bytes gzipped, made a MiB at a time (the test never holds them whole)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    mib = bytes(1024 * 1024)
+    return b"".join(packer.compress(mib) for _ in range(size // len(mib))) + packer.flush()
+
+
+async def test_compressed_pages_are_inflated_gzip_deflate_and_stacked(zpi_env, tmp_path, server):
+    text = "<p>" + "compressed words " * 200 + "</p>"
+    server.page("/gz", gzip.compress(text.encode()), **{"Content-Encoding": "gzip"})
+    server.page("/zlib", zlib.compress(text.encode()), **{"Content-Encoding": "deflate"})
+    raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    server.page("/raw", raw.compress(text.encode()) + raw.flush(),
+                **{"Content-Encoding": "deflate"})
+    server.page("/twice", gzip.compress(zlib.compress(text.encode())),
+                **{"Content-Encoding": "deflate, gzip"})
+    found = await run_fetch(tmp_path, *({"url": server.url(p)} for p in
+                                        ("/gz", "/zlib", "/raw", "/twice")))
+    for page, error in found:
+        assert not error and page.count("compressed words") == 200
+        assert f"{len(text)} bytes)" in page
+    assert {r[2]["Accept-Encoding"] for r in server.requests} == {"gzip, deflate"}
+
+
+async def test_a_decompression_bomb_stops_at_max_bytes_without_inflating_it_whole(server):
+    """600 bytes sent as ``gzip, gzip`` inflate to 256 MiB: the body is inflated piece by
+    piece and refused at the limit, never held whole (httpx would inflate it in one call)."""
+    server.page("/bomb", gzip.compress(gzip_stream(256 * 1024 * 1024), 9), "text/plain",
+                **{"Content-Encoding": "gzip, gzip"})
+    fetcher = Fetcher(AddressGuard(allow_private=True), FetchLimits(max_bytes=1024 * 1024))
+    tracemalloc.start()
+    try:
+        with pytest.raises(FetchError, match="larger than the limit of 1 MiB"):
+            await fetcher.fetch(server.url("/bomb"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024
+
+
+async def test_a_corrupt_or_unknown_encoding_is_a_clear_error(zpi_env, tmp_path, server):
+    server.page("/broken", gzip.compress(b"<p>hello</p>")[:12] + b"garbage!" * 4,
+                **{"Content-Encoding": "gzip"})
+    server.page("/brotli", b"\x1b\x00\x00", **{"Content-Encoding": "br"})
+    (broken, e1), (brotli, e2) = await run_fetch(
+        tmp_path, {"url": server.url("/broken")}, {"url": server.url("/brotli")})
+    assert e1 and f"{server.url('/broken')} could not be read: its gzip data is corrupt" in broken
+    assert e2 and "encoded as 'br' (Content-Encoding: br), which web_fetch cannot decode" in brotli
+
+
+async def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(
+        zpi_env, tmp_path, server):
+    """The server names the charset: one Python knows but cannot decode text with (``rot13``,
+    ``base64``, ``undefined``, ``idna``) ended the call with Python's own LookupError text;
+    the page is read as UTF-8 instead, and a real charset is still used."""
+    names = ("rot13", "base64", "undefined", "idna", "latin-1")
+    for name in names:
+        server.page(f"/{name}", "<p>caf\u00e9 ok</p>".encode("latin-1"),
+                    f"text/html; charset={name}")
+    found = await run_fetch(tmp_path, *({"url": server.url(f"/{n}")} for n in names))
+    *fallback, (latin, latin_error) = found
+    for text, error in fallback:
+        assert not error and "caf\ufffd ok" in text
+    assert not latin_error and "caf\u00e9 ok" in latin
 
 
 async def test_a_stalled_server_hits_the_time_limit(zpi_env, tmp_path, server):
@@ -217,6 +286,13 @@ def test_arguments_are_checked_naming_the_field():
     assert caught.value.field == "blocked_domains"
     with pytest.raises(ToolArgumentError):
         parse_search({"query": "x", "allowed_domains": "a.com"})
+
+
+def test_a_page_nested_too_deeply_for_markdown_gives_its_text():
+    """markdownify recurses per level: 5,000 nested ``<div>`` (30 KB) ended the fetch with
+    "RecursionError: maximum recursion depth exceeded"."""
+    deep = "<div>" * 5000 + "<p>deep words</p><script>hidden()</script>" + "</div>" * 5000
+    assert html_to_markdown(deep) == "deep words\n"
 
 
 def test_html_to_markdown_squeezes_blank_lines_and_drops_invisible_parts():
@@ -347,6 +423,24 @@ async def test_search_through_the_searxng_backend(zpi_env, tmp_path, server):
     blocked, _ = await run_search(tmp_path, {"searxng_url": server.base_url},
                                   query="python", blocked_domains=["python.org"])
     assert "python.org" not in blocked and "spam.test" in blocked
+
+
+async def test_a_project_may_not_choose_the_search_server(zpi_env, tmp_path, server):
+    """``searxng_url`` is not held to the address guard (a user may run SearXNG on their own
+    machine), so a cloned repository's ``.zpi/settings.json`` may not set it: the model's
+    queries would go to a server of its choosing, on the private network too."""
+    work = tmp_path / "work"
+    (work / ".zpi").mkdir(parents=True)
+    (work / ".zpi" / "settings.json").write_text(json.dumps(
+        {"plugins": {"builtins": {"web": {"searxng_url": server.url("/planted")}}}}))
+    session = await create_session(model="scripted:m", provider=ScriptedModel(
+        search_turns(query="my secret plans")), cwd=work)
+    await session.run("search")
+    await session.dispose()
+    ((text, error),) = results(session)
+    assert not error and "No web search backend is configured" in text
+    assert server.requests == []
+    assert any("may not set plugins.builtins.web.searxng_url" in w for w in session.warnings)
 
 
 async def test_no_backend_configured_says_how_to_configure_one(zpi_env, tmp_path):

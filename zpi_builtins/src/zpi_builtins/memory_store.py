@@ -139,21 +139,33 @@ class Skipped:
 @attrs.frozen
 class MemoryDir:
     """The memory directory of one scope. ``path`` is resolved (no symlink above it); below
-    it nothing is followed."""
+    it nothing is followed. ``refused`` says why it may not be used at all: a project's
+    ``.zpi`` that leads out of the workspace (a repository can ship ``.zpi`` as a symlink)."""
 
     scope: str
     path: Path
+    refused: str | None = None
 
     @classmethod
     def of(cls, scope: str, agent_dir: Path, cwd: Path) -> MemoryDir:
-        base = agent_dir if check_scope(scope) == "user" else Path(cwd) / ".zpi"
-        return cls(scope, nofollow.resolve(Path(os.path.abspath(base))) / "memory")
+        if check_scope(scope) == "user":
+            return cls(scope, nofollow.resolve(Path(os.path.abspath(agent_dir))) / "memory")
+        workspace = nofollow.resolve(Path(os.path.abspath(cwd)))
+        base = nofollow.resolve(workspace / ".zpi")
+        if base.is_relative_to(workspace):
+            return cls(scope, base / "memory")
+        return cls(scope, base / "memory", (
+            f"project memory directory {workspace / '.zpi' / 'memory'} leads to "
+            f"{base / 'memory'}, outside the workspace {workspace} (.zpi is a symlink); it is "
+            "not used. Make .zpi a plain folder to keep project memories"))
 
     def file(self, name: str) -> Path:
         return self.path / f"{check_name(name)}{SUFFIX}"
 
     def _open(self) -> int | None:
         """A descriptor of the directory, None when it does not exist yet."""
+        if self.refused is not None:
+            raise MemoryPathError(self.refused)
         try:
             return nofollow.open_directory(self.path)
         except FileNotFoundError:
@@ -224,6 +236,8 @@ class MemoryDir:
         """Hold the directory's lock (made with the directory when missing)."""
         import fcntl
 
+        if self.refused is not None:
+            raise MemoryPathError(self.refused)
         try:
             # the user's memories are private; a project's live in its repository
             os.makedirs(self.path, mode=0o700 if self.scope == "user" else 0o777,

@@ -201,7 +201,11 @@ def _real_cwd(ctx: ToolContext) -> Path:
 
 
 def _root(ctx: ToolContext, raw: str | None, tool: str) -> Path:
-    """The real path of the folder (or file) to search, as the permission check judged it."""
+    """The real path of the folder (or file) to search, as the permission check judged it.
+    A FIFO, socket or device is refused without opening it: ``/dev/zero`` never ends, so
+    reading it whole would take all the memory there is."""
+    import stat
+
     from zpi_host import nofollow
 
     if raw is None:
@@ -210,12 +214,19 @@ def _root(ctx: ToolContext, raw: str | None, tool: str) -> Path:
         real = ctx.target(raw).real
     except nofollow.UnusablePathError as exc:
         raise ToolFailure(str(exc), {"path": raw}) from None
-    if not real.exists():
+    try:
+        mode = real.stat().st_mode
+    except OSError:
         raise ToolFailure(f"{raw} does not exist; give a folder inside the workspace (or "
-                          "leave path out to search the working directory)", {"path": raw})
-    if tool == "glob" and not real.is_dir():
+                          "leave path out to search the working directory)",
+                          {"path": raw}) from None
+    if tool == "glob" and not stat.S_ISDIR(mode):
         raise ToolFailure(f"{raw} is not a folder; glob searches folders (use it with the "
                           "folder that holds the file)", {"path": raw})
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ToolFailure(f"{raw} is {nofollow.kind_of(mode)}, not a regular file or a folder; "
+                          f"{tool} searches only those and refuses it without opening it",
+                          {"path": raw})
     return real
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -108,14 +109,18 @@ def ripgrep_path() -> str | None:
 
 
 def _read(path: str | Path) -> tuple[bytes, float] | None:
-    """A file's bytes and modification time (None when it cannot be read)."""
+    """A regular file's bytes and modification time (None when it cannot be read, or is
+    not a regular file now: a device such as ``/dev/zero`` would never end)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as f:
-            return f.read(), os.fstat(f.fileno()).st_mtime
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return f.read(), st.st_mtime
     except OSError:
         return None
 

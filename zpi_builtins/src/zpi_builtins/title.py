@@ -31,9 +31,12 @@ SYSTEM = ("You name conversations. Answer with a title of at most six words for 
 
 
 def clean_title(text: str) -> str | None:
-    """The model's answer as a title: first line, quotes and trailing dots off, at most
+    """The model's answer as a title: first line, control and format characters out (an
+    escape sequence in a title would drive the terminal of whoever runs ``sessions list``:
+    clear it, retitle it, set its clipboard), quotes and trailing dots off, at most
     ``MAX_CHARS`` characters; None when nothing is left."""
     line = next((part.strip() for part in text.strip().splitlines() if part.strip()), "")
+    line = " ".join("".join(c if c.isprintable() else " " for c in line).split())
     line = line.strip("\"'`*# ").rstrip(".").strip()
     if line.lower().startswith("title:"):
         line = line[6:].strip()

@@ -5,8 +5,9 @@ and connected to the address checked. Redirects within the same host (``www.`` a
 followed up to ``max_redirects``; a redirect to another host is not followed but reported,
 so that the model's next call for it goes through the permission rules (which name domains)
 like any other. The body is read up to ``max_bytes``; the whole fetch, redirects included,
-has ``timeout_seconds``. HTML becomes Markdown with markdownify; other text types are kept as
-they are; anything else is refused.
+has ``timeout_seconds``. A compressed body is inflated piece by piece against ``max_bytes``
+(:mod:`.web_body`), never whole. HTML becomes Markdown with markdownify; other text types are
+kept as they are; anything else is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import httpx
 
 from zpi_host.errors import ZpiError
 
+from .web_body import ACCEPTED, BodyDecodeError, BodyDecoder
 from .web_guard import AddressGuard, PinnedBackend
 
 USER_AGENT = "zpi-host web_fetch (+https://github.com/zpi-host)"
@@ -94,16 +96,31 @@ def is_text(kind: str) -> bool:
             or kind.endswith("+json") or kind.endswith("+xml"))
 
 
+def decode_text(body: bytes, charset: str | None) -> str:
+    """The body as text in the charset the server named, or in UTF-8 when Python has no text
+    codec by that name (``rot13``, ``base64`` and ``undefined`` are codecs, but not ones that
+    decode text); bytes that do not decode become U+FFFD."""
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except (LookupError, UnicodeError):
+        return body.decode("utf-8", errors="replace")
+
+
 def html_to_markdown(html: str) -> str:
     """Markdown for an HTML page: headings as ``#``, scripts, styles and other invisible
-    parts removed, runs of blank lines squeezed."""
+    parts removed, runs of blank lines squeezed. markdownify recurses once per element
+    level, so a page nested deeper than Python's recursion limit (a few kilobytes of
+    ``<div>``) gives its visible text alone, one line per string."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(INVISIBLE):
         tag.decompose()
-    text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    try:
+        text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    except RecursionError:
+        text = soup.get_text("\n")
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
@@ -140,7 +157,8 @@ class Fetcher:
                                      follow_redirects=False,
                                      timeout=self.limits.timeout_seconds,
                                      headers={"User-Agent": USER_AGENT,
-                                              "Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
+                                              "Accept": "text/html, text/*;q=0.9, */*;q=0.5",
+                                              "Accept-Encoding": ACCEPTED}
                                      ) as client:
             first_host = split_url(url)[1]
             current = url
@@ -174,12 +192,18 @@ class Fetcher:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise FetchError(self._too_big(url, f"{int(declared)} bytes"))
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > limit:
-                raise FetchError(self._too_big(url, "more"))
-        text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+        try:
+            decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+            body = bytearray()
+            # raw bytes, inflated here in bounded pieces (httpx would inflate a chunk whole)
+            async for chunk in response.aiter_raw():
+                for piece in decoder.feed(chunk):
+                    body += piece
+                    if len(body) > limit:
+                        raise FetchError(self._too_big(url, "more"))
+        except BodyDecodeError as exc:
+            raise FetchError(f"{url} could not be read: {exc}") from None
+        text = decode_text(bytes(body), response.encoding)
         if kind in HTML_TYPES:
             text = html_to_markdown(text)
         return Page(url, response.status_code, kind, text, len(body))

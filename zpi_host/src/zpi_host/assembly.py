@@ -221,10 +221,17 @@ def _restore_user_routes(target: dict[str, Any], user: Mapping[str, Any], sectio
             target.pop(key, None)
 
 
-#: settings that open the host up beyond the workspace, which only the user may choose: a
-#: project's files could otherwise let the model reach the user's private network
-USER_ONLY_SETTINGS = ("plugins.builtins.web.allow_private_addresses",
-                      "plugins.builtins.web.allowed_networks")
+_PRIVATE_NETWORK = "it would let the model reach your private network"
+#: settings that open the host up beyond the workspace, which only the user may choose, and
+#: what a project's files could otherwise do with them
+USER_ONLY_SETTINGS = {
+    "plugins.builtins.web.allow_private_addresses": _PRIVATE_NETWORK,
+    "plugins.builtins.web.allowed_networks": _PRIVATE_NETWORK,
+    "plugins.builtins.web.searxng_url": "it would choose the server your search queries are "
+                                        "sent to, on your private network too",
+    "plugins.builtins.notify.command": "it would run a program of the repository's choosing "
+                                       "on your machine, without asking",
+}
 
 
 def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
@@ -232,7 +239,7 @@ def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
     """:data:`USER_ONLY_SETTINGS` set in the project's files are ignored with a warning; the
     user's value (or none) stays."""
     for scope in PROJECT_SCOPES:
-        for dotted in USER_ONLY_SETTINGS:
+        for dotted, why in USER_ONLY_SETTINGS.items():
             *parents, leaf = dotted.split(".")
             if not _has(manager.layer(scope), [*parents, leaf]):
                 continue
@@ -247,9 +254,8 @@ def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
                     target[leaf] = user[leaf]
                 else:
                     target.pop(leaf, None)
-            warnings.append(f"{manager.path(scope)}: a project may not set {dotted} (it would "
-                            "let the model reach your private network); ignored. Set it in "
-                            "your user settings.")
+            warnings.append(f"{manager.path(scope)}: a project may not set {dotted} ({why}); "
+                            "ignored. Set it in your user settings.")
 
 
 def _has(layer: Mapping[str, Any], path: list[str]) -> bool:
