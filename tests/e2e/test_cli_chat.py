@@ -121,6 +121,21 @@ def test_ask_mode_asks_on_the_terminal_while_the_display_waits(tmp_path):
     assert "│ approved-and-ran" in term.text and term.text.rstrip().endswith("done")
 
 
+def test_the_approval_question_shows_every_control_character_of_the_command(tmp_path):
+    """A carriage return and an erase-line in a command would redraw the question so that
+    the person approves "echo hello" while "rm -rf" runs: the question shows them instead."""
+    model = script(tmp_path, {"tool_calls": [{"name": "bash", "arguments": {
+        "command": "touch gone\r\u001b[2Kecho hello"}}]}, {"text": "done"})
+    term = Chat(tmp_path, "--permission-mode", "ask", "--model", model, "go",
+                command=("run",)).term
+    term.read_until(r"allow\? \[y\]es")
+    assert "bash: touch gone ^[[2Kecho hello" in term.text  # (the summary puts \r as a space)
+    assert "\x1b[2K" not in term.output
+    term.send("n\r")
+    assert term.finish() == 0
+    assert not (tmp_path / "gone").exists()
+
+
 def test_a_chat_asks_for_approval_at_its_prompt(tmp_path):
     model = script(tmp_path,
                    {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran-one"}}]},

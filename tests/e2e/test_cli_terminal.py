@@ -93,6 +93,28 @@ def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_
     assert "\x1b[31m✗" in term.output and screen[-1] == "done"
 
 
+def test_the_model_and_its_commands_cannot_drive_the_terminal(tmp_path):
+    """Escape sequences from the model's text and a command's output never reach the
+    terminal (clipboard, title, clear screen); a pipe still gets the model's text as it was."""
+    answer = "done\u001b]0;owned\u0007 \u202eevil"
+    model = script(tmp_path, {"text": "Sure\u001b]52;c;ZXZpbA==\u0007\u001b[2J, running it.",
+                              "tool_calls": [{"name": "bash", "arguments": {
+                                  "command": r"printf '\033]0;title\007\033[31mred\033[0m\n'"}}]},
+                   {"text": answer})
+    code, term = on_terminal(tmp_path, "--model", model, "go", cwd=tmp_path)
+    assert code == 0, term.text
+    assert "\x1b]" not in term.output and "\x1b[2J" not in term.output
+    assert "\x1b[31m" not in term.output and "\u202e" not in term.output
+    assert "Sure, running it." in term.screen and "  │ red" in term.screen
+    assert term.screen[-1] == "done <U+202E>evil"
+    import subprocess
+
+    piped = subprocess.run([EXE, "run", "--model", model, "go"], capture_output=True,
+                           text=True, cwd=tmp_path, env=environment(tmp_path), timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == answer + "\n"
+
+
 def test_retries_and_warnings_get_their_own_yellow_lines(tmp_path):
     (tmp_path / ".zpi").mkdir()
     (tmp_path / ".zpi/settings.json").write_text("{not json")

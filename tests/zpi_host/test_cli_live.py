@@ -106,3 +106,25 @@ def test_key_argument_and_size():
     assert key_argument("not a mapping") == ""
     one = ToolResultMessage("c", "t", (TextContent("hello"),))
     assert size_of(one) == "5 bytes"
+
+
+def test_the_model_and_commands_cannot_drive_the_terminal():
+    """What the display shows from elsewhere (model text, a call's argument, a command's
+    output, a plugin's warning) goes through for_terminal: no escape sequence of theirs
+    reaches the screen; the display's own colours do."""
+    live, out, err, _clock = display(colour=True)
+    live(TextDeltaEvent("Sure\x1b]52;c;ZXZpbA==\x07 thing\x1b[2J\r"))
+    live(TextDeltaEvent(" done\n"))
+    assert out.getvalue() == "Sure thing done\n"
+    live(ToolStart("c1", "bash", {"command": "ls\r\x1b[Kecho safe"}))
+    live(ToolUpdateEvent("c1", "\x1b]0;owned\x07progress\n"))
+    assert "ls^M^[[Kecho safe" in err.getvalue() and "owned" not in err.getvalue()
+    live(result("c1", "bash", "\x1b[31mred\x1b[0m\n\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\n"))
+    from zpi_host.events import WarningEvent
+
+    live(WarningEvent("plugin says \x1b[2J\x07hi"))
+    screen = err.getvalue()
+    assert "  │ red" in screen and "  │ link" in screen and "plugin says ^Ghi" in screen
+    for foreign in ("\x1b]", "\x1b[2J", "\x1b[Kecho", "\x1b[31m", "\x07"):
+        assert foreign not in screen + out.getvalue(), foreign
+    assert "\x1b[32m✓" in screen  # the display's own colours stay

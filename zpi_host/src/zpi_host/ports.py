@@ -19,6 +19,7 @@ import attrs
 
 from .errors import UsageError, ZpiError
 from .lazy import lazy_attributes
+from .terminal_text import shown
 
 if TYPE_CHECKING:
     from .ports_occasional import Question, QuestionOption, SearchHit, TaskInfo
@@ -83,7 +84,7 @@ class TerminalAsker:
 
         answers: dict[str, Any] = {}
         for q in questions:
-            self.output.write(self.render(q))
+            self.output.write(shown(self.render(q), self.output, exact=True))
             self.output.flush()
             line = await anyio.to_thread.run_sync(self.input.readline, abandon_on_cancel=True)
             if not line:

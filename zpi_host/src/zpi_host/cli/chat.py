@@ -15,6 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..terminal_text import shown
 from . import EXIT_OK, CliUsageError
 
 PROMPT = "> "
@@ -132,7 +133,7 @@ class Chat:
         elif result.is_error:
             self._say(f"error: {result.result}", error=True)
         elif live is None or not live.streamed.strip():
-            print(result.result, file=self.out, flush=True)
+            print(shown(result.result, self.out), file=self.out, flush=True)
 
     # ----------------------------------------------------------------- session handling
 
@@ -206,7 +207,7 @@ class Chat:
             if live is not None:
                 live.pause()
             try:
-                print(about, file=self.out, flush=True)
+                print(shown(about, self.out, exact=True), file=self.out, flush=True)
                 try:
                     answer: str = await PromptSession().prompt_async(question)
                 except EOFError:
@@ -348,6 +349,7 @@ class Chat:
     def _say(self, text: str, *, error: bool = False) -> None:
         from .live import RED, RESET, colours_wanted
 
+        text = shown(text, self.out)
         if error and colours_wanted(self.out):
             text = f"{RED}{text}{RESET}"
         print(text, file=self.out, flush=True)

@@ -6,6 +6,9 @@ becomes a one-line outcome when the call ends; retries and warnings get their ow
 lines. Plain ANSI escapes, no library: a status line at the bottom and four colours are all it
 needs, and it costs no import time (rich would add 30-60 ms and a dependency).
 
+Text that comes from elsewhere (the model, a command's output, a plugin's message) goes through
+:func:`~zpi_host.terminal_text.for_terminal` first: it must not drive the terminal.
+
 Colours only when ``NO_COLOR`` is unset or empty (https://no-color.org); the display itself is
 used only when stdout and stderr are both terminals and ``TERM`` is not ``dumb``
 (:func:`wanted`).
@@ -17,6 +20,8 @@ import os
 import shutil
 import time
 from typing import Any, TextIO
+
+from ..terminal_text import for_terminal
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds between two frames of the spinner
@@ -95,7 +100,9 @@ class Call:
     """A tool call in flight."""
 
     def __init__(self, name: str, arguments: Any, now: float) -> None:
-        self.name, self.key, self.started = name, key_argument(arguments), now
+        # what the call will act on, shown exactly: a control character in it is visible
+        self.name, self.started = name, now
+        self.key = for_terminal(key_argument(arguments), exact=True)
         self.output = ""  # the most recent output (tool_update), for the tail
 
     def last_line(self) -> str:
@@ -137,7 +144,7 @@ class LiveDisplay:
         if not event.text:
             return
         self._clear_status()
-        self.out.write(event.text)
+        self.out.write(for_terminal(event.text))
         self.out.flush()
         self.streamed += event.text
         self.at_line_start = event.text.endswith("\n")
@@ -154,15 +161,15 @@ class LiveDisplay:
     def _on_tool_update(self, event: Any) -> None:
         call = self.calls.get(event.call_id)
         if call is not None:
-            call.output = event.text
+            call.output = for_terminal(event.text)
 
     def _on_tool_end(self, event: Any) -> None:
         result = event.result
         call = self.calls.pop(result.call_id, None) or Call(result.tool_name, {}, self.clock())
         took = elapsed(self.clock() - call.started)
         if result.is_error:
-            first = next((c.text for c in result.content if getattr(c, "type", "") == "text"),
-                         "error")
+            first = for_terminal(next((c.text for c in result.content
+                                       if getattr(c, "type", "") == "text"), "error"))
             first_line = first.strip().splitlines()[0] if first.strip() else "error"
             mark, outcome = self._paint("✗", RED), f"error: {first_line}"
         else:
@@ -175,7 +182,8 @@ class LiveDisplay:
         lines = [f"{mark} {self._paint(call.name, BOLD)}{head[len(call.name):]}"
                  f" · {outcome}" + self._paint(f" · {took}", DIM)]
         if call.name == "bash" and not result.is_error:
-            text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+            text = for_terminal("".join(c.text for c in result.content
+                                        if getattr(c, "type", "") == "text"))
             shown = [line for line in text.splitlines() if line.strip()][-TAIL_LINES:]
             lines += [self._paint("  │ " + one_line(line, width - 5), DIM) for line in shown]
         for line in lines:
@@ -187,13 +195,13 @@ class LiveDisplay:
     def _on_system(self, event: Any) -> None:
         from .run import system_text
 
-        self._line(system_text(event))
+        self._line(for_terminal(system_text(event)))
 
     def _on_warning(self, event: Any) -> None:
-        self._line(self._paint(f"warning: {event.message}", YELLOW))
+        self._line(self._paint(f"warning: {for_terminal(event.message)}", YELLOW))
 
     def _on_task_notification(self, event: Any) -> None:
-        self._line(self._paint(task_text(event), DIM))
+        self._line(self._paint(for_terminal(task_text(event)), DIM))
 
     def _on_compaction(self, event: Any) -> None:
         self._line(self._paint("the history was compacted", DIM))

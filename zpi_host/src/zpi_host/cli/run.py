@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..terminal_text import shown
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
 
@@ -310,9 +311,9 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         if signals.code is not None:
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
         elif result.is_error:
-            print(f"zpi-host: error: {result.result}", file=sys.stderr)
+            print(f"zpi-host: error: {shown(result.result, sys.stderr)}", file=sys.stderr)
         elif live is None or not live.streamed.strip():
-            print(result.result)
+            print(shown(result.result, sys.stdout))
     else:
         print(json.dumps(result_dict(result)), flush=True)
     if timings is not None:
@@ -466,25 +467,32 @@ def _print_event(event: Any) -> None:
 
 def _print_activity(event: Any) -> None:
     """Text mode: tool activity, briefly, on stderr; the answer goes to stdout at the end."""
+    line = _activity_line(event)
+    if line is not None:
+        print(shown(line, sys.stderr), file=sys.stderr, flush=True)
+
+
+def _activity_line(event: Any) -> str | None:
     if event.type == "tool_start":
         args = ", ".join(f"{k}={_brief(v)}" for k, v in event.arguments.items())
-        print(f"• {event.name}({args})", file=sys.stderr, flush=True)
-    elif event.type == "warning":
-        print(f"zpi-host: warning: {event.message}", file=sys.stderr, flush=True)
-    elif event.type == "system":
-        print(system_text(event), file=sys.stderr, flush=True)
-    elif event.type == "retry":
+        return f"• {event.name}({args})"
+    if event.type == "warning":
+        return f"zpi-host: warning: {event.message}"
+    if event.type == "system":
+        return system_text(event)
+    if event.type == "retry":
         from .live import retry_text
 
-        print(f"zpi-host: {retry_text(event)}", file=sys.stderr, flush=True)
-    elif event.type == "task_notification":
+        return f"zpi-host: {retry_text(event)}"
+    if event.type == "task_notification":
         from .live import task_text
 
-        print(f"• {task_text(event)}", file=sys.stderr, flush=True)
-    elif event.type == "tool_end" and event.result.is_error:
+        return f"• {task_text(event)}"
+    if event.type == "tool_end" and event.result.is_error:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
-        print(f"  ✗ {first.splitlines()[0] if first else 'error'}", file=sys.stderr, flush=True)
+        return f"  ✗ {first.splitlines()[0] if first else 'error'}"
+    return None
 
 
 def system_text(event: Any) -> str:

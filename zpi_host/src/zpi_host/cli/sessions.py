@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..terminal_text import shown
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
 
@@ -110,7 +111,7 @@ def _list(args: Any, agent_dir: Path, cwd: Path) -> int:
         print(f"no saved sessions for {where}", file=sys.stderr)
         return EXIT_OK
     for info in infos:
-        print(session_line(info))
+        print(shown(session_line(info), sys.stdout))
     return EXIT_OK
 
 
@@ -140,10 +141,11 @@ def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
         return EXIT_OK
     for key, value in info_dict(info).items():
         if value not in (None, "", []):
-            print(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+            print(shown(f"{key}: {', '.join(value) if isinstance(value, list) else value}",
+                        sys.stdout))
     print()
     for message in messages:
-        print(f"[{message.role}] {_brief(_text_of(message), 200)}")
+        print(shown(f"[{message.role}] {_brief(_text_of(message), 200)}", sys.stdout))
     return EXIT_OK
 
 

@@ -5,9 +5,11 @@ project key."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+from ..terminal_text import shown
 from . import EXIT_FAILED, EXIT_OK, CliUsageError
 
 
@@ -47,13 +49,12 @@ async def _list(store: Any, args: Any, directory: str, project_key: str | None) 
     if args.as_json:
         print(json.dumps([_info(i) for i in infos], indent=2))
     for info in [] if args.as_json else infos:
-        print(f"{info.session_id}  {info.last_modified}  {info.summary[:50]}")
+        print(shown(f"{info.session_id}  {info.last_modified}  {info.summary[:50]}",
+                    sys.stdout))
     return EXIT_OK
 
 
 async def _show(store: Any, args: Any, directory: str, project_key: str | None) -> int:
-    import sys
-
     from ..sdk.store_sessions import get_session_info_from_store, get_session_messages_from_store
 
     info = await get_session_info_from_store(store, args.session_id, directory,
@@ -70,13 +71,13 @@ async def _show(store: Any, args: Any, directory: str, project_key: str | None) 
             indent=2))
         return EXIT_OK
     for key, value in _info(info).items():
-        print(f"{key}: {value}")
+        print(shown(f"{key}: {value}", sys.stdout))
     print()
     for m in messages:
         content = m.message.get("content")
         text = content if isinstance(content, str) else " ".join(
             str(b.get("text", f"<{b.get('type')}>")) for b in content or [])
-        print(f"[{m.type}] {text[:200]}")
+        print(shown(f"[{m.type}] {text[:200]}", sys.stdout))
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from ..terminal_text import shown
 from .results import CanUseTool, PermissionAllow, PermissionContext, PermissionDeny
 
 PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "
@@ -52,7 +53,8 @@ def terminal_approver(stdin: TextIO | None = None, stdout: TextIO | None = None)
         stream_in = stdin if stdin is not None else sys.stdin
         stream_out = stdout if stdout is not None else sys.stderr
         about, prompt = approval_question(name, arguments, context)
-        stream_out.write(f"{about}\n{prompt}")
+        # the call as it will run: a control character in it must not redraw the question
+        stream_out.write(shown(f"{about}\n", stream_out, exact=True) + prompt)
         stream_out.flush()
         line = stream_in.readline()
         return line.strip() if line else None
