@@ -346,3 +346,34 @@ async def test_continue_takes_the_newest_main_record_by_store_mtime(scripted):
     third = await collect(query(prompt="go on", options=scripted.options(
         session_store=store, continue_conversation=True)))
     assert third[-1].session_id == first
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_a_session_holding_a_lone_surrogate_is_mirrored_and_resumed(scripted, tmp_path,
+                                                                          kind):
+    """Transcript lines are ASCII JSON, so a record may hold a lone surrogate (here from the
+    prompt): the store must keep it and resuming from the store must write it back."""
+    from zpi_host.sdk import get_session_messages_from_store
+
+    store: Any = SQLiteSessionStore(tmp_path / "s.sqlite") if kind == "sqlite" else \
+        InMemorySessionStore()
+    try:
+        scripted.turns({"text": "first answer"})
+        first = await collect(query(prompt="odd \ud800 text", options=scripted.options(
+            session_store=store)))
+        assert not [m for m in first if isinstance(m, MirrorErrorMessage)]
+        sid = first[-1].session_id
+        assert await store.load(_key(scripted, sid)) == _local_lines(scripted, sid)
+        messages = await get_session_messages_from_store(
+            store, sid, project_key=_key(scripted, sid)["project_key"])
+        assert messages[0].message["content"] == "odd \ud800 text"
+        for path in (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl"):
+            path.unlink()  # only the store has the session now
+        scripted.turns({"text": "second answer"})
+        second = await collect(query(prompt="again", options=scripted.options(
+            session_store=store, resume=sid)))
+        assert second[-1].session_id == sid and second[-1].result == "second answer"
+        assert list(scripted.requests()[-1].messages)[0].content[0].text == "odd \ud800 text"
+    finally:
+        if kind == "sqlite":
+            store.close()

@@ -13,6 +13,7 @@ key. Also here: :func:`fold_session_summary` (the summary a store keeps inside `
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import time
@@ -25,7 +26,7 @@ from ..errors import UsageError, ZpiError
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
-    "SessionSummaryEntry", "check_key", "fold_session_summary", "open_store",
+    "SessionSummaryEntry", "check_key", "entry_json", "fold_session_summary", "open_store",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -132,6 +133,21 @@ def check_entries(entries: Any) -> None:
     for i, entry in enumerate(entries):
         if not isinstance(entry, Mapping):
             raise UsageError(f"entry {i} must be a JSON object, got {type(entry).__name__}")
+
+
+def entry_json(value: Any) -> str:
+    """``value`` as compact JSON text that UTF-8 can carry, for the stores and files that hold
+    entries: non-ASCII text as it is, but the whole value escaped as ASCII when it holds a lone
+    surrogate. Transcript lines are ASCII JSON, so a record may hold one (a tool's output, a
+    prompt) and must still be stored, loaded and resumed like any other."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def store_clock_ms(previous: int | None = None) -> int:

@@ -28,6 +28,7 @@ from .session_store import (
     SessionSummaryEntry,
     check_entries,
     check_key,
+    entry_json,
     fold_session_summary,
     store_clock_ms,
 )
@@ -165,7 +166,7 @@ class SQLiteSessionStore:
             return
         slot = (key["project_key"], key["session_id"], key.get("subpath", ""))
         rows = [(*slot, e.get("uuid") if isinstance(e.get("uuid"), str) else None,
-                 json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
+                 entry_json(e)) for e in entries]
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
@@ -200,7 +201,7 @@ class SQLiteSessionStore:
         conn.execute("INSERT INTO summaries VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                      "mtime = excluded.mtime, data = excluded.data",
                      (key["project_key"], key["session_id"], mtime,
-                      json.dumps(summary["data"], ensure_ascii=False)))
+                      entry_json(summary["data"])))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         check_key(key)

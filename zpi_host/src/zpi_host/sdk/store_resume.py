@@ -7,7 +7,6 @@ back)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -18,7 +17,13 @@ from typing import Any
 
 from ..errors import UsageError
 from ..transcript.paths import check_session_id, is_agent_id, subagents_folder
-from .session_store import SUBAGENT_PREFIX, SessionKey, SessionStoreError, supports
+from .session_store import (
+    SUBAGENT_PREFIX,
+    SessionKey,
+    SessionStoreError,
+    entry_json,
+    supports,
+)
 
 __all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
            "resolve_resume"]
@@ -53,7 +58,7 @@ def _write_jsonl(path: Path, entries: list[Any]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         for entry in entries:
-            out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            out.write(entry_json(entry))
             out.write("\n")
 
 

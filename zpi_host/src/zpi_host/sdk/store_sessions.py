@@ -21,6 +21,7 @@ from .session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
+    entry_json,
     fold_session_summary,
     project_key_for_directory,
     subagent_key,
@@ -52,8 +53,7 @@ def _key(session_id: str, directory: str | None, project_key: str | None) -> Ses
 
 
 def _lines(entries: list[Any]) -> bytes:
-    return b"".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-                    for e in entries)
+    return b"".join(entry_json(e).encode() + b"\n" for e in entries)
 
 
 def _read_lines(path: Path) -> list[Any]:
