@@ -377,3 +377,58 @@ async def test_a_session_holding_a_lone_surrogate_is_mirrored_and_resumed(script
     finally:
         if kind == "sqlite":
             store.close()
+
+
+async def _stored_under_another_id(scripted: Any, store: Any) -> tuple[str, str, list[Any]]:
+    """A session mirrored to ``store``, its records then filed under a new id as well (what a
+    shared store may hold); its local file removed. Returns (its id, the new id, records)."""
+    scripted.turns({"text": "first answer"})
+    first = await collect(query(prompt="private prompt", options=scripted.options(
+        session_store=store)))
+    sid = first[-1].session_id
+    entries = await store.load(_key(scripted, sid))
+    other = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    await store.append(_key(scripted, other), entries)
+    for path in (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl"):
+        path.unlink()
+    return sid, other, entries
+
+
+async def test_resuming_a_store_key_holding_another_sessions_records_is_refused(scripted):
+    from zpi_host.sdk import rename_session_via_store
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    sid, other, entries = await _stored_under_another_id(scripted, store)
+    scripted.turns({"text": "never"})
+    with pytest.raises(TranscriptError) as caught:
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=other)))
+    message = str(caught.value)
+    assert f"<store {_key(scripted, other)['project_key']}/{other}>:1:" in message
+    assert f"sessionId is {sid!r}" in message and "sessions delete" in message
+    with pytest.raises(TranscriptError, match="another session's records"):
+        await rename_session_via_store(store, other, "renamed",
+                                       project_key=_key(scripted, other)["project_key"])
+    assert await store.load(_key(scripted, sid)) == entries  # the other session untouched
+    assert await store.load(_key(scripted, other)) == entries
+    assert not list((scripted.agent_dir / "sessions").rglob("*.jsonl"))
+
+
+async def test_a_damaged_store_record_is_reported_by_store_key_and_entry(scripted):
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    sid, _, entries = await _stored_under_another_id(scripted, store)
+    damaged = "9d7e4c1a-0000-4f55-9d1e-3f5a2f1d6c2b"
+    bad = [dict(e, sessionId=damaged) for e in entries]
+    bad[3]["type"] = 5
+    await store.append(_key(scripted, damaged), bad)
+    with pytest.raises(TranscriptError) as caught:
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=damaged)))
+    message = str(caught.value)
+    assert message.startswith(f"<store {_key(scripted, damaged)['project_key']}/{damaged}>:4: "
+                              "the field 'type' must be a string")
+    assert "zpi-store-resume" not in message and "by hand" not in message
+    assert await store.load(_key(scripted, damaged)) == bad

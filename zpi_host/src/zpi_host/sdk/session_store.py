@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -26,7 +26,8 @@ from ..errors import UsageError, ZpiError
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
-    "SessionSummaryEntry", "check_key", "entry_json", "fold_session_summary", "open_store",
+    "SessionSummaryEntry", "check_key", "entries_jsonl", "entry_json", "fold_session_summary",
+    "open_store",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -148,6 +149,11 @@ def entry_json(value: Any) -> str:
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
     return text
+
+
+def entries_jsonl(entries: Iterable[Any]) -> bytes:
+    """Entries as the lines of a JSONL transcript (one :func:`entry_json` line each)."""
+    return "".join(entry_json(entry) + "\n" for entry in entries).encode("utf-8")
 
 
 def store_clock_ms(previous: int | None = None) -> int:
