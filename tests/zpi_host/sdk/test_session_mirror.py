@@ -373,7 +373,7 @@ async def test_a_session_holding_a_lone_surrogate_is_mirrored_and_resumed(script
         second = await collect(query(prompt="again", options=scripted.options(
             session_store=store, resume=sid)))
         assert second[-1].session_id == sid and second[-1].result == "second answer"
-        assert list(scripted.requests()[-1].messages)[0].content[0].text == "odd \ud800 text"
+        assert next(iter(scripted.requests()[-1].messages)).content[0].text == "odd \ud800 text"
     finally:
         if kind == "sqlite":
             store.close()
@@ -419,7 +419,7 @@ async def test_a_damaged_store_record_is_reported_by_store_key_and_entry(scripte
     from zpi_host.transcript import TranscriptError
 
     store = InMemorySessionStore()
-    sid, _, entries = await _stored_under_another_id(scripted, store)
+    _, _, entries = await _stored_under_another_id(scripted, store)
     damaged = "9d7e4c1a-0000-4f55-9d1e-3f5a2f1d6c2b"
     bad = [dict(e, sessionId=damaged) for e in entries]
     bad[3]["type"] = 5
