@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
@@ -56,6 +58,25 @@ def test_bad_store_specs_are_usage_errors(tmp_path):
                "--session-store", f"sqlite:{tmp_path / 's.db'}", "p")
     assert out.returncode == 2 and "cannot be used with --no-session" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("spec", [
+    "postgresql://bob:Sup3rSecret@[::1/db",  # libpq quotes the whole URL
+    "postgresql://bob:Sup3r%zzSecret@127.0.0.1:1/db",  # libpq quotes the password alone
+    "postgres+psycopg://bob:Sup3rSecret@127.0.0.1:1/db",  # not a scheme we know
+])
+def test_a_store_password_never_appears_in_an_error(tmp_path, spec):
+    if spec.startswith("postgresql:"):
+        pytest.importorskip("psycopg")
+    model = _script(tmp_path / "m.jsonl", "never")
+    for args in (["run", "--model", model, "--session-store", spec, "p"],
+                 ["sessions", "list", "--store", spec]):
+        out = _run(tmp_path, "a", *args)
+        # a new run warns (the mirror cannot reach its store) and goes on; others fail
+        assert out.stderr.startswith("zpi-host: " + ("warning" if out.returncode == 0 else
+                                                       "error")), out.stderr
+        assert "bob:***@" in out.stderr or '"***"' in out.stderr, out.stderr
+        assert "Sup3r" not in out.stderr + out.stdout and "Traceback" not in out.stderr
 
 
 def test_the_sessions_command_over_a_store(tmp_path):

@@ -24,6 +24,7 @@ from .session_store import (
     check_entries,
     check_key,
     fold_session_summary,
+    hide_passwords,
 )
 
 __all__ = ["PostgresSessionStore"]
@@ -97,8 +98,9 @@ class PostgresSessionStore:
             try:  # one direct attempt first: a wrong address fails now, with its reason
                 probe = await psycopg.AsyncConnection.connect(self.dsn)
             except psycopg.Error as exc:
+                problem = hide_passwords(str(exc).strip(), self.dsn)
                 raise SessionStoreError(f"cannot connect to the session store database: "
-                                        f"{str(exc).strip()}") from None
+                                        f"{problem}") from None
             await probe.close()
             pool = AsyncConnectionPool(self.dsn, min_size=self._min, max_size=self._max,
                                        open=False)

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import time
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict
@@ -27,7 +28,7 @@ __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
     "SessionSummaryEntry", "check_key", "entries_jsonl", "entry_json", "fold_session_summary",
-    "open_store",
+    "hide_passwords", "open_store",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -180,8 +181,40 @@ def open_store(spec: str) -> Any:
         return PostgresSessionStore(spec)
     if spec == "memory:":
         return InMemorySessionStore()
-    raise UsageError(f"unknown session store {spec!r}: use sqlite:PATH or "
+    raise UsageError(f"unknown session store {hide_passwords(spec, spec)!r}: use sqlite:PATH or "
                      "postgresql://USER@HOST/DB")
+
+
+#: where a store spec holds a password: ``scheme://user:PASSWORD@``, ``?password=`` (URLs) and
+#: ``password=`` (libpq's ``key=value`` form)
+_PASSWORDS = (
+    re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^@/?#]*?:(?P<secret>[^@]*)@"),
+    re.compile(r"[?&]password=(?P<secret>[^&#]*)"),
+    re.compile(r"(?:^|\s)password\s*=\s*(?P<secret>'(?:[^'\\]|\\.)*'|\S+)"),
+)
+#: shorter passwords are hidden only where the whole spec is quoted (replacing every ``ab`` of
+#: a message would garble it); libpq quotes a spec whole or a password token alone
+MIN_PASSWORD_LENGTH = 4
+
+
+def hide_passwords(text: str, spec: str) -> str:
+    """``text`` (a message about the store ``spec``, such as a driver's error) with the
+    passwords of ``spec`` replaced by ``***``: wherever ``spec`` appears whole, and every other
+    occurrence of a password (as written, unquoted or percent-decoded)."""
+    spans = sorted(((m.start("secret"), m.end("secret")) for pattern in _PASSWORDS
+                    for m in pattern.finditer(spec) if m["secret"]), reverse=True)
+    if not spans:
+        return text
+    hidden, secrets = spec, set()
+    for start, end in spans:
+        secret = spec[start:end]
+        hidden = hidden[:start] + "***" + hidden[end:]
+        secrets |= {secret, secret.strip("'"), urllib.parse.unquote(secret)}
+    text = text.replace(spec, hidden)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_PASSWORD_LENGTH:
+            text = text.replace(secret, "***")
+    return text
 
 
 # ------------------------------------------------------------------------------ keys
