@@ -432,3 +432,11 @@ async def test_a_damaged_store_record_is_reported_by_store_key_and_entry(scripte
                               "the field 'type' must be a string")
     assert "zpi-store-resume" not in message and "by hand" not in message
     assert await store.load(_key(scripted, damaged)) == bad
+    unversioned = "9d7e4c1a-1111-4f55-9d1e-3f5a2f1d6c2b"
+    await store.append(_key(scripted, unversioned), [
+        {k: v for k, v in dict(e, sessionId=unversioned).items() if k != "version"}
+        for e in entries])
+    with pytest.raises(TranscriptError, match=r"/9d7e4c1a-1111-[^>]*>:1: unsupported "
+                       r"transcript format version None .*sessions delete"):
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=unversioned)))

@@ -72,7 +72,7 @@ def parse_stored(data: bytes, key: SessionKey) -> Transcript:
     a :class:`TranscriptError` names ``<store PROJECT/SESSION[/SUBPATH]>`` and, as its line,
     the number of the entry at fault (counted from 1). A main transcript must be the one of
     ``key``'s session id: a shared store is not trusted to file records under the right key."""
-    from ..transcript.errors import TranscriptError
+    from ..transcript.errors import TranscriptError, TranscriptVersionError
     from ..transcript.reader import parse_transcript
 
     sub = f"/{key['subpath']}" if key.get("subpath") else ""
@@ -80,10 +80,9 @@ def parse_stored(data: bytes, key: SessionKey) -> Transcript:
     try:
         transcript = parse_transcript(data, where)
     except TranscriptError as exc:
-        if type(exc) is not TranscriptError:
-            raise  # a newer format: its own hint (upgrade) is right
-        raise TranscriptError(exc.problem, path=where, line=exc.line, hint=STORE_HINT) \
-            from None
+        if isinstance(exc, TranscriptVersionError) and "newer zpi-host" in exc.problem:
+            raise  # its own hint (upgrade zpi-host) is right
+        raise type(exc)(exc.problem, path=where, line=exc.line, hint=STORE_HINT) from None
     if "subpath" not in key and transcript.session_id != key["session_id"]:
         raise TranscriptError(
             f"the header's sessionId is {transcript.session_id!r}: the store holds another "
