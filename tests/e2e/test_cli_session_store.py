@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
 
 
@@ -56,6 +58,56 @@ def test_bad_store_specs_are_usage_errors(tmp_path):
                "--session-store", f"sqlite:{tmp_path / 's.db'}", "p")
     assert out.returncode == 2 and "cannot be used with --no-session" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("spec", [
+    "postgresql://bob:Sup3rSecret@[::1/db",  # libpq quotes the whole URL
+    "postgresql://bob:Sup3r%zzSecret@127.0.0.1:1/db",  # libpq quotes the password alone
+    "postgres+psycopg://bob:Sup3rSecret@127.0.0.1:1/db",  # not a scheme we know
+])
+def test_a_store_password_never_appears_in_an_error(tmp_path, spec):
+    if spec.startswith("postgresql:"):
+        pytest.importorskip("psycopg")
+    model = _script(tmp_path / "m.jsonl", "never")
+    for args in (["run", "--model", model, "--session-store", spec, "p"],
+                 ["sessions", "list", "--store", spec]):
+        out = _run(tmp_path, "a", *args)
+        # a new run warns (the mirror cannot reach its store) and goes on; others fail
+        assert out.stderr.startswith("zpi-host: " + ("warning" if out.returncode == 0 else
+                                                       "error")), out.stderr
+        assert "bob:***@" in out.stderr or '"***"' in out.stderr, out.stderr
+        assert "Sup3r" not in out.stderr + out.stdout and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(("damage", "problem"), [
+    ('{"type":"user","x":' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to read"),
+    ('{"type":"user",', "not valid JSON"),
+])
+def test_a_damaged_row_in_a_sqlite_store_is_a_clear_error(tmp_path, damage, problem):
+    """Another program (or a shared store's other user) wrote a row this store cannot read."""
+    database = tmp_path / "shared.sqlite"
+    store = f"sqlite:{database}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "answer"),
+               "--session-store", store, "--output-format", "json", "the question")
+    session_id = json.loads(out.stdout)["session_id"]
+    with sqlite3.connect(database) as db:
+        db.execute("UPDATE entries SET entry = ? WHERE seq = (SELECT min(seq) + 2 FROM "
+                   "entries WHERE session_id = ?)", (damage, session_id))
+        db.execute("UPDATE summaries SET data = ?", (damage,))
+    for args in (["run", "--model", _script(tmp_path / "b.jsonl", "never"), "--session-store",
+                  store, "--resume", session_id, "again"],
+                 ["sessions", "show", session_id, "--store", store],
+                 ["sessions", "list", "--store", store]):
+        out = _run(tmp_path, "host-b", *args)
+        assert out.returncode == 1, out.stderr
+        assert out.stderr.startswith(f"zpi-host: error: session store {database}: ")
+        assert problem in out.stderr and "Traceback" not in out.stderr
+        what = "the summary" if args[1] == "list" else "entry 3"
+        assert f"{what} of session {session_id} is {problem}" in out.stderr
+    out = _run(tmp_path, "host-b", "sessions", "delete", session_id, "--store", store)
+    assert out.returncode == 0, out.stderr  # what the message advises works
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT count(*) FROM entries").fetchone() == (0,)
 
 
 def test_the_sessions_command_over_a_store(tmp_path):

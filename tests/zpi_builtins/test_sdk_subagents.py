@@ -234,7 +234,10 @@ class _BrokenSubkeys(InMemorySessionStore):
 async def test_a_failure_listing_child_histories_on_resume_propagates(project):
     store = _BrokenSubkeys()
     key = {"project_key": "p", "session_id": str(uuid.uuid4())}
-    await store.append(key, [{"type": "header", "uuid": "h"}])
+    moment = "2025-01-01T00:00:00.000Z"  # a valid transcript: it is checked before subkeys
+    await store.append(key, [{"type": "header", "uuid": "h", "parentUuid": None,
+                              "sessionId": key["session_id"], "timestamp": moment,
+                              "version": 2, "cwd": "/w", "createdAt": moment}])
     with pytest.raises(ConnectionError, match="store went away"):
         await load_for_resume(store, "p", key["session_id"], 60_000)
     assert not list(Path(tempfile.gettempdir()).glob("zpi-store-resume-*/"

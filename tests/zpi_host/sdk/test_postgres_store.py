@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from zpi_host.sdk import project_key_for_directory
 from zpi_host.testing import run_session_store_conformance
 from zpi_host.testing.session_store_conformance import CONTRACTS
 
@@ -135,3 +137,46 @@ def test_bad_connection_is_a_store_error():
             await store.load({"project_key": "p", "session_id": "s"})
 
     anyio.run(attempt)
+
+
+async def test_a_session_holding_nul_and_a_lone_surrogate_is_mirrored_and_resumed(dsn,
+                                                                                  scripted):
+    """JSONB refuses both; a transcript line (ASCII JSON) may hold either, from any text."""
+    from zpi_host.sdk import MirrorErrorMessage, list_sessions_from_store, query
+
+    from .conftest import collect
+
+    store = _store(dsn)
+    prompt = "bytes a\x00b and \ud800 too"
+    try:
+        scripted.turns({"text": "noted"})
+        first = await collect(query(prompt=prompt, options=scripted.options(
+            session_store=store)))
+        assert not [m for m in first if isinstance(m, MirrorErrorMessage)]
+        sid = first[-1].session_id
+        (path,) = (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl")
+        local = [json.loads(line) for line in path.read_text().splitlines()]
+        key = {"project_key": project_key_for_directory(scripted.cwd), "session_id": sid}
+        assert await store.load(key) == local
+        (info,) = await list_sessions_from_store(store, project_key=key["project_key"])
+        assert info.first_prompt == prompt
+        path.unlink()
+        scripted.turns({"text": "again"})
+        second = await collect(query(prompt="which?", options=scripted.options(
+            session_store=store, resume=sid)))
+        assert second[-1].session_id == sid and second[-1].result == "again"
+        assert next(iter(scripted.requests()[-1].messages)).content[0].text == prompt
+    finally:
+        await store.close()
+
+
+def test_jsonb_wrapping_gives_back_what_it_was_given():
+    from zpi_host.sdk.postgres_store import ESCAPED, from_jsonb, to_jsonb
+
+    plain = {"uuid": "u1", "text": "é 😀 \\u0000 as text"}
+    assert to_jsonb(plain) is plain or from_jsonb(to_jsonb(plain)) == plain
+    for value in ({"uuid": "u2", "text": "a\x00b"}, {"text": "\udfff"}, ["\x00"], "\ud800"):
+        wrapped = to_jsonb(value)
+        assert ESCAPED in wrapped and "\x00" not in json.dumps(wrapped)
+        assert from_jsonb(json.loads(json.dumps(wrapped))) == value
+    assert to_jsonb({"uuid": "u2", "text": "a\x00b"})["uuid"] == "u2"  # still deduplicated

@@ -346,3 +346,97 @@ async def test_continue_takes_the_newest_main_record_by_store_mtime(scripted):
     third = await collect(query(prompt="go on", options=scripted.options(
         session_store=store, continue_conversation=True)))
     assert third[-1].session_id == first
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_a_session_holding_a_lone_surrogate_is_mirrored_and_resumed(scripted, tmp_path,
+                                                                          kind):
+    """Transcript lines are ASCII JSON, so a record may hold a lone surrogate (here from the
+    prompt): the store must keep it and resuming from the store must write it back."""
+    from zpi_host.sdk import get_session_messages_from_store
+
+    store: Any = SQLiteSessionStore(tmp_path / "s.sqlite") if kind == "sqlite" else \
+        InMemorySessionStore()
+    try:
+        scripted.turns({"text": "first answer"})
+        first = await collect(query(prompt="odd \ud800 text", options=scripted.options(
+            session_store=store)))
+        assert not [m for m in first if isinstance(m, MirrorErrorMessage)]
+        sid = first[-1].session_id
+        assert await store.load(_key(scripted, sid)) == _local_lines(scripted, sid)
+        messages = await get_session_messages_from_store(
+            store, sid, project_key=_key(scripted, sid)["project_key"])
+        assert messages[0].message["content"] == "odd \ud800 text"
+        for path in (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl"):
+            path.unlink()  # only the store has the session now
+        scripted.turns({"text": "second answer"})
+        second = await collect(query(prompt="again", options=scripted.options(
+            session_store=store, resume=sid)))
+        assert second[-1].session_id == sid and second[-1].result == "second answer"
+        assert next(iter(scripted.requests()[-1].messages)).content[0].text == "odd \ud800 text"
+    finally:
+        if kind == "sqlite":
+            store.close()
+
+
+async def _stored_under_another_id(scripted: Any, store: Any) -> tuple[str, str, list[Any]]:
+    """A session mirrored to ``store``, its records then filed under a new id as well (what a
+    shared store may hold); its local file removed. Returns (its id, the new id, records)."""
+    scripted.turns({"text": "first answer"})
+    first = await collect(query(prompt="private prompt", options=scripted.options(
+        session_store=store)))
+    sid = first[-1].session_id
+    entries = await store.load(_key(scripted, sid))
+    other = "0b6b1c1e-5d0a-4f55-9d1e-3f5a2f1d6c2b"
+    await store.append(_key(scripted, other), entries)
+    for path in (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl"):
+        path.unlink()
+    return sid, other, entries
+
+
+async def test_resuming_a_store_key_holding_another_sessions_records_is_refused(scripted):
+    from zpi_host.sdk import rename_session_via_store
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    sid, other, entries = await _stored_under_another_id(scripted, store)
+    scripted.turns({"text": "never"})
+    with pytest.raises(TranscriptError) as caught:
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=other)))
+    message = str(caught.value)
+    assert f"<store {_key(scripted, other)['project_key']}/{other}>:1:" in message
+    assert f"sessionId is {sid!r}" in message and "sessions delete" in message
+    with pytest.raises(TranscriptError, match="another session's records"):
+        await rename_session_via_store(store, other, "renamed",
+                                       project_key=_key(scripted, other)["project_key"])
+    assert await store.load(_key(scripted, sid)) == entries  # the other session untouched
+    assert await store.load(_key(scripted, other)) == entries
+    assert not list((scripted.agent_dir / "sessions").rglob("*.jsonl"))
+
+
+async def test_a_damaged_store_record_is_reported_by_store_key_and_entry(scripted):
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    _, _, entries = await _stored_under_another_id(scripted, store)
+    damaged = "9d7e4c1a-0000-4f55-9d1e-3f5a2f1d6c2b"
+    bad = [dict(e, sessionId=damaged) for e in entries]
+    bad[3]["type"] = 5
+    await store.append(_key(scripted, damaged), bad)
+    with pytest.raises(TranscriptError) as caught:
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=damaged)))
+    message = str(caught.value)
+    assert message.startswith(f"<store {_key(scripted, damaged)['project_key']}/{damaged}>:4: "
+                              "the field 'type' must be a string")
+    assert "zpi-store-resume" not in message and "by hand" not in message
+    assert await store.load(_key(scripted, damaged)) == bad
+    unversioned = "9d7e4c1a-1111-4f55-9d1e-3f5a2f1d6c2b"
+    await store.append(_key(scripted, unversioned), [
+        {k: v for k, v in dict(e, sessionId=unversioned).items() if k != "version"}
+        for e in entries])
+    with pytest.raises(TranscriptError, match=r"/9d7e4c1a-1111-[^>]*>:1: unsupported "
+                       r"transcript format version None .*sessions delete"):
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=unversioned)))

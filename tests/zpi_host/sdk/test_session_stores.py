@@ -268,3 +268,15 @@ async def test_a_failed_sqlite_append_rolls_back_and_the_store_stays_usable(tmp_
         assert [e["uuid"] for e in await store.load(key)] == ["a", "c"]  # b rolled back
     finally:
         store.close()
+
+
+def test_hide_passwords_covers_every_place_a_spec_holds_one():
+    from zpi_host.sdk.session_store import hide_passwords
+
+    spec = "host=db password='Se cret!' user=bob"
+    assert hide_passwords(f"bad {spec}; token Se cret!", spec) == \
+        "bad host=db password=*** user=bob; token ***"
+    spec = "postgresql://bob@db/x?sslmode=require&password=p%40ssword1"
+    assert hide_passwords(f"at {spec}: p@ssword1", spec) == \
+        "at postgresql://bob@db/x?sslmode=require&password=***: ***"
+    assert hide_passwords("no password: fine", "postgresql://bob@db/x") == "no password: fine"

@@ -7,10 +7,14 @@ lock, so many hosts may start at once. An append is one transaction: the key's r
 ``zpi_transcripts`` is locked (appends to one key are serial across hosts), the entries are
 inserted with a unique key on ``uuid`` (duplicates skipped), and the key's mtime (the
 server's clock, always growing) and the folded summary are updated before the commit.
+A value JSONB cannot hold (a string with a NUL character or a lone surrogate, which a
+transcript line may carry) is stored as its JSON text inside a wrapper and given back as it
+was (:func:`to_jsonb`, :func:`from_jsonb`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import UsageError
@@ -24,9 +28,41 @@ from .session_store import (
     check_entries,
     check_key,
     fold_session_summary,
+    hide_passwords,
 )
 
-__all__ = ["PostgresSessionStore"]
+__all__ = ["ESCAPED", "PostgresSessionStore", "from_jsonb", "to_jsonb"]
+
+#: the key of the wrapper that holds, as ASCII JSON text, a value JSONB cannot hold
+ESCAPED = "zpi.escaped_json"
+
+
+def to_jsonb(value: Any) -> Any:
+    """``value`` as JSONB can hold it: itself, or ``{"uuid"?, ESCAPED: <its JSON text>}`` when
+    it holds a NUL character or a lone surrogate (the uuid kept beside, so that duplicates are
+    still skipped)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if "\\u0000" not in text:  # how json writes NUL (a false alarm costs only a wrapper)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate
+        else:
+            return value
+    wrapper = {ESCAPED: json.dumps(value, separators=(",", ":"))}
+    uuid = value.get("uuid") if isinstance(value, dict) else None
+    if isinstance(uuid, str) and to_jsonb(uuid) == uuid:
+        wrapper["uuid"] = uuid
+    return wrapper
+
+
+def from_jsonb(value: Any) -> Any:
+    """What :func:`to_jsonb` was given."""
+    if isinstance(value, dict) and isinstance(value.get(ESCAPED), str) and \
+            value.keys() <= {ESCAPED, "uuid"}:
+        return json.loads(value[ESCAPED])
+    return value
+
 
 _SCHEMA = """
 CREATE SCHEMA IF NOT EXISTS {schema};
@@ -97,8 +133,9 @@ class PostgresSessionStore:
             try:  # one direct attempt first: a wrong address fails now, with its reason
                 probe = await psycopg.AsyncConnection.connect(self.dsn)
             except psycopg.Error as exc:
+                problem = hide_passwords(str(exc).strip(), self.dsn)
                 raise SessionStoreError(f"cannot connect to the session store database: "
-                                        f"{str(exc).strip()}") from None
+                                        f"{problem}") from None
             await probe.close()
             pool = AsyncConnectionPool(self.dsn, min_size=self._min, max_size=self._max,
                                        open=False)
@@ -140,8 +177,8 @@ class PostgresSessionStore:
                 "entry) SELECT %s, %s, %s, CASE WHEN jsonb_typeof(e -> 'uuid') = 'string' "
                 "THEN e ->> 'uuid' END, e FROM jsonb_array_elements(%s) WITH ORDINALITY "
                 "AS t(e, n) ORDER BY n ON CONFLICT DO NOTHING RETURNING seq, entry"),
-                (*slot, Jsonb(list(entries))))
-            fresh = [entry for _, entry in sorted(await cursor.fetchall())]
+                (*slot, Jsonb([to_jsonb(e) for e in entries])))
+            fresh = [from_jsonb(entry) for _, entry in sorted(await cursor.fetchall())]
             cursor = await conn.execute(self._sql(
                 f"UPDATE {{schema}}.zpi_transcripts SET mtime = GREATEST({_NOW_MS}, %s + 1) "
                 "WHERE project_key = %s AND session_id = %s AND subpath = %s "
@@ -159,13 +196,14 @@ class PostgresSessionStore:
         found = await cursor.fetchone()
         prev: SessionSummaryEntry | None = None
         if found is not None:
-            prev = {"session_id": key["session_id"], "mtime": found[0], "data": found[1]}
+            prev = {"session_id": key["session_id"], "mtime": found[0],
+                    "data": from_jsonb(found[1])}
         summary = fold_session_summary(prev, key, fresh)
         await conn.execute(self._sql(
             "INSERT INTO {schema}.zpi_summaries VALUES (%s, %s, %s, %s) ON CONFLICT "
             "(project_key, session_id) DO UPDATE SET mtime = excluded.mtime, "
             "data = excluded.data"),
-            (key["project_key"], key["session_id"], mtime, Jsonb(summary["data"])))
+            (key["project_key"], key["session_id"], mtime, Jsonb(to_jsonb(summary["data"]))))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         check_key(key)
@@ -175,7 +213,7 @@ class PostgresSessionStore:
                 "SELECT entry FROM {schema}.zpi_entries WHERE project_key = %s AND "
                 "session_id = %s AND subpath = %s ORDER BY seq"), slot)
             rows = await cursor.fetchall()
-        return [r[0] for r in rows] if rows else None
+        return [from_jsonb(r[0]) for r in rows] if rows else None
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         async with await self._connection() as conn:
@@ -190,7 +228,7 @@ class PostgresSessionStore:
             cursor = await conn.execute(self._sql(
                 "SELECT session_id, mtime, data FROM {schema}.zpi_summaries WHERE "
                 "project_key = %s"), (project_key,))
-            return [{"session_id": sid, "mtime": mtime, "data": data}
+            return [{"session_id": sid, "mtime": mtime, "data": from_jsonb(data)}
                     for sid, mtime, data in await cursor.fetchall()]
 
     async def delete(self, key: SessionKey) -> None:

@@ -13,10 +13,12 @@ key. Also here: :func:`fold_session_summary` (the summary a store keeps inside `
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -25,7 +27,8 @@ from ..errors import UsageError, ZpiError
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
-    "SessionSummaryEntry", "check_key", "fold_session_summary", "open_store",
+    "SessionSummaryEntry", "check_key", "entries_jsonl", "entry_json", "fold_session_summary",
+    "hide_passwords", "open_store",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -134,6 +137,26 @@ def check_entries(entries: Any) -> None:
             raise UsageError(f"entry {i} must be a JSON object, got {type(entry).__name__}")
 
 
+def entry_json(value: Any) -> str:
+    """``value`` as compact JSON text that UTF-8 can carry, for the stores and files that hold
+    entries: non-ASCII text as it is, but the whole value escaped as ASCII when it holds a lone
+    surrogate. Transcript lines are ASCII JSON, so a record may hold one (a tool's output, a
+    prompt) and must still be stored, loaded and resumed like any other."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def entries_jsonl(entries: Iterable[Any]) -> bytes:
+    """Entries as the lines of a JSONL transcript (one :func:`entry_json` line each)."""
+    return "".join(entry_json(entry) + "\n" for entry in entries).encode("utf-8")
+
+
 def store_clock_ms(previous: int | None = None) -> int:
     """The commit clock of the stores built in: epoch milliseconds, and always after
     ``previous`` (so a key's mtime grows with every append even within one millisecond)."""
@@ -158,8 +181,40 @@ def open_store(spec: str) -> Any:
         return PostgresSessionStore(spec)
     if spec == "memory:":
         return InMemorySessionStore()
-    raise UsageError(f"unknown session store {spec!r}: use sqlite:PATH or "
+    raise UsageError(f"unknown session store {hide_passwords(spec, spec)!r}: use sqlite:PATH or "
                      "postgresql://USER@HOST/DB")
+
+
+#: where a store spec holds a password: ``scheme://user:PASSWORD@``, ``?password=`` (URLs) and
+#: ``password=`` (libpq's ``key=value`` form)
+_PASSWORDS = (
+    re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^@/?#]*?:(?P<secret>[^@]*)@"),
+    re.compile(r"[?&]password=(?P<secret>[^&#]*)"),
+    re.compile(r"(?:^|\s)password\s*=\s*(?P<secret>'(?:[^'\\]|\\.)*'|\S+)"),
+)
+#: shorter passwords are hidden only where the whole spec is quoted (replacing every ``ab`` of
+#: a message would garble it); libpq quotes a spec whole or a password token alone
+MIN_PASSWORD_LENGTH = 4
+
+
+def hide_passwords(text: str, spec: str) -> str:
+    """``text`` (a message about the store ``spec``, such as a driver's error) with the
+    passwords of ``spec`` replaced by ``***``: wherever ``spec`` appears whole, and every other
+    occurrence of a password (as written, unquoted or percent-decoded)."""
+    spans = sorted(((m.start("secret"), m.end("secret")) for pattern in _PASSWORDS
+                    for m in pattern.finditer(spec) if m["secret"]), reverse=True)
+    if not spans:
+        return text
+    hidden, secrets = spec, set()
+    for start, end in spans:
+        secret = spec[start:end]
+        hidden = hidden[:start] + "***" + hidden[end:]
+        secrets |= {secret, secret.strip("'"), urllib.parse.unquote(secret)}
+    text = text.replace(spec, hidden)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_PASSWORD_LENGTH:
+            text = text.replace(secret, "***")
+    return text
 
 
 # ------------------------------------------------------------------------------ keys

@@ -28,6 +28,7 @@ from .session_store import (
     SessionSummaryEntry,
     check_entries,
     check_key,
+    entry_json,
     fold_session_summary,
     store_clock_ms,
 )
@@ -165,7 +166,7 @@ class SQLiteSessionStore:
             return
         slot = (key["project_key"], key["session_id"], key.get("subpath", ""))
         rows = [(*slot, e.get("uuid") if isinstance(e.get("uuid"), str) else None,
-                 json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
+                 entry_json(e)) for e in entries]
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
@@ -187,20 +188,34 @@ class SQLiteSessionStore:
 
         await self._run("append", write)
 
-    @staticmethod
-    def _fold(conn: sqlite3.Connection, key: SessionKey, fresh: list[SessionStoreEntry],
-              mtime: int) -> None:
+    def _decode(self, text: Any, what: str) -> Any:
+        """A JSON column's value. A damaged one (not JSON, or nested too deeply to read) is a
+        SessionStoreError naming it: the store may be shared, and a row written by something
+        else must not end a host with a traceback."""
+        try:
+            return json.loads(text)
+        except (ValueError, TypeError, RecursionError) as exc:
+            problem = "nested too deeply to read" if isinstance(exc, RecursionError) else \
+                f"not valid JSON ({exc})"
+            raise SessionStoreError(
+                f"session store {self.path}: {what} is {problem}; it was not written by this "
+                "store: delete that session from the store (`zpi-host sessions delete ID "
+                "--store sqlite:PATH`) or restore the database") from None
+
+    def _fold(self, conn: sqlite3.Connection, key: SessionKey,
+              fresh: list[SessionStoreEntry], mtime: int) -> None:
         found = conn.execute("SELECT mtime, data FROM summaries WHERE project_key = ? AND "
                              "session_id = ?", (key["project_key"], key["session_id"])).fetchone()
         prev: SessionSummaryEntry | None = None
         if found is not None:
+            what = f"the summary of session {key['session_id']}"
             prev = {"session_id": key["session_id"], "mtime": found[0],
-                    "data": json.loads(found[1])}
+                    "data": self._decode(found[1], what)}
         summary = fold_session_summary(prev, key, fresh)
         conn.execute("INSERT INTO summaries VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                      "mtime = excluded.mtime, data = excluded.data",
                      (key["project_key"], key["session_id"], mtime,
-                      json.dumps(summary["data"], ensure_ascii=False)))
+                      entry_json(summary["data"])))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         check_key(key)
@@ -211,7 +226,9 @@ class SQLiteSessionStore:
                                 "session_id = ? AND subpath = ? ORDER BY seq", slot).fetchall()
             if not rows:
                 return None
-            return [json.loads(r[0]) for r in rows]
+            sub = f" ({slot[2]})" if slot[2] else ""
+            return [self._decode(r[0], f"entry {n} of session {slot[1]}{sub}")
+                    for n, r in enumerate(rows, 1)]
 
         return await self._run("load", read)
 
@@ -225,7 +242,8 @@ class SQLiteSessionStore:
         rows = await self._run("list_session_summaries", lambda conn: conn.execute(
             "SELECT session_id, mtime, data FROM summaries WHERE project_key = ?",
             (project_key,)).fetchall())
-        return [{"session_id": sid, "mtime": mtime, "data": json.loads(data)}
+        return [{"session_id": sid, "mtime": mtime,
+                 "data": self._decode(data, f"the summary of session {sid}")}
                 for sid, mtime, data in rows]
 
     async def delete(self, key: SessionKey) -> None:

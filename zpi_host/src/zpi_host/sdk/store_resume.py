@@ -7,40 +7,47 @@ back)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..transcript.paths import check_session_id, is_agent_id, subagents_folder
-from .session_store import SUBAGENT_PREFIX, SessionKey, SessionStoreError, supports
+from .session_store import (
+    SUBAGENT_PREFIX,
+    SessionKey,
+    SessionStoreError,
+    entries_jsonl,
+    supports,
+)
 
-__all__ = ["Materialized", "ResumeChoice", "load_for_resume", "newest_session",
-           "resolve_resume"]
+if TYPE_CHECKING:
+    from ..transcript.reader import Transcript
+
+__all__ = ["STORE_HINT", "Materialized", "ResumeChoice", "load_for_resume", "newest_session",
+           "parse_stored", "resolve_resume"]
 
 
 class Materialized:
     """A transcript loaded from a store, written to ``path`` inside a private folder."""
 
-    def __init__(self, session_id: str, entries: list[Any],
+    def __init__(self, session_id: str, data: bytes, uuids: set[str],
                  subagents: Mapping[str, list[Any]] | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="zpi-store-resume-"))
         self.path = self.folder / f"{session_id}.jsonl"
         #: the uuids the store has already (not mirrored again)
-        self.uuids = {e["uuid"] for e in entries
-                      if isinstance(e, dict) and isinstance(e.get("uuid"), str)}
+        self.uuids = uuids
         try:
-            _write_jsonl(self.path, entries)
+            _write_new(self.path, data)
             if subagents:
                 children = subagents_folder(self.path)
                 children.mkdir(parents=True, mode=0o700)
                 for agent_id, child in subagents.items():
-                    _write_jsonl(children / f"agent-{agent_id}.jsonl", child)
+                    _write_new(children / f"agent-{agent_id}.jsonl", entries_jsonl(child))
         except BaseException:
             self.remove()
             raise
@@ -49,12 +56,39 @@ class Materialized:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _write_jsonl(path: Path, entries: list[Any]) -> None:
+def _write_new(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        for entry in entries:
-            out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
-            out.write("\n")
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+
+
+#: what to do about records in a store that do not make a valid transcript
+STORE_HINT = ("nothing was changed; the session store holds these records: delete the session "
+              "from the store (`zpi-host sessions delete ID --store STORE`) or use another one")
+
+
+def parse_stored(data: bytes, key: SessionKey) -> Transcript:
+    """The lines of ``key``'s entries (:func:`entries_jsonl`) validated as a transcript file is;
+    a :class:`TranscriptError` names ``<store PROJECT/SESSION[/SUBPATH]>`` and, as its line,
+    the number of the entry at fault (counted from 1). A main transcript must be the one of
+    ``key``'s session id: a shared store is not trusted to file records under the right key."""
+    from ..transcript.errors import TranscriptError, TranscriptVersionError
+    from ..transcript.reader import parse_transcript
+
+    sub = f"/{key['subpath']}" if key.get("subpath") else ""
+    where = Path(f"<store {key['project_key']}/{key['session_id']}{sub}>")
+    try:
+        transcript = parse_transcript(data, where)
+    except TranscriptError as exc:
+        if isinstance(exc, TranscriptVersionError) and "newer zpi-host" in exc.problem:
+            raise  # its own hint (upgrade zpi-host) is right
+        raise type(exc)(exc.problem, path=where, line=exc.line, hint=STORE_HINT) from None
+    if "subpath" not in key and transcript.session_id != key["session_id"]:
+        raise TranscriptError(
+            f"the header's sessionId is {transcript.session_id!r}: the store holds another "
+            f"session's records under {key['session_id']}, and using them would continue or "
+            "change that other session", path=where, line=1, hint=STORE_HINT)
+    return transcript
 
 
 async def _load_subagents(store: Any, key: SessionKey, timeout_ms: int) -> dict[str, list[Any]]:
@@ -101,7 +135,10 @@ async def load_for_resume(store: Any, project_key: str, session_id: str,
     if not entries or not isinstance(entries, list):
         raise SessionStoreError(f"session store returned no records for session {session_id} "
                                 f"(project {project_key!r}); it cannot be resumed")
-    return Materialized(session_id, entries, await _load_subagents(store, key, timeout_ms))
+    data = entries_jsonl(entries)
+    transcript = parse_stored(data, key)
+    return Materialized(session_id, data, transcript.uuids,
+                        await _load_subagents(store, key, timeout_ms))
 
 
 async def newest_session(store: Any, project_key: str, timeout_ms: int) -> str | None:

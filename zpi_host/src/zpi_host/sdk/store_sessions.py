@@ -21,6 +21,7 @@ from .session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
+    entries_jsonl,
     fold_session_summary,
     project_key_for_directory,
     subagent_key,
@@ -35,6 +36,7 @@ from .sessions import (
     _millis,
     subagent_messages,
 )
+from .store_resume import parse_stored
 
 __all__ = [
     "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
@@ -51,23 +53,15 @@ def _key(session_id: str, directory: str | None, project_key: str | None) -> Ses
     return {"project_key": project, "session_id": check_session_id(session_id)}
 
 
-def _lines(entries: list[Any]) -> bytes:
-    return b"".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-                    for e in entries)
-
-
 def _read_lines(path: Path) -> list[Any]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _owner(entries: list[Any], key: SessionKey) -> Any:
     """The loaded session as an in-memory SessionManager (validated like a file)."""
-    from ..transcript.reader import parse_transcript
     from ..transcript.store import SessionManager
 
-    sub = f"/{key['subpath']}" if key.get("subpath") else ""
-    where = Path(f"<store {key['project_key']}/{key['session_id']}{sub}>")
-    return SessionManager(parse_transcript(_lines(entries), where))
+    return SessionManager(parse_stored(entries_jsonl(entries), key))
 
 
 async def _load(store: Any, key: SessionKey) -> list[Any] | None:
@@ -266,9 +260,10 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         agent = Path(folder)
         source = agent / "sessions" / "fork" / f"{key['session_id']}.jsonl"
         subagents_folder(source).mkdir(parents=True)
-        source.write_bytes(_lines(entries))
+        source.write_bytes(entries_jsonl(entries))
         for agent_id, child in agents.items():
-            (subagents_folder(source) / f"agent-{agent_id}.jsonl").write_bytes(_lines(child))
+            (subagents_folder(source) / f"agent-{agent_id}.jsonl").write_bytes(
+                entries_jsonl(child))
         new_id = kernel_fork(key["session_id"], up_to_message_id, agent_dir=agent,
                              new_id=new_id)
         from ..transcript.helpers import rename_session

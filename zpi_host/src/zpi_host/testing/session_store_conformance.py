@@ -52,6 +52,21 @@ async def append_load_round_trip(store: Any) -> None:
     assert await store.load(_key()) == entries, "load must return what append stored"
 
 
+async def any_text_round_trips(store: Any) -> None:
+    texts = ["nul \x00 inside", "lone \ud800 surrogate", "pair 😀 and é", "\\u0000 as text"]
+    entries = [_entry(n, text=text) for n, text in enumerate(texts)]
+    entries.append({"type": "user", "uuid": "u-nul", "message": {
+        "role": "user", "content": [{"type": "text", "text": "first \x00 \udfff"}]}})
+    await store.append(_key(), entries)
+    await store.append(_key(), entries)  # the same uuids: skipped, escaped or not
+    assert await store.load(_key()) == entries, \
+        "any text a transcript line may hold (a NUL, a lone surrogate) must load as appended"
+    if supports(store, "list_session_summaries"):
+        (summary,) = await store.list_session_summaries(_P)
+        assert summary["data"] == fold_session_summary(None, _key(), entries)["data"], \
+            "the summary keeps any text too"
+
+
 async def absent_key_loads_none(store: Any) -> None:
     assert await store.load(_key("never")) is None, "a key never written loads as None"
 
@@ -201,6 +216,7 @@ async def list_subkeys_of_session(store: Any) -> None:
 #: (name, optional method it needs or None, contract)
 CONTRACTS: tuple[tuple[str, str | None, Callable[[Any], Awaitable[None]]], ...] = (
     ("append_load_round_trip", None, append_load_round_trip),
+    ("any_text_round_trips", None, any_text_round_trips),
     ("absent_key_loads_none", None, absent_key_loads_none),
     ("appends_keep_call_order", None, appends_keep_call_order),
     ("empty_append_is_noop", None, empty_append_is_noop),
