@@ -19,8 +19,11 @@ from zpi_host.sdk import (
     SessionStoreError,
     SQLiteSessionStore,
     fold_session_summary,
+    list_sessions_from_store,
+    list_subagents_from_store,
     project_key_for_directory,
 )
+from zpi_host.sdk.store_resume import newest_session
 from zpi_host.testing import run_session_store_conformance
 from zpi_host.testing.session_store_conformance import CONTRACTS
 
@@ -280,3 +283,40 @@ def test_hide_passwords_covers_every_place_a_spec_holds_one():
     assert hide_passwords(f"at {spec}: p@ssword1", spec) == \
         "at postgresql://bob@db/x?sslmode=require&password=***: ***"
     assert hide_passwords("no password: fine", "postgresql://bob@db/x") == "no password: fine"
+
+
+class _WrongListings(InMemorySessionStore):
+    """A third-party store whose listings break the protocol in one way each."""
+
+    def __init__(self, sessions: Any = None, summaries: Any = None, subkeys: Any = None) -> None:
+        super().__init__()
+        self.sessions, self.summaries, self.subkeys = sessions, summaries, subkeys
+
+    async def list_sessions(self, project_key: str) -> Any:
+        return self.sessions
+
+    async def list_session_summaries(self, project_key: str) -> Any:
+        return self.summaries
+
+    async def list_subkeys(self, key: Any) -> Any:
+        return self.subkeys
+
+
+@pytest.mark.parametrize(("store", "call", "expected"), [
+    (_WrongListings(sessions=[{"session_id": "s", "mtime": "yesterday"}]),
+     lambda s: newest_session(s, "p", 1000), r"list_sessions\(\) returned .*yesterday.* index 0"),
+    (_WrongListings(sessions={"s": 1}), lambda s: newest_session(s, "p", 1000),
+     r"list_sessions\(\) returned dict, not a list"),
+    (_WrongListings(summaries=[{"session_id": "s", "mtime": 1, "data": None}]),
+     lambda s: list_sessions_from_store(s, project_key="p"),
+     r"list_session_summaries\(\) returned .* data \(an object\)"),
+    (_WrongListings(subkeys=["subagents/agent-a", 7]),
+     lambda s: list_subagents_from_store(s, "0f5d6a7e-3a36-4b8e-9a55-9e4bd1c1a001",
+                                         project_key="p"),
+     r"list_subkeys\(\) returned 7 at index 1; each item must be a string"),
+])
+async def test_a_store_whose_listing_breaks_the_protocol_is_named(
+        store: Any, call: Any, expected: str) -> None:
+    with pytest.raises(SessionStoreError, match=expected) as info:
+        await call(store)
+    assert "_WrongListings." in str(info.value) and "fix the store adapter" in str(info.value)

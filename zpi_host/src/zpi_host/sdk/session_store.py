@@ -27,8 +27,8 @@ from ..errors import UsageError, ZpiError
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
-    "SessionSummaryEntry", "check_key", "entries_jsonl", "entry_json", "fold_session_summary",
-    "hide_passwords", "open_store",
+    "SessionSummaryEntry", "check_key", "checked_listing", "entries_jsonl", "entry_json",
+    "fold_session_summary", "hide_passwords", "open_store",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -155,6 +155,33 @@ def entry_json(value: Any) -> str:
 def entries_jsonl(entries: Iterable[Any]) -> bytes:
     """Entries as the lines of a JSONL transcript (one :func:`entry_json` line each)."""
     return "".join(entry_json(entry) + "\n" for entry in entries).encode("utf-8")
+
+
+def checked_listing(listed: Any, store: Any, method: str) -> list[Any]:
+    """What a store's ``list_sessions``, ``list_session_summaries`` or ``list_subkeys``
+    returned, checked against the protocol: a custom store's wrong answer is a
+    :class:`SessionStoreError` naming the method and the item, not a ``TypeError`` later."""
+    if method == "list_subkeys":
+        shape, fine = "a string", lambda item: isinstance(item, str)
+    else:
+        summaries = method == "list_session_summaries"
+        shape = ("an object with session_id (a string), mtime (an integer)"
+                 + (" and data (an object)" if summaries else ""))
+
+        def fine(item: Any) -> bool:
+            return (isinstance(item, Mapping) and isinstance(item.get("session_id"), str)
+                    and isinstance(item.get("mtime"), int)
+                    and not isinstance(item.get("mtime"), bool)
+                    and (not summaries or isinstance(item.get("data"), Mapping)))
+    name = f"{type(store).__name__}.{method}()"
+    if not isinstance(listed, list | tuple):
+        raise SessionStoreError(f"{name} returned {type(listed).__name__}, not a list; "
+                                "fix the store adapter")
+    for index, item in enumerate(listed):
+        if not fine(item):
+            raise SessionStoreError(f"{name} returned {item!r:.120} at index {index}; each "
+                                    f"item must be {shape}: fix the store adapter")
+    return list(listed)
 
 
 def store_clock_ms(previous: int | None = None) -> int:

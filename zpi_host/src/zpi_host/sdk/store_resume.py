@@ -21,6 +21,7 @@ from .session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
+    checked_listing,
     entries_jsonl,
     supports,
 )
@@ -146,7 +147,8 @@ async def newest_session(store: Any, project_key: str, timeout_ms: int) -> str |
     if not supports(store, "list_sessions"):
         raise UsageError("continue_conversation with a session_store needs the store's "
                          "list_sessions(); give resume=<session id> instead")
-    listed = await _bounded(store.list_sessions(project_key), timeout_ms, "list_sessions")
+    listed = checked_listing(await _bounded(store.list_sessions(project_key), timeout_ms,
+                                            "list_sessions"), store, "list_sessions")
     if not listed:
         return None
     return str(max(listed, key=lambda s: (s["mtime"], s["session_id"]))["session_id"])

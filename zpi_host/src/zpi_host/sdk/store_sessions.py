@@ -21,6 +21,7 @@ from .session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
+    checked_listing,
     entries_jsonl,
     fold_session_summary,
     project_key_for_directory,
@@ -88,10 +89,12 @@ async def list_sessions_from_store(store: Any, directory: str | None = None,
     project = project_key if project_key is not None else project_key_for_directory(directory)
     if supports(store, "list_session_summaries"):
         infos = [_info(s["session_id"], s["mtime"], s["data"])
-                 for s in await store.list_session_summaries(project)]
+                 for s in checked_listing(await store.list_session_summaries(project), store,
+                                          "list_session_summaries")]
     elif supports(store, "list_sessions"):
         infos = []
-        for listed in await store.list_sessions(project):
+        for listed in checked_listing(await store.list_sessions(project), store,
+                                      "list_sessions"):
             key: SessionKey = {"project_key": project, "session_id": listed["session_id"]}
             entries = await _load(store, key)
             if entries:
@@ -114,8 +117,9 @@ async def get_session_info_from_store(store: Any, session_id: str,
         return None
     mtime = 0
     if supports(store, "list_sessions"):
-        mtime = next((s["mtime"] for s in await store.list_sessions(key["project_key"])
-                      if s["session_id"] == key["session_id"]), 0)
+        listed = checked_listing(await store.list_sessions(key["project_key"]), store,
+                                 "list_sessions")
+        mtime = next((s["mtime"] for s in listed if s["session_id"] == key["session_id"]), 0)
     return _info(key["session_id"], mtime, fold_session_summary(None, key, entries)["data"])
 
 
@@ -145,7 +149,8 @@ async def list_subagents_from_store(store: Any, session_id: str,
     """The ids of a session's sub-agents in the store, sorted (needs ``list_subkeys``)."""
     _need(store, "listing sub-agents", "list_subkeys")
     key = _key(session_id, directory, project_key)
-    return sorted(sub[len(SUBAGENT_PREFIX):] for sub in await store.list_subkeys(key)
+    subkeys = checked_listing(await store.list_subkeys(key), store, "list_subkeys")
+    return sorted(sub[len(SUBAGENT_PREFIX):] for sub in subkeys
                   if sub.startswith(SUBAGENT_PREFIX) and is_agent_id(sub[len(SUBAGENT_PREFIX):]))
 
 
@@ -244,7 +249,7 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         data = fold_session_summary(None, key, entries)["data"]
         title = fork_title(data.get("title"), data.get("first_prompt"))
     agents, others = {}, {}
-    for subpath in await store.list_subkeys(key):
+    for subpath in checked_listing(await store.list_subkeys(key), store, "list_subkeys"):
         child_key: SessionKey = {**key, "subpath": subpath}
         child = await _load(store, child_key)
         if child is None:
