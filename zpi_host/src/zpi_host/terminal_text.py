@@ -21,10 +21,10 @@ from typing import Any
 __all__ = ["for_terminal", "shown"]
 
 #: CSI (``ESC [`` ... final byte), OSC (``ESC ]`` ... BEL or ``ESC \``; also DCS, SOS, PM and
-#: APC strings) and the two-character escapes
-_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"
-                       r"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)"
-                       r"|\x1b[ -/]*[0-~]")
+#: APC strings) and the two-character escapes; compiled on first use (not at start-up)
+_SEQUENCE = (r"\x1b\[[0-?]*[ -/]*[@-~]"
+             r"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)"
+             r"|\x1b[ -/]*[0-~]")
 #: every character shown otherwise: C0 but tab and newline, DEL, C1 (0x9B acts as ``ESC [``
 #: on some terminals), the bidi embeddings, overrides and isolates
 _EXACT: dict[int, str] = {c: "^" + chr(c + 64) for c in range(0x20) if c not in (0x09, 0x0A)}
@@ -34,17 +34,17 @@ _EXACT.update({c: f"<U+{c:04X}>" for c in (*range(0x80, 0xA0), *range(0x202A, 0x
 #: the same, but a carriage return goes (``\r\n`` line ends are common in output)
 _VISIBLE = {**_EXACT, 0x0D: ""}
 #: what makes a text need care: a character of :data:`_EXACT`
-_CARE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CARE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 
 def for_terminal(text: str, *, exact: bool = False) -> str:
     """``text`` with escape sequences and carriage returns dropped and other control
     characters made visible; ``exact``: every control character made visible, none dropped."""
-    if _CARE.search(text) is None:
+    if re.search(_CARE, text) is None:  # re keeps the compiled pattern
         return text
     if exact:
         return text.translate(_EXACT)
-    return _SEQUENCE.sub("", text).translate(_VISIBLE)
+    return re.sub(_SEQUENCE, "", text).translate(_VISIBLE)
 
 
 def shown(text: str, stream: Any, *, exact: bool = False) -> str:
