@@ -44,6 +44,13 @@ def add_chat_parser(commands: Any) -> None:
 
 
 def chat_command(args: Any, blocked: list[str]) -> int:
+    try:  # an optional dependency: the extra ``chat`` of zpi-host
+        import prompt_toolkit  # noqa: F401
+    except ImportError:
+        from . import EXIT_FAILED
+
+        print("zpi-host chat needs prompt-toolkit: pip install 'zpi-host[chat]'", file=sys.stderr)
+        return EXIT_FAILED
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliUsageError("chat needs a terminal; to run one prompt from a script use "
                             "zpi-host run PROMPT (or zpi-host run - < file)")
