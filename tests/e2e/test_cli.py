@@ -216,3 +216,61 @@ def test_the_demo_script_leaves_the_users_zpi_alone(tmp_path):
     assert out.returncode == 0, out.stderr
     assert 'Hello, world!' in out.stdout
     assert not (home / ".zpi").exists()
+
+
+#: ``zpi-host chat``'s answer when the extra ``chat`` (prompt-toolkit) is not installed
+NEEDS_CHAT = "zpi-host chat needs prompt-toolkit: pip install 'zpi-host[chat]'"
+
+
+@pytest.fixture
+def without_prompt_toolkit(tmp_path: Path) -> dict[str, str]:
+    """An environment in which ``import prompt_toolkit`` fails, as when it is not installed."""
+    import os
+
+    stub = tmp_path / "no_prompt_toolkit"
+    stub.mkdir()
+    (stub / "prompt_toolkit.py").write_text(
+        "raise ImportError('No module named prompt_toolkit (test stub)')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZPI_")}
+    env.update({"PYTHONPATH": str(stub), "HOME": str(tmp_path / "home"),
+                "ZPI_AGENT_DIR": str(tmp_path / "agent"), "TERM": "xterm"})
+    return env
+
+
+def test_chat_without_prompt_toolkit_names_the_extra(tmp_path, without_prompt_toolkit):
+    out = subprocess.run([EXE, "chat", "--model", f"scripted:{SCRIPT}"], capture_output=True,
+                         text=True, cwd=tmp_path, env=without_prompt_toolkit, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert (out.returncode, out.stderr.strip()) == (1, NEEDS_CHAT)
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    assert not (tmp_path / "agent").exists()  # no session was opened
+
+
+def test_zpi_host_alone_on_a_terminal_without_prompt_toolkit(tmp_path, without_prompt_toolkit):
+    from tests.helpers.terminal import Terminal
+
+    term = Terminal([EXE], cwd=tmp_path, env=without_prompt_toolkit)
+    term.read_until("pip install")
+    assert term.finish() == 1
+    assert NEEDS_CHAT in term.text and "Traceback" not in term.text
+
+
+@pytest.mark.parametrize("args", [["--version"], ["run", "hi"], []])
+def test_on_windows_the_first_command_says_posix_only(monkeypatch, capsys, args):
+    from zpi_host.cli import EXIT_FAILED, main
+
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert main(args) == EXIT_FAILED == 1
+    out = capsys.readouterr()
+    assert out.err == "zpi-host supports POSIX systems (Linux, macOS); on Windows use WSL\n"
+    assert out.out == ""
+
+
+def test_on_windows_import_works_and_the_command_says_posix_only(tmp_path):
+    code = ("import sys; sys.platform = 'win32'\n"
+            "import zpi_host, zpi_host.cli\n"
+            "sys.exit(zpi_host.cli.main(['run', 'hi']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr == "zpi-host supports POSIX systems (Linux, macOS); on Windows use WSL\n"

@@ -232,6 +232,10 @@ def resume_gc() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.platform == "win32":  # POSIX only: process groups, signals, fcntl locks
+        print("zpi-host supports POSIX systems (Linux, macOS); on Windows use WSL",
+              file=sys.stderr)
+        return EXIT_FAILED
     _escape_unencodable_output()
     pause_gc()
     try:
