@@ -293,7 +293,9 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
     try:
         return hidden_variables(settings)
     except SecretsSettingError as exc:
-        warnings.append(f"{exc}; passing none of them (see docs/permissions.md, \"Secrets\")")
+        from zpi_host.errors import docs_url
+
+        warnings.append(f"{exc}; passing none of them (see {docs_url('permissions', 'secrets')})")
         return key_variables(settings)
 
 

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+#: where the documentation is published: messages point there, never at a repository path
+DOCS_URL = "https://zpi-host.readthedocs.io/en/latest/"
+
+
+def docs_url(page: str, anchor: str | None = None) -> str:
+    """The published address of the documentation page ``page`` (``"hooks"``), and of its
+    section ``anchor`` (``"secrets"``) when given."""
+    return f"{DOCS_URL}{page}.html" + (f"#{anchor}" if anchor else "")
+
 
 class ZpiError(Exception):
     """Base of every error the host raises on purpose."""
@@ -40,7 +49,7 @@ class HookAnswerError(ZpiError):
     def __init__(self, plugin: str, hook: str, problem: str) -> None:
         super().__init__(
             f"plugin {plugin!r} gave an invalid answer to {hook}: {problem} "
-            "(see docs/hooks.md for what this hook may return)"
+            f"(see {docs_url('hooks')} for what this hook may return)"
         )
         self.plugin = plugin
         self.hook = hook

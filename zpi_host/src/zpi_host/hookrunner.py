@@ -143,8 +143,10 @@ class HookSettingsError(UsageError):
     """The ``hooks`` settings hold a value the host cannot use; names the settings key."""
 
     def __init__(self, key: str, problem: str) -> None:
-        super().__init__(f"setting {key}: {problem} (see docs/hooks.md, "
-                         "'Time budgets and error policies')")
+        from zpi_host.errors import docs_url
+
+        super().__init__(f"setting {key}: {problem} (see "
+                         f"{docs_url('hooks', 'time-budgets-and-error-policies')})")
         self.key = key
         self.problem = problem
 

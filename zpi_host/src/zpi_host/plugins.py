@@ -161,9 +161,11 @@ class PluginRecord:
 
 
 def _describe_validation_error(exc: pluggy.PluginValidationError) -> str:
+    from zpi_host.errors import docs_url
+
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return ("hook implementation does not match the contract: " + "; ".join(lines)
-            + " (see docs/hooks.md for each hook's arguments)")
+            + f" (see {docs_url('hooks')} for each hook's arguments)")
 
 
 _ABSENT = object()
@@ -429,10 +431,12 @@ class PluginHost:
     def _unknown_hook(name: str) -> str:
         import difflib
 
+        from zpi_host.errors import docs_url
+
         known = [n for n in vars(hookspecs) if n.startswith("zpi_")]
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        return f"{name} is not a zpi hook{hint}; see docs/hooks.md for the contract"
+        return f"{name} is not a zpi hook{hint}; see {docs_url('hooks')} for the contract"
 
     def _run_load_plugins(self) -> None:
         """Call each plugin's ``zpi_load_plugins`` once, including plugins it adds, until none

@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
+from zpi_host.errors import docs_url  # standard library only, like this module
+
 # ----------------------------------------------------------------------------------- kinds
 
 
@@ -187,7 +189,7 @@ SCHEMA = Section("", "keep", (
             Section("instructions", "warn", (
                 Setting("enabled", BOOL, True, "the default behaviour instructions"),
                 Setting("disabled", list_of(STRING), [],
-                        "names of single instructions to leave out (docs/builtins.md)"),
+                        f"names of single instructions to leave out ({docs_url('builtins')})"),
             )),
             Section("web", "warn", (
                 Setting("enabled", BOOL, True, "the `web_fetch` and `web_search` tools"),
@@ -266,7 +268,7 @@ SCHEMA = Section("", "keep", (
                 Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "
                         "when `rg` is on PATH (auto) or always in pure Python (off)"),
             )),
-        ), "docs/builtins.md"),
+        ), docs_url("builtins")),
     )),
     Section("permissions", "drop", (
         Setting("mode", one_of("default", "ask", "plan", "bypass"), "default",
@@ -276,7 +278,7 @@ SCHEMA = Section("", "keep", (
         Setting("ask", list_of(STRING), [], "rules that ask first"),
         Setting("additional_directories", list_of(STRING), [],
                 "more workspace roots for the file tools"),
-    ), "docs/permissions.md"),
+    ), docs_url("permissions")),
     Section("hooks", "drop", (
         Setting("timeout", or_null(seconds(above_zero=True)), 60.0,
                 "seconds one hook implementation may take (null: no budget)"),
@@ -286,7 +288,7 @@ SCHEMA = Section("", "keep", (
         Setting("policies", OBJECT, {}, "error policies per hook or per plugin"),
         Setting("max_stop_continuations", whole(0), 8,
                 "how many times `zpi_stop` hooks may continue a run in a row"),
-    ), "docs/hooks.md, \"Time budgets and error policies\""),
+    ), docs_url("hooks", "time-budgets-and-error-policies")),
     Section("compat", "keep", (
         Section("claude", "warn", (
             Setting("plugin_dirs", list_of(STRING), [], "Claude Code plugin folders to load"),
@@ -297,7 +299,7 @@ SCHEMA = Section("", "keep", (
                     "options per Claude plugin"),
             Setting("hook_timeout", or_null(seconds(above_zero=True)), None,
                     "default seconds for a hook handler (null: the engine's default)"),
-        ), "docs/claude-plugins.md"),
+        ), docs_url("claude-plugins")),
         Section("zcode", "warn", (
             Setting("plugin_dirs", list_of(STRING), [], "ZCode plugin folders to load"),
             Setting("use_installed", BOOL, False,
@@ -306,13 +308,13 @@ SCHEMA = Section("", "keep", (
                     "options per ZCode plugin"),
             Setting("hook_timeout", or_null(seconds(above_zero=True)), None,
                     "default seconds for a hook handler (null: ZCode's 60 s)"),
-        ), "docs/zcode-plugins.md"),
+        ), docs_url("zcode-plugins")),
     ), "settings of the compat adapters"),
     Section("secrets", "warn", (
         Setting("pass_to_commands", PASS_SECRETS, False,
                 "which provider key variables bash and hook commands get: false (none), true "
                 "(all) or a list of variable names (user settings only)"),
-    ), "docs/permissions.md, \"Secrets\""),
+    ), docs_url("permissions", "secrets")),
 ))
 
 

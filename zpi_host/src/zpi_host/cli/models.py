@@ -60,8 +60,11 @@ def models_command(args: Any, blocked: list[str]) -> int:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
     if not rows:
+        from zpi_host.errors import docs_url
+
         print("no models configured; add them under 'models' in "
-              f"{manager.user_path} (see docs/user-guide.md), or use --model PROVIDER:MODEL",
+              f"{manager.user_path} (see {docs_url('user-guide', 'models-and-credentials')}), "
+              "or use --model PROVIDER:MODEL",
               file=sys.stderr)
         return EXIT_OK
     header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")

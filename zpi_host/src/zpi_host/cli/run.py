@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 
 def add_run_parser(commands: Any) -> None:
+    from zpi_host.errors import docs_url
+
     run = commands.add_parser("run", help="run the agent on a prompt",
                               description="Run the agent on PROMPT until it stops.")
     run.add_argument("prompt", nargs="?", default=None,
@@ -33,7 +35,7 @@ def add_run_parser(commands: Any) -> None:
     add_session_options(run)
     run.add_argument("--session-store", metavar="STORE", default=None,
                      help="also mirror the session to STORE (sqlite:PATH or "
-                          "postgresql://...), and resume from it (docs/session-stores.md)")
+                          f"postgresql://...), and resume from it ({docs_url('session-stores')})")
     run.add_argument("--project-key", metavar="KEY", default=None,
                      help="with --session-store: the store's project scope (default: derived "
                           "from the working directory), e.g. one per project shared by hosts")
@@ -41,7 +43,9 @@ def add_run_parser(commands: Any) -> None:
 
 def add_permission_options(parser: Any) -> None:
     """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
-    perms = parser.add_argument_group("permissions (see docs/permissions.md)")
+    from zpi_host.errors import docs_url
+
+    perms = parser.add_argument_group(f"permissions (see {docs_url('permissions')})")
     perms.add_argument("--permission-mode", choices=PERMISSION_MODES,
                        default=None, help="default: workspace trust; ask: every side-effect "
                        "call asks; plan: side-effect tools denied; bypass: only deny rules")

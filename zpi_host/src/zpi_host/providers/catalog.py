@@ -47,8 +47,10 @@ class CatalogError(ZpiError):
     its dotted path."""
 
     def __init__(self, setting: str, problem: str) -> None:
+        from zpi_host.errors import docs_url
+
         super().__init__(f"settings: {setting} {problem} (fix it in settings.json; see "
-                         "docs/user-guide.md, \"Models and credentials\")")
+                         f"{docs_url('user-guide', 'models-and-credentials')})")
         self.setting = setting
 
 
