@@ -59,8 +59,7 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 #: classes built) on first use
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
-    "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
-    "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
+    "frontmatter", "html", "httpx", "zpi_host.files", "argparse", "zpi_host.permissions.results",
     "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
     "zpi_host.tools.bash_run", "zpi_host.tools.output",
 )
@@ -154,10 +153,8 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     import zpi_builtins.handoff as handoff
     import zpi_builtins.handoff_service as handoff_service
     import zpi_host.decisions as decisions
-    import zpi_host.decisions_occasional as decisions_occasional
     import zpi_host.permissions as permissions
     import zpi_host.ports as ports
-    import zpi_host.ports_occasional as ports_occasional
     import zpi_host.resources as resources
     import zpi_host.tools.bash as bash
     import zpi_host.tools.bash_run as bash_run
@@ -171,8 +168,6 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
     for whole, part, names in (
-            (decisions, decisions_occasional, decisions_occasional.__all__),
-            (ports, ports_occasional, ports_occasional.__all__),
             (bash, bash_run, ("command_environment", "find_shell", "stop_process_group"))):
         for name in names:
             assert getattr(whole, name) is getattr(part, name)

@@ -3,37 +3,17 @@
 Each answer type is a frozen attrs class with named constructors (``ToolDecision.deny(...)``)
 so that plugins write intent, not dictionaries. The ``combine_*`` functions are the single
 place where the rules of ``hookspecs.py`` ("deny > ask > allow", "any cancel wins" ...) live.
-
-The classes every run builds (instruction fragments, the combined prompt and stop answers) are
-defined here; the answer types plugins build and the combined answers of the tool, result and
-compaction hooks are in :mod:`.decisions_occasional`, built the first time one is used
-(importable from here too): a run whose plugins answer no decision hook and that calls no tool
-builds none of them.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
 from .errors import HookAnswerError
 from .hookcalls import Attributed
-from .lazy import lazy_attributes
-
-if TYPE_CHECKING:
-    from .decisions_occasional import (
-        CombinedCompactDecision,
-        CombinedResultPatch,
-        CombinedToolDecision,
-        CompactDecision,
-        PromptDecision,
-        StopDecision,
-        ToolDecision,
-        ToolResultPatch,
-    )
 
 __all__ = ["Behavior", "CombinedCompactDecision", "CombinedPromptDecision", "CombinedResultPatch",
            "CombinedStopDecision", "CombinedToolDecision", "CompactDecision", "Instruction",
@@ -44,7 +24,6 @@ __all__ = ["Behavior", "CombinedCompactDecision", "CombinedPromptDecision", "Com
 
 Behavior = Literal["allow", "ask", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-_OCCASIONAL = f"{__package__}.decisions_occasional"
 
 
 @attrs.frozen
@@ -57,7 +36,7 @@ class Instruction:
 
 
 # ---------------------------------------------------------------------------------------------
-# Combined results (those of the tool, result and compaction hooks: decisions_occasional)
+# Combined results of the prompt and stop hooks
 # ---------------------------------------------------------------------------------------------
 
 
@@ -74,19 +53,6 @@ class CombinedStopDecision:
     reasons: tuple[Attributed, ...] = ()
 
 
-#: the occasional answer types, imported on first use
-__getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys((
-    "CombinedCompactDecision", "CombinedResultPatch", "CombinedToolDecision", "CompactDecision",
-    "PromptDecision", "StopDecision", "ToolDecision", "ToolResultPatch"),
-    "decisions_occasional"), globals(), parent=__package__)
-
-
-def _occasional() -> Any:
-    """:mod:`.decisions_occasional`, imported on first use."""
-    module = sys.modules.get(_OCCASIONAL)
-    if module is None:
-        from . import decisions_occasional as module
-    return module
 
 
 def closed_answer(hook: str, plugin: str, reason: str) -> Any:
@@ -94,15 +60,15 @@ def closed_answer(hook: str, plugin: str, reason: str) -> Any:
     (the table ``hookrunner.CLOSED_ANSWERS`` documents it)."""
     why = Attributed(plugin, reason)
     if hook in ("zpi_before_tool", "zpi_permission_request"):
-        return _occasional().CombinedToolDecision("deny", (why,))
+        return CombinedToolDecision("deny", (why,))
     if hook == "zpi_user_prompt":
         return CombinedPromptDecision(True, (why,))
     if hook == "zpi_after_tool":
-        return _occasional().CombinedResultPatch(f"[the tool's output was withheld: {reason}]")
+        return CombinedResultPatch(f"[the tool's output was withheld: {reason}]")
     if hook in ("zpi_stop", "zpi_subagent_stop"):
         return CombinedStopDecision(None)
     if hook == "zpi_before_compact":
-        return _occasional().CombinedCompactDecision(True, reason)
+        return CombinedCompactDecision(True, reason)
     raise KeyError(f"{hook} guards no action, so it has no closed answer")
 
 
@@ -113,40 +79,133 @@ def closed_answer(hook: str, plugin: str, reason: str) -> Any:
 
 _OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
 
+
+@attrs.frozen
+class ToolDecision:
+    """A plugin's verdict on one tool call. ``behavior`` None (:meth:`context_only`): no
+    verdict, only context for the model, which reaches it with the call's result however the
+    call is then decided."""
+
+    behavior: Behavior | None
+    reason: str | None = None
+    updated_input: Mapping[str, Any] | None = None
+    context: str | None = None
+
+    @classmethod
+    def allow(cls, reason: str | None = None, *, updated_input: Mapping[str, Any] | None = None,
+              context: str | None = None) -> ToolDecision:
+        return cls("allow", reason, updated_input, context)
+
+    @classmethod
+    def ask(cls, reason: str | None = None, *, context: str | None = None) -> ToolDecision:
+        return cls("ask", reason, None, context)
+
+    @classmethod
+    def deny(cls, reason: str, *, context: str | None = None) -> ToolDecision:
+        return cls("deny", reason, None, context)
+
+    @classmethod
+    def context_only(cls, context: str) -> ToolDecision:
+        return cls(None, None, None, context)
+
+
+@attrs.frozen
+class PromptDecision:
+    """Answer to a user prompt: block it (reason shown to the user) and/or add context."""
+
+    block: bool = False
+    reason: str | None = None
+    context: str | None = None
+
+
+@attrs.frozen
+class ToolResultPatch:
+    """Answer after a successful tool call: add context and/or replace what the model sees."""
+
+    context: str | None = None
+    content: str | None = None
+
+
+@attrs.frozen
+class StopDecision:
+    """Answer when the agent would stop: ``continue_with`` becomes the next user input."""
+
+    continue_with: str
+
+
+@attrs.frozen
+class CompactDecision:
+    """Answer before compaction: cancel it, or supply the summary instead of the model."""
+
+    cancel: bool = False
+    reason: str | None = None
+    summary: str | None = None
+
+
+@attrs.frozen
+class CombinedToolDecision:
+    """The outcome of ``zpi_before_tool`` / ``zpi_permission_request`` over all plugins."""
+
+    behavior: Behavior | None
+    reasons: tuple[Attributed, ...] = ()
+    updated_input: Mapping[str, Any] | None = None
+    contexts: tuple[Attributed, ...] = ()
+
+    @property
+    def reason(self) -> str | None:
+        return "; ".join(a.value for a in self.reasons) or None
+
+
+@attrs.frozen
+class CombinedResultPatch:
+    content: str | None = None
+    contexts: tuple[Attributed, ...] = ()
+
+
+@attrs.frozen
+class CombinedCompactDecision:
+    cancel: bool
+    reason: str | None = None
+    summary: str | None = None
+    summary_from: str | None = None
+
+
+#: Each answer type here: its fields and the types each may hold.
+FIELDS: dict[type, dict[str, tuple[type, ...]]] = {
+    ToolDecision: {"behavior": (str, type(None)), "reason": _OPTIONAL_TEXT,
+                   "updated_input": (Mapping, type(None)), "context": _OPTIONAL_TEXT},
+    PromptDecision: {"block": (bool,), "reason": _OPTIONAL_TEXT, "context": _OPTIONAL_TEXT},
+    ToolResultPatch: {"context": _OPTIONAL_TEXT, "content": _OPTIONAL_TEXT},
+    StopDecision: {"continue_with": (str,)},
+    CompactDecision: {"cancel": (bool,), "reason": _OPTIONAL_TEXT, "summary": _OPTIONAL_TEXT},
+}
+
 #: Instruction's fields and the types each may hold (the other answer types' are in
-#: ``decisions_occasional.FIELDS``)
+#: ``FIELDS``)
 _INSTRUCTION_FIELDS: dict[str, tuple[type, ...]] = {
     "text": (str,), "title": _OPTIONAL_TEXT, "source": _OPTIONAL_TEXT}
 
-#: What each decision hook accepts besides ``None``: answer types of ``decisions_occasional``
-#: by name, or ``str``.
-_ACCEPTS: dict[str, tuple[str, ...]] = {
-    "zpi_before_tool": ("ToolDecision",),
-    "zpi_permission_request": ("ToolDecision",),
-    "zpi_user_prompt": ("PromptDecision", "str"),
-    "zpi_after_tool": ("ToolResultPatch", "str"),
-    "zpi_stop": ("StopDecision",),
-    "zpi_subagent_stop": ("StopDecision",),
-    "zpi_before_compact": ("CompactDecision",),
+#: What each decision hook accepts besides ``None``
+_ACCEPTS: dict[str, tuple[type, ...]] = {
+    "zpi_before_tool": (ToolDecision,),
+    "zpi_permission_request": (ToolDecision,),
+    "zpi_user_prompt": (PromptDecision, str),
+    "zpi_after_tool": (ToolResultPatch, str),
+    "zpi_stop": (StopDecision,),
+    "zpi_subagent_stop": (StopDecision,),
+    "zpi_before_compact": (CompactDecision,),
 }
 
 
 def _answer_fields() -> Iterator[tuple[type, dict[str, tuple[type, ...]]]]:
-    """Each answer type with its fields and the types each may hold. The occasional types
-    count once their module is imported: no value can be one of them before."""
-    occasional = sys.modules.get(_OCCASIONAL)
-    if occasional is not None:
-        yield from occasional.FIELDS.items()
+    """Each answer type with its fields and the types each may hold."""
+    yield from FIELDS.items()
     yield Instruction, _INSTRUCTION_FIELDS
 
 
 def _accepted(hook: str) -> tuple[type, ...] | None:
     """What the decision hook ``hook`` accepts besides ``None`` (None: not a decision hook)."""
-    names = _ACCEPTS.get(hook)
-    if names is None:
-        return None
-    occasional = _occasional()
-    return tuple(str if name == "str" else getattr(occasional, name) for name in names)
+    return _ACCEPTS.get(hook)
 
 
 _TEXT_HOOKS = frozenset({"zpi_session_start", "zpi_tool_failed", "zpi_unknown_tool",
@@ -178,8 +237,7 @@ def _field_problem(value: Any) -> str | None:
 
 
 def _is_tool_decision(value: Any) -> bool:
-    occasional = sys.modules.get(_OCCASIONAL)  # not imported: nothing is a ToolDecision yet
-    return occasional is not None and isinstance(value, occasional.ToolDecision)
+    return isinstance(value, ToolDecision)
 
 
 def _wrong_type(value: Any, accepts: Sequence[type]) -> str:
@@ -243,13 +301,12 @@ def combine_tool_decisions(
     answers: Sequence[Attributed], hook: str = "zpi_before_tool"
 ) -> CombinedToolDecision:
     """deny > ask > allow; reasons of the winning kind joined; last ``updated_input`` wins."""
-    occasional = _occasional()
     behavior: Behavior | None = None
     reasons: list[Attributed] = []
     contexts: list[Attributed] = []
     updated: Mapping[str, Any] | None = None
     for answer in answers:
-        decision: ToolDecision = _expect(answer, hook, occasional.ToolDecision)
+        decision: ToolDecision = _expect(answer, hook, ToolDecision)
         if decision.behavior not in (*_RANK, None):
             raise HookAnswerError(answer.plugin, hook, f"unknown behavior {decision.behavior!r}")
         if decision.context:
@@ -267,7 +324,7 @@ def combine_tool_decisions(
             reasons.append(Attributed(answer.plugin, decision.reason))
     if behavior == "deny":
         updated = None
-    return occasional.CombinedToolDecision(behavior, tuple(reasons), updated, tuple(contexts))
+    return CombinedToolDecision(behavior, tuple(reasons), updated, tuple(contexts))
 
 
 def combine_prompt_decisions(answers: Sequence[Attributed]) -> CombinedPromptDecision:
@@ -276,7 +333,7 @@ def combine_prompt_decisions(answers: Sequence[Attributed]) -> CombinedPromptDec
     reasons: list[Attributed] = []
     contexts: list[Attributed] = []
     for answer in answers:
-        value = _expect(answer, "zpi_user_prompt", _occasional().PromptDecision, str)
+        value = _expect(answer, "zpi_user_prompt", PromptDecision, str)
         if isinstance(value, str):
             contexts.append(answer)
             continue
@@ -291,11 +348,10 @@ def combine_prompt_decisions(answers: Sequence[Attributed]) -> CombinedPromptDec
 
 def combine_result_patches(answers: Sequence[Attributed]) -> CombinedResultPatch:
     """Patches apply in call order: a later replacement replaces an earlier one."""
-    occasional = _occasional()
     content: str | None = None
     contexts: list[Attributed] = []
     for answer in answers:
-        value = _expect(answer, "zpi_after_tool", occasional.ToolResultPatch, str)
+        value = _expect(answer, "zpi_after_tool", ToolResultPatch, str)
         if isinstance(value, str):
             contexts.append(answer)
             continue
@@ -303,14 +359,14 @@ def combine_result_patches(answers: Sequence[Attributed]) -> CombinedResultPatch
             content = value.content
         if value.context:
             contexts.append(Attributed(answer.plugin, value.context))
-    return occasional.CombinedResultPatch(content, tuple(contexts))
+    return CombinedResultPatch(content, tuple(contexts))
 
 
 def combine_stop_decisions(
     answers: Sequence[Attributed], hook: str = "zpi_stop"
 ) -> CombinedStopDecision:
     """Any continue wins; reasons joined in call order into the next user input."""
-    reasons = [Attributed(a.plugin, _expect(a, hook, _occasional().StopDecision).continue_with)
+    reasons = [Attributed(a.plugin, _expect(a, hook, StopDecision).continue_with)
                for a in answers]
     text = "\n\n".join(r.value for r in reasons if r.value) or None
     return CombinedStopDecision(text, tuple(reasons))
@@ -318,13 +374,12 @@ def combine_stop_decisions(
 
 def combine_compact_decisions(answers: Sequence[Attributed]) -> CombinedCompactDecision:
     """Any cancel wins (reasons joined); otherwise the first supplied summary is used."""
-    occasional = _occasional()
     cancel_reasons: list[str] = []
     cancelled = False
     summary: str | None = None
     summary_from: str | None = None
     for answer in answers:
-        value: CompactDecision = _expect(answer, "zpi_before_compact", occasional.CompactDecision)
+        value: CompactDecision = _expect(answer, "zpi_before_compact", CompactDecision)
         if value.cancel:
             cancelled = True
             if value.reason:
@@ -332,8 +387,8 @@ def combine_compact_decisions(answers: Sequence[Attributed]) -> CombinedCompactD
         elif value.summary is not None and summary is None:
             summary, summary_from = value.summary, answer.plugin
     if cancelled:
-        return occasional.CombinedCompactDecision(True, "; ".join(cancel_reasons) or None)
-    return occasional.CombinedCompactDecision(False, None, summary, summary_from)
+        return CombinedCompactDecision(True, "; ".join(cancel_reasons) or None)
+    return CombinedCompactDecision(False, None, summary, summary_from)
 
 
 def collect_texts(answers: Sequence[Attributed], hook: str) -> tuple[Attributed, ...]:

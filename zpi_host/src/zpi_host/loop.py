@@ -23,8 +23,10 @@ from .commands import expand_prompt
 from .compaction_settings import CompactionSettings, over_threshold
 from .errors import ContextOverflowError, RunStopped, ZpiError
 from .events import (
+    InputDelivered,
     MessageEnd,
     ReasoningDeltaEvent,
+    RetryEvent,
     RunEnd,
     RunStart,
     TextDeltaEvent,
@@ -213,7 +215,6 @@ class AgentLoop:
         for text in queued:
             self.s.add_message(UserMessage.text(text))
             if self.s.wants_event("input_delivered"):
-                from .events_occasional import InputDelivered
 
                 await self.s.emit(InputDelivered(text))
         return bool(queued)
@@ -346,7 +347,6 @@ class AgentLoop:
             elif isinstance(event, Done):
                 self._stop_reason = event.stop_reason
             elif isinstance(event, Retrying) and events and s.wants_event("retry"):
-                from .events_occasional import RetryEvent
 
                 await s.emit(RetryEvent(event.reason, event.delay, event.attempt,
                                         event.attempts))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .errors import RunStopped, UsageError
-from .events import Event
+from .events import Event, SystemMessageEvent, WarningEvent
 from .messages import Message, Usage
 from .session_view import SessionView
 
@@ -388,9 +388,7 @@ class AgentSession:
         if not self.wants_events:
             return
         warnings = self.take_warnings()
-        if warnings or told:  # their event classes are built when there is one to send
-            from .events_occasional import SystemMessageEvent, WarningEvent
-
+        if warnings or told:
             for warning in warnings:
                 await self.emit(WarningEvent(warning))
             if self.wants_event("system"):
