@@ -168,7 +168,7 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
     for whole, part, names in (
-            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group"))):
+            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group")),):
         for name in names:
             assert getattr(whole, name) is getattr(part, name)
             assert name in dir(whole) and name in whole.__all__
