@@ -24,8 +24,9 @@ def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path
     (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "p"}))
     code = ("import json, sys; from zpi_host.cli import main\n"
             f"main(['--plugin-dir', {str(folder)!r}, '--list-plugins', '--json'])\n"
-            "print(json.dumps([m for m in ('zpi_host.assembly', 'zpi_host.options', "
-            "'zpi_host.session', 'anyio', 'cattrs', 'httpx', 'argparse') if m in sys.modules]), "
+            "print(json.dumps([m for m in ('zpi_host.session.assembly', "
+            "'zpi_host.session.options', 'zpi_host.session.agent_session', 'anyio', 'cattrs', "
+            "'httpx', 'argparse') if m in sys.modules]), "
             "file=sys.stderr)")
     out = run_python(code, tmp_path)
     assert out.returncode == 0, out.stderr
@@ -59,8 +60,8 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 #: classes built) on first use
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
-    "frontmatter", "html", "httpx", "zpi_host.files", "argparse", "zpi_host.permissions.results",
-    "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
+    "frontmatter", "html", "httpx", "zpi_host.fs.files", "argparse", "zpi_host.permissions.results",
+    "zpi_builtins.memory_store", "zpi_host.agent.compaction", "zpi_host.session.subagents",
     "zpi_host.tools.bash_run", "zpi_host.tools.output",
 )
 
@@ -117,10 +118,11 @@ SERVICE_INTERNALS = (
     "logging", "zpi_builtins.search_files", "zpi_builtins.search_grep",
     "zpi_builtins.memory_store", "zpi_builtins.memory_batch", "zpi_builtins.task_registry",
     "zpi_builtins.handoff_service", "zpi_builtins.web_fetch", "zpi_builtins.web_search",
-    "zpi_host.decisions", "zpi_host.ports", "zpi_host.messages", "zpi_host.files",
-    "zpi_host.frontmatter", "zpi_host.subagents", "zpi_host.permissions.policy",
+    "zpi_host.contract.decisions", "zpi_host.session.ports", "zpi_host.providers.messages",
+    "zpi_host.fs.files",
+    "zpi_host.resources.frontmatter", "zpi_host.session.subagents", "zpi_host.permissions.policy",
     "zpi_host.permissions.rules", "zpi_host.permissions.results", "zpi_host.resources.loader",
-    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.spill",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.fs.spill",
 )
 
 
@@ -152,10 +154,10 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     from their packages; the memory tool's scopes are the store's."""
     import zpi_builtins.handoff as handoff
     import zpi_builtins.handoff_service as handoff_service
-    import zpi_host.decisions as decisions
+    import zpi_host.contract.decisions as decisions
     import zpi_host.permissions as permissions
-    import zpi_host.ports as ports
     import zpi_host.resources as resources
+    import zpi_host.session.ports as ports
     import zpi_host.tools.bash as bash
     import zpi_host.tools.bash_run as bash_run
     from zpi_builtins import memory, memory_store, search, search_files

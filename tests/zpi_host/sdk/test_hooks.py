@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage, ToolResultMessage
+from zpi_host.providers.messages import ContextMessage, ToolResultMessage
 from zpi_host.sdk import HookMatcher, ResultMessage, SystemMessage, UserMessage, query
 
 from .conftest import collect

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host import stale_temps
-from zpi_host.messages import UserMessage
+from zpi_host.fs import stale_temps
 from zpi_host.permissions import paths
+from zpi_host.providers.messages import UserMessage
 from zpi_host.transcript import SessionManager, read_transcript
 
 

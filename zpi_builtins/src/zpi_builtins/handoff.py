@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from zpi_host import hookimpl
-from zpi_host.lazy import lazy_attributes
+from zpi_host.support.lazy import lazy_attributes
 
 from .settings import enabled
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zpi_host.errors import ZpiError
-from zpi_host.files import FileCommitError
-from zpi_host.messages import AssistantMessage, UserMessage
+from zpi_host.fs.files import FileCommitError
+from zpi_host.providers.messages import AssistantMessage, UserMessage
 
 from .memory_store import MemoryInputError, MemoryPathError, Outcome, Update, apply_updates
 

@@ -34,7 +34,7 @@ from zpi_host.tools import (
 from .settings import enabled
 
 if TYPE_CHECKING:  # the registry is imported when a session first uses it
-    from zpi_host.ports import TaskInfo
+    from zpi_host.session.ports import TaskInfo
 
     from .task_registry import BackgroundTask, OutputArgs, TaskRegistry
 
@@ -215,7 +215,7 @@ async def task_stop(args: str, ctx: ToolContext) -> ToolResult:
 
 
 def _lookup(registry: TaskRegistry, task_id: str) -> BackgroundTask:
-    from zpi_host.ports import TaskError
+    from zpi_host.session.ports import TaskError
 
     try:
         return registry.get(task_id)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
 from zpi_host.resources import Command
+from zpi_host.support.digests import sha256
 
 from .commands import CommandHandler, Value, substitute
 from .dialect import CLAUDE, Dialect
@@ -82,7 +82,7 @@ class MarkdownCache:
         entry = self._entries.get(key)
         if isinstance(entry, dict) and entry.get("sig") == signature:
             return Parsed(entry.get("meta") or {}, entry.get("body") or "", entry.get("problem"))
-        from zpi_host.frontmatter import FrontmatterError, read_frontmatter
+        from zpi_host.resources.frontmatter import FrontmatterError, read_frontmatter
 
         try:
             metadata, body = read_frontmatter(file)

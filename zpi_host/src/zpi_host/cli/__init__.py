@@ -278,7 +278,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    from ..codecache import install
+    from ..support.codecache import install
 
     install()  # attrs classes built from here on reuse their compiled methods
     listing = None if modules else listing_arguments(rest)

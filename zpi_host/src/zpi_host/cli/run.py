@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..terminal_text import shown
+from ..support.terminal_text import shown
 from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
 
@@ -132,7 +132,7 @@ def run_command(args: Any, blocked: list[str]) -> int:
     try:
         args.prompt = read_prompt(args.prompt, sys.stdin)
         if args.resume:
-            from ..assembly import resolve_agent_dir
+            from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
 
             args.resume = full_session_id(args.resume, resolve_agent_dir(None, os.environ))
@@ -192,8 +192,8 @@ def startup_error(args: Any, error: Exception, code: int) -> int:
     message = _redacted(error)
     print(f"zpi-host: error: {message}", file=sys.stderr)
     if args.output_format != "text":
-        from ..messages import Usage
-        from ..session import RunResult
+        from ..providers.messages import Usage
+        from ..session.agent_session import RunResult
 
         failed = RunResult(result=message, is_error=True, num_turns=0, session_id="",
                            usage=Usage(), duration_ms=0, stop_reason="error", error=message)
@@ -229,8 +229,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     start-up or aborts the run (see :mod:`.signals`)."""
     import anyio
 
-    from ..assembly import create_session
     from ..errors import PluginLoadError, UsageError, ZpiError
+    from ..session.assembly import create_session
 
     session = None
     binding = None
@@ -361,7 +361,7 @@ def terminal_ports(stdin: Any, stderr: Any,
     """The ports of a run from a terminal: questions (``ask_user``) asked on stderr and
     answered on stdin when both are a TTY, with the live display paused meanwhile;
     notifications (bell, OSC 9) on stderr when it is one."""
-    from ..ports import HostPorts, TerminalAsker
+    from ..session.ports import HostPorts, TerminalAsker
 
     asks = stdin.isatty() and stderr.isatty()
     return HostPorts(ask_user=paused(TerminalAsker(stdin, stderr), current) if asks else None,
@@ -425,7 +425,7 @@ class _Timings:
 def _redacted(exc: BaseException) -> str:
     """An error's message without the provider keys of this environment (no session yet to
     know the catalog's: the default key variables)."""
-    from ..redaction import Redactor
+    from ..support.redaction import Redactor
 
     return Redactor.from_settings(None, os.environ).text(str(exc))
 
@@ -444,9 +444,9 @@ def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
         return {}
     from pathlib import Path
 
-    from ..assembly import resolve_agent_dir
     from ..providers.catalog import with_base_url
-    from ..settings import SettingsManager
+    from ..session.assembly import resolve_agent_dir
+    from ..settings.manager import SettingsManager
 
     cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
     manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)

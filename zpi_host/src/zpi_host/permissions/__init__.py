@@ -8,7 +8,7 @@ including the evaluation order, is in ``docs/permissions.md``.
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
 from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
 

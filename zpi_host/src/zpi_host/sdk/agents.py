@@ -1,5 +1,6 @@
 """Sub-agent definitions given in code: claude-agent-sdk's ``AgentDefinition`` and its
-mapping onto the kernel's (``create_session(agents=...)``, see :mod:`zpi_host.subagents`)."""
+mapping onto the kernel's (``create_session(agents=...)``, see
+:mod:`zpi_host.session.subagents`)."""
 
 from __future__ import annotations
 

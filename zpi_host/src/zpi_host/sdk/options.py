@@ -170,7 +170,7 @@ class AgentOptions:
     #: the session store scope (default: derived from ``cwd``, see project_key_for_directory)
     project_key: str | None = None
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
-    #: ``zpi-builtins`` asks the user (:mod:`zpi_host.ports`); None: nobody can answer
+    #: ``zpi-builtins`` asks the user (:mod:`zpi_host.session.ports`); None: nobody can answer
     ask_user: Callable[..., Any] | None = None
 
     # ------------------------------------------------------------------ checking
@@ -229,7 +229,7 @@ class AgentOptions:
         kernel_agents(self.agents)
 
     def _check_store(self) -> None:
-        from .mirror import check_store
+        from ..stores.mirror import check_store
 
         check_store(self.session_store, self.session_store_flush)
         if not self.persist_session:
@@ -246,7 +246,7 @@ class AgentOptions:
 
     def store_project_key(self) -> str:
         """The session store scope: ``project_key``, else derived from ``cwd``."""
-        from .session_store import project_key_for_directory
+        from ..stores.session_store import project_key_for_directory
 
         if self.project_key is not None:
             return self.project_key
@@ -276,7 +276,7 @@ class AgentOptions:
 
             kwargs["agents"] = kernel_agents(self.agents)
         if self.ask_user is not None:
-            from ..ports import HostPorts
+            from ..session.ports import HostPorts
 
             kwargs["ports"] = HostPorts(ask_user=self.ask_user)
         if self.resume is not None:

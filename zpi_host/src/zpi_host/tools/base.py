@@ -160,11 +160,11 @@ class ToolContext:
         """Where a path argument leads: what the permission check judged for it (file tools
         open exactly that ``real`` path, without following symlinks), or for a path no check
         judged (a replaced input, a tool run directly) the path resolved now. Raises
-        :class:`~zpi_host.nofollow.UnusablePathError`."""
+        :class:`~zpi_host.fs.nofollow.UnusablePathError`."""
         judged = (self.judged_paths or {}).get(path)
         if judged is not None:
             return judged
-        from ..nofollow import resolve
+        from ..fs.nofollow import resolve
         from ..permissions.paths import JudgedPath
 
         return JudgedPath(path, resolve(self.resolve_path(path)), None)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .base import (
     DEFAULT_CAPTURE_LIMIT,
     Tool,

@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
-from .. import process_groups
-from ..redaction import without
+from ..support import process_groups
+from ..support.redaction import without
 from .base import DEFAULT_CAPTURE_LIMIT, ToolContext, ToolFailure, ToolResult
 from .bash import (
     DRAIN_AFTER_EXIT,

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..errors import UsageError
-from ..listview import ListView
-from ..messages import Message, TextContent, ToolResultMessage
+from ..providers.messages import Message, TextContent, ToolResultMessage
+from ..support.listview import ListView
 from . import history
 from .codec import build_record, decode_record, dump_line, encode_record
 from .errors import RecordError, SessionExistsError, TranscriptError
@@ -51,7 +51,7 @@ from .records import (
 )
 
 if TYPE_CHECKING:
-    from ..redaction import Redactor
+    from ..support.redaction import Redactor
 
 Fsync = Literal["turn", "record"]
 FSYNC_POLICIES = ("turn", "record")
