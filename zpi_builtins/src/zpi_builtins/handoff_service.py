@@ -37,7 +37,7 @@ from zpi_host.errors import UsageError, ZpiError
 from zpi_host.providers.messages import UserMessage
 
 from .context_guard import guard_for
-from .handoff import SERVICE
+from .handoff_constants import SERVICE
 from .runtime import BuiltinPluginRuntime
 from .settings import service_settings
 

@@ -25,7 +25,7 @@ from zpi_host.tools import ToolContext, ToolFailure
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import service_settings
-from .tasks import DEFAULT_WAIT_MS, SERVICE
+from .task_constants import DEFAULT_WAIT_MS, SERVICE
 
 __all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundArgs", "BackgroundTask", "OutputArgs",
            "TaskRegistry", "ended_context", "registry_for"]

@@ -32,6 +32,7 @@ from zpi_host.tools import (
 )
 
 from .settings import enabled
+from .task_constants import DEFAULT_WAIT_MS, SERVICE
 
 if TYPE_CHECKING:  # the registry is imported when a session first uses it
     from zpi_host.session.ports import TaskInfo
@@ -44,11 +45,8 @@ __all__ = ["task_output_tool", "task_stop_tool", "zpi_register_tools",
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": ["task_output", "task_stop"], "tool_overrides": ["bash"]}
 
-SERVICE = "tasks"
-
 #: how much of a task's output ``task_output`` shows (its end; the file has all of it)
 OUTPUT_TAIL_BYTES = 32 * 1024
-DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 
 
