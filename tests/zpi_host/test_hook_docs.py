@@ -174,7 +174,7 @@ def test_every_hookspec_docstring_has_the_required_parts() -> None:
 
 def test_render_signature() -> None:
     assert render_signature(hookspecs.zpi_load_plugins) == (
-        "def zpi_load_plugins(host: PluginHost) -> None"
+        "def zpi_load_plugins(host: LoadingHost) -> None"
     )
 
     def plain(a, b: int):  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import HookAnswerError
-from .hookcalls import Attributed
+from .attributed import Attributed
 
 __all__ = ["Behavior", "CombinedCompactDecision", "CombinedPromptDecision", "CombinedResultPatch",
            "CombinedStopDecision", "CombinedToolDecision", "CompactDecision", "Instruction",

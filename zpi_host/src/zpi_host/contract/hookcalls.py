@@ -10,13 +10,15 @@ policy (``hookrunner``): reported and skipped, turned into the hook's closed ans
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import HookAnswerError, HookError, RunStopped, ZpiError
+from .attributed import Attributed
 from .hookrunner import (
     CLOSED_ANSWERS,
     DEFAULT_HOOK_POLICIES,
@@ -30,6 +32,7 @@ from .hookrunner import (
 )
 
 if TYPE_CHECKING:
+    import pluggy
     from pluggy import HookImpl
 
     from .decisions import (
@@ -40,30 +43,30 @@ if TYPE_CHECKING:
         CombinedToolDecision,
         Instruction,
     )
-    from .plugins import PluginHost
 
 T = TypeVar("T")
 
+
+class HookHost(Protocol):
+    """What the facade needs of the plugin host (``PluginHost``): its pluggy manager, the
+    records of the plugins it holds (their names) and its configuration (``trace``)."""
+
+    @property
+    def pm(self) -> pluggy.PluginManager: ...
+
+    @property
+    def records(self) -> Iterable[Any]: ...
+
+    @property
+    def config(self) -> Any: ...
+
+
+def trace_stream() -> Any:
+    """Where ``ZPI_TRACE_PLUGINS`` output goes (stderr, looked up late so tests can capture)."""
+    return sys.stderr
+
 #: Hooks whose presence switches off early execution of streamed read-only tool calls.
 TOOL_HOOKS = ("zpi_before_tool", "zpi_after_tool", "zpi_tool_failed")
-
-
-class Attributed:
-    """An answer together with the plugin that gave it (diagnostics and transcripts need it)."""
-
-    __slots__ = ("plugin", "value")
-
-    def __init__(self, plugin: str, value: Any) -> None:
-        self.plugin, self.value = plugin, value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Attributed) and (self.plugin, self.value) == (
-            other.plugin, other.value)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Attributed({self.plugin!r}, {self.value!r})"
 
 
 #: How many diagnostics a facade keeps (a broken ``zpi_event`` observer fails on every event).
@@ -141,7 +144,7 @@ class HookCalls:
     rather than raised, newest last (at most ``MAX_DIAGNOSTICS``).
     """
 
-    def __init__(self, host: PluginHost, policies: HookPolicies | None = None) -> None:
+    def __init__(self, host: HookHost, policies: HookPolicies | None = None) -> None:
         self._host = host
         self._pm = host.pm
         self.policies = policies if policies is not None else DEFAULT_HOOK_POLICIES
@@ -201,8 +204,6 @@ class HookCalls:
 
     def _trace(self, line: str) -> None:
         if self._host.config.trace:
-            from .plugins import trace_stream
-
             print(f"zpi trace: {line}", file=trace_stream(), flush=True)
 
     async def _call(self, impl: HookImpl, hook: str, kwargs: Mapping[str, Any]) -> Any:

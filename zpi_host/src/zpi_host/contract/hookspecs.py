@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
@@ -42,12 +42,21 @@ if TYPE_CHECKING:
         ToolDecision,
         ToolResultPatch,
     )
-    from .plugins import PluginHost
 
 PROJECT_NAME = "zpi"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class LoadingHost(Protocol):
+    """What ``zpi_load_plugins`` receives: the plugin host that is loading plugins
+    (:class:`~zpi_host.contract.plugins.PluginHost`)."""
+
+    @property
+    def config(self) -> Any: ...
+
+    def register_plugin(self, plugin: object, name: str, **options: Any) -> Any: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -56,7 +65,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def zpi_load_plugins(host: PluginHost) -> None:
+def zpi_load_plugins(host: LoadingHost) -> None:
     """Register further plugins; how compat adapters add one plugin per discovered folder.
 
     When: once, after the kernel plugins and every entry point are registered, before any other

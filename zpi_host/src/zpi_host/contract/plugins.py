@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -257,9 +256,9 @@ class PluginHost:
 
     @staticmethod
     def _kernel_dist() -> dict[str, Any]:
-        from .. import __version__
+        from ..support.distinfo import version
 
-        return {"distribution": "zpi-host", "version": __version__}
+        return {"distribution": "zpi-host", "version": version("zpi-host")}
 
     @staticmethod
     def _entry_points() -> list[tuple[EntryPoint, str | None, str | None]]:
@@ -467,7 +466,3 @@ class PluginHost:
                     finally:
                         self._loading_parent = None
 
-
-def trace_stream() -> Any:
-    """Where ``ZPI_TRACE_PLUGINS`` output goes (stderr, looked up late so tests can capture)."""
-    return sys.stderr
