@@ -56,9 +56,9 @@ __all__ = sorted([*_LAZY, "__version__"])
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from .support.distinfo import version
+        from .support.distinfo import kernel_version
 
-        value = version("zpi-host")
+        value = kernel_version()
     elif name in _LAZY:
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
     else:

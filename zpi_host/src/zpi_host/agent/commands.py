@@ -16,7 +16,7 @@ from ..errors import UsageError, ZpiError
 
 if TYPE_CHECKING:
     from ..resources import Command
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 _call_ids = itertools.count(1)
 
@@ -28,7 +28,7 @@ class CommandError(ZpiError):
 class CommandContext:
     """What a handler command may use: the session (read-only) and the bash tool."""
 
-    def __init__(self, session: AgentSession, command: Command) -> None:
+    def __init__(self, session: SessionState, command: Command) -> None:
         self._session = session
         self.command = command
 
@@ -60,7 +60,7 @@ def split_command(prompt: str) -> tuple[str, str] | None:
     return name, body[len(name):].strip()
 
 
-async def expand_prompt(session: AgentSession, prompt: str) -> str:
+async def expand_prompt(session: SessionState, prompt: str) -> str:
     """The prompt with a leading ``/command`` expanded; other prompts unchanged. An unknown
     command is an error listing the known ones (a path like ``/tmp/x`` is not a command)."""
     parts = split_command(prompt)

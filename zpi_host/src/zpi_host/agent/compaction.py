@@ -37,7 +37,7 @@ from .compaction_settings import (
 from .context_usage import estimate_message, estimate_messages
 
 if TYPE_CHECKING:
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 __all__ = ["DEFAULT_KEEP_RECENT_TOKENS", "DEFAULT_RESERVE_TOKENS", "CompactionError",
            "CompactionPreparation", "CompactionResult", "CompactionSettings", "compact",
@@ -143,7 +143,7 @@ def transcript_text(messages: Sequence[Message]) -> str:
     return "\n\n".join(lines)
 
 
-async def summarise_with_model(session: AgentSession, preparation: CompactionPreparation) -> str:
+async def summarise_with_model(session: SessionState, preparation: CompactionPreparation) -> str:
     """Ask the session's model for the summary (no tools); its usage counts like any turn's."""
     from ..providers.base import ModelRequest, TextDelta, UsageReport
 
@@ -166,7 +166,7 @@ async def summarise_with_model(session: AgentSession, preparation: CompactionPre
 
 
 async def compact(
-    session: AgentSession, *, trigger: str, reason: str, instructions: str | None = None,
+    session: SessionState, *, trigger: str, reason: str, instructions: str | None = None,
 ) -> CompactionResult | None:
     """Compact the session's history. Returns None when a plugin cancelled it or there is
     nothing to summarise; raises CompactionError when it failed."""
@@ -217,7 +217,7 @@ def _estimate(messages: Sequence[Message]) -> int:
     return sum(estimate_message(m) or 1_000 for m in messages)
 
 
-def restart_context(session: AgentSession, summary: str, break_point: str, source: str) -> str:
+def restart_context(session: SessionState, summary: str, break_point: str, source: str) -> str:
     """Replace the whole context (a hand-off's migration): a compaction record with no kept
     part holds ``summary`` and the files read and modified, then the ``break_point`` context
     message follows it, so a resumed session sees the same. Returns the record's uuid."""

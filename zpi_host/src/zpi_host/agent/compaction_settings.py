@@ -13,7 +13,7 @@ from ..errors import ZpiError
 from .context_usage import last_reported
 
 if TYPE_CHECKING:
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 __all__ = ["DEFAULT_KEEP_RECENT_TOKENS", "DEFAULT_RESERVE_TOKENS", "CompactionError",
            "CompactionSettings", "over_threshold"]
@@ -54,7 +54,7 @@ class CompactionSettings:
                    raw.get("keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS))
 
 
-def over_threshold(session: AgentSession, config: CompactionSettings) -> bool:
+def over_threshold(session: SessionState, config: CompactionSettings) -> bool:
     """True when the last reported request input leaves less than the reserve."""
     entry = session.model_entry
     window = entry.context_window if entry is not None else None

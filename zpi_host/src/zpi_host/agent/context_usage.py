@@ -25,7 +25,7 @@ from ..providers.messages import (
 )
 
 if TYPE_CHECKING:
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 CHARS_PER_TOKEN = 4
 CATEGORIES = ("system_prompt", "tools", "messages", "tool_results")
@@ -121,7 +121,7 @@ class ContextSize:
     last_reported_input_tokens: int | None
 
 
-def _categories(session: AgentSession) -> dict[str, CategoryUsage]:
+def _categories(session: SessionState) -> dict[str, CategoryUsage]:
     messages = session.messages
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in session.tools.values()]
@@ -135,7 +135,7 @@ def _categories(session: AgentSession) -> dict[str, CategoryUsage]:
     }
 
 
-def context_size(session: AgentSession,
+def context_size(session: SessionState,
                  categories: Mapping[str, CategoryUsage] | None = None) -> ContextSize:
     """The provider's input figure for the last request plus an estimate of what followed
     it (only the messages since that answer are read), else the sum of the categories
@@ -171,7 +171,7 @@ class RunningEstimate:
         self._count = self._tokens = self._fixed = 0
         self._fixed_key: tuple[Any, Any] | None = None
 
-    def total(self, session: AgentSession) -> int | None:
+    def total(self, session: SessionState) -> int | None:
         key = (session.system_prompt, session.tools)
         if self._fixed_key is None or key[0] is not self._fixed_key[0] or \
                 key[1] is not self._fixed_key[1]:
@@ -190,7 +190,7 @@ class RunningEstimate:
         return self._fixed + self._tokens
 
 
-def context_usage(session: AgentSession) -> ContextUsage:
+def context_usage(session: SessionState) -> ContextUsage:
     categories = _categories(session)
     size = context_size(session, categories)
     return ContextUsage(categories, size.total_tokens, size.estimated, size.context_window,

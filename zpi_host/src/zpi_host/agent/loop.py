@@ -41,8 +41,6 @@ from ..providers.messages import (
     Usage,
     UserMessage,
 )
-from ..session.agent_session import RunResult
-from ..session.view import HistoryView
 from .commands import expand_prompt
 from .compaction_settings import CompactionSettings, over_threshold
 from .events import (
@@ -56,10 +54,12 @@ from .events import (
     TurnEnd,
     TurnStart,
 )
+from .run_result import RunResult
+from .state import HistoryView
 from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe, not_run_result
 
 if TYPE_CHECKING:
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 DEFAULT_MAX_STOP_CONTINUATIONS = 8
 
@@ -72,9 +72,9 @@ class _Outcome:
 
 
 class AgentLoop:
-    """One run of a session. Created by ``AgentSession.run``."""
+    """One run of a session. Created by ``SessionState.run``."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.s = session
         self.hooks = session.host.hooks
         self.runner = ToolCallRunner(session)

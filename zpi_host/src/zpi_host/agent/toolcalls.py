@@ -24,12 +24,12 @@ from .events import ToolEnd, ToolStart, ToolUpdateEvent
 
 if TYPE_CHECKING:
     from ..permissions import PermissionResult
-    from ..session.agent_session import AgentSession
+    from .state import SessionState
 
 DEFAULT_OUTPUT_LIMIT = 32 * 1024
 
 
-def is_parallel_safe(session: AgentSession, name: str) -> bool:
+def is_parallel_safe(session: SessionState, name: str) -> bool:
     tool = session.tools.get(name)
     return tool is not None and tool.metadata.read_only and tool.metadata.concurrency_safe
 
@@ -37,7 +37,7 @@ def is_parallel_safe(session: AgentSession, name: str) -> bool:
 class ToolCallRunner:
     """Runs calls for one session."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self.session = session
         self.hooks = session.host.hooks
         self._tool_hooks = self.hooks.tool_hooks_registered

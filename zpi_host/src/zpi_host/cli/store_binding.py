@@ -16,7 +16,8 @@ class StoreBinding:
 
     def __init__(self, spec: str, cwd: str | None, *, no_session: bool,
                  project_key: str | None = None) -> None:
-        from ..stores.session_store import open_store, project_key_for_directory
+        from ..stores.session_store import project_key_for_directory
+        from ..stores.store_specs import open_store
 
         if no_session:
             raise CliUsageError("--session-store mirrors the session file, so it cannot be "

@@ -23,7 +23,7 @@ def store_command(args: Any, cwd: Path) -> int:
 
 
 async def _run(args: Any, directory: str) -> int:
-    from ..stores.session_store import open_store
+    from ..stores.store_specs import open_store
 
     store = open_store(args.store)
     try:

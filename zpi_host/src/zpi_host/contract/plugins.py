@@ -256,9 +256,9 @@ class PluginHost:
 
     @staticmethod
     def _kernel_dist() -> dict[str, Any]:
-        from ..support.distinfo import version
+        from ..support.distinfo import kernel_version
 
-        return {"distribution": "zpi-host", "version": version("zpi-host")}
+        return {"distribution": "zpi-host", "version": kernel_version()}
 
     @staticmethod
     def _entry_points() -> list[tuple[EntryPoint, str | None, str | None]]:

@@ -43,7 +43,7 @@ def take_snapshot(
     instructions: Sequence[Any], resources: Any, options: Mapping[str, Any],
 ) -> PluginSnapshot:
     """Describe the host's plugins, the session's tools and resources, and its options."""
-    from ..support.distinfo import version
+    from ..support.distinfo import kernel_version
 
     plugins = tuple(
         {"name": r.name, "distribution": r.distribution, "version": r.version,
@@ -64,7 +64,7 @@ def take_snapshot(
         instructions=tuple({"plugin": i.source, "title": i.title, "text": i.text}
                            for i in instructions),
         commands=commands, skills=skills, resources_fingerprint=fingerprint,
-        runtime={"zpi_host": version("zpi-host"), "python": platform.python_version()},
+        runtime={"zpi_host": kernel_version(), "python": platform.python_version()},
         options=dict(options),
     )
 

@@ -90,8 +90,8 @@ _LAZY: dict[str, str] = {
         "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     "AgentDefinition": "agents",
-    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
-                     "UnsupportedOptionError"), "options"),
+    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher"), "options"),
+    "UnsupportedOptionError": "unsupported",
     **dict.fromkeys((
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
         "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),

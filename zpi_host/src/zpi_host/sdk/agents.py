@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from .options import UnsupportedOptionError, is_unset
+from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = ["AgentDefinition", "kernel_agents"]
 

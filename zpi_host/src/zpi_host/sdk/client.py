@@ -444,7 +444,7 @@ class SDKClient:
         """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
         None: the model the session started with."""
         from ..providers.catalog import resolve_model
-        from ..session.assembly import collect_providers, from_environment
+        from ..providers.factories import collect_providers, from_environment
 
         session = self.session
         if session.is_running:

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = [
     "PERMISSION_MODES", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
@@ -46,14 +47,6 @@ OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web
                   "grep")
 
 
-class UnsupportedOptionError(UsageError):
-    """An option of claude-agent-sdk that this host cannot honour."""
-
-    def __init__(self, option: str, why: str) -> None:
-        super().__init__(f"option {option!r} is not supported by zpi_host.sdk: {why}")
-        self.option = option
-
-
 @attrs.define
 class HookMatcher:
     """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
@@ -64,11 +57,6 @@ class HookMatcher:
     hooks: list[Callable[..., Any]] = attrs.field(factory=list)
     timeout: float | None = None
     on_failure: str | None = None
-
-
-def is_unset(value: Any) -> bool:
-    """None, False or empty: an option (or field) that was not given."""
-    return value is None or value is False or (hasattr(value, "__len__") and len(value) == 0)
 
 
 #: options refused when set (not None, not False, not empty), with the reason

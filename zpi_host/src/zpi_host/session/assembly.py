@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract.plugins import PluginConfig, PluginHost
-from ..errors import UsageError
+from ..errors import AssemblyError, UsageError
+from ..providers.factories import collect_providers, from_environment
 from ..settings.plugin_dirs import with_plugin_dirs
 from .options import REASONING_LEVELS, SessionOptions
-from .tool_selection import KERNEL_TOOL_NAMES, AssemblyError, collect_tools, select_tools
+from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
 
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy
-    from ..providers.base import Provider, ProviderFactory
+    from ..providers.base import Provider
     from ..providers.catalog import ModelEntry
     from ..resources import ResourceLoader
     from ..settings.manager import Scope, SettingsManager
@@ -99,23 +100,6 @@ def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> Settin
                              f"{type(options.settings).__name__}")
         return SettingsManager.in_memory(options.settings)
     return SettingsManager(agent_dir, cwd, options.setting_sources)
-
-
-async def collect_providers(
-    host: PluginHost, settings: Mapping[str, Any]
-) -> dict[str, ProviderFactory]:
-    factories: dict[str, ProviderFactory] = {}
-    owners: dict[str, str] = {}
-    for answer in await host.hooks.register_providers(settings):
-        name = getattr(answer.value, "name", None)
-        if not isinstance(name, str) or not callable(getattr(answer.value, "create", None)):
-            raise AssemblyError(f"plugin {answer.plugin!r} registered {answer.value!r}, which is "
-                                "not a provider factory (needs .name and .create)")
-        if name in factories:
-            raise AssemblyError(f"provider {name!r} is registered by both {owners[name]!r} and "
-                                f"{answer.plugin!r}; block one with -p no:NAME")
-        factories[name], owners[name] = answer.value, answer.plugin
-    return factories
 
 
 def make_host(
@@ -356,30 +340,6 @@ def choose_model(
                      f"'models'.{why} To try the host offline: --model scripted:PATH")
 
 
-#: provider -> the variable naming its base URL, as the official SDKs read it
-BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
-                                   "anthropic": "ANTHROPIC_BASE_URL"}
-
-
-def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntry:
-    """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
-    the API key from its variable (for Anthropic, else a bearer token from
-    ``ANTHROPIC_AUTH_TOKEN``), and the base URL from ``OPENAI_BASE_URL`` /
-    ``ANTHROPIC_BASE_URL`` when no setting gives one."""
-    import attrs
-
-    from ..providers.catalog import credentials
-
-    changes: dict[str, Any] = {}
-    if entry.api_key is None:
-        credential = credentials(entry, environ)
-        if credential.key is not None:
-            changes.update(api_key=credential.key, api_key_source=credential.source,
-                           api_key_bearer=credential.bearer)
-    variable = BASE_URL_ENV.get(entry.provider)
-    if entry.base_url is None and variable and environ.get(variable):
-        changes["base_url"] = environ[variable]
-    return attrs.evolve(entry, **changes) if changes else entry
 
 
 async def make_provider(

@@ -2,7 +2,7 @@
 
 A hand-off runs the agent once more in its own session, stops the run in progress, and
 rebuilds the context around a break point. Services reach the session only through ports
-(``SessionView.ports.conversation``), never the ``AgentSession`` itself, so this port offers
+(``SessionView.ports.conversation``), never the ``SessionState`` itself, so this port offers
 exactly those steps: ``run``, ``stop``, ``after_run`` (work that must wait until the current
 run has ended, such as a migration decided at ``zpi_run_end``) and ``restart`` (the context
 replaced through the compaction machinery: a compaction record, the transcript keeps every
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from .agent_session import AgentSession, RunResult
+    from ..agent.run_result import RunResult
+    from ..agent.state import SessionState
 
 AfterRun = Callable[[], Awaitable[None]]
 
@@ -25,7 +26,7 @@ AfterRun = Callable[[], Awaitable[None]]
 class ConversationPort:
     """The session's conversation, for a service (``SessionView.ports.conversation``)."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
 
     @property

@@ -18,10 +18,11 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 import attrs
 
 from ..errors import UsageError, ZpiError
+from ..providers.factories import collect_providers, from_environment
 from ..support.terminal_text import shown
 
 if TYPE_CHECKING:
-    from .agent_session import AgentSession
+    from ..agent.state import SessionState
 
 __all__ = ["AskUser", "AskUserError", "HostPorts", "ModelPort", "NobodyToAsk", "Question",
            "QuestionOption", "SearchBackend", "SearchBackendError", "SearchHit", "SearchPort",
@@ -183,7 +184,7 @@ class ModelPort:
     conversation never sees them. Usage of the session's own model is counted in the
     session's usage."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
 
     @property
@@ -229,14 +230,13 @@ class ModelPort:
         return provider
 
 
-async def open_model(session: AgentSession, model: str) -> tuple[Any, Any]:
+async def open_model(session: SessionState, model: str) -> tuple[Any, Any]:
     """A new provider for ``model`` (a catalog name or ``PROVIDER:MODEL``), made by the
     session's provider plugins with its settings, and its catalog entry. The caller closes
     the provider (``aclose``)."""
     import os
 
     from ..providers.catalog import resolve_model
-    from .assembly import collect_providers, from_environment
 
     entry = resolve_model(model, session.settings)
     factories = await collect_providers(session.host, session.settings)
@@ -250,7 +250,7 @@ async def open_model(session: AgentSession, model: str) -> tuple[Any, Any]:
 class StoragePort:
     """The session's own records a service may read and add: its title and plugin data."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
 
     @property
@@ -310,7 +310,7 @@ class TaskPort:
     the model through it. Without a task service there are no tasks: every id is unknown.
     """
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
         self._registry: TaskRegistry | None = None
 
@@ -376,7 +376,7 @@ class TaskPort:
 class SubagentPort:
     """Child sessions for a tool that delegates work (:mod:`zpi_host.session.subagents`)."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
 
     def agent_types(self) -> list[Any]:
@@ -410,7 +410,7 @@ class SearchPort:
     """The search backends plugins register for this session, asked for once
     (``zpi_register_search_backends`` with the session's settings)."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._session = session
         self._backends: dict[str, SearchBackend] | None = None
 
@@ -443,7 +443,7 @@ class SessionPorts:
     __slots__ = ("ask_user", "conversation", "model", "search", "storage", "subagents", "tasks",
                  "terminal")
 
-    def __init__(self, session: AgentSession, given: HostPorts | None) -> None:
+    def __init__(self, session: SessionState, given: HostPorts | None) -> None:
         given = given if given is not None else HostPorts()
         self.ask_user: AskUser | None = given.ask_user
         self.terminal: IO[str] | None = given.terminal

@@ -32,14 +32,13 @@ from ..agent.agent_types import (
     GENERAL_PURPOSE_DESCRIPTION as GENERAL_PURPOSE_DESCRIPTION,  # re-exported
 )
 from ..agent.agent_types import AgentType as AgentType  # re-exported
+from ..agent.state import SessionState, SubagentLink
 from ..errors import UsageError, ZpiError
 from ..transcript.paths import SUBAGENT_NAMESPACE, is_agent_id
 
 if TYPE_CHECKING:
     from ..providers.messages import Usage
     from ..resources import AgentDefinition
-    from .agent_session import AgentSession
-
 #: the namespace of the custom records that link a parent and its sub-agents
 NAMESPACE = SUBAGENT_NAMESPACE
 
@@ -64,9 +63,9 @@ class SubagentObserver(Protocol):
     """Told about each child of a session (``AgentSession.subagent_observers``): the SDK
     mirrors a child's records to a session store from ``started`` until ``stopped``."""
 
-    async def subagent_started(self, child: AgentSession, link: SubagentLink) -> None: ...
+    async def subagent_started(self, child: SessionState, link: SubagentLink) -> None: ...
 
-    async def subagent_stopped(self, child: AgentSession, link: SubagentLink) -> None: ...
+    async def subagent_stopped(self, child: SessionState, link: SubagentLink) -> None: ...
 
 
 def subagent_file(parent_path: Path, agent_id: str) -> Path:
@@ -77,7 +76,7 @@ def subagent_file(parent_path: Path, agent_id: str) -> Path:
     return subagents_folder(parent_path) / f"agent-{agent_id}.jsonl"
 
 
-def _definition(parent: AgentSession, agent_type: str) -> AgentDefinition | None:
+def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None:
     resources = parent.resources
     definition = resources.agent(agent_type) if resources is not None else None
     if definition is None and agent_type != GENERAL_PURPOSE:
@@ -87,7 +86,7 @@ def _definition(parent: AgentSession, agent_type: str) -> AgentDefinition | None
     return definition
 
 
-def _child_tools(parent: AgentSession, agent_type: str, definition: AgentDefinition | None,
+def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
                  exclude: Collection[str]) -> list[Any]:
     tools = {n: t for n, t in parent.tools.items()
              if n not in exclude and not t.metadata.spawns_subagents}
@@ -105,7 +104,7 @@ def _child_tools(parent: AgentSession, agent_type: str, definition: AgentDefinit
 INHERIT = "inherit"
 
 
-async def _child_model(parent: AgentSession, agent_type: str,
+async def _child_model(parent: SessionState, agent_type: str,
                        definition: AgentDefinition | None) -> tuple[Any, Any, bool]:
     """The child's provider, catalog entry, and whether the child opened it (then it closes
     it): the parent's, unless the definition names another ``model``."""
@@ -122,7 +121,7 @@ async def _child_model(parent: AgentSession, agent_type: str,
     return provider, entry, True
 
 
-def _child_store(parent: AgentSession, agent_id: str) -> Any:
+def _child_store(parent: SessionState, agent_id: str) -> Any:
     from ..transcript import SessionManager
 
     store = parent.store
@@ -186,7 +185,7 @@ def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
 
 
 async def run_subagent(
-    parent: AgentSession, agent_type: str, prompt: str, *, max_turns: int | None = None,
+    parent: SessionState, agent_type: str, prompt: str, *, max_turns: int | None = None,
     description: str = "", tool_call_id: str = "", exclude_tools: Collection[str] = (),
 ) -> SubagentResult:
     """Run ``prompt`` in a child session of ``parent`` until it stops; the child's last text
@@ -195,8 +194,6 @@ async def run_subagent(
     have."""
     from ..tools.file_state import FileReadState
     from ..transcript.records import new_uuid
-    from .agent_session import AgentSession
-
     if not isinstance(agent_type, str) or not agent_type:
         raise SubagentError("the agent type must be a non-empty string")
     definition = _definition(parent, agent_type)
@@ -216,7 +213,7 @@ async def run_subagent(
         try:
             store.append_custom(NAMESPACE, {"event": "link", "parent_session_id":
                                             parent.session_id, **link_data})
-            child = AgentSession(
+            child = parent.child_session(
                 host=parent.host, provider=provider, tools=tools,
                 system_prompt=(definition.prompt if definition is not None
                                else parent.system_prompt),
@@ -238,7 +235,7 @@ async def run_subagent(
                           run.stop_reason, dict(child.model_usage))
 
 
-async def _run_child(parent: AgentSession, child: AgentSession, link: SubagentLink,
+async def _run_child(parent: SessionState, child: SessionState, link: SubagentLink,
                      prompt: str, link_data: Mapping[str, Any]) -> Any:
     """Run the child between the parent's ``start`` and ``stop`` records, with the
     observers told and the start hook's context added; the child is disposed after."""
@@ -272,20 +269,3 @@ async def _run_child(parent: AgentSession, child: AgentSession, link: SubagentLi
                     for observer in reversed(started):
                         await observer.subagent_stopped(child, link)
     return run
-
-
-class SubagentLink:
-    """What a child session knows of its parent: whom to ask about stopping, where usage
-    goes, and which tool call started it. The child owns neither the model connection nor
-    the plugins."""
-
-    __slots__ = ("agent_id", "agent_type", "parent", "tool_call_id")
-
-    def __init__(self, parent: AgentSession, agent_type: str, agent_id: str = "",
-                 tool_call_id: str = "") -> None:
-        self.parent, self.agent_type = parent, agent_type
-        self.agent_id, self.tool_call_id = agent_id, tool_call_id
-
-    async def stop(self, child: AgentSession, message: Any, continuation: int) -> Any:
-        return await self.parent.host.hooks.subagent_stop(
-            self.parent.view, self.agent_type, child.session_id, message, continuation)

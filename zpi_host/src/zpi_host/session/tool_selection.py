@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError, ZpiError
+from ..errors import AssemblyError, UsageError
 from ..tools.base import Tool
 
 if TYPE_CHECKING:
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 
 KERNEL_TOOL_NAMES = ("read", "write", "edit", "bash")
 OPTION = "option"  # the owner recorded for tools given as create_session options
-
-
-class AssemblyError(ZpiError):
-    """A session could not be assembled from the plugins' contributions."""
 
 
 class ToolSet:

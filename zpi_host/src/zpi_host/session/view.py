@@ -1,9 +1,8 @@
 """SessionView: what hooks, tools and services may read about a session, and the few
 requests they may make of it (context for the model, a warning, an environment variable).
 
-Kept apart from :mod:`zpi_host.session.agent_session` so that the session's state and the plugins'
-window
-on it are each one screen; every method reads or forwards to the :class:`AgentSession`.
+Every method reads or forwards to the session's state
+(:class:`~zpi_host.agent.state.SessionState`).
 """
 
 from __future__ import annotations
@@ -12,24 +11,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agent.state import HistoryView, SessionState
 from ..errors import UsageError
 from ..providers.messages import Message, Usage
-from ..support.listview import ListView
 
 if TYPE_CHECKING:
     from ..agent.context_usage import ContextSize
     from ..contract.diagnostics import PluginInfo
-    from .agent_session import AgentSession
     from .ports import SessionPorts
 
 __all__ = ["HistoryView", "SessionView"]
-
-
-class HistoryView(ListView[Message]):
-    """A read-only, copy-free view of the history as it was when the view was made."""
-
-    __slots__ = ()
-    what = "history"
 
 
 class SessionView:
@@ -37,7 +28,7 @@ class SessionView:
 
     __slots__ = ("_s",)
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: SessionState) -> None:
         self._s = session
 
     @property

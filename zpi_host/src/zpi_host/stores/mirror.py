@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from ..session.agent_session import AgentSession
-    from ..session.subagents import SubagentLink
+    from ..agent.state import SessionState, SubagentLink
     from ..transcript.records import Record
     from .session_store import SessionKey
 
@@ -158,7 +157,7 @@ class TranscriptMirror:
         return f"append of {len(entries)} record(s) failed {ATTEMPTS} times: {problem}"
 
 
-def attach_mirror(session: AgentSession, store: Any, key: SessionKey, *, flush_mode: str,
+def attach_mirror(session: SessionState, store: Any, key: SessionKey, *, flush_mode: str,
                   on_error: Callable[[SessionKey, str], None] | None,
                   known: frozenset[str] | set[str] = frozenset()) -> TranscriptMirror:
     """Mirror ``session``'s records from now on, and first those committed before that the
@@ -172,7 +171,7 @@ def attach_mirror(session: AgentSession, store: Any, key: SessionKey, *, flush_m
     return mirror
 
 
-async def detach_mirror(session: AgentSession, mirror: TranscriptMirror) -> None:
+async def detach_mirror(session: SessionState, mirror: TranscriptMirror) -> None:
     """Stop mirroring and wait for every scheduled write, even when cancelled."""
     import anyio
 
@@ -194,7 +193,7 @@ class SubagentMirrors:
         self.on_error, self.start_soon = on_error, start_soon
         self._mirrors: dict[str, TranscriptMirror] = {}
 
-    async def subagent_started(self, child: AgentSession, link: SubagentLink) -> None:
+    async def subagent_started(self, child: SessionState, link: SubagentLink) -> None:
         from .session_store import subagent_key
 
         mirror = attach_mirror(child, self.store, subagent_key(self.key, child.session_id),
@@ -202,7 +201,7 @@ class SubagentMirrors:
         self._mirrors[child.session_id] = mirror
         self.start_soon(mirror.run)
 
-    async def subagent_stopped(self, child: AgentSession, link: SubagentLink) -> None:
+    async def subagent_stopped(self, child: SessionState, link: SubagentLink) -> None:
         mirror = self._mirrors.pop(child.session_id, None)
         if mirror is not None:
             await detach_mirror(child, mirror)

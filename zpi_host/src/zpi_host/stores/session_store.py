@@ -28,7 +28,7 @@ __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
     "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
     "SessionSummaryEntry", "check_key", "checked_listing", "entries_jsonl", "entry_json",
-    "fold_session_summary", "hide_passwords", "open_store",
+    "fold_session_summary", "hide_passwords",
     "project_key_for_directory", "store_clock_ms", "supports",
 ]
 
@@ -189,27 +189,6 @@ def store_clock_ms(previous: int | None = None) -> int:
     ``previous`` (so a key's mtime grows with every append even within one millisecond)."""
     stamp = time.time_ns() // 1_000_000
     return stamp if previous is None or stamp > previous else previous + 1
-
-
-def open_store(spec: str) -> Any:
-    """A store from a command-line spec: ``sqlite:PATH``, ``memory:`` or a PostgreSQL URL
-    (``postgresql://...``)."""
-    if spec.startswith("sqlite:"):
-        path = spec[len("sqlite:"):]
-        if not path:
-            raise UsageError("--session-store sqlite:PATH needs a path, e.g. "
-                             "sqlite:~/.zpi/sessions.sqlite")
-        from .sqlite_store import SQLiteSessionStore
-
-        return SQLiteSessionStore(path)
-    if spec.startswith(("postgresql://", "postgres://")):
-        from .postgres_store import PostgresSessionStore
-
-        return PostgresSessionStore(spec)
-    if spec == "memory:":
-        return InMemorySessionStore()
-    raise UsageError(f"unknown session store {hide_passwords(spec, spec)!r}: use sqlite:PATH or "
-                     "postgresql://USER@HOST/DB")
 
 
 #: where a store spec holds a password: ``scheme://user:PASSWORD@``, ``?password=`` (URLs) and

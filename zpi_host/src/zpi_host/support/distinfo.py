@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-__all__ = ["identity", "version"]
+__all__ = ["identity", "kernel_version", "version"]
 
 _FIELDS = ("name", "version")
 
@@ -65,3 +65,14 @@ def version(name: str) -> str | None:
     from importlib.metadata import distribution
 
     return identity(distribution(name))[1]
+
+
+_kernel_version: list[str | None] = []
+
+
+def kernel_version() -> str | None:
+    """The version of ``zpi-host``, read once per process (``zpi_host.__version__``, the
+    plugin listing's kernel rows and every snapshot use it)."""
+    if not _kernel_version:
+        _kernel_version.append(version("zpi-host"))
+    return _kernel_version[0]
