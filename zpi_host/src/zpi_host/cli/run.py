@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
+from .startup import import_plugin_modules, resume_gc
 
 if TYPE_CHECKING:
     from .live import LiveDisplay
@@ -96,8 +97,6 @@ def add_assembly_options(parser: Any) -> None:
 def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
     """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
     ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
-    from . import import_plugin_modules
-
     cwd = args.run_cwd or args.cwd
     return {
         "model": model, "cwd": cwd, "blocked_plugins": blocked,
