@@ -478,6 +478,8 @@ def _activity_line(event: Any) -> str | None:
     if event.type == "warning":
         return f"zpi-host: warning: {event.message}"
     if event.type == "system":
+        from .live import system_text
+
         return system_text(event)
     if event.type == "retry":
         from .live import retry_text
@@ -492,11 +494,6 @@ def _activity_line(event: Any) -> str | None:
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
         return f"  ✗ {first.splitlines()[0] if first else 'error'}"
     return None
-
-
-def system_text(event: Any) -> str:
-    """A ``system`` event (a message for the user from a plugin) as one line of text."""
-    return f"{event.source}: {event.message}" if event.source else event.message
 
 
 def _brief(value: Any, limit: int = 40) -> str:
