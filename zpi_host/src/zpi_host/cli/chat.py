@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..support.terminal_text import shown
-from . import EXIT_OK, CliUsageError
+from .exits import EXIT_OK, CliUsageError
 
 PROMPT = "> "
 HELP = {

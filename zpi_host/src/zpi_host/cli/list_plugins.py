@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def list_plugins(

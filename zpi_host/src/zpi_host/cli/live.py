@@ -86,6 +86,11 @@ def retry_text(event: Any) -> str:
     return f"{event.reason}, retrying in {delay} s, attempt {event.attempt} of {event.attempts}"
 
 
+def system_text(event: Any) -> str:
+    """A ``system`` event (a message for the user from a plugin) as one line of text."""
+    return f"{event.source}: {event.message}" if event.source else event.message
+
+
 def task_text(event: Any) -> str:
     """``background task b1f0c2a9e (the dev server) exited with code 0``"""
     info = event.info
@@ -193,8 +198,6 @@ class LiveDisplay:
         self._line(self._paint(retry_text(event), YELLOW))
 
     def _on_system(self, event: Any) -> None:
-        from .run import system_text
-
         self._line(for_terminal(system_text(event)))
 
     def _on_warning(self, event: Any) -> None:

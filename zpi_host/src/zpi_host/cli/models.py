@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK
+from .exits import EXIT_FAILED, EXIT_OK
 
 
 def add_models_parser(commands: Any) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from . import EXIT_OK, CliUsageError
+from .exits import EXIT_OK, CliUsageError
 
 
 def add_prompt_parser(commands: Any) -> None:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..support.terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
+from .startup import import_plugin_modules, resume_gc
 
 if TYPE_CHECKING:
     from .live import LiveDisplay
@@ -96,8 +97,6 @@ def add_assembly_options(parser: Any) -> None:
 def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
     """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
     ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
-    from . import import_plugin_modules
-
     cwd = args.run_cwd or args.cwd
     return {
         "model": model, "cwd": cwd, "blocked_plugins": blocked,
@@ -479,6 +478,8 @@ def _activity_line(event: Any) -> str | None:
     if event.type == "warning":
         return f"zpi-host: warning: {event.message}"
     if event.type == "system":
+        from .live import system_text
+
         return system_text(event)
     if event.type == "retry":
         from .live import retry_text
@@ -493,11 +494,6 @@ def _activity_line(event: Any) -> str | None:
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
         return f"  ✗ {first.splitlines()[0] if first else 'error'}"
     return None
-
-
-def system_text(event: Any) -> str:
-    """A ``system`` event (a message for the user from a plugin) as one line of text."""
-    return f"{event.source}: {event.message}" if event.source else event.message
 
 
 def _brief(value: Any, limit: int = 40) -> str:

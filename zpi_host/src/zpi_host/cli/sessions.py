@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..support.terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
 
 def add_sessions_parser(commands: Any) -> None:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import CliUsageError
+from .exits import CliUsageError
 
 
 class StoreBinding:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..support.terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, CliUsageError
 
 
 def store_command(args: Any, cwd: Path) -> int:

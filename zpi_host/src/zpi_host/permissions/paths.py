@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from ..fs import nofollow
+from .errors import PermissionConfigError
 
 #: File tools: tool name -> the argument names holding a path (a string, or a list of strings).
 #: Add your tool here (``PATH_ARGUMENTS["grep"] = ("path",)``) when it reads or writes files,
@@ -196,8 +197,6 @@ class JudgedPath:
 def check_directories(dirs: Iterable[str | os.PathLike[str]], cwd: Path,
                       source: str) -> list[Path]:
     """Extra roots as absolute paths; each must be an existing directory."""
-    from .rules import PermissionConfigError
-
     out: list[Path] = []
     for index, entry in enumerate(dirs):
         if not isinstance(entry, str | os.PathLike) or not os.fspath(entry):

@@ -35,7 +35,7 @@ from .errors import (
     SessionNotFoundError,
     TranscriptError,
 )
-from .lock import FileLock, open_owner
+from .lock import FileLock
 from .paths import (
     SUBAGENT_NAMESPACE,
     check_session_id,
@@ -60,7 +60,7 @@ from .records import (
     UserRecord,
     record_message,
 )
-from .store import SessionManager
+from .store import SessionManager, open_owner
 
 #: ``first_prompt`` is cut to this many characters.
 FIRST_PROMPT_LIMIT = 200
