@@ -12,10 +12,11 @@ ours), the session folder owned by this user and private (no group or other bits
 else is refused with :class:`SpillFolderError` and the output is then not saved (the tool
 result says why). Files are created with ``O_EXCL | O_NOFOLLOW``, mode 0600.
 
-Clean-up (:func:`prune_spill`, run when a session is assembled): the folder of a saved session
-goes when the session is deleted (``delete_session``) or when nothing was spilled into it for
-``SPILL_KEEP_DAYS``; the folder of an in-memory session goes at ``dispose()``, or, after a
-crash, once its process is gone; a folder whose session no longer exists goes too.
+Clean-up (``session.housekeeping.prune_spill``, run when a session is assembled): the folder
+of a saved session goes when the session is deleted (``delete_session``) or when nothing was
+spilled into it for ``SPILL_KEEP_DAYS``; the folder of an in-memory session goes at
+``dispose()``, or, after a crash, once its process is gone; a folder whose session no longer
+exists goes too.
 Stdlib only: cheap to import.
 """
 
@@ -26,21 +27,20 @@ import os
 import re
 import shutil
 import stat
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
 from ..errors import ZpiError
-from ..support.process_groups import process_alive
 
-__all__ = ["SPILL_KEEP_DAYS", "SpillFolderError", "copy_spill_files", "create_spill_file",
-           "prune_spill", "remove_spill_folder", "spill_folder", "spill_root"]
+__all__ = ["SPILL_FOLDER_NAME", "SPILL_KEEP_DAYS", "SpillFolderError", "copy_spill_files",
+           "create_spill_file", "open_spill_root", "remove_spill_entry", "remove_spill_folder",
+           "spill_folder", "spill_root"]
 
 #: Days a saved session's spill folder is kept after the last output was spilled into it.
 SPILL_KEEP_DAYS = 7
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_FOLDER = re.compile(rf"(?P<id>{_UUID})(?:\.pid(?P<pid>[0-9]+))?")
+SPILL_FOLDER_NAME = re.compile(rf"(?P<id>{_UUID})(?:\.pid(?P<pid>[0-9]+))?")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -131,7 +131,7 @@ def copy_spill_files(source: Path, target: Path, names: Iterable[str]) -> set[st
     """Copy the regular files ``names`` of the spill folder ``source`` into ``target`` (made
     and checked as for writing); a fork keeps the full output its history points at. Returns
     the names copied: a file that is gone, or not a regular file, is skipped."""
-    root_fd = _open_root(source.parent)
+    root_fd = open_spill_root(source.parent)
     if root_fd is None:
         return set()
     try:
@@ -166,7 +166,7 @@ def copy_spill_files(source: Path, target: Path, names: Iterable[str]) -> set[st
     return copied
 
 
-def _open_root(root: Path) -> int | None:
+def open_spill_root(root: Path) -> int | None:
     """The spill root, checked as for writing; None when it is missing or not safe (then
     nothing is removed through it)."""
     try:
@@ -175,7 +175,7 @@ def _open_root(root: Path) -> int | None:
         return None
 
 
-def _remove(name: str, root_fd: int) -> None:
+def remove_spill_entry(name: str, root_fd: int) -> None:
     """Remove entry ``name`` of the spill root: a folder with its files (fd-based, does not
     follow symlinks), anything else is unlinked."""
     try:
@@ -193,54 +193,10 @@ def remove_spill_folder(folder: Path) -> None:
     """Remove a spill folder and its files; never through a symlinked or foreign spill root
     (a symlink in the folder's place is only unlinked)."""
     folder = Path(folder)
-    root_fd = _open_root(folder.parent)
+    root_fd = open_spill_root(folder.parent)
     if root_fd is None:
         return
     try:
-        _remove(folder.name, root_fd)
+        remove_spill_entry(folder.name, root_fd)
     finally:
         os.close(root_fd)
-
-
-def prune_spill(agent_dir: Path, *, keep: str | None = None,
-                max_age_days: float = SPILL_KEEP_DAYS) -> list[str]:
-    """Remove the spill folders nobody needs any more (rules in the module doc); ``keep`` is
-    the folder name of the session being assembled. Returns the names removed; problems are
-    ignored (the next session tries again)."""
-    root_fd = _open_root(spill_root(agent_dir))
-    if root_fd is None:
-        return []
-    try:
-        return _prune(root_fd, Path(agent_dir), keep, max_age_days)
-    finally:
-        os.close(root_fd)
-
-
-def _prune(root_fd: int, agent_dir: Path, keep: str | None, max_age_days: float) -> list[str]:
-    from ..transcript.paths import iter_session_files
-
-    saved: set[str] | None = None
-    removed = []
-    now = time.time()
-    for name in os.listdir(root_fd):
-        match = _FOLDER.fullmatch(name)
-        if name == keep or match is None:
-            continue
-        try:
-            info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            gone = True  # a symlink or a file where a folder should be
-        elif match["pid"] is not None:
-            gone = not process_alive(int(match["pid"]))
-        else:
-            if saved is None:
-                saved = {p.stem for p in iter_session_files(agent_dir)}
-            gone = match["id"] not in saved or now - info.st_mtime > max_age_days * 86_400
-        if gone:
-            _remove(name, root_fd)
-            removed.append(name)
-    return removed
-
-

@@ -3,7 +3,8 @@ is gone.
 
 :mod:`zpi_host.fs.files` writes each new content to ``.<name>.zpi-<pid>-<hex>.tmp`` beside its
 target. A host killed mid-commit can leave one; the next commit into that directory and
-resuming the session (:func:`sweep_touched_folders`) remove those whose process has ended.
+resuming the session (``session.housekeeping.sweep_touched_folders``) remove those whose
+process has ended.
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ..support.process_groups import process_alive
 from . import nofollow
 
-__all__ = ["TEMP_PATTERN", "sweep_directory", "sweep_stale_temps", "sweep_touched_folders",
-           "temp_name"]
+__all__ = ["TEMP_PATTERN", "sweep_directory", "sweep_stale_temps", "temp_name"]
 
 #: ``.<name>.zpi-<pid>-<hex>.tmp``: the pid of the host that wrote it says whose it is.
 TEMP_PATTERN: Final = re.compile(r"\..*\.zpi-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
@@ -75,23 +74,3 @@ def sweep_directory(dir_fd: int, directory: Path) -> list[Path]:
                 os.unlink(name, dir_fd=dir_fd)
                 removed.append(directory / name)
     return removed
-
-
-def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
-    """On resume: sweep the stale temporary files from the directory of every path a file
-    tool call of the transcript named (``tool_use`` records of the tools in
-    ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
-    one directory listing each); returns the paths removed."""
-    from ..permissions.paths import absolute, paths_of
-
-    named: dict[str, None] = {}  # each path once: a session names the same files again
-    for record in records:
-        if getattr(record, "TYPE", None) != "tool_use":
-            continue
-        named.update(dict.fromkeys(paths_of(getattr(record, "name", ""),
-                                            getattr(record, "arguments", {}))))
-    folders: dict[Path, None] = {}
-    for raw in named:
-        with contextlib.suppress(ValueError, OSError):
-            folders[absolute(raw, cwd).parent] = None
-    return [path for folder in folders for path in sweep_stale_temps(folder)]

@@ -23,7 +23,7 @@ from ..errors import UsageError, ZpiError
 from ..session.ports import TaskError, UnknownTaskError
 from .accounting import Budget, context_usage_dict
 from .messages import Message, ResultMessage
-from .options import PERMISSION_MODES, AgentOptions, UnsupportedOptionError
+from .options import PERMISSION_MODES, AgentOptions
 
 if TYPE_CHECKING:
     from ..agent.events import Event
@@ -129,14 +129,8 @@ class SDKClient:
         kwargs = options.session_kwargs()
         plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
         if options.hooks:
-            try:
-                from .hooks import callback_hooks_plugin
-            except ImportError as exc:
-                if not (exc.name or "").startswith("zpi_compat_claude"):
-                    raise
-                raise UnsupportedOptionError(
-                    "hooks", "Python hook callbacks are run by the Claude adapter; install "
-                    "zpi-compat-claude") from None
+            from .hook_callbacks import callback_hooks_plugin
+
             plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
         kwargs["plugins"] = plugins
         if options.can_use_tool is not None:

@@ -127,7 +127,8 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
     """The session's private spill folder (see :mod:`zpi_host.fs.spill`): the model may read
     its own cut tool output there (:func:`allow_reading_host_files`), and in no other spill
     folder. Old folders are pruned."""
-    from ..fs.spill import prune_spill, spill_folder
+    from ..fs.spill import spill_folder
+    from .housekeeping import prune_spill
 
     folder = spill_folder(agent_dir, store.session_id, in_memory=store.in_memory_only)
     prune_spill(agent_dir, keep=folder.name)
@@ -518,7 +519,7 @@ def _session(
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done
-        from ..fs.stale_temps import sweep_touched_folders
+        from .housekeeping import sweep_touched_folders
 
         swept = sweep_touched_folders(store.records, cwd)
         if swept:

@@ -1,11 +1,13 @@
-"""``hooks={event: [HookMatcher(...)]}``: Python callbacks run by the Claude adapter's engine.
+"""``hooks={event: [HookMatcher(...)]}`` of ``zpi_host.sdk``: Python callbacks run by this
+adapter's engine. The SDK finds :func:`callback_hooks_plugin` through the ``zpi.sdk_hooks``
+entry point, so the kernel never imports this distribution.
 
 The Claude adapter (``zpi_compat_claude``) already maps Claude's hook events onto the kernel's
 ``zpi_*`` hooks, builds their input dicts, matches, combines answers and decodes what an answer
 means. :class:`CallbackHooks` reuses all of it and changes one thing: a handler is a Python
 callable ``(input, tool_use_id, context) -> dict`` instead of a command, and its dict is decoded
 as a command's JSON output would be. Without ``zpi-compat-claude`` installed the option is
-refused with :class:`~.options.UnsupportedOptionError`.
+refused with ``zpi_host.sdk.UnsupportedOptionError``.
 """
 
 from __future__ import annotations
@@ -16,20 +18,21 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zpi_compat_claude.hooks.config import (
+from zpi_host.errors import UsageError
+from zpi_host.sdk.options import HookMatcher
+from zpi_host.sdk.unsupported import UnsupportedOptionError
+
+from .hooks.config import (
     DEFAULT_TIMEOUT_S,
     EVENTS,
     CommandHandler,
     HookConfig,
     MatcherGroup,
 )
-from zpi_compat_claude.hooks.engine import ReadyHandler
-from zpi_compat_claude.hooks.matchers import MatcherError, compile_matcher
-from zpi_compat_claude.hooks.output import HandlerResult, interpret_answer
-from zpi_compat_claude.hooks.plugin import ClaudeHooks
-
-from ..errors import UsageError
-from .options import HookMatcher, UnsupportedOptionError
+from .hooks.engine import ReadyHandler
+from .hooks.matchers import MatcherError, compile_matcher
+from .hooks.output import HandlerResult, interpret_answer
+from .hooks.plugin import ClaudeHooks
 
 __all__ = ["callback_hooks_plugin"]
 
