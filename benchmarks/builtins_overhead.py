@@ -45,7 +45,7 @@ TITLE = "Reading a small file"
 
 def services() -> list[str]:
     """Every built-in service the settings schema knows (``plugins.builtins.<name>``)."""
-    from zpi_host.settings_schema import Section, find
+    from zpi_host.settings.schema import Section, find
 
     node = find("plugins.builtins")
     assert isinstance(node, Section)
@@ -66,7 +66,7 @@ def check_services(agent: Path, project: Path, on: bool) -> None:
     a session's prompt and tools exactly when they are on."""
 
     async def look() -> None:
-        from zpi_host.assembly import create_session
+        from zpi_host.session.assembly import create_session
 
         session = await create_session(model="function:bench", provider=instant_model(),
                                        cwd=project, agent_dir=agent, persist=False)
@@ -135,7 +135,7 @@ def instant_model() -> Any:
 
 
 async def run_session(agent: Path, project: Path, runs: int, on: bool) -> float:
-    from zpi_host.assembly import create_session
+    from zpi_host.session.assembly import create_session
 
     session = await create_session(model="function:bench", provider=instant_model(),
                                    cwd=project, agent_dir=agent)

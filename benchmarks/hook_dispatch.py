@@ -91,7 +91,7 @@ class NoOp:
 
     @staticmethod
     def make() -> Any:
-        from zpi_host.hookspecs import hookimpl
+        from zpi_host.contract.hookspecs import hookimpl
 
         class _NoOp:
             @hookimpl
@@ -119,7 +119,7 @@ class NoOp:
 
 
 def make_host(root: Path, plugins: int, kind: str = "claude") -> Any:
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
 
     host = PluginHost(PluginConfig(autoload=False)).load()
     hooks = kind in ("claude", "zcode")
@@ -178,7 +178,7 @@ class SpawnsTrue:
 
     @staticmethod
     def make() -> Any:
-        from zpi_host.hookspecs import hookimpl
+        from zpi_host.contract.hookspecs import hookimpl
 
         class _SpawnsTrue:
             @hookimpl
@@ -195,7 +195,7 @@ async def matching_turn(turns: int, root: Path, agent: Path, kind: str,
     (``kind="none"``), with one hooks plugin of ``dialect`` whose PreToolUse handler ``true``
     matches Read (``"hook"``; for ZCode a ``process`` handler, argv ``["true"]``, no shell), or
     with a plain plugin spawning ``true`` itself before each call (``"spawn"``)."""
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
 
     host = PluginHost(PluginConfig(autoload=False)).load()
     hooks = None
@@ -216,7 +216,7 @@ async def matching_turn(turns: int, root: Path, agent: Path, kind: str,
 async def run_turns(turns: int, root: Path, host: Any, agent: Path | None) -> float:
     """Seconds per turn of a session of ``turns`` reads of small.txt; persisted into ``agent``
     (a temporary agent dir) when given, so hooks get a real transcript."""
-    from zpi_host.assembly import create_session
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import FunctionModel
 
     read_call = {"tool_calls": [{"name": "read", "arguments": {"path": "small.txt"}}]}

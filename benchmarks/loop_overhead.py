@@ -73,8 +73,8 @@ class Run:
 
 
 async def run_zpi(turns: int, root: Path, agent: Path, persist: bool) -> Run:
-    from zpi_host.assembly import create_session
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import FunctionModel
 
     stamps: list[float] = []

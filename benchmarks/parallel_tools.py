@@ -75,9 +75,9 @@ class Tools:
 
 async def session_run(root: Path, calls: list[dict[str, Any]], tools: list[Any] | None) -> None:
     """One two-turn session: ``calls`` in the first turn, then text."""
-    from zpi_host.assembly import create_session
-    from zpi_host.messages import ToolResultMessage
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.providers.messages import ToolResultMessage
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import ScriptedModel
 
     host = PluginHost(PluginConfig(autoload=False)).load()

@@ -75,9 +75,9 @@ def load_streams(server: LoopbackServer) -> None:
 async def session_turns(fmt: str, server: LoopbackServer, turns: int, root: Path,
                         agent: Path) -> list[float]:
     """Per-turn times of one N-turn session through the ``fmt`` provider."""
-    from zpi_host.assembly import create_session
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
     from zpi_host.providers.catalog import ModelEntry
+    from zpi_host.session.assembly import create_session
 
     entry = ModelEntry(name=f"{fmt}:bench", provider=fmt, model="bench",
                        base_url=server.base_url, api_key="bench-key")

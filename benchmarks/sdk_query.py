@@ -29,7 +29,7 @@ RATIO_TARGET = 1.2
 
 
 async def run_kernel(turns: int, root: Path) -> float:
-    from zpi_host.assembly import create_session
+    from zpi_host.session.assembly import create_session
 
     provider = instant_model(turns, {"name": "read", "arguments": {"path": "small.txt"}})
     session = await create_session(model="function:bench", provider=provider, cwd=root,

@@ -104,7 +104,7 @@ async def postgres_throughput(batches: int) -> tuple[float | None, str]:
     try:
         from helpers.postgres_server import postgres_server
 
-        from zpi_host.sdk.postgres_store import PostgresSessionStore
+        from zpi_host.stores.postgres_store import PostgresSessionStore
 
         with postgres_server() as dsn:
             store = PostgresSessionStore(dsn)

@@ -89,8 +89,8 @@ def make_provider(fmt: str, base_url: str) -> Any:
 
 
 async def provider_events(fmt: str, base_url: str) -> tuple[int, int, int]:
-    from zpi_host.messages import UserMessage
     from zpi_host.providers.base import ModelRequest, TextDelta, ToolCallEnd
+    from zpi_host.providers.messages import UserMessage
 
     provider = make_provider(fmt, base_url)
     request = ModelRequest("bench", "", [UserMessage.text("go")])

@@ -68,7 +68,7 @@ class Writer:
 
     def turns(self, count: int) -> list[list[tuple[str, Any]]]:
         """Turns holding at least ``count`` records in all."""
-        from zpi_host.messages import (
+        from zpi_host.providers.messages import (
             AssistantMessage,
             ContextMessage,
             TextContent,
@@ -168,7 +168,7 @@ class Resumes:
                        check=True, stdout=subprocess.DEVNULL)
 
     async def api(self) -> None:
-        from zpi_host.assembly import create_session
+        from zpi_host.session.assembly import create_session
         from zpi_host.testing import ScriptedModel
 
         session = await create_session(resume=self.session_id, agent_dir=self.agent,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from e2e.test_builtins import EXE, zpi
 
-from zpi_host.process_groups import process_alive
+from zpi_host.support.process_groups import process_alive
 
 WAIT = 30  # seconds: a bound against hangs
 

@@ -98,7 +98,7 @@ def test_bad_json_values_in_tool_arguments_are_tool_errors(tmp_path):
 
 
 def test_sessions_show_prints_text_with_a_lone_surrogate(tmp_path):
-    from zpi_host.messages import TextContent, UserMessage
+    from zpi_host.providers.messages import TextContent, UserMessage
     from zpi_host.transcript import SessionManager
 
     manager = SessionManager.create(cwd=tmp_path, agent_dir=tmp_path / "agent",
@@ -111,7 +111,7 @@ def test_sessions_show_prints_text_with_a_lone_surrogate(tmp_path):
 
 
 def test_sessions_show_and_resume_name_a_record_whose_type_is_a_list(tmp_path):
-    from zpi_host.messages import TextContent, UserMessage
+    from zpi_host.providers.messages import TextContent, UserMessage
     from zpi_host.transcript import SessionManager
 
     session = SessionManager.create(cwd=tmp_path, agent_dir=tmp_path / "agent",

@@ -21,7 +21,7 @@ def test_run_freezes_what_start_up_built(tmp_path: Path) -> None:
             "    @hookimpl\n"
             "    def zpi_user_prompt(self, prompt):\n"
             "        print('collecting in the run', gc.isenabled())\n"
-            "import zpi_host.plugins as p\n"
+            "import zpi_host.contract.plugins as p\n"
             "load = p.PluginHost.load\n"
             "def with_probe(self, *a, **k):\n"
             "    host = load(self, *a, **k); host.register_plugin(Probe(), 'probe'); return host\n"

@@ -24,8 +24,9 @@ def test_listing_a_plugin_folder_does_not_import_the_session_side(tmp_path: Path
     (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "p"}))
     code = ("import json, sys; from zpi_host.cli import main\n"
             f"main(['--plugin-dir', {str(folder)!r}, '--list-plugins', '--json'])\n"
-            "print(json.dumps([m for m in ('zpi_host.assembly', 'zpi_host.options', "
-            "'zpi_host.session', 'anyio', 'cattrs', 'httpx', 'argparse') if m in sys.modules]), "
+            "print(json.dumps([m for m in ('zpi_host.session.assembly', "
+            "'zpi_host.session.options', 'zpi_host.session.agent_session', 'anyio', 'cattrs', "
+            "'httpx', 'argparse') if m in sys.modules]), "
             "file=sys.stderr)")
     out = run_python(code, tmp_path)
     assert out.returncode == 0, out.stderr
@@ -59,9 +60,8 @@ def test_the_listing_fast_path_reads_the_options_as_the_parser_does(tmp_path: Pa
 #: classes built) on first use
 RUN_DEFERRED = (
     "zpi_host.permissions.shell", "zpi_host.permissions.wrappers", "tree_sitter", "yaml",
-    "frontmatter", "html", "httpx", "zpi_host.events_occasional", "zpi_host.decisions_occasional",
-    "zpi_host.files", "argparse", "zpi_host.ports_occasional", "zpi_host.permissions.results",
-    "zpi_builtins.memory_store", "zpi_host.compaction", "zpi_host.subagents",
+    "frontmatter", "html", "httpx", "zpi_host.fs.files", "argparse", "zpi_host.permissions.results",
+    "zpi_builtins.memory_store", "zpi_host.agent.compaction", "zpi_host.session.subagents",
     "zpi_host.tools.bash_run", "zpi_host.tools.output",
 )
 
@@ -100,8 +100,9 @@ def test_a_command_builds_only_its_own_parser(tmp_path: Path) -> None:
         code_text, modules = out.stdout.split(maxsplit=1)
         return int(code_text), json.loads(modules)
 
-    assert run("models", "--json") == (0, ["models"])
-    assert run("--cwd", str(tmp_path), "models") == (0, ["models"])
+    # exits and startup: what the dispatcher and every command share
+    assert run("models", "--json") == (0, ["exits", "models", "startup"])
+    assert run("--cwd", str(tmp_path), "models") == (0, ["exits", "models", "startup"])
     # "--plugin-d" abbreviates --plugin-dir: its value "run" is no command, models is
     (tmp_path / "run").mkdir()
     code, modules = run("--plugin-d", "run", "models")
@@ -118,10 +119,11 @@ SERVICE_INTERNALS = (
     "logging", "zpi_builtins.search_files", "zpi_builtins.search_grep",
     "zpi_builtins.memory_store", "zpi_builtins.memory_batch", "zpi_builtins.task_registry",
     "zpi_builtins.handoff_service", "zpi_builtins.web_fetch", "zpi_builtins.web_search",
-    "zpi_host.decisions", "zpi_host.ports", "zpi_host.messages", "zpi_host.files",
-    "zpi_host.frontmatter", "zpi_host.subagents", "zpi_host.permissions.policy",
+    "zpi_host.contract.decisions", "zpi_host.session.ports", "zpi_host.providers.messages",
+    "zpi_host.fs.files",
+    "zpi_host.resources.frontmatter", "zpi_host.session.subagents", "zpi_host.permissions.policy",
     "zpi_host.permissions.rules", "zpi_host.permissions.results", "zpi_host.resources.loader",
-    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.spill",
+    "zpi_host.tools.bash_run", "zpi_host.tools.output", "zpi_host.fs.spill",
 )
 
 
@@ -153,12 +155,10 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     from their packages; the memory tool's scopes are the store's."""
     import zpi_builtins.handoff as handoff
     import zpi_builtins.handoff_service as handoff_service
-    import zpi_host.decisions as decisions
-    import zpi_host.decisions_occasional as decisions_occasional
+    import zpi_host.contract.decisions as decisions
     import zpi_host.permissions as permissions
-    import zpi_host.ports as ports
-    import zpi_host.ports_occasional as ports_occasional
     import zpi_host.resources as resources
+    import zpi_host.session.ports as ports
     import zpi_host.tools.bash as bash
     import zpi_host.tools.bash_run as bash_run
     from zpi_builtins import memory, memory_store, search, search_files
@@ -171,9 +171,7 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     assert memory.PARAMETERS["properties"]["scope"]["enum"] == list(memory_store.SCOPES)
     assert search_files.FILE_TYPES is search.FILE_TYPES
     for whole, part, names in (
-            (decisions, decisions_occasional, decisions_occasional.__all__),
-            (ports, ports_occasional, ports_occasional.__all__),
-            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group"))):
+            (bash, bash_run, ("command_environment", "find_shell", "stop_process_group")),):
         for name in names:
             assert getattr(whole, name) is getattr(part, name)
             assert name in dir(whole) and name in whole.__all__

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zpi_host.assembly import create_session
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 
 CORPUS = Path(__file__).resolve().parents[1] / "zpi_compat_claude" / "corpus"
 
@@ -36,7 +36,7 @@ def load_host(settings: Mapping[str, Any], cwd: Path) -> PluginHost:
 def rows(host: PluginHost, cwd: Path, settings: Mapping[str, Any] | None = None
          ) -> dict[str, dict[str, Any]]:
     """``--list-plugins --json`` rows of the ``claude:*`` plugins, by name."""
-    from zpi_host.diagnostics import plugin_rows
+    from zpi_host.contract.diagnostics import plugin_rows
 
     return {row["name"]: row for row in plugin_rows(host, cwd, settings or {})
             if row["name"].startswith("claude:")}

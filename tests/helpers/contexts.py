@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from zpi_host.messages import ContextMessage, ToolResultMessage
+from zpi_host.providers.messages import ContextMessage, ToolResultMessage
 from zpi_host.tools.base import TextContent
 
 _REMINDER = re.compile(r"<system-reminder>\n(.*)\n</system-reminder>", re.S)

@@ -8,13 +8,13 @@ from typing import Any
 import anyio
 
 from zpi_host import hookimpl
-from zpi_host.decisions import (
+from zpi_host.contract.decisions import (
     CompactDecision,
     StopDecision,
     ToolDecision,
     ToolResultPatch,
 )
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 
 
 def make_host(zpi_plugins, settings: dict[str, Any] | None = None, **plugins) -> PluginHost:

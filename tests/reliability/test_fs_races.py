@@ -20,9 +20,9 @@ import attrs
 import pytest
 from helpers.reliability import scaled
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import ToolResultMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -108,7 +108,7 @@ def test_hooks_json_never_raises(data):
 @settings(max_examples=scaled(25, 1_000))
 @given(manifests(), hook_files)
 def test_a_whole_folder_loads_or_is_listed_as_failed(manifest, hooks):
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "plugin"

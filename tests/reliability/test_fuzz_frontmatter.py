@@ -13,8 +13,8 @@ from helpers.reliability import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zpi_host.frontmatter import FrontmatterError, parse_frontmatter
 from zpi_host.resources import ResourceLoader
+from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
 
 KEYS = ["name", "description", "allowed-tools", "tools", "argument-hint", "model",
         "disable-model-invocation", "user-invocable", "when_to_use", "color", "x", "1", "? k"]

@@ -97,8 +97,8 @@ def test_a_turn_parses_or_raises_a_script_error(turn):
 @settings(max_examples=scaled(20, 600))
 @given(st.lists(turns(), min_size=1, max_size=4))
 def test_a_run_driven_by_a_fuzzed_script_ends_with_a_result(script):
-    from zpi_host.assembly import create_session
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.session.assembly import create_session
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

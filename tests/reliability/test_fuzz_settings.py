@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zpi_host.errors import ZpiError
-from zpi_host.settings import SettingsManager, SettingsProblem
-from zpi_host.settings_schema import Setting, find, settings_table
+from zpi_host.settings.manager import SettingsManager, SettingsProblem
+from zpi_host.settings.schema import Setting, find, settings_table
 
 KNOWN = [path for path, _ in settings_table()]
 SECTIONS = sorted({path.rsplit(".", 1)[0] for path in KNOWN if "." in path})
@@ -101,8 +101,8 @@ _ABSENT = object()
 def _readers(settings: dict[str, Any], cwd: Path) -> None:
     """Each reader of the settings: works, or a typed error."""
     from zpi_compat_claude.discovery import ClaudeSettings
-    from zpi_host.compaction import CompactionSettings
-    from zpi_host.hookrunner import HookPolicies
+    from zpi_host.agent.compaction import CompactionSettings
+    from zpi_host.contract.hookrunner import HookPolicies
     from zpi_host.permissions import build_policy
     from zpi_host.providers.catalog import RequestPolicy, list_models
 
@@ -143,8 +143,8 @@ def test_in_memory_settings_never_raise(data):
 @given(settings_objects())
 def test_a_session_starts_or_stops_with_a_typed_error(project):
     """The whole assembly with fuzzed project settings: a session, or a ZpiError."""
-    from zpi_host.assembly import create_session
-    from zpi_host.plugins import PluginConfig, PluginHost
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.session.assembly import create_session
 
     agent, cwd, folder = _files({}, project, None)
     script = Path(folder.name) / "script.jsonl"

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zpi_host.errors import ZpiError
-from zpi_host.messages import AssistantMessage, TextContent, ToolCallContent, UserMessage
+from zpi_host.providers.messages import AssistantMessage, TextContent, ToolCallContent, UserMessage
 from zpi_host.transcript import SessionManager
 from zpi_host.transcript.errors import TranscriptError
 from zpi_host.transcript.helpers import get_session_info, get_session_messages
@@ -51,7 +51,7 @@ def _sample_lines() -> list[dict[str, Any]]:
             (TextContent("reading"), ToolCallContent("c1", "read", {"path": "a.py"})),
             "tool_use", provider="scripted", model="m"))
         manager.append_tool_use("c1", "read", {"path": "a.py"})
-        from zpi_host.messages import ToolResultMessage
+        from zpi_host.providers.messages import ToolResultMessage
 
         manager.append_message(ToolResultMessage("c1", "read", (TextContent("1\tx"),), False))
         manager.set_title("a title")

@@ -13,7 +13,7 @@ from zpi_compat_claude.hooks.output import interpret
 from zpi_compat_claude.hooks.runner import CommandOutcome
 from zpi_compat_claude.manifest import ManifestError, read_json
 from zpi_host.providers.script import ScriptError, load_script
-from zpi_host.settings import SettingsManager
+from zpi_host.settings.manager import SettingsManager
 from zpi_host.transcript.errors import TranscriptError
 from zpi_host.transcript.helpers import _summarize
 from zpi_host.transcript.reader import parse_transcript
@@ -55,7 +55,7 @@ def test_claude_hook_output(text):
 
 @CASES
 def test_transcript_line_and_session_summary(tmp_path, text):
-    from zpi_host.messages import TextContent, UserMessage
+    from zpi_host.providers.messages import TextContent, UserMessage
     from zpi_host.transcript import SessionManager
 
     session = SessionManager.create(cwd=tmp_path, agent_dir=tmp_path / "agent")

@@ -30,7 +30,7 @@ from helpers.host_process import (
     wait_until,
 )
 
-from zpi_host.process_groups import group_alive
+from zpi_host.support.process_groups import group_alive
 from zpi_host.transcript.store import INTERRUPTED_TEXT
 
 
@@ -281,7 +281,7 @@ def test_other_signals_still_reach_the_event_loop():
 #: forced exit's kill_all must still kill it (a second Ctrl-C right after a call starts)
 UNTRACKED_GROUP = """
 import subprocess, sys
-from zpi_host import process_groups
+from zpi_host.support import process_groups
 
 child = subprocess.Popen(["sleep", "300"], start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -11,7 +11,7 @@ from helpers.builtins import builtins_settings, scripted_session
 from zpi_builtins.ask import NOBODY, parse_questions
 from zpi_host import hookimpl
 from zpi_host.errors import UsageError
-from zpi_host.ports import HostPorts, NobodyToAsk, Question, QuestionOption, TerminalAsker
+from zpi_host.session.ports import HostPorts, NobodyToAsk, Question, QuestionOption, TerminalAsker
 from zpi_host.tools import ToolArgumentError
 
 pytestmark = pytest.mark.anyio
@@ -164,5 +164,5 @@ async def test_the_sdk_option_ask_user_reaches_the_tool(zpi_env, tmp_path):
         AgentOptions(ask_user="no").session_kwargs()
     with pytest.raises(UsageError, match=r"ports\.ask_user must be an async callable"):
         HostPorts(ask_user="no")
-    with pytest.raises(UsageError, match=r"ports must be a zpi_host\.ports\.HostPorts"):
+    with pytest.raises(UsageError, match=r"ports must be a zpi_host\.session\.ports\.HostPorts"):
         await scripted_session(tmp_path, [], ports={"ask_user": ask})

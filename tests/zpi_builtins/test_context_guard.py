@@ -6,8 +6,8 @@ import pytest
 from helpers.builtins import builtins_settings
 
 from zpi_builtins.context_guard import guard_for
-from zpi_host.assembly import create_session
 from zpi_host.providers.catalog import ModelEntry
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -16,9 +16,9 @@ from zpi_builtins.handoff import (
     load_template,
     missing_sections,
 )
-from zpi_host.assembly import create_session
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage, UserMessage
+from zpi_host.providers.messages import ContextMessage, UserMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel
 from zpi_host.transcript import read_transcript
 

@@ -12,7 +12,7 @@ from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.memory import parse_arguments, render_index
 from zpi_builtins.memory_store import Memory, MemoryDir, Update, render
-from zpi_host.files import FileFingerprint
+from zpi_host.fs.files import FileFingerprint
 from zpi_host.tools import ToolArgumentError
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.memory_batch import parse_answer, validate
 from zpi_builtins.memory_store import render
-from zpi_host.assembly import create_session
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel
 
 pytestmark = pytest.mark.anyio

@@ -10,8 +10,8 @@ import pytest
 from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.notify import terminal_sequence
-from zpi_host.assembly import create_session
-from zpi_host.ports import HostPorts
+from zpi_host.session.assembly import create_session
+from zpi_host.session.ports import HostPorts
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

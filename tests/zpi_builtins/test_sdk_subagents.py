@@ -30,7 +30,7 @@ from zpi_host.sdk import (
     project_key_for_directory,
     query,
 )
-from zpi_host.sdk.store_resume import load_for_resume
+from zpi_host.stores.store_resume import load_for_resume
 from zpi_host.transcript import TranscriptError, read_transcript
 from zpi_host.transcript.paths import subagents_folder
 

@@ -9,7 +9,6 @@ import anyio
 import pytest
 from helpers.builtins import loopback_sdk_options
 
-from zpi_host.process_groups import process_alive
 from zpi_host.sdk import (
     AgentOptions,
     ClaudeSDKClient,
@@ -22,6 +21,7 @@ from zpi_host.sdk import (
     UserMessage,
     query,
 )
+from zpi_host.support.process_groups import process_alive
 
 pytestmark = pytest.mark.anyio
 

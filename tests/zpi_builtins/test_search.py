@@ -296,7 +296,7 @@ async def test_a_session_has_both_tools_read_only_and_judges_paths_like_read(zpi
 
 @pytest.mark.anyio
 async def test_a_long_result_is_spilled_and_grep_may_search_the_spilled_file(zpi_env, tmp_path):
-    from zpi_host.assembly import create_session
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import FunctionModel
 
     write(tmp_path / "ws", "big.txt", "".join(f"needle {i}\n" for i in range(20_000)))

@@ -10,9 +10,9 @@ from helpers.builtins import builtins_settings
 
 from zpi_builtins.subagents import parse_request
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.messages import ContextMessage
-from zpi_host.subagents import NAMESPACE, subagent_file
+from zpi_host.providers.messages import ContextMessage
+from zpi_host.session.assembly import create_session
+from zpi_host.session.subagents import NAMESPACE, subagent_file
 from zpi_host.testing import FunctionModel
 from zpi_host.tools import ToolArgumentError
 

@@ -13,10 +13,10 @@ import pytest
 from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.tasks import prepare_output
-from zpi_host.assembly import create_session
-from zpi_host.messages import ContextMessage
-from zpi_host.ports import TaskError, UnknownTaskError
-from zpi_host.process_groups import process_alive
+from zpi_host.providers.messages import ContextMessage
+from zpi_host.session.assembly import create_session
+from zpi_host.session.ports import TaskError, UnknownTaskError
+from zpi_host.support.process_groups import process_alive
 from zpi_host.testing import FunctionModel
 from zpi_host.tools import ToolArgumentError
 

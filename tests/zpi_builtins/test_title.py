@@ -6,7 +6,7 @@ import pytest
 from helpers.builtins import builtins_settings, scripted_session
 
 from zpi_builtins.title import clean_title
-from zpi_host.assembly import create_session
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel
 from zpi_host.transcript import list_sessions, rename_session
 

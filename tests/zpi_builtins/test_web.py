@@ -21,9 +21,9 @@ from zpi_builtins.web import parse_fetch, parse_search, rule_subjects
 from zpi_builtins.web_fetch import Fetcher, FetchError, FetchLimits, Page, html_to_markdown
 from zpi_builtins.web_guard import AddressGuard, AddressRefused, PinnedBackend, why_not_public
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
 from zpi_host.permissions import PermissionRules
-from zpi_host.ports import SearchHit
+from zpi_host.session.assembly import create_session
+from zpi_host.session.ports import SearchHit
 from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools import ToolArgumentError
 

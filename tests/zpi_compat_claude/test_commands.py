@@ -9,7 +9,7 @@ import pytest
 from helpers.claude_folders import claude_settings, copy_plugin
 
 from zpi_compat_claude.commands import expand_inline, format_option, include_file, substitute
-from zpi_host.assembly import create_session
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

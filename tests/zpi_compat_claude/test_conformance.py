@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from helpers.claude_hooks import corpus_hooks
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import AssistantMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.providers.anthropic import messages_body
+from zpi_host.providers.messages import AssistantMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import TextContent
 

@@ -39,8 +39,8 @@ def load(zpi_env, tmp_path: Path, *names: str, **claude):
 
 def resources_of(host, cwd: Path, agent_dir: Path) -> ResourceLoader:
     """The ResourceLoader a session would build from the host."""
-    from zpi_host.assembly import load_resources
-    from zpi_host.hookcalls import run_sync
+    from zpi_host.contract.hookcalls import run_sync
+    from zpi_host.session.assembly import load_resources
 
     return run_sync(load_resources(host, cwd, agent_dir, {}))  # type: ignore[no-any-return]
 

@@ -10,7 +10,7 @@ from zpi_compat_claude.hooks.transcript import (
     project_folder_name,
     transcript_for,
 )
-from zpi_host.messages import (
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     TextContent,

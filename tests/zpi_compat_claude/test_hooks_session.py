@@ -13,9 +13,9 @@ import pytest
 from helpers.claude_hooks import corpus_hooks, make_hooks, process_running
 from helpers.contexts import contexts
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import ContextMessage, ToolResultMessage, UserMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import ContextMessage, ToolResultMessage, UserMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -460,7 +460,7 @@ async def test_sub_agent_compaction_and_notification_events(zpi_env, workspace, 
         (context,) = await calls_.subagent_start(view, "reviewer", "agent-1", "review it")
         assert (context.plugin, context.value) == ("claude:inline", "review carefully")
         assert await calls_.subagent_start(view, "writer", "agent-2", "write it") == ()
-        from zpi_host.messages import AssistantMessage, TextContent
+        from zpi_host.providers.messages import AssistantMessage, TextContent
 
         final = AssistantMessage((TextContent("reviewed"),))
         first = await calls_.subagent_stop(view, "reviewer", "agent-1", final, 0)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers.claude_folders import claude_settings, copy_plugin, load_host
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import ToolResultMessage
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel
 
 pytestmark = pytest.mark.anyio

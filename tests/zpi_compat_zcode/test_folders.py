@@ -29,8 +29,8 @@ def load(tmp_path: Path, *names: str, **zcode):
 
 
 def resources_of(host, cwd: Path, agent_dir: Path) -> ResourceLoader:
-    from zpi_host.assembly import load_resources
-    from zpi_host.hookcalls import run_sync
+    from zpi_host.contract.hookcalls import run_sync
+    from zpi_host.session.assembly import load_resources
 
     return run_sync(load_resources(host, cwd, agent_dir, {}))  # type: ignore[no-any-return]
 
@@ -161,7 +161,7 @@ def test_nothing_zcode_loads_nothing(zpi_env, tmp_path):
 
 
 def test_plugin_dir_goes_to_zcode_when_the_folder_has_zcode_plugin(tmp_path):
-    from zpi_host.assembly import with_plugin_dirs
+    from zpi_host.session.assembly import with_plugin_dirs
 
     zc = copy_plugin("zc-kit", tmp_path)
     dual = copy_plugin("dual", tmp_path)

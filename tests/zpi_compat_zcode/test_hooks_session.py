@@ -11,8 +11,8 @@ import pytest
 from helpers.contexts import contexts
 from helpers.zcode import copy_plugin, load_host, user_config, workspace_config, zcode_settings
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import ToolResultMessage
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import ContextMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

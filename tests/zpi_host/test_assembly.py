@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import AssemblyError, create_session
-from zpi_host.decisions import Instruction
+from zpi_host.contract.decisions import Instruction
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import UsageError
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.session.assembly import AssemblyError, create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import Tool, ToolResult
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import UsageError
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +34,7 @@ async def test_system_prompt_replaces_the_base_prompt_and_context(zpi_env, tmp_p
 class Greeter:
     @hookimpl
     def zpi_instructions(self):
-        from zpi_host.decisions import Instruction
+        from zpi_host.contract.decisions import Instruction
 
         return Instruction("Greet politely.")
 

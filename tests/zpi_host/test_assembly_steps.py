@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import UsageError
-from zpi_host.plugins import PluginConfig, PluginHost
 from zpi_host.providers.catalog import ModelEntry
-from zpi_host.settings import SettingsManager
+from zpi_host.session.assembly import create_session
+from zpi_host.session.tool_selection import AssemblyError
+from zpi_host.settings.manager import SettingsManager
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import Tool, ToolResult
-from zpi_host.tools.selection import AssemblyError
 from zpi_host.transcript import SessionManager
 
 pytestmark = pytest.mark.anyio

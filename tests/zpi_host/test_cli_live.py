@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import io
 
-from zpi_host.cli.live import LiveDisplay, key_argument, size_of
-from zpi_host.events import (
+from zpi_host.agent.events import (
     RetryEvent,
     TaskNotification,
     TextDeltaEvent,
@@ -13,8 +12,9 @@ from zpi_host.events import (
     ToolStart,
     ToolUpdateEvent,
 )
-from zpi_host.messages import TextContent, ToolResultMessage
-from zpi_host.ports import TaskInfo
+from zpi_host.cli.live import LiveDisplay, key_argument, size_of
+from zpi_host.providers.messages import TextContent, ToolResultMessage
+from zpi_host.session.ports import TaskInfo
 
 
 class Clock:
@@ -120,7 +120,7 @@ def test_the_model_and_commands_cannot_drive_the_terminal():
     live(ToolUpdateEvent("c1", "\x1b]0;owned\x07progress\n"))
     assert "ls^M^[[Kecho safe" in err.getvalue() and "owned" not in err.getvalue()
     live(result("c1", "bash", "\x1b[31mred\x1b[0m\n\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\n"))
-    from zpi_host.events import WarningEvent
+    from zpi_host.agent.events import WarningEvent
 
     live(WarningEvent("plugin says \x1b[2J\x07hi"))
     screen = err.getvalue()

@@ -1,4 +1,5 @@
-"""The disk cache of attrs-generated methods (zpi_host.codecache): a second process reuses the
+"""The disk cache of attrs-generated methods (zpi_host.support.codecache): a second process reuses
+the
 compiled code, the classes behave exactly as freshly compiled ones (hash seeds included), and
 a bad or foreign cache file is ignored."""
 
@@ -16,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from zpi_host.codecache import EARLIER_NAME, MAX_IDLE_DAYS, GeneratedCodeCache, cache_path
+from zpi_host.support.codecache import EARLIER_NAME, MAX_IDLE_DAYS, GeneratedCodeCache, cache_path
 
 #: run in a fresh process: install the cache at argv[1], build attrs classes, report
 PROGRAM = r"""
 import json, sys
 from pathlib import Path
 from typing import Any
-from zpi_host.codecache import install
+from zpi_host.support.codecache import install
 cache = install(Path(sys.argv[1]))
 import attrs
 
@@ -109,10 +110,10 @@ def test_the_cache_lives_in_a_module_bytecode_slot_that_uninstalls_remove(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pip uninstall removes the .pyc of each module it installed: the cache is one, the slot
     module ships in the package, and a save there removes the earlier layout's stray file."""
-    import zpi_host
+    import zpi_host.support
 
     path = cache_path()
-    slot = Path(zpi_host.__file__).with_name("codecache_slot.py")
+    slot = Path(zpi_host.support.__file__).with_name("codecache_slot.py")
     assert slot.is_file() and path == Path(cache_from_source(str(slot)))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     earlier = tmp_path / EARLIER_NAME
@@ -151,7 +152,7 @@ def test_an_unwritable_place_is_not_an_error(tmp_path: Path,
 
 
 def test_the_cli_builds_its_classes_through_the_cache(tmp_path: Path) -> None:
-    program = ("import io, contextlib, zpi_host.codecache as c, zpi_host.cli as cli\n"
+    program = ("import io, contextlib, zpi_host.support.codecache as c, zpi_host.cli as cli\n"
                "with contextlib.redirect_stdout(io.StringIO()):\n"
                "    code = cli.main(['--list-plugins', '--json'])\n"
                "print(code, c._installed is not None and c._installed.hits + "
@@ -165,7 +166,7 @@ def test_the_cli_builds_its_classes_through_the_cache(tmp_path: Path) -> None:
 def test_the_file_keeps_what_was_used_first_and_stays_bounded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    monkeypatch.setattr("zpi_host.codecache.MAX_ENTRIES", 3)
+    monkeypatch.setattr("zpi_host.support.codecache.MAX_ENTRIES", 3)
     path = tmp_path / "c.marshal"
 
     def names(cache: GeneratedCodeCache) -> set[str]:
@@ -199,7 +200,7 @@ if sys.argv[2] == "before":
     import dataclasses
 cache = None
 if sys.argv[1]:
-    from zpi_host.codecache import install
+    from zpi_host.support.codecache import install
     cache = install(Path(sys.argv[1]))
 import dataclasses, inspect
 
@@ -264,10 +265,10 @@ def test_generated_record_decoders_come_from_the_cache(tmp_path: Path) -> None:
     """transcript.plain generates a decoding function per record class: with the cache
     installed, a second process takes their code from it and decodes the same."""
     program = ("import json, sys; from pathlib import Path\n"
-               "from zpi_host.codecache import install\n"
+               "from zpi_host.support.codecache import install\n"
                "cache = install(Path(sys.argv[1]))\n"
                "from zpi_host.transcript.plain import structure\n"
-               "from zpi_host.messages import Usage\n"
+               "from zpi_host.providers.messages import Usage\n"
                "usage = structure({'inputTokens': 3, 'outputTokens': 4}, Usage)\n"
                "print(json.dumps([repr(usage), sum(n.startswith('<plain structurer') "
                "for n in cache.used), cache.added]))")
@@ -290,7 +291,7 @@ def test_the_classes_of_attrs_own_module_come_from_the_cache(tmp_path: Path) -> 
     can be routed: their methods come from the cache too (compiled as the built-in would),
     with each process's hash seed put back."""
     program = ("import json, sys; from pathlib import Path\n"
-               "from zpi_host.codecache import install\n"
+               "from zpi_host.support.codecache import install\n"
                "cache = install(Path(sys.argv[1]))\n"
                "import attr\n"
                "from attr import _make\n"

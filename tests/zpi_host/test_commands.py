@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.commands import split_command
+from zpi_host.agent.commands import split_command
 from zpi_host.resources import Command
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.compaction import SUMMARY_SYSTEM_PROMPT, find_cut
-from zpi_host.decisions import CompactDecision
+from zpi_host.agent.compaction import SUMMARY_SYSTEM_PROMPT, find_cut
+from zpi_host.contract.decisions import CompactDecision
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import ContextOverflowError
-from zpi_host.messages import (
+from zpi_host.providers.catalog import ModelEntry
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     ImageContent,
@@ -18,8 +19,7 @@ from zpi_host.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from zpi_host.plugins import PluginConfig, PluginHost
-from zpi_host.providers.catalog import ModelEntry
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools.base import TextContent
 from zpi_host.transcript import SessionManager, read_transcript

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers.builtins import scripted_session
 
-from zpi_host.messages import UserMessage
+from zpi_host.providers.messages import UserMessage
 
 pytestmark = pytest.mark.anyio
 

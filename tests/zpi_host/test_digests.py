@@ -1,4 +1,4 @@
-"""zpi_host.digests: CPython's own SHA-256, the same digests as hashlib's."""
+"""zpi_host.support.digests: CPython's own SHA-256, the same digests as hashlib's."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from zpi_host.digests import sha256
+from zpi_host.support.digests import sha256
 
 
 @pytest.mark.parametrize("data", [b"", b"abc", "/tmp/ä\udcff".encode(errors="surrogateescape"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host import distinfo
+from zpi_host.support import distinfo
 
 
 def dist_with(tmp_path: Path, text: str, file: str = "METADATA") -> PathDistribution:
@@ -62,7 +62,7 @@ def test_the_version_of_a_missing_distribution_is_an_error() -> None:
 def test_reading_the_plugins_does_not_import_the_email_parser(tmp_path: Path) -> None:
     """The plugin host names each entry point's distribution and version without parsing
     METADATA with ``email`` (kernel plugins included: ``zpi_host.__version__``)."""
-    code = ("import sys, zpi_host; from zpi_host.plugins import PluginHost, PluginConfig\n"
+    code = ("import sys, zpi_host; from zpi_host.contract.plugins import PluginHost, PluginConfig\n"
             "host = PluginHost(PluginConfig()).load(); ours = zpi_host.__version__\n"
             "parsed = 'email.parser' in sys.modules or 'email.feedparser' in sys.modules\n"
             "import importlib.metadata as m\n"

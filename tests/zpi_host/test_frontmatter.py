@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zpi_host.errors import ZpiError
-from zpi_host.frontmatter import FrontmatterError, parse_frontmatter, read_frontmatter
+from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter, read_frontmatter
 
 
 def test_metadata_and_stripped_body():
@@ -86,7 +86,7 @@ def test_unreadable_file(tmp_path):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from zpi_host.frontmatter import simple_mapping  # noqa: E402
+from zpi_host.resources.frontmatter import simple_mapping  # noqa: E402
 
 #: pieces that make a line look simple to a careless reader but mean something else in YAML
 _TRICKY = ["yes", "No", "ON", "off", "TRUE", "False", "null", "Null", "~", "y", "n", "a: b",
@@ -150,7 +150,7 @@ def test_a_simple_frontmatter_does_not_import_yaml(tmp_path) -> None:
     skill = tmp_path / "SKILL.md"
     skill.write_text("---\nname: greet\ndescription: Greets the user.\n---\nSay hello.\n")
     done = subprocess.run([sys.executable, "-c", (
-        "import sys; from pathlib import Path; from zpi_host.frontmatter import "
+        "import sys; from pathlib import Path; from zpi_host.resources.frontmatter import "
         f"read_frontmatter; print(read_frontmatter(Path({str(skill)!r}))); "
         "print('yaml' in sys.modules)")], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [

@@ -7,23 +7,23 @@ import pytest
 from helpers.hook_plugins import Broken, Kind, hooks_settings, make_host
 
 from zpi_host import hookimpl
-from zpi_host.decisions import (
+from zpi_host.contract.decisions import (
     CompactDecision,
     Instruction,
     PromptDecision,
     ToolDecision,
     ToolResultPatch,
 )
-from zpi_host.errors import HookAnswerError, UsageError
-from zpi_host.hookcalls import MAX_DIAGNOSTICS
-from zpi_host.hookrunner import (
+from zpi_host.contract.hookcalls import MAX_DIAGNOSTICS
+from zpi_host.contract.hookrunner import (
     DEFAULT_POLICIES,
     HookPolicies,
     HookPolicy,
     HookSettingsError,
     policy_for,
 )
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.errors import HookAnswerError, UsageError
 
 pytestmark = pytest.mark.anyio
 

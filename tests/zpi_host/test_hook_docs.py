@@ -1,6 +1,6 @@
 """The hook contract, its documentation and its tests stay in step.
 
-``zpi_host.hookspecs`` is the single source of truth. ``docs/hooks.md`` must document every
+``zpi_host.contract.hookspecs`` is the single source of truth. ``docs/hooks.md`` must document every
 hook under a ``### zpi_xxx`` heading whose python block shows the rendered signature, must not
 document hooks that do not exist, and must map every Claude Code event. Every hook must be
 implemented by at least one test elsewhere under ``tests/``.
@@ -12,7 +12,7 @@ import inspect
 import re
 from pathlib import Path
 
-from zpi_host import hookspecs
+from zpi_host.contract import hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS_MD = ROOT / "docs" / "hooks.md"
@@ -174,7 +174,7 @@ def test_every_hookspec_docstring_has_the_required_parts() -> None:
 
 def test_render_signature() -> None:
     assert render_signature(hookspecs.zpi_load_plugins) == (
-        "def zpi_load_plugins(host: PluginHost) -> None"
+        "def zpi_load_plugins(host: LoadingHost) -> None"
     )
 
     def plain(a, b: int):  # type: ignore[no-untyped-def]

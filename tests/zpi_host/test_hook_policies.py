@@ -7,16 +7,17 @@ import anyio
 import pytest
 from helpers.hook_plugins import Broken, Kind, Slow, SlowSync, hooks_settings, make_host
 
-from zpi_host import hookimpl, hookspecs
-from zpi_host.errors import ContextOverflowError, HookError
-from zpi_host.hookrunner import (
+from zpi_host import hookimpl
+from zpi_host.contract import hookspecs
+from zpi_host.contract.hookrunner import (
     CLOSED_ANSWERS,
     DEFAULT_BUDGET_S,
     DEFAULT_POLICIES,
     NOT_GOVERNED,
     HookTimeoutError,
 )
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.errors import ContextOverflowError, HookError
 
 pytestmark = pytest.mark.anyio
 
@@ -253,8 +254,8 @@ class CrashingGuard:
 
 
 async def test_a_run_denies_the_call_and_goes_on(zpi_env, zpi_plugins, tmp_path):
-    from zpi_host.assembly import create_session
-    from zpi_host.messages import ToolResultMessage
+    from zpi_host.providers.messages import ToolResultMessage
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import ScriptedModel
 
     (tmp_path / "a.txt").write_text("hello\n")

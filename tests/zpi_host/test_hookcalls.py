@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.decisions import (
+from zpi_host.contract.decisions import (
     CompactDecision,
     Instruction,
     PromptDecision,
@@ -16,8 +16,8 @@ from zpi_host.decisions import (
     ToolDecision,
     ToolResultPatch,
 )
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import ContextOverflowError, HookAnswerError, HookError
-from zpi_host.plugins import PluginConfig, PluginHost
 
 pytestmark = pytest.mark.anyio
 
@@ -347,7 +347,7 @@ class Loader:
 
 
 def test_async_load_plugins_and_sync_listing(zpi_env, zpi_plugins):
-    from zpi_host.diagnostics import plugin_rows
+    from zpi_host.contract.diagnostics import plugin_rows
 
     host = make_host(zpi_plugins, loader=Loader(), registrar=Registrar())
     assert host.get("loaded:child").source == "zcode"

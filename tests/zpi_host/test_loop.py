@@ -9,15 +9,15 @@ import anyio
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.decisions import StopDecision
-from zpi_host.messages import (
+from zpi_host.contract.decisions import StopDecision
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     ToolResultMessage,
     UserMessage,
 )
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel, ScriptedModel
 from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 

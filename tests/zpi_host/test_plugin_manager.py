@@ -11,14 +11,14 @@ import pluggy
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.hookspecs import PROJECT_NAME
-from zpi_host.plugins import _PluginManager
+from zpi_host.contract.hookspecs import PROJECT_NAME
+from zpi_host.contract.plugins import _PluginManager
 
 PLUGIN_MODULES = [
     "zpi_host.tools.plugin", "zpi_host.providers.plugin", "zpi_builtins.memory",
     "zpi_builtins.search", "zpi_builtins.tasks", "zpi_builtins.handoff", "zpi_builtins.web",
     "zpi_builtins.instructions", "zpi_builtins.title", "zpi_compat_claude.plugin",
-    "zpi_compat_zcode.plugin", "zpi_host.decisions", "zpi_host.events",
+    "zpi_compat_zcode.plugin", "zpi_host.contract.decisions", "zpi_host.agent.events",
 ]
 
 
@@ -90,7 +90,7 @@ def test_every_kind_of_value_reads_as_pluggy_reads_it() -> None:
 def test_a_registered_module_plugin_gets_the_same_hook_callers() -> None:
     module = crafted()
     ours, theirs = _PluginManager(PROJECT_NAME), pluggy.PluginManager(PROJECT_NAME)
-    from zpi_host import hookspecs
+    from zpi_host.contract import hookspecs
 
     for manager in (ours, theirs):
         manager.add_hookspecs(hookspecs)

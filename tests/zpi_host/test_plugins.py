@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import PluginLoadError
-from zpi_host.plugins import PluginConfig, PluginHost
 
 OK_PLUGIN = """
 from zpi_host import hookimpl

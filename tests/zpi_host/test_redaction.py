@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from zpi_host.assembly import create_session
-from zpi_host.events import MessageEnd, WarningEvent
-from zpi_host.messages import AssistantMessage, TextContent, Usage
-from zpi_host.redaction import (
+from zpi_host.agent.events import MessageEnd, WarningEvent
+from zpi_host.providers.messages import AssistantMessage, TextContent, Usage
+from zpi_host.session.assembly import create_session
+from zpi_host.support.redaction import (
     Redactor,
     SecretsSettingError,
     hidden_variables,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
 from zpi_host.errors import RunStopped
-from zpi_host.messages import ToolResultMessage
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

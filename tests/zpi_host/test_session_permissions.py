@@ -8,11 +8,11 @@ import json
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.decisions import ToolDecision
+from zpi_host.contract.decisions import ToolDecision
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.errors import UsageError
 from zpi_host.permissions import PermissionAllow, PermissionDeny
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.transcript import read_transcript
 
@@ -180,7 +180,7 @@ async def test_context_without_a_verdict_survives_a_denial_worded_by_the_hook(
 
 
 def test_a_verdict_less_decision_carries_only_context():
-    from zpi_host.decisions import answer_problem
+    from zpi_host.contract.decisions import answer_problem
 
     assert answer_problem("zpi_before_tool", ToolDecision.context_only("c")) is None
     assert "only context" in answer_problem("zpi_before_tool", ToolDecision(None, "why"))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.messages import AssistantMessage, UserMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import AssistantMessage, UserMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import Tool, ToolResult
 from zpi_host.transcript import SessionBusyError, delete_session, read_transcript

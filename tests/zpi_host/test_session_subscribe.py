@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zpi_host.assembly import create_session
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 

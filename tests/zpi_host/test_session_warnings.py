@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
 from zpi_host.permissions import PermissionAllow
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

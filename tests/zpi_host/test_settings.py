@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host.settings import DELETE, SettingsError, SettingsManager, merge_settings
+from zpi_host.settings.manager import DELETE, SettingsError, SettingsManager, merge_settings
 
 
 def write(path: Path, data: object) -> Path:
@@ -123,7 +123,7 @@ def test_update_refuses_to_descend_into_a_non_object(dirs):
 BUMP = """
 import sys
 from pathlib import Path
-from zpi_host.settings import SettingsManager
+from zpi_host.settings.manager import SettingsManager
 manager = SettingsManager(Path(sys.argv[1]), None)
 for i in range(20):
     manager.update("user", {f"{sys.argv[2]}.n{i}": i})

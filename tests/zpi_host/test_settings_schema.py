@@ -9,9 +9,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from zpi_host import settings_schema
-from zpi_host.settings import SettingsManager
-from zpi_host.settings_schema import SCHEMA, Section, check_layer, find, settings_table
+from zpi_host.settings import schema as settings_schema
+from zpi_host.settings.manager import SettingsManager
+from zpi_host.settings.schema import SCHEMA, Section, check_layer, find, settings_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,11 +106,12 @@ def test_secrets_in_a_wrong_value_are_not_echoed():
 
 def test_defaults_and_choices_agree_with_the_readers():
     from zpi_compat_claude.discovery import SETTINGS_SOURCES
-    from zpi_host import compaction, hookrunner, loop, toolcalls
-    from zpi_host.options import REASONING_LEVELS
+    from zpi_host.agent import compaction, loop, toolcalls
+    from zpi_host.contract import hookrunner
     from zpi_host.permissions.policy import PERMISSION_KEYS
     from zpi_host.permissions.results import MODES
     from zpi_host.providers.catalog import RequestPolicy
+    from zpi_host.session.options import REASONING_LEVELS
 
     default = settings_schema.default
     assert {f.name: f.default for f in attrs.fields(RequestPolicy)} == {

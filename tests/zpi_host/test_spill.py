@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host.assembly import create_session
-from zpi_host.spill import (
+from zpi_host.fs.spill import (
     SpillFolderError,
     create_spill_file,
-    prune_spill,
     spill_folder,
     spill_root,
 )
+from zpi_host.session.assembly import create_session
+from zpi_host.session.housekeeping import prune_spill
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import ToolCall
 from zpi_host.transcript import delete_session

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.decisions import StopDecision
+from zpi_host.contract.decisions import StopDecision
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage
+from zpi_host.providers.messages import ContextMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +79,7 @@ async def test_a_definition_with_its_own_model_uses_it_and_counts_it_apart(
         zpi_env, tmp_path):
     import json
 
-    from zpi_host.subagents import SubagentError
+    from zpi_host.session.subagents import SubagentError
 
     script = tmp_path / "other.jsonl"
     script.write_text(json.dumps({"text": "from the script",
@@ -128,7 +128,7 @@ async def test_definitions_given_in_code_win_over_files(zpi_env, tmp_path):
 
 async def test_agent_types_list_general_purpose_first_and_let_a_file_replace_it(zpi_env,
                                                                              tmp_path):
-    from zpi_host.subagents import AgentType, agent_types
+    from zpi_host.session.subagents import AgentType, agent_types
 
     agents = tmp_path / ".zpi" / "agents"
     agents.mkdir(parents=True)

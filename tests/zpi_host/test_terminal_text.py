@@ -1,4 +1,4 @@
-"""Text from a model or a command made safe for a terminal (zpi_host.terminal_text)."""
+"""Text from a model or a command made safe for a terminal (zpi_host.support.terminal_text)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from zpi_host.terminal_text import for_terminal, shown
+from zpi_host.support.terminal_text import for_terminal, shown
 
 
 @pytest.mark.parametrize(("text", "expected"), [

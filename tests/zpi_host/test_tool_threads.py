@@ -10,10 +10,10 @@ import anyio
 import pytest
 
 from zpi_host import hookimpl
-from zpi_host.assembly import create_session
-from zpi_host.events import ToolUpdateEvent
-from zpi_host.messages import ToolResultMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.agent.events import ToolUpdateEvent
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import Tool, ToolMetadata, ToolResult
 from zpi_host.tools.decorator import tool

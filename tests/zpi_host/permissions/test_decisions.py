@@ -17,7 +17,7 @@ from helpers.permission_checks import (
     policy,
 )
 
-from zpi_host.decisions import CombinedToolDecision, ToolDecision
+from zpi_host.contract.decisions import CombinedToolDecision, ToolDecision
 from zpi_host.permissions import (
     NO_APPROVER,
     Denial,

@@ -9,7 +9,6 @@ from typing import Any
 import attrs
 import pytest
 
-from zpi_host.messages import UserMessage
 from zpi_host.providers.base import (
     Done,
     ModelRequest,
@@ -22,6 +21,7 @@ from zpi_host.providers.base import (
     UsageReport,
 )
 from zpi_host.providers.catalog import resolve_model
+from zpi_host.providers.messages import UserMessage
 from zpi_host.providers.plugin import zpi_register_providers
 
 FORMATS = ("openai", "anthropic")

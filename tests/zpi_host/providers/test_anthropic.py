@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zpi_host.messages import (
+from zpi_host.providers.base import ProviderStreamError
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     ImageContent,
@@ -15,7 +16,6 @@ from zpi_host.messages import (
     Usage,
     UserMessage,
 )
-from zpi_host.providers.base import ProviderStreamError
 
 from .conftest import KEYS, ask, collect, said
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import ToolResultMessage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
 from zpi_host.providers.base import ProviderResponseTooLarge, ProviderStreamBroken
+from zpi_host.providers.messages import ToolResultMessage
+from zpi_host.session.assembly import create_session
 from zpi_host.transcript.reader import read_transcript
 
 from .conftest import ENV, FORMATS, KEYS, settings_for

@@ -3,7 +3,7 @@ scanning each message once."""
 
 from __future__ import annotations
 
-from zpi_host.messages import AssistantMessage, ToolCallContent, UserMessage
+from zpi_host.providers.messages import AssistantMessage, ToolCallContent, UserMessage
 from zpi_host.providers.script import CallNumbering
 
 

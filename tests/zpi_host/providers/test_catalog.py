@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import Usage
 from zpi_host.providers.catalog import (
     DEFAULT_API_KEY_ENV,
     CatalogError,
@@ -20,6 +19,7 @@ from zpi_host.providers.catalog import (
     resolve_model,
     with_base_url,
 )
+from zpi_host.providers.messages import Usage
 
 SETTINGS = {
     "models": {

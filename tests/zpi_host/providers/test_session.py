@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from zpi_host.assembly import create_session
-from zpi_host.messages import AssistantMessage, Usage
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.providers.messages import AssistantMessage, Usage
+from zpi_host.session.assembly import create_session
 
 from .conftest import ENV, FORMATS, KEYS, settings_for
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from zpi_host.assembly import create_session
-from zpi_host.plugins import PluginConfig, PluginHost
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.session.assembly import create_session
 
 from .conftest import ENV, FORMATS, KEYS, settings_for
 

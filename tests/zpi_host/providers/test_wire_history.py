@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
-from zpi_host.listview import ListView
-from zpi_host.messages import (
+from zpi_host.providers import anthropic, openai
+from zpi_host.providers.base import ModelRequest
+from zpi_host.providers.catalog import ModelEntry
+from zpi_host.providers.http import encode_body
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     ImageContent,
@@ -20,10 +23,7 @@ from zpi_host.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from zpi_host.providers import anthropic, openai
-from zpi_host.providers.base import ModelRequest
-from zpi_host.providers.catalog import ModelEntry
-from zpi_host.providers.http import encode_body
+from zpi_host.support.listview import ListView
 
 from .conftest import READ
 

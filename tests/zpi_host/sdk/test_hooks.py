@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import ContextMessage, ToolResultMessage
+from zpi_host.providers.messages import ContextMessage, ToolResultMessage
 from zpi_host.sdk import HookMatcher, ResultMessage, SystemMessage, UserMessage, query
 
 from .conftest import collect
@@ -170,7 +170,7 @@ async def test_without_the_claude_adapter_hooks_are_refused_by_name(scripted, mo
 
     from zpi_host.sdk import UnsupportedOptionError
 
-    monkeypatch.delitem(sys.modules, "zpi_host.sdk.hooks", raising=False)
+    monkeypatch.delitem(sys.modules, "zpi_compat_claude.sdk_hooks", raising=False)
     monkeypatch.setitem(sys.modules, "zpi_compat_claude.hooks.config", None)
 
     async def hook(input_data, tool_use_id, context):

@@ -43,7 +43,7 @@ def dsn() -> Iterator[str]:
 
 
 def _store(dsn: str) -> Any:
-    from zpi_host.sdk.postgres_store import PostgresSessionStore
+    from zpi_host.stores.postgres_store import PostgresSessionStore
 
     return PostgresSessionStore(dsn, schema=f"t{next(_schemas)}", max_size=2)
 
@@ -65,7 +65,7 @@ async def test_postgres_store_meets_every_contract(dsn):
 
 WRITER = """
 import sys, anyio
-from zpi_host.sdk.postgres_store import PostgresSessionStore
+from zpi_host.stores.postgres_store import PostgresSessionStore
 dsn, schema, who, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 async def main():
     store = PostgresSessionStore(dsn, schema=schema, max_size=1)
@@ -86,7 +86,7 @@ async def test_many_hosts_append_to_one_session(dsn):
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
-    from zpi_host.sdk.postgres_store import PostgresSessionStore
+    from zpi_host.stores.postgres_store import PostgresSessionStore
 
     store = PostgresSessionStore(dsn, schema=schema)
     try:
@@ -129,7 +129,7 @@ def test_bad_connection_is_a_store_error():
     import anyio
 
     from zpi_host.sdk import SessionStoreError
-    from zpi_host.sdk.postgres_store import PostgresSessionStore
+    from zpi_host.stores.postgres_store import PostgresSessionStore
 
     async def attempt() -> None:
         store = PostgresSessionStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
@@ -171,7 +171,7 @@ async def test_a_session_holding_nul_and_a_lone_surrogate_is_mirrored_and_resume
 
 
 def test_jsonb_wrapping_gives_back_what_it_was_given():
-    from zpi_host.sdk.postgres_store import ESCAPED, from_jsonb, to_jsonb
+    from zpi_host.stores.postgres_store import ESCAPED, from_jsonb, to_jsonb
 
     plain = {"uuid": "u1", "text": "é 😀 \\u0000 as text"}
     assert to_jsonb(plain) is plain or from_jsonb(to_jsonb(plain)) == plain

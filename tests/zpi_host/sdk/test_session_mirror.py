@@ -19,7 +19,7 @@ from zpi_host.sdk import (
     project_key_for_directory,
     query,
 )
-from zpi_host.sdk.mirror import TranscriptMirror
+from zpi_host.stores.mirror import TranscriptMirror
 
 from .conftest import collect
 
@@ -298,7 +298,7 @@ class _Hanging(_Recorder):
 
 
 async def test_an_append_that_times_out_is_not_retried(monkeypatch):
-    from zpi_host.sdk import mirror as mirror_module
+    from zpi_host.stores import mirror as mirror_module
 
     monkeypatch.setattr(mirror_module, "APPEND_TIMEOUT", 0.01)
     store, errors = _Hanging(), []

@@ -23,7 +23,7 @@ from zpi_host.sdk import (
     list_subagents_from_store,
     project_key_for_directory,
 )
-from zpi_host.sdk.store_resume import newest_session
+from zpi_host.stores.store_resume import newest_session
 from zpi_host.testing import run_session_store_conformance
 from zpi_host.testing.session_store_conformance import CONTRACTS
 
@@ -252,7 +252,7 @@ async def test_built_in_stores_stamp_mtimes_in_commit_order(tmp_path: Path, kind
 
 async def test_a_failed_sqlite_append_rolls_back_and_the_store_stays_usable(tmp_path,
                                                                             monkeypatch):
-    from zpi_host.sdk import sqlite_store
+    from zpi_host.stores import sqlite_store
 
     store = SQLiteSessionStore(tmp_path / "s.sqlite")
     key: Any = {"project_key": "p", "session_id": "s"}
@@ -274,7 +274,7 @@ async def test_a_failed_sqlite_append_rolls_back_and_the_store_stays_usable(tmp_
 
 
 def test_hide_passwords_covers_every_place_a_spec_holds_one():
-    from zpi_host.sdk.session_store import hide_passwords
+    from zpi_host.stores.session_store import hide_passwords
 
     spec = "host=db password='Se cret!' user=bob"
     assert hide_passwords(f"bad {spec}; token Se cret!", spec) == \

@@ -34,7 +34,7 @@ def anyio_backend() -> str:
 
 def _child(cwd: Any) -> list[dict[str, Any]]:
     """A valid sub-agent transcript: a header and one user message."""
-    from zpi_host.messages import UserMessage
+    from zpi_host.providers.messages import UserMessage
     from zpi_host.transcript import SessionManager
     from zpi_host.transcript.codec import encode_record
 

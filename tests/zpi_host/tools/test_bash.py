@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from zpi_host.process_groups import group_alive
+from zpi_host.support.process_groups import group_alive
 from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure, ToolUpdate
 from zpi_host.tools.bash import bash_tool
 from zpi_host.tools.bash_run import find_shell, stop_process_group

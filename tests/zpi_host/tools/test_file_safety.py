@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from helpers.permission_checks import EDIT, READ, WRITE, check, policy
 
-from zpi_host import nofollow
-from zpi_host.assembly import create_session
-from zpi_host.files import FileChange, commit
+from zpi_host.contract.plugins import PluginConfig, PluginHost
+from zpi_host.fs import nofollow
+from zpi_host.fs.files import FileChange, commit
+from zpi_host.fs.stale_temps import TEMP_PATTERN, sweep_stale_temps, temp_name
 from zpi_host.permissions.paths import JudgedPath
-from zpi_host.plugins import PluginConfig, PluginHost
-from zpi_host.stale_temps import TEMP_PATTERN, sweep_stale_temps, temp_name
+from zpi_host.session.assembly import create_session
 from zpi_host.testing import ScriptedModel
 from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure
 from zpi_host.tools.file_state import FileNotReadError, FileReadState
@@ -219,7 +219,7 @@ def test_special_files_are_refused_without_blocking(ctx, ws, kind, tool):
 
 
 def _fingerprint_of_nothing() -> Any:
-    from zpi_host.files import FileFingerprint
+    from zpi_host.fs.files import FileFingerprint
 
     return FileFingerprint.of_bytes(b"", 0)
 

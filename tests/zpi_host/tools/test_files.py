@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zpi_host.errors import ZpiError
-from zpi_host.files import (
+from zpi_host.fs.files import (
     ANY_STATE,
     STEPS,
     FileChange,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from zpi_host.files import FileFingerprint
+from zpi_host.fs.files import FileFingerprint
 from zpi_host.tools.base import ImageContent, ToolArgumentError, ToolContext, ToolFailure
 from zpi_host.tools.file_state import FileReadState
 from zpi_host.tools.read import MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, read_tool
@@ -360,8 +360,8 @@ async def test_a_large_read_reaches_the_model_whole_under_the_default_limit(
         zpi_env: Any, tmp_path: Path) -> None:
     """The session's output protection (32 KiB by default) must not cut a hole in a page of
     read (up to 50 KiB): the page is sized to the limit, so no preview and no spill file."""
-    from zpi_host.assembly import create_session
-    from zpi_host.messages import ToolResultMessage
+    from zpi_host.providers.messages import ToolResultMessage
+    from zpi_host.session.assembly import create_session
     from zpi_host.testing import ScriptedModel
 
     (tmp_path / "wide.txt").write_text("".join(f"line {n} " + "y" * 90 + "\n"

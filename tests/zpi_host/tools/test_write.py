@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from zpi_host.files import FileFingerprint
+from zpi_host.fs.files import FileFingerprint
 from zpi_host.tools.base import ToolArgumentError, ToolContext, ToolFailure
 from zpi_host.tools.file_state import FileChangedError, FileNotReadError, FileReadState
 from zpi_host.tools.read import read_tool

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from zpi_host.messages import (
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     ImageContent,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import (
+from zpi_host.providers.messages import (
     AssistantMessage,
     TextContent,
     ToolCallContent,
@@ -299,7 +299,7 @@ def test_fork_up_to_a_record(agent: Path, project: Path) -> None:
 
 def test_fork_copies_the_spilled_output_its_results_point_at(agent: Path, project: Path
                                                              ) -> None:
-    from zpi_host.spill import create_spill_file, spill_folder
+    from zpi_host.fs.spill import create_spill_file, spill_folder
 
     with SessionManager.create(project, agent_dir=agent) as m:
         sid = m.session_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from zpi_host.messages import ContextMessage, TextContent, ToolResultMessage, UserMessage
+from zpi_host.providers.messages import ContextMessage, TextContent, ToolResultMessage, UserMessage
 from zpi_host.transcript import COMPACTION_SOURCE, SessionManager, summary_message
 from zpi_host.transcript.history import SUMMARY_INTRO
 from zpi_host.transcript.records import CompactionRecord
@@ -82,7 +82,7 @@ def test_compaction_survives_a_reopen(agent: Path, project: Path) -> None:
 
 
 def test_recovery_only_looks_at_the_context(tmp_path: Path) -> None:
-    from zpi_host.messages import AssistantMessage, ToolCallContent
+    from zpi_host.providers.messages import AssistantMessage, ToolCallContent
 
     m = SessionManager.in_memory(tmp_path)
     m.append_message(AssistantMessage((ToolCallContent("old", "bash", {}),), "tool_use"))

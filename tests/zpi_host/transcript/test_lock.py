@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host.messages import UserMessage
+from zpi_host.providers.messages import UserMessage
 from zpi_host.transcript import SessionManager, TranscriptLockedError, open_owner
 from zpi_host.transcript.lock import FileLock, lock_path
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from zpi_host.messages import TextContent, ToolResultMessage
+from zpi_host.providers.messages import TextContent, ToolResultMessage
 from zpi_host.transcript import codec, plain
 from zpi_host.transcript.records import CustomRecord, ToolResultRecord
 

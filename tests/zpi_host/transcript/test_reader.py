@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from zpi_host.errors import ZpiError
-from zpi_host.messages import UserMessage
+from zpi_host.providers.messages import UserMessage
 from zpi_host.transcript import (
     TranscriptError,
     TranscriptVersionError,

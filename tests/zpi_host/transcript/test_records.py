@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from zpi_host.messages import TextContent, ToolResultMessage, UserMessage
+from zpi_host.providers.messages import TextContent, ToolResultMessage, UserMessage
 from zpi_host.transcript import RecordError, message_from_json, message_to_json
 from zpi_host.transcript.codec import decode_record, dump_line, encode_record
 from zpi_host.transcript.records import (
@@ -177,6 +177,6 @@ def test_tool_result_record_carries_the_call_id(messages: list[Any]) -> None:
 
 
 def _assistant() -> Any:
-    from zpi_host.messages import AssistantMessage, Usage
+    from zpi_host.providers.messages import AssistantMessage, Usage
 
     return AssistantMessage((TextContent("x"),), usage=Usage(1, 2, 3, 4))

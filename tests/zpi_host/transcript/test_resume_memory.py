@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from zpi_host import stale_temps
-from zpi_host.messages import UserMessage
 from zpi_host.permissions import paths
+from zpi_host.providers.messages import UserMessage
+from zpi_host.session import housekeeping
 from zpi_host.transcript import SessionManager, read_transcript
 
 
@@ -46,5 +46,5 @@ def test_each_named_path_is_resolved_once(tmp_path: Path, monkeypatch: pytest.Mo
     records = [SimpleNamespace(TYPE="tool_use", name=name, arguments={"path": f"src/{f}"})
                for _ in range(50) for name in ("read", "write") for f in ("a.py", "b.py")]
     records.append(SimpleNamespace(TYPE="message"))
-    assert stale_temps.sweep_touched_folders(records, tmp_path) == [stale]
+    assert housekeeping.sweep_touched_folders(records, tmp_path) == [stale]
     assert sorted(seen) == ["src/a.py", "src/b.py"]

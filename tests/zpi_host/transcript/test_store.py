@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from zpi_host.errors import UsageError
-from zpi_host.messages import (
+from zpi_host.providers.messages import (
     AssistantMessage,
     ContextMessage,
     TextContent,
@@ -364,7 +364,7 @@ def test_recover_false_leaves_the_journal_alone(agent: Path, project: Path) -> N
 
 CRASHER = """
 import os, signal, sys
-from zpi_host.messages import AssistantMessage, ToolCallContent, UserMessage
+from zpi_host.providers.messages import AssistantMessage, ToolCallContent, UserMessage
 from zpi_host.transcript import SessionManager
 m = SessionManager.create(sys.argv[1], agent_dir=sys.argv[2])
 print(m.session_id, flush=True)

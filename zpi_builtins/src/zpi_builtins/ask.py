@@ -14,7 +14,7 @@ from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, T
 from .settings import enabled
 
 if TYPE_CHECKING:
-    from zpi_host.ports import Question
+    from zpi_host.session.ports import Question
 
 __all__ = ["ASK_TOOL", "zpi_register_tools"]
 
@@ -74,7 +74,7 @@ def _text(value: Any, where: str, *, required: bool = True) -> str:
 def parse_questions(arguments: Mapping[str, Any]) -> tuple[Question, ...]:
     """The model's arguments as :class:`Question` objects; a ToolArgumentError names the
     field that does not fit."""
-    from zpi_host.ports import Question, QuestionOption
+    from zpi_host.session.ports import Question, QuestionOption
 
     if not isinstance(arguments, Mapping) or set(arguments) - {"questions"}:
         raise ToolArgumentError(NAME, None, "expected an object with only 'questions'")
@@ -119,7 +119,7 @@ def format_answers(answers: Mapping[str, str | list[str]]) -> str:
 
 
 async def ask_user(questions: Sequence[Question], ctx: ToolContext) -> ToolResult:
-    from zpi_host.ports import AskUserError, NobodyToAsk, check_answers
+    from zpi_host.session.ports import AskUserError, NobodyToAsk, check_answers
 
     session = ctx.session
     port = session.ports.ask_user if session is not None else None

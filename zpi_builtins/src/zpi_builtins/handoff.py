@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from zpi_host import hookimpl
-from zpi_host.lazy import lazy_attributes
+from zpi_host.support.lazy import lazy_attributes
 
+from .handoff_constants import SERVICE
 from .settings import enabled
 
 if TYPE_CHECKING:
@@ -37,8 +38,6 @@ __all__ = ["HandoffError", "HandoffResult", "HandoffService", "HandoffTemplate",
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"services": ["hand-off", "migration"], "tool_overrides": ["edit", "write"]}
-
-SERVICE = "handoff"
 
 #: the service module's public names, imported on first use
 __getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys((

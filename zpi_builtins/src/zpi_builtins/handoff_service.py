@@ -34,10 +34,10 @@ from typing import Any
 import attrs
 
 from zpi_host.errors import UsageError, ZpiError
-from zpi_host.messages import UserMessage
+from zpi_host.providers.messages import UserMessage
 
 from .context_guard import guard_for
-from .handoff import SERVICE
+from .handoff_constants import SERVICE
 from .runtime import BuiltinPluginRuntime
 from .settings import service_settings
 
@@ -93,7 +93,7 @@ class MigrationResult:
 def load_template(skills: Sequence[Any]) -> HandoffTemplate:
     """The ``handoff`` skill's body (a user or project skill overrides the shipped one)
     and its required sections (its ``## `` headings)."""
-    from zpi_host.frontmatter import read_frontmatter
+    from zpi_host.resources.frontmatter import read_frontmatter
 
     skill = next((s for s in skills if getattr(s, "name", None) == SERVICE), None)
     path = Path(skill.path) if skill is not None else DEFAULT_TEMPLATE
@@ -140,7 +140,7 @@ async def real_state(cwd: Path, messages: Sequence[Any]) -> str:
         text = (f"git status --porcelain --branch:\n{status.strip() or '(clean)'}\n\n"
                 f"git diff --stat HEAD:\n{diff.strip() or '(no changes to tracked files)'}")
         return text[:STATE_CHARS]
-    from zpi_host.compaction import touched_files
+    from zpi_host.agent.compaction import touched_files
 
     read, modified = touched_files(messages)
     return (f"{cwd} is not a git work tree (or git is missing). Files this session "
@@ -240,7 +240,7 @@ class HandoffService:
         self._validate(document, template, path)
 
     async def _by_summary(self, path: Path, template: HandoffTemplate, state: str) -> None:
-        from zpi_host.compaction import transcript_text
+        from zpi_host.agent.compaction import transcript_text
 
         model = self.runtime.ports.model
         if not model.can_answer(PURPOSE):
@@ -340,7 +340,7 @@ def _write_atomically(path: Path, text: str) -> None:
     """Write the document through the kernel's file commit (temporary file, fsync, rename;
     no symlink followed). It replaces what is there: the path is this hand-off's own, and a
     summary after a failed ``self`` attempt replaces the agent's rejected document."""
-    from zpi_host.files import ANY_STATE, FileChange, FileCommitError, commit
+    from zpi_host.fs.files import ANY_STATE, FileChange, FileCommitError, commit
 
     try:
         commit([FileChange(path, text.encode("utf-8"), ANY_STATE)])

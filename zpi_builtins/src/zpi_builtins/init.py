@@ -3,7 +3,7 @@
 ``/init`` sends the model a prompt to explore the workspace with its read-only tools (read,
 bash for listing) and to answer with the whole ``AGENTS.md``. When the run ends
 (``zpi_run_end``), the answer is written to ``AGENTS.md`` at the workspace root in one atomic
-commit (:func:`zpi_host.files.commit`). An existing file is refused before anything is asked,
+commit (:func:`zpi_host.fs.files.commit`). An existing file is refused before anything is asked,
 unless ``/init --force``; the commit checks again, so a file that appeared or changed during
 the run is never overwritten. A run that failed, was stopped or was cut off writes nothing;
 the reason is a warning at the end of that run.
@@ -93,7 +93,7 @@ def _arguments(arguments: str) -> bool:
 async def start_init(arguments: str, context: Any) -> str:
     """The handler of ``/init``: check the target, remember it for the run's end, and give
     the model its prompt."""
-    from zpi_host.files import FileFingerprint
+    from zpi_host.fs.files import FileFingerprint
 
     force = _arguments(arguments)
     session = context.session
@@ -128,7 +128,7 @@ def write_agents(pending: PendingInit, result: Any) -> str:
     """Write the run's answer to the file; what happened, for the log (raises a ZpiError
     with the reason when nothing was written)."""
     from zpi_host.errors import ZpiError
-    from zpi_host.files import FileChange, commit
+    from zpi_host.fs.files import FileChange, commit
 
     if result.is_error or result.stop_reason != COMPLETE:
         why = result.error or f"it stopped with {result.stop_reason!r}"

@@ -1,5 +1,6 @@
 """Service ``builtins:instructions``: the behaviour a good coding agent needs, as system-prompt
-fragments. Each is one :class:`~zpi_host.decisions.Instruction` with a name (its ``title``);
+fragments. Each is one :class:`~zpi_host.contract.decisions.Instruction` with a name (its
+``title``);
 ``plugins.builtins.instructions.disabled`` leaves single ones out, ``enabled: false`` all."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from zpi_host import hookimpl
 from .settings import enabled, service_settings
 
 if TYPE_CHECKING:
-    from zpi_host.decisions import Instruction
+    from zpi_host.contract.decisions import Instruction
 
 __all__ = ["INSTRUCTIONS", "zpi_instructions"]
 
@@ -58,7 +59,7 @@ contributes = {"instructions": list(INSTRUCTIONS)}
 def zpi_instructions(cwd: Path, settings: Mapping[str, Any]) -> list[Instruction] | None:
     if not enabled(settings, "instructions"):
         return None
-    from zpi_host.decisions import Instruction
+    from zpi_host.contract.decisions import Instruction
 
     off = set(service_settings(settings, "instructions")["disabled"])
     return [Instruction(text, title=name) for name, text in INSTRUCTIONS.items()

@@ -21,8 +21,8 @@ from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, T
 from .settings import enabled, service_settings
 
 if TYPE_CHECKING:  # the store is imported when the memories are first read
-    from zpi_host.decisions import Instruction
-    from zpi_host.files import FileFingerprint
+    from zpi_host.contract.decisions import Instruction
+    from zpi_host.fs.files import FileFingerprint
 
     from .memory_store import Memory, MemoryDir, Outcome, Skipped, Update
     from .runtime import BuiltinPluginRuntime
@@ -150,7 +150,7 @@ class MemoryService:
     kept up to date by every view and change of its own."""
 
     def __init__(self, runtime: BuiltinPluginRuntime) -> None:
-        from zpi_host.settings import agent_dir
+        from zpi_host.settings.manager import agent_dir
 
         session = runtime.session
         self.runtime = runtime
@@ -191,7 +191,7 @@ class MemoryService:
 
     def view(self, scope: str | None, name: str | None) -> ToolResult:
         scopes = [scope] if scope is not None else ["project", "user"]
-        from zpi_host.frontmatter import FrontmatterError
+        from zpi_host.resources.frontmatter import FrontmatterError
 
         from .memory_store import MemoryPathError
 
@@ -223,7 +223,7 @@ class MemoryService:
             f"[{m.scope}] {m.name}: {m.description}\n{m.path}\n\n{m.content}" for m in found))
 
     def change(self, update: Update) -> ToolResult:
-        from zpi_host.files import FileCommitError
+        from zpi_host.fs.files import FileCommitError
 
         from .memory_store import MemoryPathError, apply_updates
 
@@ -306,8 +306,8 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
                      ) -> Instruction | None:
     if not enabled(settings, SERVICE):
         return None
-    from zpi_host.decisions import Instruction
-    from zpi_host.settings import agent_dir
+    from zpi_host.contract.decisions import Instruction
+    from zpi_host.settings.manager import agent_dir
 
     own = service_settings(settings, SERVICE)
     agent = getattr(resources, "agent_dir", None) or agent_dir()

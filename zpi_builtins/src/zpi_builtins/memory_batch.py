@@ -16,16 +16,23 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from zpi_host.errors import ZpiError
-from zpi_host.files import FileCommitError
-from zpi_host.messages import AssistantMessage, UserMessage
+from zpi_host.fs.files import FileCommitError
+from zpi_host.providers.messages import AssistantMessage, UserMessage
 
-from .memory_store import MemoryInputError, MemoryPathError, Outcome, Update, apply_updates
-
-if TYPE_CHECKING:
-    from .memory import MemoryService
+from .memory_store import (
+    Known,
+    Memory,
+    MemoryDir,
+    MemoryInputError,
+    MemoryPathError,
+    Outcome,
+    Update,
+    apply_updates,
+)
+from .runtime import BuiltinPluginRuntime
 
 log = logging.getLogger("zpi_builtins")
 
@@ -47,6 +54,23 @@ change. Each entry is one of:
 {"action": "replace", "scope": "user", "name": "...", "description": "...", "content": "..."}
 {"action": "remove", "scope": "project", "name": "..."}"""
 _FENCE = re.compile(r"\A```[a-zA-Z]*\n(.*)\n```\Z", re.DOTALL)
+
+
+class BatchService(Protocol):
+    """What a batch uses of the session's :class:`.memory.MemoryService` (which imports this
+    module, so this one names it by shape)."""
+
+    @property
+    def runtime(self) -> BuiltinPluginRuntime: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def seen(self) -> Mapping[tuple[str, str], Memory]: ...
+    @property
+    def known(self) -> Known: ...
+    @property
+    def dirs(self) -> Mapping[str, MemoryDir]: ...
+    def settle(self, outcome: Outcome) -> None: ...
 
 
 class BatchAnswerError(ZpiError):
@@ -126,7 +150,7 @@ def _describe(entry: Any) -> dict[str, Any]:
     return {"entry": repr(entry)[:80]}
 
 
-async def run_batch(service: MemoryService) -> None:
+async def run_batch(service: BatchService) -> None:
     """Ask for the batch and apply it; every failure is reported, none is raised."""
     import asyncio
 

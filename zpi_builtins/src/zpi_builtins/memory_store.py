@@ -8,11 +8,11 @@ changing different memories never conflict.
 
 Every change goes through :func:`apply_updates`: under the directory's lock
 (``memory/.lock``, ``flock``; every scope taken in one order), each update is checked against
-what the caller last read (a :class:`~zpi_host.files.FileFingerprint`, or "absent"); one
+what the caller last read (a :class:`~zpi_host.fs.files.FileFingerprint`, or "absent"); one
 that does not match is refused, never written, and the rest are committed in one atomic
-:func:`zpi_host.files.commit`. Nothing follows a symlink: names are plain (no separators, no
+:func:`zpi_host.fs.files.commit`. Nothing follows a symlink: names are plain (no separators, no
 dots), the memory directory's base is resolved once and everything below it is opened with
-:mod:`zpi_host.nofollow`, so a symlinked ``memory/`` or memory file is refused.
+:mod:`zpi_host.fs.nofollow`, so a symlinked ``memory/`` or memory file is refused.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from zpi_host import nofollow
 from zpi_host.errors import ZpiError
-from zpi_host.frontmatter import FrontmatterError, parse_frontmatter
+from zpi_host.fs import nofollow
+from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
 
-if TYPE_CHECKING:  # zpi_host.files is imported when a memory is read or written
-    from zpi_host.files import FileChange, FileFingerprint
+if TYPE_CHECKING:  # zpi_host.fs.files is imported when a memory is read or written
+    from zpi_host.fs.files import FileChange, FileFingerprint
 
 SCOPES: Final = ("user", "project")
 ACTIONS: Final = ("add", "replace", "remove")
@@ -223,7 +223,7 @@ class MemoryDir:
             file_fd, _ = nofollow.open_regular_at(fd, path.name, path)
         except (nofollow.PathChangedError, nofollow.SpecialFileError) as exc:
             raise MemoryPathError(str(exc)) from exc
-        from zpi_host.files import read_fd_with_fingerprint
+        from zpi_host.fs.files import read_fd_with_fingerprint
 
         try:
             data, fingerprint = read_fd_with_fingerprint(file_fd)
@@ -316,7 +316,7 @@ def apply_updates(dirs: Mapping[str, MemoryDir], updates: Sequence[Update], know
     not what ``known`` says the caller read (changed, added or removed by someone else
     since) is refused; the others are committed together, all or nothing. Raises
     FileCommitError when the commit itself fails (nothing is written then)."""
-    from zpi_host.files import FileCommitError, StaleFileError, commit
+    from zpi_host.fs.files import FileCommitError, StaleFileError, commit
 
     scopes = [s for s in SCOPES if any(u.scope == s for u in updates)]
     with contextlib.ExitStack() as stack:
@@ -379,7 +379,7 @@ def _conflict(update: Update, current: Memory | None, known: Known) -> str | Non
 
 
 def _change(memory_dir: MemoryDir, update: Update, current: Memory | None) -> FileChange:
-    from zpi_host.files import FileChange
+    from zpi_host.fs.files import FileChange
 
     path = memory_dir.file(update.name)
     if update.action == "remove":

@@ -206,7 +206,7 @@ def _root(ctx: ToolContext, raw: str | None, tool: str) -> Path:
     reading it whole would take all the memory there is."""
     import stat
 
-    from zpi_host import nofollow
+    from zpi_host.fs import nofollow
 
     if raw is None:
         return _real_cwd(ctx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zpi_host.settings_schema import Section, Setting, find
+from zpi_host.settings.schema import Section, Setting, find
 
 
 def service_settings(settings: Mapping[str, Any], name: str) -> dict[str, Any]:

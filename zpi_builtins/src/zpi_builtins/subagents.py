@@ -1,5 +1,5 @@
 """Service ``builtins:subagents``: the ``task`` tool, which hands a self-contained piece of work
-to a sub-agent (a child session, :mod:`zpi_host.subagents`) and returns its final answer.
+to a sub-agent (a child session, :mod:`zpi_host.session.subagents`) and returns its final answer.
 
 The agent types are ``general-purpose`` and the definitions the session loaded
 (``agents/*.md`` in the agent dir, the project or a plugin, and those given in code); a
@@ -22,7 +22,7 @@ from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, T
 from .settings import enabled, service_settings
 
 if TYPE_CHECKING:
-    from zpi_host.decisions import Instruction
+    from zpi_host.contract.decisions import Instruction
 
 __all__ = ["TASK_TOOL", "TaskRequest", "zpi_instructions", "zpi_register_tools"]
 
@@ -83,7 +83,7 @@ def parse_request(arguments: Mapping[str, Any], *, tool: str = NAME,
 
 
 async def run_task(request: TaskRequest, ctx: ToolContext) -> ToolResult:
-    from zpi_host.subagents import SubagentError
+    from zpi_host.session.subagents import SubagentError
 
     session = ctx.session
     if session is None:
@@ -112,7 +112,7 @@ TASK_TOOL = Tool(name=NAME, description=DESCRIPTION, parameters=PARAMETERS, exec
 
 def agent_list(resources: Any) -> str:
     """The system-prompt fragment that lists the agent types."""
-    from zpi_host.agent_types import agent_types
+    from zpi_host.agent.agent_types import agent_types
 
     lines = ["# Sub-agents", "The tool that starts sub-agents takes one of these agent types:"]
     for agent in agent_types(resources):
@@ -131,6 +131,6 @@ def zpi_instructions(cwd: Path, settings: Mapping[str, Any], resources: Any
                      ) -> Instruction | None:
     if not enabled(settings, "subagents"):
         return None
-    from zpi_host.decisions import Instruction
+    from zpi_host.contract.decisions import Instruction
 
     return Instruction(agent_list(resources), title="subagents")

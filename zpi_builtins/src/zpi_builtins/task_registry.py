@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
-from zpi_host.ports import TaskInfo
+from zpi_host.session.ports import TaskInfo
 from zpi_host.tools import ToolContext, ToolFailure
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import service_settings
-from .tasks import DEFAULT_WAIT_MS, SERVICE
+from .task_constants import DEFAULT_WAIT_MS, SERVICE
 
 __all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundArgs", "BackgroundTask", "OutputArgs",
            "TaskRegistry", "ended_context", "registry_for"]
@@ -162,8 +162,8 @@ class TaskRegistry:
 
         import anyio
 
-        from zpi_host import process_groups
-        from zpi_host.spill import SpillFolderError, create_spill_file
+        from zpi_host.fs.spill import SpillFolderError, create_spill_file
+        from zpi_host.support import process_groups
         from zpi_host.tools.bash import command_environment, find_shell
 
         if self.closed:
@@ -214,7 +214,7 @@ class TaskRegistry:
                               process, pgid, done=self._asyncio.Event())
         self._tasks[task_id] = task
         self._record("spawned", task, pid=pgid, pgid=pgid, output_file=str(path))
-        from zpi_host.events import TaskStarted
+        from zpi_host.agent.events import TaskStarted
 
         await self.ports.tasks.publish(TaskStarted(self.info(task)))
         task.watcher = self._asyncio.get_running_loop().create_task(self._watch(task))
@@ -227,7 +227,7 @@ class TaskRegistry:
         what it left in its group, then record and announce the end."""
         import anyio
 
-        from zpi_host.events import TaskProgress
+        from zpi_host.agent.events import TaskProgress
         from zpi_host.tools.bash import stop_process_group
 
         assert task.pgid is not None  # a started task
@@ -260,8 +260,8 @@ class TaskRegistry:
             await task.done.wait()
 
     async def _finish(self, task: BackgroundTask) -> None:
-        from zpi_host import process_groups
-        from zpi_host.events import TaskNotification
+        from zpi_host.agent.events import TaskNotification
+        from zpi_host.support import process_groups
 
         if task.pgid is not None:
             process_groups.untrack(task.pgid)
@@ -310,7 +310,7 @@ class TaskRegistry:
         """The tasks earlier runs of this (resumed) session recorded, as ended tasks; those
         without an end record are recorded as ended now and returned (the caller tells the
         model). A process of another host process is never ours to wait for or stop."""
-        from zpi_host.process_groups import group_alive
+        from zpi_host.support.process_groups import group_alive
 
         starts: dict[str, Mapping[str, Any]] = {}
         ends: dict[str, Mapping[str, Any]] = {}

@@ -32,9 +32,10 @@ from zpi_host.tools import (
 )
 
 from .settings import enabled
+from .task_constants import DEFAULT_WAIT_MS, SERVICE
 
 if TYPE_CHECKING:  # the registry is imported when a session first uses it
-    from zpi_host.ports import TaskInfo
+    from zpi_host.session.ports import TaskInfo
 
     from .task_registry import BackgroundTask, OutputArgs, TaskRegistry
 
@@ -44,11 +45,8 @@ __all__ = ["task_output_tool", "task_stop_tool", "zpi_register_tools",
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": ["task_output", "task_stop"], "tool_overrides": ["bash"]}
 
-SERVICE = "tasks"
-
 #: how much of a task's output ``task_output`` shows (its end; the file has all of it)
 OUTPUT_TAIL_BYTES = 32 * 1024
-DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 
 
@@ -215,7 +213,7 @@ async def task_stop(args: str, ctx: ToolContext) -> ToolResult:
 
 
 def _lookup(registry: TaskRegistry, task_id: str) -> BackgroundTask:
-    from zpi_host.ports import TaskError
+    from zpi_host.session.ports import TaskError
 
     try:
         return registry.get(task_id)

@@ -69,7 +69,7 @@ class Titler:
 
     @staticmethod
     def excerpt(messages: Any) -> str | None:
-        from zpi_host.messages import AssistantMessage, UserMessage
+        from zpi_host.providers.messages import AssistantMessage, UserMessage
 
         user = next((m for m in messages if isinstance(m, UserMessage)), None)
         answer = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)

@@ -14,17 +14,17 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 
-from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
 from zpi_host.resources import Command
+from zpi_host.support.digests import sha256
 
 from .commands import CommandHandler, Value, substitute
 from .dialect import CLAUDE, Dialect
-from .discovery import FolderRef, claude_options
+from .discovery import ClaudeSettings, FolderRef, claude_options
 from .freeze import Snapshot, write_json_atomic
 from .manifest import (
     Manifest,
@@ -36,11 +36,35 @@ from .manifest import (
 )
 from .records import record
 
-if TYPE_CHECKING:
-    from .folder import LoadContext, LoadedFolder
-
 #: Agent frontmatter fields Claude Code ignores for plugin agents.
 IGNORED_AGENT_FIELDS = ("hooks", "mcpServers", "permissionMode")
+
+
+class LoadingFolder(Protocol):
+    """What the builders read of the folder being loaded, and the ``agents`` they fill in: a
+    :class:`.folder.LoadedFolder`, named by shape since :mod:`.folder` imports this module."""
+
+    agents: tuple[str, ...]
+
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def plugin_name(self) -> str: ...
+    @property
+    def dialect(self) -> Dialect: ...
+    @property
+    def warnings(self) -> list[str]: ...
+
+
+class OptionSources(Protocol):
+    """Where :func:`resolve_options` finds userConfig values (a :class:`.folder.LoadContext`)."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def config(self) -> ClaudeSettings: ...
+    @property
+    def dialect(self) -> Dialect: ...
 
 
 class FolderError(ZpiError):
@@ -82,7 +106,7 @@ class MarkdownCache:
         entry = self._entries.get(key)
         if isinstance(entry, dict) and entry.get("sig") == signature:
             return Parsed(entry.get("meta") or {}, entry.get("body") or "", entry.get("problem"))
-        from zpi_host.frontmatter import FrontmatterError, read_frontmatter
+        from zpi_host.resources.frontmatter import FrontmatterError, read_frontmatter
 
         try:
             metadata, body = read_frontmatter(file)
@@ -219,7 +243,7 @@ def plugin_skills(root: Path, paths: ComponentPaths, name: str, cache: MarkdownC
     return list(found.items())
 
 
-def plugin_agents(root: Path, paths: ComponentPaths, folder: LoadedFolder,
+def plugin_agents(root: Path, paths: ComponentPaths, folder: LoadingFolder,
                    cache: MarkdownCache) -> list[tuple[str, Path]]:
     """(path below the layout's ``agents/``, file); names (frontmatter ``name`` or stem) go to
     ``folder.agents``; fields plugin agents may not use are warned about."""
@@ -290,7 +314,7 @@ def layout_path(snapshot: Snapshot, variables: Mapping[str, Value]) -> Path:
     return snapshot.sibling(f".{digest}.layout")
 
 
-def build_commands(files: Sequence[tuple[list[str], Path]], folder: LoadedFolder,
+def build_commands(files: Sequence[tuple[list[str], Path]], folder: LoadingFolder,
               cache: MarkdownCache, variables: Mapping[str, Value]) -> tuple[Command, ...]:
     """Handler commands from command files; the kernel's field rules apply (a bad file is
     skipped with a warning, as the ResourceLoader would)."""
@@ -379,7 +403,7 @@ def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: lis
     return tuple(found)
 
 
-def resolve_options(name: str, manifest: Manifest | None, ref: FolderRef, ctx: LoadContext,
+def resolve_options(name: str, manifest: Manifest | None, ref: FolderRef, ctx: OptionSources,
              warnings: list[str]) -> tuple[tuple[UserOption, ...], dict[str, Any]]:
     """userConfig values: settings ``compat.<dialect>.plugins.<name>.options``, then (for a
     plugin Claude Code installed) what Claude stored, then the declared default."""

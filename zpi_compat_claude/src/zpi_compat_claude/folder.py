@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 
 from zpi_host import hookimpl
-from zpi_host.digests import sha256
 from zpi_host.resources import Command, ResourceSource
+from zpi_host.support.digests import sha256
 
 from .commands import Value, format_option, substitute
 from .components import (

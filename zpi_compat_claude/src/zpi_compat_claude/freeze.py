@@ -29,8 +29,8 @@ import stat as stat_module
 from collections.abc import Callable
 from pathlib import Path
 
-from zpi_host.digests import sha256
 from zpi_host.errors import ZpiError
+from zpi_host.support.digests import sha256
 
 from .records import record
 

@@ -26,7 +26,7 @@ def zpi_load_plugins(host: Any) -> None:
     ``compat.claude.settings_sources``."""
     if _nothing_to_load(host):
         return  # the common case costs a few stat calls, not the folder machinery's imports
-    from zpi_host.settings import agent_dir
+    from zpi_host.settings.manager import agent_dir
 
     from .adapter import load_dialect
     from .discovery import ClaudeSettings, claude_home, installed_folders

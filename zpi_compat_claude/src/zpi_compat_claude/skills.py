@@ -140,7 +140,7 @@ class PluginFilesAccess(Hookable):
     @hookimpl
     def zpi_permission_request(self, session: Any, call: Any, tool: Any, reason: str) -> Any:
         """Allow a read-only call whose paths all lie inside a plugin's frozen copy."""
-        from zpi_host.decisions import ToolDecision
+        from zpi_host.contract.decisions import ToolDecision
         from zpi_host.permissions import paths_of
 
         if not getattr(getattr(tool, "metadata", None), "read_only", False):

@@ -29,7 +29,7 @@ def zpi_load_plugins(host: Any) -> None:
     from zpi_compat_claude.adapter import load_dialect
     from zpi_compat_claude.discovery import ClaudeSettings
     from zpi_compat_claude.folder import LoadContext
-    from zpi_host.settings import agent_dir
+    from zpi_host.settings.manager import agent_dir
 
     from .dialect import ZCODE
     from .discovery import installed_folders, zcode_home

@@ -10,8 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .assembly import create_session
-    from .decisions import (
+    from .contract.decisions import (
         CompactDecision,
         Instruction,
         PromptDecision,
@@ -19,10 +18,11 @@ if TYPE_CHECKING:
         ToolDecision,
         ToolResultPatch,
     )
+    from .contract.hookspecs import hookimpl, hookspec
+    from .contract.plugins import PluginConfig, PluginHost
     from .errors import HookAnswerError, HookError, PluginLoadError, UsageError, ZpiError
-    from .hookspecs import hookimpl, hookspec
-    from .plugins import PluginConfig, PluginHost
-    from .session import AgentSession
+    from .session.agent_session import AgentSession
+    from .session.assembly import create_session
     from .tools.base import Tool, ToolContext, ToolMetadata, ToolResult
     from .tools.decorator import tool
 
@@ -32,18 +32,18 @@ _LAZY: dict[str, str] = {
     "ToolContext": "tools.base",
     "ToolMetadata": "tools.base",
     "ToolResult": "tools.base",
-    "create_session": "assembly",
-    "AgentSession": "session",
-    "hookimpl": "hookspecs",
-    "hookspec": "hookspecs",
-    "PluginHost": "plugins",
-    "PluginConfig": "plugins",
-    "CompactDecision": "decisions",
-    "Instruction": "decisions",
-    "PromptDecision": "decisions",
-    "StopDecision": "decisions",
-    "ToolDecision": "decisions",
-    "ToolResultPatch": "decisions",
+    "create_session": "session.assembly",
+    "AgentSession": "session.agent_session",
+    "hookimpl": "contract.hookspecs",
+    "hookspec": "contract.hookspecs",
+    "PluginHost": "contract.plugins",
+    "PluginConfig": "contract.plugins",
+    "CompactDecision": "contract.decisions",
+    "Instruction": "contract.decisions",
+    "PromptDecision": "contract.decisions",
+    "StopDecision": "contract.decisions",
+    "ToolDecision": "contract.decisions",
+    "ToolResultPatch": "contract.decisions",
     "ZpiError": "errors",
     "UsageError": "errors",
     "PluginLoadError": "errors",
@@ -56,9 +56,9 @@ __all__ = sorted([*_LAZY, "__version__"])
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from .distinfo import version
+        from .support.distinfo import kernel_version
 
-        value = version("zpi-host")
+        value = kernel_version()
     elif name in _LAZY:
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
     else:

@@ -84,3 +84,7 @@ class RunStopped(ZpiError):
     loop closes the calls in flight as interrupted and the run ends with stop reason
     ``hook_stopped`` and this message; the session can run again afterwards.
     """
+
+
+class AssemblyError(ZpiError):
+    """A session could not be assembled from the plugins' contributions."""

@@ -307,7 +307,7 @@ class HookEngine(Hookable):
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
         hidden = getattr(session, "hidden_variables", None)
         if hidden is None:  # not a kernel session view: keep the host's keys out anyway
-            from zpi_host.redaction import key_variables
+            from zpi_host.support.redaction import key_variables
 
             hidden = key_variables(None)
         env = self._environment(cwd, env_file, hidden)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zpi_host.hookspecs import hookimpl
+from zpi_host.contract.hookspecs import hookimpl
 
 from .engine import HookEngine, ReadyHandler, join_texts
 from .responses import EDITING_TOOLS, Originals, claude_tool_response, images_of
@@ -84,7 +84,7 @@ class ClaudeHooks(HookEngine):
         self._originals = Originals()
         for hook, method in self.hookimpls().items():
             setattr(self, hook, method)
-        #: the kernel budget each implementation needs (``zpi_host.hookrunner``): its
+        #: the kernel budget each implementation needs (``zpi_host.contract.hookrunner``): its
         #: handlers' own timeouts govern, a timed-out handler is a non-blocking error
         self.zpi_budget_floors = self.budget_floors()
 
@@ -165,7 +165,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_user_prompt(self, session: Any, prompt: str,
                               handlers: tuple[ReadyHandler, ...]) -> Any:
-        from zpi_host.decisions import PromptDecision
+        from zpi_host.contract.decisions import PromptDecision
 
         results = await self._run("UserPromptSubmit", session, handlers, {"prompt": prompt})
         blocked = any(r.block or r.stop for r in results)
@@ -202,7 +202,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_before_tool(self, session: Any, call: Any,
                               handlers: tuple[ReadyHandler, ...]) -> Any:
-        from zpi_host.decisions import ToolDecision
+        from zpi_host.contract.decisions import ToolDecision
 
         event = "PreToolUse"
         results = await self._run(event, session, handlers, self._tool_fields(session, call))
@@ -249,7 +249,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_permission_request(self, session: Any, call: Any,
                                      handlers: tuple[ReadyHandler, ...]) -> Any:
-        from zpi_host.decisions import ToolDecision
+        from zpi_host.contract.decisions import ToolDecision
 
         event = "PermissionRequest"
         fields = self._tool_fields(session, call)
@@ -289,7 +289,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_after_tool(self, session: Any, call: Any, result: Any,
                              handlers: tuple[ReadyHandler, ...]) -> Any:
-        from zpi_host.decisions import ToolResultPatch
+        from zpi_host.contract.decisions import ToolResultPatch
 
         event = "PostToolUse"
         cwd = getattr(session, "cwd", None) or os.getcwd()
@@ -362,7 +362,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_stop(self, event: str, session: Any, handlers: tuple[ReadyHandler, ...],
                        fields: Mapping[str, Any], continuation: int = 0) -> Any:
-        from zpi_host.decisions import StopDecision
+        from zpi_host.contract.decisions import StopDecision
 
         results = await self._run(event, session, handlers, fields)  # continue: false raised
         cap = self.dialect.max_stop_continuations
@@ -408,7 +408,7 @@ class ClaudeHooks(HookEngine):
 
     async def _on_before_compact(self, session: Any, handlers: tuple[ReadyHandler, ...],
                                  fields: Mapping[str, Any]) -> Any:
-        from zpi_host.decisions import CompactDecision
+        from zpi_host.contract.decisions import CompactDecision
 
         event = "PreCompact"
         results = await self._run(event, session, handlers, fields)

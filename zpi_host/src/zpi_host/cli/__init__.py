@@ -6,23 +6,18 @@ import httpx, anyio or cattrs.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT; a run stopped by SIGTERM exits 143 (cli/signals.py)
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (``| head``)
+from .exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CliUsageError
+from .startup import import_plugin_modules, pause_gc, resume_gc
+
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
 
 LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
 LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
-
-
-class CliUsageError(Exception):
-    """Bad command-line usage (exit 2)."""
 
 
 def extract_plugin_options(argv: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
@@ -60,28 +55,6 @@ def extract_plugin_options(argv: Sequence[str]) -> tuple[list[str], list[str], l
         rest.append(arg)
         i += 1
     return blocked, modules, rest
-
-
-def import_plugin_modules(modules: Sequence[str], cwd: str | None) -> dict[str, Any]:
-    """Import each ``-p MODULE``; the project folder comes first on the import path so a
-    module beside the project is found. A module that cannot be imported is a usage error."""
-    import importlib
-    import os
-
-    if not modules:
-        return {}
-    folder = os.path.abspath(os.path.expanduser(cwd or "."))
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    loaded = {}
-    for name in modules:
-        try:
-            loaded[name] = importlib.import_module(name)
-        except Exception as exc:
-            raise CliUsageError(f"-p {name}: cannot import the module: {type(exc).__name__}: "
-                                f"{exc} (looked in {folder} and the installed packages)"
-                                ) from None
-    return loaded
 
 
 def listing_arguments(args: Sequence[str]) -> dict[str, list[str]] | None:
@@ -210,27 +183,6 @@ def _escape_unencodable_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-_gc_paused = False
-
-
-def pause_gc() -> None:
-    """Start-up builds long-lived objects and next to no garbage: no cyclic collections
-    until the work begins (see :func:`resume_gc`)."""
-    global _gc_paused
-    if gc.isenabled():
-        gc.disable()
-        _gc_paused = True
-
-
-def resume_gc() -> None:
-    """Collections on again (if :func:`pause_gc` turned them off): every command but ``run``
-    once its arguments are parsed; ``run`` once its session is built (cli/run.py)."""
-    global _gc_paused
-    if _gc_paused:
-        _gc_paused = False
-        gc.enable()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.platform == "win32":  # POSIX only: process groups, signals, fcntl locks
         print("zpi-host supports POSIX systems (Linux, macOS); on Windows use WSL",
@@ -282,7 +234,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    from ..codecache import install
+    from ..support.codecache import install
 
     install()  # attrs classes built from here on reuse their compiled methods
     listing = None if modules else listing_arguments(rest)

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..terminal_text import shown
-from . import EXIT_OK, CliUsageError
+from ..support.terminal_text import shown
+from .exits import EXIT_OK, CliUsageError
 
 PROMPT = "> "
 HELP = {
@@ -108,7 +108,7 @@ class Chat:
         return EXIT_OK
 
     async def _handle(self, text: str) -> None:
-        from ..commands import split_command
+        from ..agent.commands import split_command
         from ..errors import ZpiError
 
         parts = split_command(text)
@@ -146,14 +146,14 @@ class Chat:
 
     async def _open(self, **overrides: Any) -> None:
         """(Re)create the session with the command-line options and ``overrides``."""
-        from ..assembly import create_session
+        from ..session.assembly import create_session
         from .run import assembly_kwargs, session_kwargs
 
         options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
                    **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
                    "can_use_tool": self._approve, "ports": self._ports(), **overrides}
         if options.get("resume"):
-            from ..assembly import resolve_agent_dir
+            from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
 
             options["resume"] = full_session_id(options["resume"],
@@ -167,7 +167,7 @@ class Chat:
     def _ports(self) -> Any:
         """The chat's ports: ``ask_user`` questions at the chat's own prompt, notifications
         (bell, OSC 9) on stderr."""
-        from ..ports import HostPorts
+        from ..session.ports import HostPorts
 
         return HostPorts(ask_user=self._ask,
                          terminal=sys.stderr if sys.stderr.isatty() else None)
@@ -186,7 +186,7 @@ class Chat:
     async def _ask(self, questions: Any) -> dict[str, Any]:
         """The ``ask_user`` port: each question and its options, answered at the prompt (a
         number picks an option); Ctrl-C or Ctrl-D at a question declines them all."""
-        from ..ports import NobodyToAsk, TerminalAsker
+        from ..session.ports import NobodyToAsk, TerminalAsker
 
         answers: dict[str, Any] = {}
         for q in questions:
@@ -234,7 +234,7 @@ class Chat:
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.key_binding import KeyBindings
 
-        from ..assembly import resolve_agent_dir
+        from ..session.assembly import resolve_agent_dir
 
         keys = KeyBindings()
 
@@ -326,7 +326,7 @@ class Chat:
         self._say("\n".join(lines))
 
     async def _permissions(self, argument: str) -> None:
-        from ..assembly import INTERNAL_RULE_SOURCES
+        from ..session.assembly import INTERNAL_RULE_SOURCES
 
         policy = self.session.permissions
         lines = [f"mode: {policy.mode}", f"workspace: {policy.roots.describe()}"]
@@ -349,7 +349,7 @@ class Chat:
         return None if self.session.store.in_memory_only else self.session.session_id
 
     def _agent_dir(self) -> Any:
-        from ..assembly import resolve_agent_dir
+        from ..session.assembly import resolve_agent_dir
 
         return resolve_agent_dir(None, os.environ)
 

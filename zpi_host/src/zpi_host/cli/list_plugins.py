@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def list_plugins(
@@ -17,9 +17,9 @@ def list_plugins(
     plugin_dirs: Sequence[str] = (), zcode_plugin_dirs: Sequence[str] = (),
     modules: Mapping[str, object] | None = None,
 ) -> int:
-    from ..diagnostics import format_table, plugin_rows
-    from ..plugins import PluginConfig, PluginHost
-    from ..settings import SettingsManager, agent_dir
+    from ..contract.diagnostics import format_table, plugin_rows
+    from ..contract.plugins import PluginConfig, PluginHost
+    from ..settings.manager import SettingsManager, agent_dir
 
     root = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
     if not root.is_dir():
@@ -35,7 +35,7 @@ def list_plugins(
         return EXIT_USAGE
     merged = settings.snapshot()
     if plugin_dirs or zcode_plugin_dirs:
-        from ..plugin_dirs import with_plugin_dirs
+        from ..settings.plugin_dirs import with_plugin_dirs
 
         merged = with_plugin_dirs(merged, plugin_dirs, zcode_plugin_dirs)
     host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,

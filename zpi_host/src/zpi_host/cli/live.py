@@ -7,7 +7,7 @@ lines. Plain ANSI escapes, no library: a status line at the bottom and four colo
 needs, and it costs no import time (rich would add 30-60 ms and a dependency).
 
 Text that comes from elsewhere (the model, a command's output, a plugin's message) goes through
-:func:`~zpi_host.terminal_text.for_terminal` first: it must not drive the terminal.
+:func:`~zpi_host.support.terminal_text.for_terminal` first: it must not drive the terminal.
 
 Colours only when ``NO_COLOR`` is unset or empty (https://no-color.org); the display itself is
 used only when stdout and stderr are both terminals and ``TERM`` is not ``dumb``
@@ -21,7 +21,7 @@ import shutil
 import time
 from typing import Any, TextIO
 
-from ..terminal_text import for_terminal
+from ..support.terminal_text import for_terminal
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds between two frames of the spinner
@@ -84,6 +84,11 @@ def retry_text(event: Any) -> str:
     """``rate limited, retrying in 4 s, attempt 2 of 4``"""
     delay = f"{event.delay:.1f}".removesuffix(".0")
     return f"{event.reason}, retrying in {delay} s, attempt {event.attempt} of {event.attempts}"
+
+
+def system_text(event: Any) -> str:
+    """A ``system`` event (a message for the user from a plugin) as one line of text."""
+    return f"{event.source}: {event.message}" if event.source else event.message
 
 
 def task_text(event: Any) -> str:
@@ -193,8 +198,6 @@ class LiveDisplay:
         self._line(self._paint(retry_text(event), YELLOW))
 
     def _on_system(self, event: Any) -> None:
-        from .run import system_text
-
         self._line(for_terminal(system_text(event)))
 
     def _on_warning(self, event: Any) -> None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK
+from .exits import EXIT_FAILED, EXIT_OK
 
 
 def add_models_parser(commands: Any) -> None:
@@ -43,9 +43,9 @@ def model_rows(settings: Any, environ: Any) -> list[dict[str, Any]]:
 
 
 def models_command(args: Any, blocked: list[str]) -> int:
-    from ..assembly import resolve_agent_dir
     from ..errors import ZpiError
-    from ..settings import SettingsManager
+    from ..session.assembly import resolve_agent_dir
+    from ..settings.manager import SettingsManager
 
     cwd = Path(args.cwd or os.getcwd()).resolve()
     manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from . import EXIT_OK, CliUsageError
+from .exits import EXIT_OK, CliUsageError
 
 
 def add_prompt_parser(commands: Any) -> None:
@@ -31,8 +31,8 @@ def prompt_command(args: Any, blocked: list[str]) -> int:
 
 
 async def _preview(args: Any, blocked: list[str]) -> int:
-    from ..assembly import create_session
     from ..errors import ZpiError
+    from ..session.assembly import create_session
     from .run import assembly_failed, assembly_kwargs
 
     model = args.model or os.environ.get("ZPI_MODEL")

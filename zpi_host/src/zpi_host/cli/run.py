@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, resume_gc
+from ..support.terminal_text import shown
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
+from .startup import import_plugin_modules, resume_gc
 
 if TYPE_CHECKING:
     from .live import LiveDisplay
@@ -100,8 +101,6 @@ def add_assembly_options(parser: Any) -> None:
 def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
     """``create_session`` options from :func:`add_assembly_options`'s flags (and the top-level
     ``--cwd``, ``--plugin-dir``, ``--zcode-plugin-dir``, ``--strict``)."""
-    from . import import_plugin_modules
-
     cwd = args.run_cwd or args.cwd
     return {
         "model": model, "cwd": cwd, "blocked_plugins": blocked,
@@ -136,7 +135,7 @@ def run_command(args: Any, blocked: list[str]) -> int:
     try:
         args.prompt = read_prompt(args.prompt, sys.stdin)
         if args.resume:
-            from ..assembly import resolve_agent_dir
+            from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
 
             args.resume = full_session_id(args.resume, resolve_agent_dir(None, os.environ))
@@ -196,8 +195,8 @@ def startup_error(args: Any, error: Exception, code: int) -> int:
     message = _redacted(error)
     print(f"zpi-host: error: {message}", file=sys.stderr)
     if args.output_format != "text":
-        from ..messages import Usage
-        from ..session import RunResult
+        from ..providers.messages import Usage
+        from ..session.agent_session import RunResult
 
         failed = RunResult(result=message, is_error=True, num_turns=0, session_id="",
                            usage=Usage(), duration_ms=0, stop_reason="error", error=message)
@@ -233,8 +232,8 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     start-up or aborts the run (see :mod:`.signals`)."""
     import anyio
 
-    from ..assembly import create_session
     from ..errors import PluginLoadError, UsageError, ZpiError
+    from ..session.assembly import create_session
 
     session = None
     binding = None
@@ -365,7 +364,7 @@ def terminal_ports(stdin: Any, stderr: Any,
     """The ports of a run from a terminal: questions (``ask_user``) asked on stderr and
     answered on stdin when both are a TTY, with the live display paused meanwhile;
     notifications (bell, OSC 9) on stderr when it is one."""
-    from ..ports import HostPorts, TerminalAsker
+    from ..session.ports import HostPorts, TerminalAsker
 
     asks = stdin.isatty() and stderr.isatty()
     return HostPorts(ask_user=paused(TerminalAsker(stdin, stderr), current) if asks else None,
@@ -429,7 +428,7 @@ class _Timings:
 def _redacted(exc: BaseException) -> str:
     """An error's message without the provider keys of this environment (no session yet to
     know the catalog's: the default key variables)."""
-    from ..redaction import Redactor
+    from ..support.redaction import Redactor
 
     return Redactor.from_settings(None, os.environ).text(str(exc))
 
@@ -448,9 +447,9 @@ def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
         return {}
     from pathlib import Path
 
-    from ..assembly import resolve_agent_dir
     from ..providers.catalog import with_base_url
-    from ..settings import SettingsManager
+    from ..session.assembly import resolve_agent_dir
+    from ..settings.manager import SettingsManager
 
     cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
     manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
@@ -483,6 +482,8 @@ def _activity_line(event: Any) -> str | None:
     if event.type == "warning":
         return f"zpi-host: warning: {event.message}"
     if event.type == "system":
+        from .live import system_text
+
         return system_text(event)
     if event.type == "retry":
         from .live import retry_text
@@ -497,11 +498,6 @@ def _activity_line(event: Any) -> str | None:
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()
         return f"  ✗ {first.splitlines()[0] if first else 'error'}"
     return None
-
-
-def system_text(event: Any) -> str:
-    """A ``system`` event (a message for the user from a plugin) as one line of text."""
-    return f"{event.source}: {event.message}" if event.source else event.message
 
 
 def _brief(value: Any, limit: int = 40) -> str:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from ..support.terminal_text import shown
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 
 
 def add_sessions_parser(commands: Any) -> None:
@@ -47,8 +47,8 @@ def add_sessions_parser(commands: Any) -> None:
 
 
 def sessions_command(args: Any) -> int:
-    from ..assembly import resolve_agent_dir
     from ..errors import UsageError, ZpiError
+    from ..session.assembly import resolve_agent_dir
 
     agent_dir = resolve_agent_dir(None, os.environ)
     cwd = Path(args.cwd or os.getcwd()).resolve()

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from ..process_groups import kill_all
+from ..support.process_groups import kill_all
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 

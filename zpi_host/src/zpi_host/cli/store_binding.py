@@ -8,7 +8,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import CliUsageError
+from .exits import CliUsageError
 
 
 class StoreBinding:
@@ -16,7 +16,8 @@ class StoreBinding:
 
     def __init__(self, spec: str, cwd: str | None, *, no_session: bool,
                  project_key: str | None = None) -> None:
-        from ..sdk.session_store import open_store, project_key_for_directory
+        from ..stores.session_store import project_key_for_directory
+        from ..stores.store_specs import open_store
 
         if no_session:
             raise CliUsageError("--session-store mirrors the session file, so it cannot be "
@@ -29,7 +30,7 @@ class StoreBinding:
 
     async def resolve(self, resume: str | None, continue_recent: bool) -> str | None:
         """What ``create_session`` should resume: the store's copy first."""
-        from ..sdk.store_resume import resolve_resume
+        from ..stores.store_resume import resolve_resume
 
         choice = await resolve_resume(self.store, self.project_key, resume=resume,
                                       continue_recent=continue_recent, timeout_ms=60_000)
@@ -41,7 +42,7 @@ class StoreBinding:
         exit code once every scheduled write is done."""
         import anyio
 
-        from ..sdk.mirror import SubagentMirrors, attach_mirror, detach_mirror
+        from ..stores.mirror import SubagentMirrors, attach_mirror, detach_mirror
 
         key: Any = {"project_key": self.project_key, "session_id": session.session_id}
         known = self._materialized.uuids if self._materialized is not None else frozenset()

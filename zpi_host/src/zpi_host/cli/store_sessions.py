@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..terminal_text import shown
-from . import EXIT_FAILED, EXIT_OK, CliUsageError
+from ..support.terminal_text import shown
+from .exits import EXIT_FAILED, EXIT_OK, CliUsageError
 
 
 def store_command(args: Any, cwd: Path) -> int:
@@ -23,7 +23,7 @@ def store_command(args: Any, cwd: Path) -> int:
 
 
 async def _run(args: Any, directory: str) -> int:
-    from ..sdk.session_store import open_store
+    from ..stores.store_specs import open_store
 
     store = open_store(args.store)
     try:

@@ -8,11 +8,12 @@ including the evaluation order, is in ``docs/permissions.md``.
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .matching import COMMAND_ARGUMENTS, RULE_ARGUMENTS, canonical_argument
 from .paths import PATH_ARGUMENTS, READ_TOOLS, WorkspaceRoots, paths_of
 
 if TYPE_CHECKING:
+    from .errors import PermissionConfigError
     from .modes import MODES, SOURCES, PermissionMode, Source
     from .policy import (
         NO_APPROVER,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from .rules import (
         DIMENSIONS,
         Dimension,
-        PermissionConfigError,
         PermissionRuleError,
         PermissionRules,
         Rule,
@@ -64,7 +64,7 @@ _LAZY = {
     "summarize_input": "results",
     "DIMENSIONS": "rules",
     "Dimension": "rules",
-    "PermissionConfigError": "rules",
+    "PermissionConfigError": "errors",
     "PermissionRuleError": "rules",
     "PermissionRules": "rules",
     "Rule": "rules",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ..terminal_text import shown
+from ..support.terminal_text import shown
 from .results import CanUseTool, PermissionAllow, PermissionContext, PermissionDeny
 
 PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "

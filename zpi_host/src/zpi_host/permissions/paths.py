@@ -8,7 +8,7 @@ directory counts where the link points.
 
 One permission check resolves each path once (:func:`judging`) and hands the result, a
 :class:`JudgedPath`, to the tool, which opens exactly that path without following symlinks
-(:mod:`zpi_host.nofollow`): a symlink swapped in between cannot redirect it. A regular file
+(:mod:`zpi_host.fs.nofollow`): a symlink swapped in between cannot redirect it. A regular file
 with more than one hard link counts as outside the workspace: its other names may be anywhere.
 """
 
@@ -26,7 +26,8 @@ from typing import Any
 
 import attrs
 
-from .. import nofollow
+from ..fs import nofollow
+from .errors import PermissionConfigError
 
 #: File tools: tool name -> the argument names holding a path (a string, or a list of strings).
 #: Add your tool here (``PATH_ARGUMENTS["grep"] = ("path",)``) when it reads or writes files,
@@ -72,7 +73,7 @@ def resolve(path: str | os.PathLike[str], cwd: Path) -> Path:
     """Where ``path`` really is: symlinks of the existing part resolved (also when the final
     part does not exist yet), ``..`` applied after each link, as the kernel would. Within
     :func:`judging`, the path's first resolution is reused, so rules and the workspace check
-    judge the same place. Raises :class:`~zpi_host.nofollow.PathChangedError` when the path
+    judge the same place. Raises :class:`~zpi_host.fs.nofollow.PathChangedError` when the path
     keeps changing while it is resolved."""
     key = (os.fspath(path), cwd)
     pinned = _PINNED.get()
@@ -143,7 +144,7 @@ class WorkspaceRoots:
 
     def judge(self, raw: str) -> JudgedPath:
         """Where ``raw`` is, which root holds it, and how many hard links the file there has.
-        Raises :class:`~zpi_host.nofollow.UnusablePathError` (the path keeps changing, or
+        Raises :class:`~zpi_host.fs.nofollow.UnusablePathError` (the path keeps changing, or
         cannot be a file name)."""
         real = self.resolve(raw)
         return JudgedPath(raw, real, self.root_holding(real), hard_links(real))
@@ -196,8 +197,6 @@ class JudgedPath:
 def check_directories(dirs: Iterable[str | os.PathLike[str]], cwd: Path,
                       source: str) -> list[Path]:
     """Extra roots as absolute paths; each must be an existing directory."""
-    from .rules import PermissionConfigError
-
     out: list[Path] = []
     for index, entry in enumerate(dirs):
         if not isinstance(entry, str | os.PathLike) or not os.fspath(entry):

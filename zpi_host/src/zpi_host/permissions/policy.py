@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..nofollow import UnusablePathError
+from ..fs.nofollow import UnusablePathError
 from . import matching, paths
 from .modes import MODES, PermissionMode, Source
 from .rules import (

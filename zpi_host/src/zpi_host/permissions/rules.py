@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import attrs
 
-from ..errors import UsageError
 from . import matching, paths
+from .errors import PermissionConfigError
 
 Dimension = Literal["tools", "commands", "skills", "agents"]
 DIMENSIONS: tuple[Dimension, ...] = ("tools", "commands", "skills", "agents")
@@ -36,10 +36,6 @@ PREFIX_OF: dict[Dimension, str] = {v: k for k, v in PREFIXES.items()}
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_*-]+")
 _OTHER_NAME = re.compile(r"[A-Za-z0-9_.:*-]+")
 _PREFIX = re.compile(r"([A-Za-z]+):")
-
-
-class PermissionConfigError(UsageError):
-    """Permission settings or options that cannot be used: a bad mode, rule or directory."""
 
 
 class PermissionRuleError(PermissionConfigError):

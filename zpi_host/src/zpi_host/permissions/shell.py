@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from .invocations import Invocation, ShellLine, Word
+from .wrappers import unwrap
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -30,65 +32,11 @@ if TYPE_CHECKING:
 #: How deep ``sh -c``, ``eval`` and ``trap`` strings are parsed inside one another.
 MAX_DEPTH = 6
 
-Word = str | None
-"""A word as bash would pass it (quotes and backslashes removed), or None when its value is
-only known at run time."""
-
 
 class Glob(str):
     """A word with unquoted ``*``, ``?``, ``[`` or a brace expansion: bash may turn it into
     other words (``/bin/r?`` runs ``/bin/rm``). As an argument it is matched as written; as a
     program name it is unknown."""
-
-
-@attrs.frozen
-class Invocation:
-    """One simple command as written, and what it runs.
-
-    ``views``: the command itself, then each command a wrapper runs (``nice rm f`` →
-    ``nice rm f``, ``rm f``); ``assignments``: the ``NAME=value`` words before it, which allow
-    rules must match too; ``allow_views``: how many leading views an allow rule may judge it by
-    (not one after ``sudo``, ``doas`` or ``env NAME=value``: allowing ``rm`` does not allow
-    ``sudo rm``);
-    ``script``: the code a shell's ``-c`` string, ``eval``, ``trap``, ``su -c`` or ``sudo -s``
-    runs in place of the last view; ``extras``: commands run besides it (``find -exec``);
-    ``unknown``: why what it runs cannot be seen; ``script_allowable``: whether allow rules may
-    judge it by its script's commands (not through ``sudo``, ``su`` or assignments)."""
-
-    views: tuple[tuple[Word, ...], ...]
-    allow_views: int
-    assignments: tuple[Word, ...] = ()
-    script: ShellLine | None = None
-    extras: tuple[ShellLine, ...] = ()
-    unknown: str | None = None
-    script_allowable: bool = False
-
-
-@attrs.frozen
-class ShellLine:
-    """The invocations of a command line in source order, why the line itself could not be
-    read (a parse error, too deep), if so, and ``quoted_code``: the commands in ``$(...)`` or
-    backquotes inside quoted strings, which bash may still run (``x='a[$(rm f)]'; echo
-    $((x))`` runs ``rm f`` through arithmetic). ``source``: the text read."""
-
-    invocations: tuple[Invocation, ...]
-    unknown: str | None = None
-    quoted_code: tuple[ShellLine, ...] = ()
-    source: str = attrs.field(default="", eq=False, repr=False)
-
-    def unknowns(self) -> Iterator[str]:
-        """Every reason anywhere in the line (scripts and extras included) why some of what
-        it runs cannot be seen."""
-        if self.unknown:
-            yield self.unknown
-        for code in self.quoted_code:
-            yield from code.unknowns()
-        for inv in self.invocations:
-            if inv.unknown:
-                yield inv.unknown
-            for inner in (inv.script, *inv.extras):
-                if inner is not None:
-                    yield from inner.unknowns()
 
 
 #: Lines up to this many characters are kept in a cache (a line is often checked against
@@ -171,8 +119,6 @@ class _Reader:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def line(self, root: Node) -> ShellLine:
-        from .wrappers import unwrap
-
         invocations: list[Invocation] = []
         unknown: str | None = None
         stack = [root]
@@ -184,7 +130,8 @@ class _Reader:
                 if problem is not None:
                     unknown = unknown or problem
                 if words:
-                    invocations.append(unwrap(words, self.depth, assignments))
+                    invocations.append(unwrap(words, self.depth, assignments,
+                                                  parse=parse_line))
             elif kind == "redirected_statement":
                 unknown = unknown or self.note_trailing_words(node)
             elif kind == "simple_expansion" and any(c.isspace() for c in self.text(node)):
@@ -199,7 +146,8 @@ class _Reader:
             elif kind in _LITERALS:
                 self.value(node)  # likewise, for words outside commands (for, case, [[ ]])
             elif kind in _DECLARATIONS:
-                invocations.append(unwrap(self.declaration_words(node), self.depth))
+                invocations.append(unwrap(self.declaration_words(node), self.depth,
+                                                  parse=parse_line))
             elif kind == "command_substitution" and self.text(node).startswith("`") \
                     and "\\`" in self.text(node):
                 unknown = unknown or "backquotes nested inside backquotes"

@@ -9,11 +9,15 @@ guessed, because a wrong guess would hide the command behind it.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
-from .shell import Invocation, ShellLine, Word, parse_line
+from .invocations import Invocation, ShellLine, Word
+
+Parse = Callable[[str, int], ShellLine]
+"""Reads shell code at a nesting depth: :func:`.shell.parse_line`, passed in by the parser
+that calls :func:`unwrap` (this module sits below it and does not import it)."""
 
 
 class _Unknown(Exception):
@@ -127,10 +131,11 @@ def program_name(word: str) -> str:
     return posixpath.basename(word) or word
 
 
-def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
-           ) -> Invocation:
+def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = (), *,
+           parse: Parse) -> Invocation:
     """The :class:`Invocation` of one simple command's words and the assignments before it
-    (they change what the command does, so allow rules may judge it only as a whole)."""
+    (they change what the command does, so allow rules may judge it only as a whole);
+    ``parse`` reads the shell code it runs (``sh -c``, ``eval``, ``trap`` ...)."""
     views: list[tuple[Word, ...]] = [tuple(words)]
     allow_views: int | None = 1 if assignments else None
     script: ShellLine | None = None
@@ -149,17 +154,17 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
             name = program_name(program)
             args = current[1:]
             if name in SHELLS:
-                script = _shell_script(name, args, depth)
+                script = _shell_script(name, args, depth, parse)
                 break
             if name in OTHER_SHELLS and (not args or (args[0] is not None
                                          and args[0].startswith("-"))):
                 raise _Unknown(f"{name} runs code in a syntax other than bash's")
             if name == "eval":
-                script = _code(name, args, depth, " ".join(a or "" for a in args))
+                script = _code(name, args, depth, " ".join(a or "" for a in args), parse)
                 break
             if name == "trap":
                 code = _trap_code(args)
-                script = None if code is None else _code(name, [code], depth, code)
+                script = None if code is None else _code(name, [code], depth, code, parse)
                 break
             if name in ("source", "."):
                 if args:
@@ -167,14 +172,16 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
                 break
             if name in _CALLBACK_OPTIONS:
                 code = _option_value(args, _CALLBACK_OPTIONS[name])
-                script = None if code is None else _code(name, [code], depth, code or "")
+                script = None if code is None else _code(name, [code], depth, code or "",
+                                                            parse)
                 break
             if name in ("su", "runuser"):
-                script = _code(name, [code := _su_code(name, args)], depth, code)
+                script = _code(name, [code := _su_code(name, args)], depth, code, parse)
                 privileged = True
                 break
             if name == "find":
-                extras = [ShellLine((unwrap(c, depth),)) for c in _find_commands(args)]
+                extras = [ShellLine((unwrap(c, depth, parse=parse),))
+                          for c in _find_commands(args)]
                 break
             if name == "coproc" and any(a in RESERVED_WORDS for a in args):
                 raise _Unknown("bash syntax the rules cannot read: coproc of a compound "
@@ -189,7 +196,8 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
                 allow_views = len(views)
             views.append(tuple(inner.words))
             if inner.via_shell:
-                script = _code(name, inner.words, depth, " ".join(w or "" for w in inner.words))
+                script = _code(name, inner.words, depth,
+                               " ".join(w or "" for w in inner.words), parse)
                 break
             current = inner.words
     except _Unknown as exc:
@@ -278,7 +286,8 @@ def _short_options(name: str, wrapper: Wrapper, arg: str) -> int | None:
     return 1
 
 
-def _shell_script(name: str, args: list[Word], depth: int) -> ShellLine | None:
+def _shell_script(name: str, args: list[Word], depth: int, parse: Parse
+                  ) -> ShellLine | None:
     """The code a shell runs from ``-c``; None when it runs a script file; unknown when it
     reads its commands from standard input."""
     command_mode = False
@@ -314,7 +323,7 @@ def _shell_script(name: str, args: list[Word], depth: int) -> ShellLine | None:
         code = args[i]
         if code is None:
             raise _Unknown(f"the code {name} -c runs is only known when the command runs")
-        return parse_line(code, depth + 1)
+        return parse(code, depth + 1)
     if i >= len(args):
         raise _Unknown(f"{name} without a script reads the commands it runs from standard "
                        "input")
@@ -329,10 +338,10 @@ def _check_script_file(name: str, path: Word) -> None:
         raise _Unknown(f"{name} runs code from a pipe, a substitution or a variable")
 
 
-def _code(name: str, args: Sequence[Word], depth: int, code: str) -> ShellLine:
+def _code(name: str, args: Sequence[Word], depth: int, code: str, parse: Parse) -> ShellLine:
     if any(a is None for a in args):
         raise _Unknown(f"the code {name} runs is only known when the command runs")
-    return parse_line(code, depth + 1)
+    return parse(code, depth + 1)
 
 
 def _su_code(name: str, args: list[Word]) -> str:

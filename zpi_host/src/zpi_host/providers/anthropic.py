@@ -14,15 +14,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import (
-    AssistantMessage,
-    ContextMessage,
-    Message,
-    ThinkingContent,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
 from ..tools.base import Content, TextContent
 from .base import (
     Done,
@@ -47,6 +38,15 @@ from .convert import (
 )
 from .fastpath import REASONING, TEXT, DeltaBuffer, DeltaTemplates
 from .http import stream_error
+from .messages import (
+    AssistantMessage,
+    ContextMessage,
+    Message,
+    ThinkingContent,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from .sse import parse_event
 
 API_VERSION = "2023-06-01"

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from ..errors import ZpiError
-from ..messages import Message, Usage
 from ..tools.arguments import json_safe_arguments
+from .messages import Message, Usage
 
 if TYPE_CHECKING:
-    from ..redaction import Redactor
+    from ..support.redaction import Redactor
     from .catalog import ModelEntry
 
 

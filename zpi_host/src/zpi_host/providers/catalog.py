@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..messages import Usage
-from ..settings_schema import is_number
+from ..settings.schema import is_number
+from .messages import Usage
 
 __all__ = [
     "DEFAULT_API_KEY_ENV", "DEFAULT_BASE_URL", "NO_KEY_PROVIDERS", "CatalogError", "Credential",

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
-from ..messages import ContextMessage, Message, reminder
 from ..tools.base import Content, ImageContent, TextContent
 from .base import ModelRequest, ProviderStreamError, StreamEvent
 from .catalog import DEFAULT_BASE_URL, ModelEntry, RequestPolicy, credentials
 from .http import HTTPStreamer, StreamDecoder, encode_body
+from .messages import ContextMessage, Message, reminder
 
 #: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call.
 encode = json.JSONEncoder(ensure_ascii=False).encode

@@ -30,7 +30,7 @@ import anyio
 import httpx
 
 from ..errors import ContextOverflowError
-from ..redaction import Redactor
+from ..support.redaction import Redactor
 from .base import (
     ProviderAuthError,
     ProviderConnectionError,

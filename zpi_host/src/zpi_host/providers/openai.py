@@ -14,14 +14,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import (
-    AssistantMessage,
-    ContextMessage,
-    Message,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
 from ..tools.base import Content, ImageContent, TextContent
 from .base import (
     Done,
@@ -46,6 +38,14 @@ from .convert import (
 )
 from .fastpath import REASONING, TEXT, DeltaBuffer, DeltaTemplates
 from .http import stream_error
+from .messages import (
+    AssistantMessage,
+    ContextMessage,
+    Message,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from .sse import parse_event
 
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",

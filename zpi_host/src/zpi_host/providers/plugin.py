@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..hookspecs import hookimpl
+from ..contract.hookspecs import hookimpl
 
 
 class ScriptedProviderFactory:

@@ -15,7 +15,6 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..messages import AssistantMessage, Message, Usage
 from .base import (
     Done,
     ReasoningDelta,
@@ -26,6 +25,7 @@ from .base import (
     ToolCallStart,
     UsageReport,
 )
+from .messages import AssistantMessage, Message, Usage
 
 TURN_KEYS = frozenset({"text", "thinking", "tool_calls", "usage", "purpose"})
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

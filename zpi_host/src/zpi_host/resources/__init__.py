@@ -1,7 +1,8 @@
 """Skills, commands, agent definitions and context files, found by one ResourceLoader.
 
 ``items`` holds the types, ``rules`` each kind's field rules, ``loader`` the search itself;
-frontmatter syntax is parsed in :mod:`zpi_host.frontmatter`. Importing this package does not
+frontmatter syntax is parsed in :mod:`zpi_host.resources.frontmatter`. Importing this package does
+not
 import python-frontmatter or PyYAML: they load with the first :meth:`ResourceLoader.load`.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .items import (
     ALL_KINDS,
     AgentDefinition,

@@ -124,9 +124,10 @@ class Skill:
     def body(self) -> str:
         """The instructions below the frontmatter, read from disk now (they may have changed).
 
-        Raises :class:`~zpi_host.frontmatter.FrontmatterError` if the file became unreadable.
+        Raises :class:`~zpi_host.resources.frontmatter.FrontmatterError` if the file became
+        unreadable.
         """
-        from ..frontmatter import read_frontmatter
+        from .frontmatter import read_frontmatter
 
         return read_frontmatter(self.path)[1]
 

@@ -13,8 +13,8 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..digests import sha256
-from ..frontmatter import FrontmatterError, read_frontmatter
+from ..support.digests import sha256
+from .frontmatter import FrontmatterError, read_frontmatter
 from .items import AgentDefinition, Command, ContextFile, ResourceDiagnostic, ResourceSource, Skill
 from .rules import Invalid, build_agent, build_command, build_skill, check_code_command
 

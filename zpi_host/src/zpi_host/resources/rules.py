@@ -1,7 +1,7 @@
 """Field rules per kind: frontmatter metadata -> Skill, Command or AgentDefinition.
 
 Each builder raises :class:`Invalid` with a sentence a user can act on; the loader turns it into
-a diagnostic and skips the file. Syntax is not handled here (``zpi_host.frontmatter`` is).
+a diagnostic and skips the file. Syntax is not handled here (``zpi_host.resources.frontmatter`` is).
 """
 
 from __future__ import annotations

@@ -10,10 +10,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from ..ports import TaskError, UnknownTaskError
+    from ..session.ports import TaskError, UnknownTaskError
+    from ..stores.postgres_store import PostgresSessionStore
+    from ..stores.session_store import (
+        InMemorySessionStore,
+        SessionKey,
+        SessionStore,
+        SessionStoreError,
+        fold_session_summary,
+        project_key_for_directory,
+    )
+    from ..stores.sqlite_store import SQLiteSessionStore
     from .agents import AgentDefinition
     from .client import ClaudeSDKClient, SDKClient
     from .messages import (
@@ -43,16 +53,7 @@ if TYPE_CHECKING:
         PermissionUpdate,
         ToolPermissionContext,
     )
-    from .postgres_store import PostgresSessionStore
     from .query import query
-    from .session_store import (
-        InMemorySessionStore,
-        SessionKey,
-        SessionStore,
-        SessionStoreError,
-        fold_session_summary,
-        project_key_for_directory,
-    )
     from .sessions import (
         ForkSessionResult,
         SDKSessionInfo,
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
         rename_session,
         tag_session,
     )
-    from .sqlite_store import SQLiteSessionStore
     from .store_sessions import (
         delete_session_via_store,
         fork_session_via_store,
@@ -90,17 +90,17 @@ _LAZY: dict[str, str] = {
         "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     "AgentDefinition": "agents",
-    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher",
-                     "UnsupportedOptionError"), "options"),
+    **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher"), "options"),
+    "UnsupportedOptionError": "unsupported",
     **dict.fromkeys((
         "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
         "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),
     "query": "query",
     **dict.fromkeys((
         "InMemorySessionStore", "SessionKey", "SessionStore", "SessionStoreError",
-        "fold_session_summary", "project_key_for_directory"), "session_store"),
-    "SQLiteSessionStore": "sqlite_store",
-    "PostgresSessionStore": "postgres_store",
+        "fold_session_summary", "project_key_for_directory"), "..stores.session_store"),
+    "SQLiteSessionStore": "..stores.sqlite_store",
+    "PostgresSessionStore": "..stores.postgres_store",
     **dict.fromkeys((
         "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
         "get_session_messages_from_store", "get_subagent_messages_from_store",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..context_usage import ContextUsage
-    from ..messages import Usage
-    from ..session import AgentSession
+    from ..agent.context_usage import ContextUsage
+    from ..providers.messages import Usage
+    from ..session.agent_session import AgentSession
 
 __all__ = ["Budget", "context_usage_dict", "model_usage", "restore_totals", "usage_dict"]
 
@@ -50,7 +50,7 @@ def restore_totals(session: AgentSession) -> None:
     branches: what was spent stays spent) and each sub-agent's usage from its ``stop`` record
     (the one record of a child's spend; see ``subagents.recorded_usage``), priced by the
     catalog of the session's settings. Call it before the first run."""
-    from ..subagents import recorded_usage
+    from ..session.subagents import recorded_usage
     from ..transcript import AssistantRecord
 
     prices: dict[str, Any] = {}
@@ -66,8 +66,8 @@ def restore_totals(session: AgentSession) -> None:
 def _add_spend(session: AgentSession, provider: str, model: str, usage: Usage,
                prices: dict[str, Any]) -> None:
     """Add one recorded usage to the session's totals, priced once per model."""
-    from ..messages import Usage
     from ..providers.catalog import cost, resolve_model
+    from ..providers.messages import Usage
 
     key = f"{provider}/{model}"
     session.usage = session.usage + usage

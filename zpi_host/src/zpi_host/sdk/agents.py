@@ -1,5 +1,6 @@
 """Sub-agent definitions given in code: claude-agent-sdk's ``AgentDefinition`` and its
-mapping onto the kernel's (``create_session(agents=...)``, see :mod:`zpi_host.subagents`)."""
+mapping onto the kernel's (``create_session(agents=...)``, see
+:mod:`zpi_host.session.subagents`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from .options import UnsupportedOptionError, is_unset
+from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = ["AgentDefinition", "kernel_agents"]
 

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..ports import TaskError, UnknownTaskError
+from ..session.ports import TaskError, UnknownTaskError
 from .accounting import Budget, context_usage_dict
 from .messages import Message, ResultMessage
-from .options import PERMISSION_MODES, AgentOptions, UnsupportedOptionError
+from .options import PERMISSION_MODES, AgentOptions
 
 if TYPE_CHECKING:
-    from ..events import Event
-    from ..session import AgentSession, RunResult
+    from ..agent.events import Event
+    from ..session.agent_session import AgentSession, RunResult
 
 __all__ = ["ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"]
 
@@ -122,21 +122,15 @@ class SDKClient:
             await self.query(prompt)
 
     async def _create_session(self) -> AgentSession:
-        from ..assembly import create_session
+        from ..session.assembly import create_session
         from .tools import StandardToolsPlugin
 
         options = self.options
         kwargs = options.session_kwargs()
         plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
         if options.hooks:
-            try:
-                from .hooks import callback_hooks_plugin
-            except ImportError as exc:
-                if not (exc.name or "").startswith("zpi_compat_claude"):
-                    raise
-                raise UnsupportedOptionError(
-                    "hooks", "Python hook callbacks are run by the Claude adapter; install "
-                    "zpi-compat-claude") from None
+            from .hook_callbacks import callback_hooks_plugin
+
             plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
         kwargs["plugins"] = plugins
         if options.can_use_tool is not None:
@@ -174,7 +168,7 @@ class SDKClient:
         (``store_resume.py``); the local session of the same id is the fallback.
         ``fork_session`` forks in the store (``fork_session_via_store``), or locally when the
         store does not have the session, and resumes the fork."""
-        from .store_resume import newest_session, resolve_resume
+        from ..stores.store_resume import newest_session, resolve_resume
 
         options = self.options
         project = options.store_project_key()
@@ -209,7 +203,7 @@ class SDKClient:
         self._materialized = choice.materialized
 
     def _attach_mirror(self, session: AgentSession) -> None:
-        from .mirror import SubagentMirrors, attach_mirror
+        from ..stores.mirror import SubagentMirrors, attach_mirror
 
         options = self.options
         key: Any = {"project_key": options.store_project_key(),
@@ -278,7 +272,7 @@ class SDKClient:
         """Query exit waits for every scheduled write to the store."""
         mirror, self._mirror = self._mirror, None
         if mirror is not None:
-            from .mirror import detach_mirror
+            from ..stores.mirror import detach_mirror
 
             await detach_mirror(session, mirror)
 
@@ -368,7 +362,7 @@ class SDKClient:
     def _on_event(self, event: Event) -> None:
         """Each wanted session event: the budget check, then its messages on the stream
         (synchronous: nothing here waits)."""
-        from ..events import TurnStart, WarningEvent
+        from ..agent.events import TurnStart, WarningEvent
 
         session = self._session
         if session is None:
@@ -443,8 +437,8 @@ class SDKClient:
     async def set_model(self, model: str | None = None) -> None:
         """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
         None: the model the session started with."""
-        from ..assembly import collect_providers, from_environment
         from ..providers.catalog import resolve_model
+        from ..providers.factories import collect_providers, from_environment
 
         session = self.session
         if session.is_running:
@@ -473,7 +467,7 @@ class SDKClient:
         """Stop a background task of this session (the registry ``TaskOutput``/``TaskStop``
         use) and wait until its processes are gone; its ``TaskNotificationMessage``
         (status ``stopped``) is on the stream. Stopping a task that already ended succeeds.
-        An unknown id or another session's task raises :class:`~zpi_host.ports.TaskError`
+        An unknown id or another session's task raises :class:`~zpi_host.session.ports.TaskError`
         (``UnknownTaskError`` for an unknown one); after ``disconnect`` too."""
         if self._session is None:
             raise TaskError(f"stop_task({task_id!r}): the client is not connected (after "
@@ -520,7 +514,7 @@ def user_text(item: Any) -> str:
 class _ChildBudget:
     """``max_budget_usd`` for sub-agents: each of a child's requests is checked before it is
     sent, as the main loop's are; a spent budget stops the child and the input (a
-    :class:`~zpi_host.subagents.SubagentObserver`)."""
+    :class:`~zpi_host.session.subagents.SubagentObserver`)."""
 
     def __init__(self, client: SDKClient) -> None:
         self.client = client
@@ -570,8 +564,8 @@ class _ChildMessages:
 def _failed_run(session: AgentSession, exc: Exception, started: float) -> RunResult:
     """A run that raised (a bug in a callback, a typed error from a plugin) as a failed
     result, so the reader always gets a ResultMessage."""
-    from ..messages import Usage
-    from ..session import RunResult
+    from ..providers.messages import Usage
+    from ..session.agent_session import RunResult
 
     what = str(exc) if isinstance(exc, ZpiError) else f"{type(exc).__name__}: {exc}"
     return RunResult(result=what, is_error=True, num_turns=0, session_id=session.session_id,

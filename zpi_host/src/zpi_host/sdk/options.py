@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = [
     "PERMISSION_MODES", "AgentOptions", "ClaudeAgentOptions", "HookMatcher",
@@ -46,14 +47,6 @@ OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web
                   "grep")
 
 
-class UnsupportedOptionError(UsageError):
-    """An option of claude-agent-sdk that this host cannot honour."""
-
-    def __init__(self, option: str, why: str) -> None:
-        super().__init__(f"option {option!r} is not supported by zpi_host.sdk: {why}")
-        self.option = option
-
-
 @attrs.define
 class HookMatcher:
     """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
@@ -64,11 +57,6 @@ class HookMatcher:
     hooks: list[Callable[..., Any]] = attrs.field(factory=list)
     timeout: float | None = None
     on_failure: str | None = None
-
-
-def is_unset(value: Any) -> bool:
-    """None, False or empty: an option (or field) that was not given."""
-    return value is None or value is False or (hasattr(value, "__len__") and len(value) == 0)
 
 
 #: options refused when set (not None, not False, not empty), with the reason
@@ -170,7 +158,7 @@ class AgentOptions:
     #: the session store scope (default: derived from ``cwd``, see project_key_for_directory)
     project_key: str | None = None
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
-    #: ``zpi-builtins`` asks the user (:mod:`zpi_host.ports`); None: nobody can answer
+    #: ``zpi-builtins`` asks the user (:mod:`zpi_host.session.ports`); None: nobody can answer
     ask_user: Callable[..., Any] | None = None
 
     # ------------------------------------------------------------------ checking
@@ -229,7 +217,7 @@ class AgentOptions:
         kernel_agents(self.agents)
 
     def _check_store(self) -> None:
-        from .mirror import check_store
+        from ..stores.mirror import check_store
 
         check_store(self.session_store, self.session_store_flush)
         if not self.persist_session:
@@ -246,7 +234,7 @@ class AgentOptions:
 
     def store_project_key(self) -> str:
         """The session store scope: ``project_key``, else derived from ``cwd``."""
-        from .session_store import project_key_for_directory
+        from ..stores.session_store import project_key_for_directory
 
         if self.project_key is not None:
             return self.project_key
@@ -276,7 +264,7 @@ class AgentOptions:
 
             kwargs["agents"] = kernel_agents(self.agents)
         if self.ask_user is not None:
-            from ..ports import HostPorts
+            from ..session.ports import HostPorts
 
             kwargs["ports"] = HostPorts(ask_user=self.ask_user)
         if self.resume is not None:

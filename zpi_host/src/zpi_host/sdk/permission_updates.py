@@ -23,7 +23,7 @@ import attrs
 
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy, Rule
-    from ..settings import Scope, SettingsManager
+    from ..settings.manager import Scope, SettingsManager
 
 __all__ = ["DESTINATIONS", "UPDATE_TYPES", "PermissionUpdateError", "apply_updates"]
 

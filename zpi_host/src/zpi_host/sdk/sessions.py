@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from ..messages import AssistantMessage, ContextMessage, ToolResultMessage, UserMessage
+from ..providers.messages import AssistantMessage, ContextMessage, ToolResultMessage, UserMessage
 from .translate import assistant_blocks, result_content
 
 if TYPE_CHECKING:
-    from ..messages import Message
+    from ..providers.messages import Message
     from ..transcript import SessionInfo
 
 __all__ = [
@@ -158,7 +158,7 @@ def subagent_messages(owner: Any, session_id: str, limit: int | None,
                       offset: int) -> list[SessionMessage]:
     """A sub-agent's conversation (``owner``: its SessionManager) as SessionMessages of the
     parent ``session_id``, each naming the parent's tool call that started it."""
-    from ..subagents import NAMESPACE
+    from ..session.subagents import NAMESPACE
     from ..transcript import CustomRecord
 
     link = next((r.data for r in owner.records if isinstance(r, CustomRecord)

@@ -15,9 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..transcript.errors import SessionNotFoundError
-from ..transcript.paths import is_agent_id
-from .session_store import (
+from ..stores.session_store import (
     SUBAGENT_PREFIX,
     SessionKey,
     SessionStoreError,
@@ -28,6 +26,9 @@ from .session_store import (
     subagent_key,
     supports,
 )
+from ..stores.store_resume import parse_stored
+from ..transcript.errors import SessionNotFoundError
+from ..transcript.paths import is_agent_id
 from .sessions import (
     ForkSessionResult,
     SDKSessionInfo,
@@ -37,7 +38,6 @@ from .sessions import (
     _millis,
     subagent_messages,
 )
-from .store_resume import parse_stored
 
 __all__ = [
     "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
-from .options import UnsupportedOptionError
+from .unsupported import UnsupportedOptionError
 
 __all__ = ["MAX_RETRIES", "SUPPORTED", "StructuredOutput", "validate"]
 

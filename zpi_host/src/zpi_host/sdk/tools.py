@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from ..hookspecs import hookimpl
+from ..contract.hookspecs import hookimpl
 from ..permissions import COMMAND_ARGUMENTS, PATH_ARGUMENTS, READ_TOOLS
 from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _check_object
 

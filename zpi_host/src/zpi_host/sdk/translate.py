@@ -13,7 +13,7 @@ import time
 import uuid as uuids
 from typing import TYPE_CHECKING, Any
 
-from ..events import (
+from ..agent.events import (
     CompactionEvent,
     Event,
     MessageEnd,
@@ -27,8 +27,8 @@ from ..events import (
     TurnStart,
     WarningEvent,
 )
-from ..messages import AssistantMessage as KernelAssistant
-from ..messages import TextContent, ThinkingContent, ToolCallContent, Usage
+from ..providers.messages import AssistantMessage as KernelAssistant
+from ..providers.messages import TextContent, ThinkingContent, ToolCallContent, Usage
 from ..tools.base import ImageContent
 from .accounting import Budget, model_usage, usage_dict
 from .messages import (
@@ -49,7 +49,7 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    from ..session import AgentSession, RunResult
+    from ..session.agent_session import AgentSession, RunResult
 
 __all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message"]
 

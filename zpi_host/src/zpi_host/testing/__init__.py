@@ -5,7 +5,7 @@ Importing this package is cheap; the pytest fixtures live in ``zpi_host.testing.
 installs zpi-host).
 """
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .distributions import FakeDistribution, install_distribution
 
 __all__ = ["FakeDistribution", "FunctionModel", "ModelServer", "ScriptedModel",

@@ -54,7 +54,7 @@ class ZpiPlugins:
     def register(self, plugin: object, name: str | None = None) -> str:
         """Load ``plugin`` (a module, class instance or namespace with ``@hookimpl``
         functions) in every PluginHost created until the test ends. Returns its name."""
-        from ..plugins import register_process_plugin
+        from ..contract.plugins import register_process_plugin
 
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         self._undo.append(register_process_plugin(plugin, name))
@@ -129,7 +129,7 @@ def zpi_host_factory(zpi_env: ZpiEnv) -> Callable[..., Any]:
         strict: bool = False,
         trace: bool = False,
     ) -> Any:
-        from ..plugins import PluginConfig, PluginHost
+        from ..contract.plugins import PluginConfig, PluginHost
 
         config = PluginConfig(load_only=load_only, disabled=disabled, autoload=autoload,
                               strict=strict, trace=trace)

@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..sdk.session_store import OPTIONAL_METHODS, fold_session_summary, supports
+from ..stores.session_store import OPTIONAL_METHODS, fold_session_summary, supports
 
 __all__ = ["CONTRACTS", "run_session_store_conformance"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
@@ -20,8 +20,8 @@ from ..errors import ZpiError
 from .arguments import argument_problem
 
 if TYPE_CHECKING:
+    from ..fs.files import FileFingerprint
     from ..permissions.paths import JudgedPath
-    from .file_state import FileReadState
 
 #: how much of a command's output a tool keeps in memory (its start and end; the rest goes to
 #: a spill file: ``output.HeadTailBuffer``)
@@ -122,6 +122,17 @@ class ToolUpdate:
     text: str
 
 
+class FileReads(Protocol):
+    """What the file tools ask of the session's record of the files it has read
+    (:class:`.file_state.FileReadState`, which sits above this module: its errors are
+    ToolFailures)."""
+
+    def record(self, path: Path | str, fingerprint: FileFingerprint) -> None: ...
+
+    def check_fresh(self, path: Path | str, current: FileFingerprint | None = None
+                    ) -> FileFingerprint: ...
+
+
 @attrs.define(kw_only=True)
 class ToolContext:
     """What a running tool may know about its session. Built by the loop for each call."""
@@ -132,7 +143,7 @@ class ToolContext:
     reasoning_level: str | None = None
     session: Any = None
     system_prompt: str = ""
-    file_state: FileReadState | None = None
+    file_state: FileReads | None = None
     spill_dir: Path | None = None
     cancel_scope: Any = None
     is_idle: Callable[[], bool] = lambda: False
@@ -160,11 +171,11 @@ class ToolContext:
         """Where a path argument leads: what the permission check judged for it (file tools
         open exactly that ``real`` path, without following symlinks), or for a path no check
         judged (a replaced input, a tool run directly) the path resolved now. Raises
-        :class:`~zpi_host.nofollow.UnusablePathError`."""
+        :class:`~zpi_host.fs.nofollow.UnusablePathError`."""
         judged = (self.judged_paths or {}).get(path)
         if judged is not None:
             return judged
-        from ..nofollow import resolve
+        from ..fs.nofollow import resolve
         from ..permissions.paths import JudgedPath
 
         return JudgedPath(path, resolve(self.resolve_path(path)), None)

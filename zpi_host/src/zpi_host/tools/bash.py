@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 from .base import (
     DEFAULT_CAPTURE_LIMIT,
     Tool,
@@ -42,12 +42,6 @@ __all__ = ["DEFAULT_TIMEOUT", "DESCRIPTION", "MAX_TIMEOUT", "NAME", "PARAMETERS"
 NAME = "bash"
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
-UPDATE_INTERVAL = 0.2  # seconds between progress updates
-UPDATE_BYTES = 4096  # how much recent output a progress update carries
-TERM_GRACE = 1.5  # seconds between SIGTERM and SIGKILL
-KILL_WAIT = 5.0  # how long to wait for SIGKILLed processes to go
-DRAIN_AFTER_EXIT = 2.0  # how long to read output still in the pipe once the command is over
-READ_SIZE = 64 * 1024
 
 DESCRIPTION = f"""Run a shell command with bash -c and return its output (stdout and stderr \
 merged).
@@ -122,10 +116,11 @@ def prepare_bash_args(arguments: Mapping[str, Any]) -> BashArgs:
 
 async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
     """Run one command (``args``: :class:`BashArgs` or the raw argument mapping) and report
-    its output: :func:`.bash_run.run_bash`, imported at the first call."""
+    its output: :func:`.bash_run.run_bash`, imported at the first call, runs the checked
+    arguments."""
     from .bash_run import run_bash
 
-    return await run_bash(args, ctx)
+    return await run_bash(args if isinstance(args, BashArgs) else prepare_bash_args(args), ctx)
 
 
 #: what runs commands, imported on first use (a session that runs none does not load it)

@@ -1,6 +1,8 @@
 """Running the ``bash`` tool's commands (:mod:`.bash` defines the tool and checks its
 arguments; this module is imported at the first command): the process group, the pumps that
-read its output into a :class:`HeadTailBuffer`, stopping it, the result."""
+read its output into a :class:`HeadTailBuffer`, stopping it, the result. It is below
+:mod:`.bash`, which imports it: the timings of a run are here, and a command comes in as any
+:class:`Command` (the tool's checked ``BashArgs``)."""
 
 from __future__ import annotations
 
@@ -11,26 +13,34 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
-from .. import process_groups
-from ..redaction import without
+from ..support import process_groups
+from ..support.redaction import without
 from .base import DEFAULT_CAPTURE_LIMIT, ToolContext, ToolFailure, ToolResult
-from .bash import (
-    DRAIN_AFTER_EXIT,
-    KILL_WAIT,
-    READ_SIZE,
-    TERM_GRACE,
-    UPDATE_BYTES,
-    UPDATE_INTERVAL,
-    BashArgs,
-    prepare_bash_args,
-)
 from .output import HeadTailBuffer
 
 __all__ = ["command_environment", "find_shell", "run_bash", "stop_process_group"]
+
+UPDATE_INTERVAL = 0.2  # seconds between progress updates
+UPDATE_BYTES = 4096  # how much recent output a progress update carries
+TERM_GRACE = 1.5  # seconds between SIGTERM and SIGKILL
+KILL_WAIT = 5.0  # how long to wait for SIGKILLed processes to go
+DRAIN_AFTER_EXIT = 2.0  # how long to read output still in the pipe once the command is over
+READ_SIZE = 64 * 1024
+
+
+class Command(Protocol):
+    """A checked bash call (:class:`.bash.BashArgs`): the command line and its timeout in
+    seconds."""
+
+    @property
+    def command(self) -> str: ...
+
+    @property
+    def timeout(self) -> int: ...
 
 
 def find_shell() -> str:
@@ -131,12 +141,11 @@ class _Pump:
                 return
 
 
-async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
-    """Run one command (``args``: :class:`BashArgs` or the raw argument mapping) and report
+async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
+    """Run one checked command (:func:`.bash.run_bash` checks the raw arguments) and report
     its output, exit status and where the complete output was saved."""
     import anyio
 
-    a = args if isinstance(args, BashArgs) else prepare_bash_args(args)
     cwd = Path(ctx.cwd)
     if not cwd.is_dir():
         raise ToolFailure(
@@ -152,7 +161,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
     started = time.monotonic()
     try:
         process = await anyio.open_process(
-            [shell, "-c", a.command],
+            [shell, "-c", args.command],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -174,7 +183,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
             for each in pumps:
                 tg.start_soon(each.read)
             tg.start_soon(pump.tick)
-            with anyio.move_on_after(a.timeout) as deadline:
+            with anyio.move_on_after(args.timeout) as deadline:
                 await process.wait()
             timed_out = deadline.cancelled_caught
             stopped_background = await stop_process_group(process, pgid) and not timed_out
@@ -215,7 +224,7 @@ async def run_bash(args: Any, ctx: ToolContext) -> ToolResult:
         output += "\n(processes the command left running in the background were stopped)"
     if timed_out:
         return ToolResult.error(
-            _join(f"Command timed out after {a.timeout} s", output), details=details
+            _join(f"Command timed out after {args.timeout} s", output), details=details
         )
     if exit_code != 0:
         status = f"Exit code {exit_code}"

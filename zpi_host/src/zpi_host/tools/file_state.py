@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .base import ToolFailure
 
 if TYPE_CHECKING:
-    from ..files import FileFingerprint
+    from ..fs.files import FileFingerprint
 
 
 class FileStateError(ToolFailure):
@@ -38,7 +38,7 @@ class FileChangedError(FileStateError):
 def _key(path: Path | str) -> Path:
     """The real absolute path (the tools pass paths already resolved, which stay as they are;
     one that keeps changing while resolved is keyed as written)."""
-    from ..nofollow import UnusablePathError, resolve
+    from ..fs.nofollow import UnusablePathError, resolve
 
     absolute = Path(os.path.abspath(path))
     try:
@@ -85,7 +85,7 @@ class FileReadState:
             )
         if current is None:
             try:
-                from ..files import FileFingerprint
+                from ..fs.files import FileFingerprint
 
                 current = FileFingerprint.of(path)
             except FileNotFoundError:

@@ -13,7 +13,7 @@ from typing import IO
 
 import attrs
 
-from ..spill import SpillFolderError, create_spill_file
+from ..fs.spill import SpillFolderError, create_spill_file
 from .base import DEFAULT_CAPTURE_LIMIT, DEFAULT_RESULT_LIMIT, Content, TextContent, ToolResult
 
 # Room left for the omission marker so a protected preview stays within its limit.
@@ -86,7 +86,7 @@ def _preview(head: bytes, tail: bytes, total: int, path: Path | None, error: str
 
 def _open_spill(spill_dir: Path | None, prefix: str) -> tuple[Path, IO[bytes]]:
     """A new uniquely named file ``<prefix>-<id>.log`` in the private folder ``spill_dir``
-    (made if missing; see :mod:`zpi_host.spill` for the checks). Without a folder nothing is
+    (made if missing; see :mod:`zpi_host.fs.spill` for the checks). Without a folder nothing is
     saved: output never goes to a shared temporary folder."""
     if spill_dir is None:
         raise SpillFolderError("no spill folder was given")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hookspecs import hookimpl
+from ..contract.hookspecs import hookimpl
 
 
 @hookimpl

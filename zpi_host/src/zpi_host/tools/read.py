@@ -29,7 +29,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from ..files import FileFingerprint
+    from ..fs.files import FileFingerprint
 
 MAX_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
@@ -125,8 +125,8 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
     refuses missing paths (``missing_ok``: returns None instead), directories, FIFOs, sockets
     and devices, a path that changed during the call, and a file that gained hard links since
     it was judged to be inside the workspace. Failures are ToolFailures that say what to do."""
-    from .. import nofollow
-    from ..files import read_fd_with_fingerprint  # lazily: listing tools must stay cheap
+    from ..fs import nofollow
+    from ..fs.files import read_fd_with_fingerprint  # lazily: listing tools must stay cheap
 
     path = ctx.resolve_path(raw)
     shown = display_path(path, ctx.cwd)
@@ -180,7 +180,7 @@ class TargetFile:
 
 
 def _not_a_file_message(shown: str, tool: str, mode: int) -> str:
-    from ..nofollow import kind_of
+    from ..fs.nofollow import kind_of
 
     if stat.S_ISDIR(mode):
         if tool == "write":

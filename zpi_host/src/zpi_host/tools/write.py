@@ -1,5 +1,5 @@
 """The ``write`` tool: create a file, or replace one the model has read and that has not
-changed since. Goes through :func:`zpi_host.files.commit`, so the write is atomic.
+changed since. Goes through :func:`zpi_host.fs.files.commit`, so the write is atomic.
 
 Without a session file-read state (``ctx.file_state`` None) write can only create new files:
 overwriting needs proof that the model saw what it replaces.
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from ..files import FileFingerprint
+    from ..fs.files import FileFingerprint
 
-from ..nofollow import UnusablePathError
+from ..fs.nofollow import UnusablePathError
 from .base import (
     Tool,
     ToolArgumentError,
@@ -117,7 +117,7 @@ def commit_one(
     """Commit one file at its resolved path ``real`` (as judged: never resolved again, no
     symlink followed) and record its new fingerprint as read; commit errors become tool
     failures (shared by write and edit)."""
-    from ..files import FileChange, FileCommitError, commit  # lazily: keeps listing cheap
+    from ..fs.files import FileChange, FileCommitError, commit  # lazily: keeps listing cheap
 
     try:
         report = commit([FileChange(real, data, expected)], resolved=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_attributes
+from ..support.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .codec import message_from_json, message_to_json

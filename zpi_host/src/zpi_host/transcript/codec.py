@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import attrs
 
-from ..messages import AssistantContent, Message, ThinkingContent, ToolCallContent
+from ..providers.messages import AssistantContent, Message, ThinkingContent, ToolCallContent
 from ..tools.base import Content, ImageContent, TextContent
 from . import plain
 from .errors import RecordError

@@ -20,7 +20,13 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..messages import Message, TextContent, ToolCallContent, ToolResultMessage, UserMessage
+from ..providers.messages import (
+    Message,
+    TextContent,
+    ToolCallContent,
+    ToolResultMessage,
+    UserMessage,
+)
 from . import history
 from .errors import (
     RecordError,
@@ -29,7 +35,7 @@ from .errors import (
     SessionNotFoundError,
     TranscriptError,
 )
-from .lock import FileLock, open_owner
+from .lock import FileLock
 from .paths import (
     SUBAGENT_NAMESPACE,
     check_session_id,
@@ -54,7 +60,7 @@ from .records import (
     UserRecord,
     record_message,
 )
-from .store import SessionManager
+from .store import SessionManager, open_owner
 
 #: ``first_prompt`` is cut to this many characters.
 FIRST_PROMPT_LIMIT = 200
@@ -169,7 +175,7 @@ def delete_session(session_id: str, *, agent_dir: Path | str | None = None,
                    cwd: Path | str | None = None) -> None:
     """Delete a session's file, its sub-agents' transcripts and its spill folder; a missing
     session is not an error."""
-    from ..spill import remove_spill_folder, spill_folder
+    from ..fs.spill import remove_spill_folder, spill_folder
 
     path = _find(session_id, agent_dir, cwd)
     if path is None:
@@ -247,7 +253,7 @@ def fork_session(session_id: str, up_to: str | None = None, *,
             _copy_subagent(records, subagents_folder(new_path) / name, new_id, remap)
         fork.close()
     except BaseException:
-        from ..spill import remove_spill_folder, spill_folder
+        from ..fs.spill import remove_spill_folder, spill_folder
 
         fork.close()
         _remove_subagents(new_path)
@@ -264,7 +270,7 @@ def _fork_spill_files(agent: Path, source_id: str, new_id: str, branch: Sequence
     deleted). Returns old path -> new path for each file copied."""
     import re
 
-    from ..spill import copy_spill_files, spill_folder
+    from ..fs.spill import copy_spill_files, spill_folder
 
     old, new = spill_folder(agent, source_id), spill_folder(agent, new_id)
     pattern = re.compile(re.escape(str(old)) + r"/([A-Za-z0-9_.-]+\.log)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..messages import ContextMessage, Message, ToolCallContent
+from ..providers.messages import ContextMessage, Message, ToolCallContent
 from .records import (
     AssistantRecord,
     CompactionRecord,

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeGuard
 
-from ..digests import sha256
-from ..settings import agent_dir
+from ..settings.manager import agent_dir
+from ..support.digests import sha256
 from .errors import InvalidSessionIdError, SessionNotFoundError
 
 SUFFIX = ".jsonl"

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args, get_origin
 
 import attrs
 
-from ..codecache import compile_generated
+from ..support.codecache import compile_generated
 
 __all__ = ["Unhandled", "structure", "unstructure"]
 

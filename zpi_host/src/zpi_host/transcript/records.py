@@ -19,7 +19,13 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..messages import AssistantMessage, ContextMessage, Message, ToolResultMessage, UserMessage
+from ..providers.messages import (
+    AssistantMessage,
+    ContextMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+)
 
 FORMAT_VERSION = 2
 

@@ -1,0 +1,547 @@
+"""create_session(): options -> agent dir -> session store -> cwd -> settings -> context to
+restore -> model -> tools -> resources -> prepared tools -> selection -> prompt -> reasoning.
+
+The CLI, embedding programs and previews build sessions only through this function, so what a
+preview shows is what a run uses. Each step is a small function named for the step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..contract.plugins import PluginConfig, PluginHost
+from ..errors import AssemblyError, UsageError
+from ..providers.factories import collect_providers, from_environment
+from ..settings.plugin_dirs import with_plugin_dirs
+from .options import REASONING_LEVELS, SessionOptions
+from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
+
+if TYPE_CHECKING:
+    from ..permissions import PermissionPolicy
+    from ..providers.base import Provider
+    from ..providers.catalog import ModelEntry
+    from ..resources import ResourceLoader
+    from ..settings.manager import Scope, SettingsManager
+    from ..support.redaction import Redactor
+    from ..transcript import SessionManager
+    from .agent_session import AgentSession
+
+__all__ = ["KERNEL_TOOL_NAMES", "AssemblyError", "collect_providers", "create_session"]
+
+BASE_PROMPT = """\
+You are a coding agent working in the directory {cwd}. You read and change the workspace only \
+through your tools. Read a file before you change it; prefer edit for small changes; use bash \
+to run commands. When the task is done, answer briefly with what you did."""
+
+
+def resolve_agent_dir(explicit: str | Path | None, environ: Mapping[str, str]) -> Path:
+    """Explicit, then ``ZPI_AGENT_DIR``, then ``~/.zpi/agent``."""
+    from ..settings.manager import agent_dir
+
+    return Path(explicit).expanduser().resolve() if explicit is not None else agent_dir(environ)
+
+
+def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Path:
+    """Explicit, then the session store's, then the process's."""
+    raw = explicit if explicit is not None else (store.cwd if store is not None else Path.cwd())
+    root = Path(raw).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"working directory {root} does not exist or is not a directory")
+    return root
+
+
+def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | None:
+    """The session to resume or continue (``None``: a new one is created once cwd is known,
+    also when there is no session to continue)."""
+    from ..transcript import SessionManager, list_sessions
+
+    if options.session_manager is not None:
+        return options.session_manager  # type: ignore[no-any-return]
+    if options.resume is not None:
+        return SessionManager.open(options.resume, agent_dir=agent_dir,
+                                   cwd=_explicit_cwd(options))
+    if options.continue_recent:
+        cwd = _explicit_cwd(options) or Path.cwd().resolve()
+        recent = list_sessions(cwd, agent_dir=agent_dir)
+        if not recent:
+            return None  # nothing to continue: a new session (create_session warns)
+        return SessionManager.open(recent[0].session_id, agent_dir=agent_dir, cwd=cwd)
+    return None
+
+
+def _explicit_cwd(options: SessionOptions) -> Path | None:
+    return Path(options.cwd).expanduser().resolve() if options.cwd is not None else None
+
+
+def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
+              settings: Mapping[str, Any]) -> SessionManager:
+    from ..transcript import SessionManager
+
+    if not options.persist:
+        return SessionManager.in_memory(cwd=cwd, session_id=options.session_id)
+    fsync = settings.get("sessions", {}).get("fsync", "turn")
+    return SessionManager.create(cwd=cwd, agent_dir=agent_dir, session_id=options.session_id,
+                                 fsync=fsync)
+
+
+def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> SettingsManager:
+    """An injected manager as is; a mapping as in-memory user settings; else the files
+    (those of ``setting_sources``: None, all of them)."""
+    from ..settings.manager import SettingsManager
+
+    if isinstance(options.settings, SettingsManager):
+        return options.settings
+    if options.settings is not None:
+        if not isinstance(options.settings, Mapping):
+            raise UsageError("settings must be a SettingsManager or a mapping, got "
+                             f"{type(options.settings).__name__}")
+        return SettingsManager.in_memory(options.settings)
+    return SettingsManager(agent_dir, cwd, options.setting_sources)
+
+
+def make_host(
+    options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
+    cwd: Path,
+) -> PluginHost:
+    """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``;
+    adapters see the settings and cwd (``host.config``) to find their folders."""
+    disabled = settings.get("plugins", {}).get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
+                         f"{disabled!r}")
+    host = PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
+                                            settings_disabled=disabled, settings=settings,
+                                            cwd=cwd)).load()
+    for name, plugin in options.plugins.items():
+        record = host.register_plugin(plugin, name)
+        if record.status != "ok":
+            raise UsageError(f"the plugin {name!r} given in plugins= could not be registered: "
+                             f"{record.error}")
+    return host
+
+
+def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
+    """The session's private spill folder (see :mod:`zpi_host.fs.spill`): the model may read
+    its own cut tool output there (:func:`allow_reading_host_files`), and in no other spill
+    folder. Old folders are pruned."""
+    from ..fs.spill import spill_folder
+    from .housekeeping import prune_spill
+
+    folder = spill_folder(agent_dir, store.session_id, in_memory=store.in_memory_only)
+    prune_spill(agent_dir, keep=folder.name)
+    return folder
+
+
+#: the settings files that live in the project folder (a repository may ship them)
+PROJECT_SCOPES: tuple[Scope, ...] = ("project", "local")
+
+
+def make_permissions(
+    options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
+    warnings: list[str],
+) -> PermissionPolicy:
+    """The session's permission policy. A project's settings may not switch the checks off:
+    ``bypass`` from ``.zpi/settings.json`` is ignored with a warning (choose it in user
+    settings or with ``--permission-mode``)."""
+    from ..permissions import build_policy
+
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("permissions")
+        if isinstance(project, Mapping) and project.get("mode") == "bypass" and \
+                options.permission_mode is None:
+            user = manager.layer("user").get("permissions")
+            mode = user.get("mode") if isinstance(user, Mapping) else None
+            settings = {**settings, "permissions": {**settings["permissions"], "mode": mode
+                                                    or "default"}}
+            warnings.append(f"{manager.path(scope)}: a project may not set permissions.mode "
+                            "to bypass (it would switch off permission checks for whoever "
+                            f"opens it); using {mode or 'default'}. Choose bypass with "
+                            "--permission-mode bypass or in your user settings.")
+    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
+                        deny=options.deny, add_dirs=options.add_dirs,
+                        can_use_tool=options.can_use_tool, interactive=options.interactive)
+
+
+#: settings of ``providers.<name>`` and ``models.<name>`` that choose where a key is sent
+KEY_ROUTES = ("base_url", "api_key_env")
+
+
+def keep_keys_home(manager: SettingsManager, settings: dict[str, Any],
+                   warnings: list[str]) -> None:
+    """A project's settings may not choose where the user's provider keys go: ``base_url``
+    and ``api_key_env`` of ``providers.*`` and ``models.*`` in the project's files are
+    ignored with a warning (a repository could otherwise send the user's key to a server of
+    its choosing, or another variable's value as the key); the user's values stay. Like
+    ``permissions.mode: bypass`` and ``secrets.pass_to_commands`` (see below)."""
+    user = manager.layer("user")
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope)
+        for section in ("providers", "models"):
+            entries = project.get(section)
+            if not isinstance(entries, Mapping):
+                continue
+            for name, entry in entries.items():
+                chosen = [k for k in KEY_ROUTES if isinstance(entry, Mapping) and k in entry]
+                if chosen:
+                    _restore_user_routes(settings[section][name], user, section, name, chosen)
+                    warnings.append(
+                        f"{manager.path(scope)}: a project may not set {section}.{name}."
+                        f"{' or '.join(chosen)} (it would decide where your provider key is "
+                        "sent); ignored. Set it in your user settings, or use --base-url for "
+                        "one run.")
+
+
+def _restore_user_routes(target: dict[str, Any], user: Mapping[str, Any], section: str,
+                         name: str, chosen: list[str]) -> None:
+    """Put the user's values of ``chosen`` back into the merged entry (or drop them)."""
+    user_entries = user.get(section)
+    user_entry = user_entries.get(name) if isinstance(user_entries, Mapping) else None
+    for key in chosen:
+        if isinstance(user_entry, Mapping) and key in user_entry:
+            target[key] = user_entry[key]
+        else:
+            target.pop(key, None)
+
+
+_PRIVATE_NETWORK = "it would let the model reach your private network"
+#: settings that open the host up beyond the workspace, which only the user may choose, and
+#: what a project's files could otherwise do with them
+USER_ONLY_SETTINGS = {
+    "plugins.builtins.web.allow_private_addresses": _PRIVATE_NETWORK,
+    "plugins.builtins.web.allowed_networks": _PRIVATE_NETWORK,
+    "plugins.builtins.web.searxng_url": "it would choose the server your search queries are "
+                                        "sent to, on your private network too",
+    "plugins.builtins.notify.command": "it would run a program of the repository's choosing "
+                                       "on your machine, without asking",
+}
+
+
+def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
+                   warnings: list[str]) -> None:
+    """:data:`USER_ONLY_SETTINGS` set in the project's files are ignored with a warning; the
+    user's value (or none) stays."""
+    for scope in PROJECT_SCOPES:
+        for dotted, why in USER_ONLY_SETTINGS.items():
+            *parents, leaf = dotted.split(".")
+            if not _has(manager.layer(scope), [*parents, leaf]):
+                continue
+            target: Any = settings
+            for key in parents:
+                target = target.get(key) if isinstance(target, dict) else None
+            if isinstance(target, dict):
+                user: Any = manager.layer("user")
+                for key in parents:
+                    user = user.get(key) if isinstance(user, Mapping) else None
+                if isinstance(user, Mapping) and leaf in user:
+                    target[leaf] = user[leaf]
+                else:
+                    target.pop(leaf, None)
+            warnings.append(f"{manager.path(scope)}: a project may not set {dotted} ({why}); "
+                            "ignored. Set it in your user settings.")
+
+
+def _has(layer: Mapping[str, Any], path: list[str]) -> bool:
+    for key in path:
+        if not isinstance(layer, Mapping) or key not in layer:
+            return False
+        layer = layer[key]
+    return True
+
+
+def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
+    """The provider keys this session's settings and environment may use: kept out of
+    everything it prints and records (see :mod:`zpi_host.support.redaction`)."""
+    from ..support.redaction import Redactor
+
+    return Redactor.from_settings(settings, environ)
+
+
+def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
+                    warnings: list[str]) -> frozenset[str]:
+    """The key variables kept out of the commands the session starts (setting
+    ``secrets.pass_to_commands``, from the user's settings only: a repository's project
+    settings must not hand the keys to the commands its model runs). A bad value is a
+    warning, and all of them are kept out."""
+    from ..support.redaction import SecretsSettingError, hidden_variables, key_variables
+
+    for scope in PROJECT_SCOPES:
+        project = manager.layer(scope).get("secrets")
+        if isinstance(project, Mapping) and "pass_to_commands" in project:
+            warnings.append(f"{manager.path(scope)}: a project may not set "
+                            "secrets.pass_to_commands (it would give the provider keys to the "
+                            "commands its model runs); ignored. Set it in your user settings.")
+            user = manager.layer("user").get("secrets")
+            settings = {**settings, "secrets": dict(user) if isinstance(user, Mapping) else {}}
+    try:
+        return hidden_variables(settings)
+    except SecretsSettingError as exc:
+        from zpi_host.errors import docs_url
+
+        warnings.append(f"{exc}; passing none of them (see {docs_url('permissions', 'secrets')})")
+        return key_variables(settings)
+
+
+#: the sources of the allow rules the host adds itself (not the user's)
+INTERNAL_RULE_SOURCES = ("spill folder", "loaded skills")
+
+
+def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceLoader,
+                             tools: list[Any], spill: Path) -> None:
+    """The file-reading tools of the session (``READ_TOOLS``) may read what the host hands the
+    model: its own cut tool output in the session's ``spill`` folder, and a skill's body (and
+    the files beside it) wherever it is (a plugin's folder, the agent dir). One rule per
+    folder holding skills, not per skill: every tool call walks the rules."""
+    from ..permissions import READ_TOOLS, parse_rule
+
+    readers = [t.name for t in tools if t.name in READ_TOOLS]
+    folders = sorted({Path(skill.root).resolve().parent for skill in resources.skills})
+    spill_source, skills_source = INTERNAL_RULE_SOURCES
+    for name in readers:
+        permissions.rules.add("allow", parse_rule(f"{name}({spill}/**)", source=spill_source))
+        for folder in folders:
+            permissions.rules.add("allow", parse_rule(f"{name}({folder}/**)",
+                                                      source=skills_source))
+
+
+def choose_model(
+    options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
+    environ: Mapping[str, str],
+) -> ModelEntry:
+    """Explicit choice, then the session's last model, then ``model`` in settings, then
+    ``ZPI_MODEL``, then the first configured model that has credentials. A model without
+    credentials is refused."""
+    from ..providers.catalog import credentials, list_models, resolve_model
+
+    def usable(entry: ModelEntry, why: str) -> ModelEntry:
+        credential = credentials(entry, environ)
+        if options.provider is None and credential.key is None and credential.required:
+            raise UsageError(f"model {entry.name!r} ({why}) has no API key: set "
+                             f"{credential.source}")
+        return entry
+
+    if options.model is not None:
+        return usable(resolve_model(options.model, settings), "chosen explicitly")
+    last = store.last_model() if store is not None else None
+    if last is not None:
+        return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
+    if isinstance(settings.get("model"), str):
+        return usable(resolve_model(settings["model"], settings), "the setting 'model'")
+    if environ.get("ZPI_MODEL"):
+        return usable(resolve_model(environ["ZPI_MODEL"], settings), "the variable ZPI_MODEL")
+    missing = []
+    for entry in list_models(settings):
+        credential = credentials(entry, environ)
+        if credential.key is not None or not credential.required:
+            return entry
+        missing.append(f"{entry.name} (set {credential.source})")
+    why = f" The configured models have no credentials: {', '.join(missing)}." if missing else ""
+    raise UsageError("no model chosen: pass --model PROVIDER:MODEL (or model= in code), set "
+                     "'model' in settings, or configure a model with credentials under "
+                     f"'models'.{why} To try the host offline: --model scripted:PATH")
+
+
+
+
+async def make_provider(
+    options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any],
+    environ: Mapping[str, str],
+) -> Provider:
+    if options.provider is not None:
+        return options.provider  # type: ignore[no-any-return]
+    factories = await collect_providers(host, settings)
+    if entry.provider not in factories:
+        known = ", ".join(sorted(factories)) or "none"
+        raise UsageError(f"unknown model provider {entry.provider!r} (installed: {known})")
+    return factories[entry.provider].create(from_environment(entry, environ), settings)
+
+
+#: setting source -> the host's resource folders it also brings (claude-agent-sdk: the
+#: project source brings CLAUDE.md and the project's skills)
+RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project"}
+
+
+async def load_resources(
+    host: PluginHost, cwd: Path, agent_dir: Path, settings: Mapping[str, Any],
+    setting_sources: Sequence[str] | None = None, agents: Sequence[Any] = (),
+) -> ResourceLoader:
+    """Plugins' resource sources and commands, and the host's own folders of the chosen
+    setting sources (None: all)."""
+    import attrs
+
+    from ..resources import Command, ResourceLoader, ResourceSource
+
+    sources: list[ResourceSource] = []
+    for answer in await host.hooks.register_resources(cwd, settings):
+        if not isinstance(answer.value, ResourceSource):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered {answer.value!r} as a "
+                                "resource source; return zpi_host.resources.ResourceSource")
+        sources.append(attrs.evolve(answer.value, origin=answer.plugin))
+    commands: list[Command] = []
+    for answer in await host.hooks.register_commands(cwd, settings):
+        if not isinstance(answer.value, Command):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered {answer.value!r} as a "
+                                "command; return zpi_host.resources.Command")
+        if any(c.name == answer.value.name for c in commands):
+            raise AssemblyError(f"plugin {answer.plugin!r} registered the command "
+                                f"{answer.value.name!r}, which another plugin registered first")
+        commands.append(attrs.evolve(answer.value, origin=answer.plugin))
+    origins = RESOURCE_ORIGINS.values() if setting_sources is None else [
+        RESOURCE_ORIGINS[s] for s in setting_sources if s in RESOURCE_ORIGINS]
+    return ResourceLoader(cwd, agent_dir, sources, commands, file_origins=origins,
+                          agents=agents).load()
+
+
+def choose_reasoning(
+    options: SessionOptions, store: SessionManager | None, entry: ModelEntry | None,
+    settings: Mapping[str, Any],
+) -> str:
+    """Explicit, then the session's (if valid), then settings, then the model's default;
+    clamped to ``off`` for a model that does not reason."""
+    level = options.reasoning_level
+    if level is None and store is not None:
+        restored = store.last_reasoning_level()
+        level = restored if restored in REASONING_LEVELS else None
+    if level is None and settings.get("reasoning_level") in REASONING_LEVELS:
+        level = settings["reasoning_level"]
+    supports = entry is None or entry.reasoning
+    if level is None:
+        level = "medium" if supports and entry is not None else "off"
+    return level if supports else "off"
+
+
+async def build_prompt(
+    host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
+    tools: list[Any], append: str | None, replace: str | None = None,
+) -> tuple[str, tuple[Any, ...]]:
+    """The base prompt, context files, skills, instructions and ``append``; ``replace``
+    (the ``system_prompt`` option) stands instead of all but ``append``."""
+    instructions = await host.hooks.instructions(cwd, settings, resources)
+    if replace is not None:
+        parts = [replace]
+    else:
+        parts = [BASE_PROMPT.format(cwd=cwd)]
+        parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
+        parts += [i.text for i in instructions]
+    if append:
+        parts.append(append)
+    prompt = await host.hooks.system_prompt("\n\n".join(parts), tools, instructions, resources)
+    return prompt, instructions
+
+
+async def create_session(**kwargs: Any) -> AgentSession:
+    """Assemble a session from keyword options (see
+    :class:`~zpi_host.session.options.SessionOptions`
+    and the user guide). Bad options fail before anything is opened or connected."""
+    options = SessionOptions.from_kwargs(kwargs)
+    environ = options.environ if options.environ is not None else os.environ
+    agent_dir = resolve_agent_dir(options.agent_dir, environ)
+    store = open_store(options, agent_dir)
+    opened = store is not None and options.session_manager is None
+    provider = None
+    try:
+        cwd = resolve_cwd(options.cwd, store)
+        settings_manager = load_settings(options, agent_dir, cwd)
+        settings = settings_manager.snapshot()
+        guarded: list[str] = []
+        keep_keys_home(settings_manager, settings, guarded)  # before any plugin sees them
+        keep_user_only(settings_manager, settings, guarded)
+        if options.plugin_dirs or options.zcode_plugin_dirs:
+            settings = with_plugin_dirs(settings, options.plugin_dirs,
+                                        options.zcode_plugin_dirs)
+        host = options.host if options.host is not None else make_host(options, environ,
+                                                                       settings, cwd)
+        warnings = guarded + list(host.hooks.configure(settings))
+        if options.continue_recent and store is None:
+            warnings.append(f"no session to continue in {cwd}; started a new one")
+        permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
+        entry = choose_model(options, store, settings, environ)
+        provider = await make_provider(options, host, entry, settings, environ)
+        found = await collect_tools(host, cwd, settings)
+        resources = await load_resources(host, cwd, agent_dir, settings,
+                                         options.setting_sources, options.agents)
+        for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
+                                                     cwd, settings):
+            found.add(answer.value, answer.plugin, "prepared")
+        tools = select_tools(found, tool_overrides=options.tool_overrides,
+                             custom_tools=options.custom_tools, no_tools=options.no_tools,
+                             tools=options.tools, exclude_tools=options.exclude_tools,
+                             hide_tools=options.hide_tools)
+        prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
+                                                  options.append_system_prompt,
+                                                  options.system_prompt)
+        reasoning = choose_reasoning(options, store, entry if options.provider is None
+                                     else getattr(provider, "entry", None), settings)
+        if store is None:
+            store = new_store(options, agent_dir, cwd, settings)
+            opened = True
+        warnings += permissions.rules.unknown_tool_rules([t.name for t in tools])
+        spill = prepare_spill(agent_dir, store)
+        allow_reading_host_files(permissions, resources, tools, spill)
+        hidden = command_secrets(settings_manager, settings, warnings)
+        session = _session(options, host, provider, entry, tools, found.owners, prompt,
+                           instructions, cwd, agent_dir, settings, settings_manager, store,
+                           resources, reasoning, permissions, warnings, spill)
+        session.hidden_variables = hidden
+        session.redactor = session.store.redactor = redactor_for(settings, environ)
+        return session
+    except BaseException:
+        if provider is not None and options.provider is None:
+            await provider.aclose()
+        if opened and store is not None:
+            store.close()
+        raise
+
+
+def _session(
+    options: SessionOptions, host: PluginHost, provider: Provider, entry: ModelEntry,
+    tools: list[Any], owners: Mapping[str, str], prompt: str, instructions: tuple[Any, ...],
+    cwd: Path, agent_dir: Path, settings: dict[str, Any], settings_manager: SettingsManager,
+    store: SessionManager, resources: ResourceLoader, reasoning: str,
+    permissions: PermissionPolicy, early_warnings: list[str], spill: Path,
+) -> AgentSession:
+    from ..contract.snapshot import plugin_changes, take_snapshot
+    from ..tools.file_state import FileReadState
+    from .agent_session import AgentSession
+
+    snapshot = take_snapshot(host, tools, owners, instructions, resources, {
+        "model": f"{provider.name}:{provider.model}", "reasoning_level": reasoning,
+        "max_turns": options.max_turns, "tools": [t.name for t in tools],
+    })
+    from ..contract.diagnostics import plugin_warnings
+
+    warnings = [str(p) for p in settings_manager.problems] + early_warnings
+    warnings += [f"plugin {r.name!r}: {w}" for r in host.records if r.status == "ok"
+                 for w in plugin_warnings(r.plugin)]
+    warnings += [f"plugin {r.name!r} failed to load: {r.error} (see zpi-host --list-plugins; "
+                 "--strict or ZPI_STRICT_PLUGINS=1 makes this an error)"
+                 for r in host.records if r.status == "failed"]
+    warnings += [str(w) for w in store.warnings]
+    warnings += [str(d) for d in resources.diagnostics]
+    if len(store.records) > 1:  # reopened: writes a killed run left half done
+        from .housekeeping import sweep_touched_folders
+
+        swept = sweep_touched_folders(store.records, cwd)
+        if swept:
+            warnings.append(f"removed {len(swept)} temporary file(s) that a killed run left: "
+                            + ", ".join(str(p) for p in swept[:5]))
+    previous = store.latest_snapshot()
+    if previous is not None:
+        changes = plugin_changes(previous, snapshot.to_json())
+        if changes:
+            warnings.append("plugins changed since this session was last used: "
+                            + "; ".join(changes) + " (continuing with what is installed now)")
+    return AgentSession(
+        host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
+        file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
+        reasoning_level=reasoning, spill_dir=spill,
+        remove_spill_at_dispose=store.in_memory_only,
+        store=store, settings_manager=settings_manager, resources=resources,
+        start_source="resume" if store.records and len(store.records) > 1 else "startup",
+        permissions=permissions,
+        snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
+        model_entry=entry if options.provider is None else getattr(provider, "entry", None),
+        ports=options.ports,
+    )

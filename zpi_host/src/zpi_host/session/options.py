@@ -1,0 +1,132 @@
+"""SessionOptions: everything ``create_session`` accepts, validated before anything is built.
+
+Unknown names and conflicting combinations are reported together with what to do, so a caller
+never gets half a session (an open transcript, a connected client) from a bad call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import UsageError
+
+REASONING_LEVELS = ("off", "minimal", "low", "medium", "high")
+
+
+@attrs.frozen(kw_only=True)
+class SessionOptions:
+    """The options of :func:`zpi_host.create_session`; see the user guide for each."""
+
+    model: str | None = None
+    provider: Any = None
+    cwd: str | Path | None = None
+    agent_dir: str | Path | None = None
+    host: Any = None
+    settings: Any = None
+    #: which settings files are read: ``user``, ``project``, ``local`` (None: all)
+    setting_sources: Sequence[str] | None = None
+    session_manager: Any = None
+    resume: str | None = None
+    continue_recent: bool = False
+    persist: bool = True
+    session_id: str | None = None
+    max_turns: int | None = None
+    tools: Sequence[str] | None = None
+    exclude_tools: Sequence[str] = ()
+    #: removed when the session has them; a name it lacks is not an error (for a layer that
+    #: stands in for tools a session may or may not have, as the SDK's ``Skill``)
+    hide_tools: Sequence[str] = ()
+    no_tools: bool = False
+    custom_tools: Sequence[Any] = ()
+    tool_overrides: Sequence[Any] = ()
+    reasoning_level: str | None = None
+    append_system_prompt: str | None = None
+    environ: Mapping[str, str] | None = None
+    blocked_plugins: Sequence[str] = ()
+    permission_mode: str | None = None
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    add_dirs: Sequence[str | Path] = ()
+    can_use_tool: Any = None
+    interactive: bool = False
+    plugin_dirs: Sequence[str | Path] = ()
+    #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
+    zcode_plugin_dirs: Sequence[str | Path] = ()
+    system_prompt: str | None = None
+    plugins: Mapping[str, Any] = attrs.field(factory=dict)
+    #: a :class:`~zpi_host.session.ports.HostPorts`: how services ask the user and reach a terminal
+    ports: Any = None
+    #: sub-agent types given in code (:class:`~zpi_host.resources.AgentDefinition`); they win
+    #: over ``agents/*.md`` files of the same name
+    agents: Sequence[Any] = ()
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise UsageError(f"unknown option(s) {', '.join(unknown)} for create_session; "
+                             f"known: {', '.join(sorted(known))}")
+        options = cls(**kwargs)
+        options.validate()
+        return options
+
+    def validate(self) -> None:
+        """Every problem at once, as one UsageError."""
+        problems = []
+        restore = [name for name, on in (("resume", self.resume is not None),
+                                         ("continue_recent", self.continue_recent),
+                                         ("session_manager", self.session_manager is not None))
+                   if on]
+        if len(restore) > 1:
+            problems.append(f"{' and '.join(restore)} each choose the session; give one")
+        if not self.persist and restore:
+            problems.append(f"persist=False (no session file) cannot be combined with "
+                            f"{restore[0]}")
+        if self.session_id is not None and restore:
+            problems.append(f"session_id names a new session; it cannot be combined with "
+                            f"{restore[0]}")
+        if self.max_turns is not None and (not isinstance(self.max_turns, int)
+                                           or self.max_turns < 1):
+            problems.append(f"max_turns must be at least 1, got {self.max_turns!r}")
+        if self.no_tools and self.tools is not None:
+            problems.append("no_tools and tools both choose the tool set; give one")
+        for name in ("tools", "exclude_tools", "hide_tools"):
+            value = getattr(self, name)
+            if isinstance(value, str) or (value is not None and not all(
+                    isinstance(v, str) for v in value)):
+                problems.append(f"{name} must be a list of tool names, got {value!r}")
+        if self.tools is not None and not isinstance(self.tools, str):
+            both = sorted(set(self.tools) & set(self.exclude_tools))
+            if both:
+                problems.append(f"tool(s) {', '.join(both)} are both in tools and "
+                                "exclude_tools")
+        if self.reasoning_level is not None and self.reasoning_level not in REASONING_LEVELS:
+            problems.append(f"reasoning_level must be one of {', '.join(REASONING_LEVELS)}, "
+                            f"got {self.reasoning_level!r}")
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            problems.append(f"system_prompt must be a string, got "
+                            f"{type(self.system_prompt).__name__}")
+        from ..resources import AgentDefinition
+
+        if isinstance(self.agents, str | Mapping) or not all(
+                isinstance(a, AgentDefinition) for a in self.agents):
+            problems.append("agents must be a list of zpi_host.resources.AgentDefinition")
+        if not isinstance(self.plugins, Mapping):
+            problems.append("plugins must be a mapping of plugin name to plugin object")
+        elif self.plugins and self.host is not None:
+            problems.append("plugins are registered on the host create_session loads; with "
+                            "host= register them on that host yourself")
+        from .ports import HostPorts
+
+        if self.ports is not None and not isinstance(self.ports, HostPorts):
+            problems.append(f"ports must be a zpi_host.session.ports.HostPorts, got "
+                            f"{type(self.ports).__name__}")
+        if self.model is None and self.provider is not None:
+            problems.append("a provider object needs a model name too (model='name:id')")
+        if problems:
+            raise UsageError("invalid session options: " + "; ".join(problems))
