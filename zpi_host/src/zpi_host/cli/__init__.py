@@ -10,7 +10,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CliUsageError
+from .exits import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliUsageError,
+)
 from .startup import import_plugin_modules, pause_gc, resume_gc
 
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")

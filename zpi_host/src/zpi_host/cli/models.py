@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import docs_url
 from .exits import EXIT_FAILED, EXIT_OK
 
 
@@ -60,8 +61,6 @@ def models_command(args: Any, blocked: list[str]) -> int:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
     if not rows:
-        from zpi_host.errors import docs_url
-
         print("no models configured; add them under 'models' in "
               f"{manager.user_path} (see {docs_url('user-guide', 'models-and-credentials')}), "
               "or use --model PROVIDER:MODEL",

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import docs_url
 from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
 
 
 def add_run_parser(commands: Any) -> None:
-    from zpi_host.errors import docs_url
-
     run = commands.add_parser("run", help="run the agent on a prompt",
                               description="Run the agent on PROMPT until it stops.")
     run.add_argument("prompt", nargs="?", default=None,
@@ -44,8 +43,6 @@ def add_run_parser(commands: Any) -> None:
 
 def add_permission_options(parser: Any) -> None:
     """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
-    from zpi_host.errors import docs_url
-
     perms = parser.add_argument_group(f"permissions (see {docs_url('permissions')})")
     perms.add_argument("--permission-mode", choices=PERMISSION_MODES,
                        default=None, help="default: workspace trust; ask: every side-effect "

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import attrs
 
-from ..errors import HookAnswerError, HookError, UsageError
+from ..errors import HookAnswerError, HookError, UsageError, docs_url
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
@@ -143,8 +143,6 @@ class HookSettingsError(UsageError):
     """The ``hooks`` settings hold a value the host cannot use; names the settings key."""
 
     def __init__(self, key: str, problem: str) -> None:
-        from zpi_host.errors import docs_url
-
         super().__init__(f"setting {key}: {problem} (see "
                          f"{docs_url('hooks', 'time-budgets-and-error-policies')})")
         self.key = key

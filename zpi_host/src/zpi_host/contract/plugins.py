@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import PluginLoadError
+from ..errors import PluginLoadError, docs_url
 from . import hookspecs
 
 if TYPE_CHECKING:
@@ -160,8 +160,6 @@ class PluginRecord:
 
 
 def _describe_validation_error(exc: pluggy.PluginValidationError) -> str:
-    from zpi_host.errors import docs_url
-
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return ("hook implementation does not match the contract: " + "; ".join(lines)
             + f" (see {docs_url('hooks')} for each hook's arguments)")
@@ -429,8 +427,6 @@ class PluginHost:
     @staticmethod
     def _unknown_hook(name: str) -> str:
         import difflib
-
-        from zpi_host.errors import docs_url
 
         known = [n for n in vars(hookspecs) if n.startswith("zpi_")]
         close = difflib.get_close_matches(name, known, n=1)

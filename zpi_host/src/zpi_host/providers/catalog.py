@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import UsageError, ZpiError
+from ..errors import UsageError, ZpiError, docs_url
 from ..settings.schema import is_number
 from .messages import Usage
 
@@ -47,8 +47,6 @@ class CatalogError(ZpiError):
     its dotted path."""
 
     def __init__(self, setting: str, problem: str) -> None:
-        from zpi_host.errors import docs_url
-
         super().__init__(f"settings: {setting} {problem} (fix it in settings.json; see "
                          f"{docs_url('user-guide', 'models-and-credentials')})")
         self.setting = setting

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract.plugins import PluginConfig, PluginHost
-from ..errors import AssemblyError, UsageError
+from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
 from ..settings.plugin_dirs import with_plugin_dirs
 from .options import REASONING_LEVELS, SessionOptions
@@ -278,8 +278,6 @@ def command_secrets(manager: SettingsManager, settings: Mapping[str, Any],
     try:
         return hidden_variables(settings)
     except SecretsSettingError as exc:
-        from zpi_host.errors import docs_url
-
         warnings.append(f"{exc}; passing none of them (see {docs_url('permissions', 'secrets')})")
         return key_variables(settings)
 

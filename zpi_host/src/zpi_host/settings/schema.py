@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
-from zpi_host.errors import docs_url  # standard library only, like this module
+from ..errors import docs_url
 
 # ----------------------------------------------------------------------------------- kinds
 
