@@ -356,3 +356,39 @@ def test_a_file_of_the_earlier_layout_is_read_as_empty(tmp_path: Path) -> None:
     assert cache.entries == {}
     cache.compile("x = 1\n", "<attrs generated methods m.A>")
     assert cache.hits == 0 and cache.added == 1
+
+
+def test_zpi_no_code_cache_turns_it_off_and_a_run_is_the_same(tmp_path: Path) -> None:
+    """The cache only saves start-up time: with ``ZPI_NO_CODE_CACHE=1`` the CLI installs
+    nothing and a scripted run answers, records and prints exactly the same."""
+    script = tmp_path / "script.jsonl"
+    script.write_text('{"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]}\n'
+                      '{"text": "done"}\n')
+    (tmp_path / "a.txt").write_text("hello\n")
+    program = ("import io, json, sys, contextlib, zpi_host.support.codecache as c\n"
+               "from zpi_host.cli import main\n"
+               "out = io.StringIO()\n"
+               "with contextlib.redirect_stdout(out):\n"
+               "    code = main(sys.argv[1:])\n"
+               "result = json.loads(out.getvalue())\n"
+               "print(json.dumps({'code': code, 'installed': c._installed is not None,\n"
+               "                  'result': result['result'], 'is_error': result['is_error'],\n"
+               "                  'num_turns': result['num_turns'], 'usage': result['usage']}))")
+    outcomes = {}
+    for switch in ("0", "1"):
+        env = {**os.environ, "ZPI_AGENT_DIR": str(tmp_path / f"agent-{switch}"),
+               "ZPI_NO_CODE_CACHE": switch}
+        done = subprocess.run(
+            [sys.executable, "-c", program, "run", "--model", f"scripted:{script}",
+             "--output-format", "json", "read a.txt"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        outcomes[switch] = json.loads(done.stdout)
+        sessions = sorted((tmp_path / f"agent-{switch}").rglob("*.jsonl"))
+        outcomes[switch]["records"] = [
+            [json.loads(line)["type"] for line in path.read_text().splitlines()]
+            for path in sessions]
+    assert outcomes["0"].pop("installed") is True
+    assert outcomes["1"].pop("installed") is False
+    assert outcomes["0"] == outcomes["1"]
+    assert outcomes["1"]["result"] == "done" and outcomes["1"]["records"]

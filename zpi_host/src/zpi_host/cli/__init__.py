@@ -6,6 +6,7 @@ import httpx, anyio or cattrs.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -241,9 +242,10 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    from ..support.codecache import install
+    if os.environ.get("ZPI_NO_CODE_CACHE") != "1":  # the one switch (docs/performance.md)
+        from ..support.codecache import install
 
-    install()  # attrs classes built from here on reuse their compiled methods
+        install()  # attrs classes built from here on reuse their compiled methods
     listing = None if modules else listing_arguments(rest)
     if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins
