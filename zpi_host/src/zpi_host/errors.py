@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+__all__ = ["DOCS_URL", "AssemblyError", "ContextOverflowError", "HookAnswerError", "HookError",
+           "PluginLoadError", "RunStopped", "UsageError", "ZpiError", "docs_url"]
+
 #: where the documentation is published: messages point there, never at a repository path
 DOCS_URL = "https://zpi-host.readthedocs.io/en/latest/"
 

@@ -19,7 +19,6 @@ from ..fs.spill import (
     remove_spill_entry,
     spill_root,
 )
-from ..fs.stale_temps import sweep_stale_temps
 from ..permissions import paths
 from ..support.process_groups import process_alive
 from ..transcript.paths import iter_session_files
@@ -82,4 +81,6 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     for raw in named:
         with contextlib.suppress(ValueError, OSError):
             folders[paths.absolute(raw, cwd).parent] = None
+    from ..fs.stale_temps import sweep_stale_temps  # start-up: only a resume sweeps
+
     return [path for folder in folders for path in sweep_stale_temps(folder)]
