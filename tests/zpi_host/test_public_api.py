@@ -8,8 +8,7 @@ import importlib
 
 import pytest
 
-#: module -> every public name it must keep (``__all__``; for ``hookspecs`` the names it
-#: defines: the hook markers, the ``zpi_*`` hooks and their argument types)
+#: module -> every public name it must keep (its ``__all__``)
 PINNED: dict[str, str] = {
     "zpi_host": """
         AgentSession CompactDecision HookAnswerError HookError Instruction PluginConfig
@@ -80,12 +79,12 @@ PINNED: dict[str, str] = {
         rename_session session_path summary_message tag_session
     """,
     "zpi_host.contract.hookspecs": """
-        LoadingHost zpi_after_compact zpi_after_tool zpi_before_compact
-        zpi_before_request zpi_before_tool zpi_event zpi_instructions zpi_load_plugins
-        zpi_notification zpi_permission_request zpi_prepare_tools zpi_register_commands
-        zpi_register_providers zpi_register_resources zpi_register_search_backends
-        zpi_register_tools zpi_request_options zpi_run_end zpi_session_end
-        zpi_session_start zpi_stop zpi_subagent_start zpi_subagent_stop
+        LoadingHost PROJECT_NAME hookimpl hookspec zpi_after_compact zpi_after_tool
+        zpi_before_compact zpi_before_request zpi_before_tool zpi_event zpi_instructions
+        zpi_load_plugins zpi_notification zpi_permission_request zpi_prepare_tools
+        zpi_register_commands zpi_register_providers zpi_register_resources
+        zpi_register_search_backends zpi_register_tools zpi_request_options zpi_run_end
+        zpi_session_end zpi_session_start zpi_stop zpi_subagent_start zpi_subagent_stop
         zpi_system_prompt zpi_tool_failed zpi_tool_overrides zpi_turn_end zpi_turn_start
         zpi_unknown_tool zpi_user_prompt
     """,
@@ -138,3 +137,59 @@ def test_a_new_public_name_is_pinned_too(name: str) -> None:
     """So that the list stays the whole public surface (a name added by accident is seen)."""
     added = sorted(public_names(importlib.import_module(name)) - set(PINNED[name].split()))
     assert not added, f"{name} has public names not pinned here: {added}"
+
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+PLUGIN_DISTRIBUTIONS = ("zpi_builtins", "zpi_compat_claude", "zpi_compat_zcode")
+
+
+def documented_kernel_names() -> dict[str, set[str]]:
+    """The table of docs/architecture.md, "What the other distributions use of the kernel"."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    table = text.split("<!-- kernel-names-for-distributions -->")[1].split(
+        "<!-- end kernel-names-for-distributions -->")[0]
+    names: dict[str, set[str]] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`zpi_host"):
+            names[cells[0].strip("`")] = {n.strip().strip("`") for n in cells[1].split(",")}
+    return names
+
+
+def kernel_imports_of(distribution: str) -> dict[str, set[str]]:
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in (REPO / distribution / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and \
+                    (node.module or "").split(".")[0] == "zpi_host":
+                found.setdefault(node.module or "", set()).update(a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "zpi_host":
+                        found.setdefault(alias.name, set())
+    return found
+
+
+@pytest.mark.parametrize("distribution", PLUGIN_DISTRIBUTIONS)
+def test_the_other_distributions_use_only_public_or_documented_kernel_names(
+        distribution: str) -> None:
+    documented = documented_kernel_names()
+    assert documented, "the table of docs/architecture.md was not found"
+    undocumented = []
+    for module, names in sorted(kernel_imports_of(distribution).items()):
+        public = set(PINNED[module].split()) if module in PINNED else set()
+        extra = names - public - documented.get(module, set())
+        if extra or (not names and module not in PINNED and module not in documented):
+            undocumented.append(f"{module}: {sorted(extra) or 'the module'}")
+    assert not undocumented, (
+        f"{distribution} imports kernel names that are neither public nor listed in "
+        f"docs/architecture.md: {undocumented}")
+
+
+def test_every_documented_kernel_name_exists() -> None:
+    for module, names in documented_kernel_names().items():
+        imported = importlib.import_module(module)
+        missing = sorted(n for n in names if not hasattr(imported, n))
+        assert not missing, f"docs/architecture.md lists {module} names it lacks: {missing}"

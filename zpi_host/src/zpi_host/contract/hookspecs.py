@@ -704,3 +704,8 @@ def zpi_event(session: Any, event: Any) -> None:
 
     Async: allowed.
     """
+
+
+#: the markers, the loading host's type and every hook (what plugin authors may name)
+__all__ = ["PROJECT_NAME", "LoadingHost", "hookimpl", "hookspec",
+           *sorted(name for name in dict(globals()) if name.startswith("zpi_"))]
