@@ -34,8 +34,8 @@ class AgentSession(SessionState):
 
     def __init__(self, *, ports: HostPorts | None = None, **options: Any) -> None:
         super().__init__(**options)
-        self.view = SessionView(self)
-        self.ports = SessionPorts(self, ports)
+        self.view: SessionView = SessionView(self)
+        self.ports: SessionPorts = SessionPorts(self, ports)
 
     def child_session(self, **options: Any) -> AgentSession:
         """A sub-agent's session: same kind, the options given (``subagents.run_subagent``)."""
@@ -51,7 +51,7 @@ class AgentSession(SessionState):
             raise UsageError("a run is already in progress; use queue() to add input to it")
         import anyio
 
-        from ..agent.loop import AgentLoop
+        from ..agent.loop import AgentLoop  # start-up: a session previewed (`prompt`) never runs
 
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
@@ -96,7 +96,7 @@ class AgentSession(SessionState):
                            tool_call_id: str = "") -> SubagentResult:
         """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
         ``general-purpose``); see :mod:`zpi_host.session.subagents`."""
-        from .subagents import run_subagent
+        from .subagents import run_subagent  # start-up: most sessions start no sub-agent
 
         return await run_subagent(self, agent_type, prompt, max_turns=max_turns,
                                   description=description, tool_call_id=tool_call_id)
