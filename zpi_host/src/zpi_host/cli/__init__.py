@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..support.env_flags import env_flag
 from .exits import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
@@ -242,7 +243,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
-    if os.environ.get("ZPI_NO_CODE_CACHE") != "1":  # the one switch (docs/performance.md)
+    if not env_flag(os.environ.get("ZPI_NO_CODE_CACHE")):  # the one switch (user guide)
         from ..support.codecache import install
 
         install()  # attrs classes built from here on reuse their compiled methods

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from ..errors import PluginLoadError, docs_url
+from ..support.env_flags import env_flag
 from . import hookspecs
 
 if TYPE_CHECKING:
@@ -57,9 +58,6 @@ def register_process_plugin(plugin: object, name: str) -> Callable[[], None]:
 def _env_list(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
-
-def _env_flag(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 class PluginConfig:
@@ -103,9 +101,9 @@ class PluginConfig:
         return cls(
             load_only=None if load is None else _env_list(load),
             disabled=[*_env_list(env.get("ZPI_DISABLE_PLUGINS")), *blocked, *settings_disabled],
-            autoload=not _env_flag(env.get("ZPI_DISABLE_PLUGIN_AUTOLOAD")),
-            strict=_env_flag(env.get("ZPI_STRICT_PLUGINS")),
-            trace=_env_flag(env.get("ZPI_TRACE_PLUGINS")),
+            autoload=not env_flag(env.get("ZPI_DISABLE_PLUGIN_AUTOLOAD")),
+            strict=env_flag(env.get("ZPI_STRICT_PLUGINS")),
+            trace=env_flag(env.get("ZPI_TRACE_PLUGINS")),
             settings=settings, cwd=cwd,
         )
 
