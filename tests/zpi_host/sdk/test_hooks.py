@@ -165,7 +165,18 @@ async def test_bad_hook_configuration_is_refused(scripted, hooks, match):
         await collect(query("go", scripted.turns("x").options(hooks=hooks)))
 
 
-async def test_without_the_claude_adapter_hooks_are_refused_by_name(scripted, monkeypatch):
+@pytest.fixture
+def fresh_engine_lookup():
+    """The engine's entry point is looked up once per process: these tests look again."""
+    from zpi_host.sdk import hook_callbacks
+
+    hook_callbacks._factory.cache_clear()
+    yield
+    hook_callbacks._factory.cache_clear()
+
+
+async def test_without_the_claude_adapter_hooks_are_refused_by_name(scripted, monkeypatch,
+                                                                    fresh_engine_lookup):
     import sys
 
     from zpi_host.sdk import UnsupportedOptionError
@@ -179,3 +190,44 @@ async def test_without_the_claude_adapter_hooks_are_refused_by_name(scripted, mo
     options = scripted.turns("x").options(hooks={"Stop": [HookMatcher(hooks=[hook])]})
     with pytest.raises(UnsupportedOptionError, match="install zpi-compat-claude"):
         await collect(query("go", options))
+
+
+async def test_without_the_engine_entry_point_hooks_are_refused_by_name(
+        scripted, monkeypatch, fresh_engine_lookup):
+    import importlib.metadata
+
+    from zpi_host.sdk import UnsupportedOptionError
+
+    real = importlib.metadata.entry_points
+
+    def without_engine(**select):
+        if select.get("group") == "zpi.sdk_hooks":
+            return importlib.metadata.EntryPoints(())
+        return real(**select)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", without_engine)
+
+    async def hook(input_data, tool_use_id, context):
+        return {}
+
+    options = scripted.turns("x").options(hooks={"Stop": [HookMatcher(hooks=[hook])]})
+    with pytest.raises(UnsupportedOptionError, match="install zpi-compat-claude"):
+        await collect(query("go", options))
+
+
+def test_the_engine_is_looked_up_once_per_process(fresh_engine_lookup, monkeypatch):
+    import importlib.metadata
+
+    from zpi_host.sdk.hook_callbacks import callback_hooks_plugin
+
+    calls = []
+    real = importlib.metadata.entry_points
+
+    def counting(**select):
+        calls.append(select.get("group"))
+        return real(**select)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
+    for _ in range(3):
+        callback_hooks_plugin({})
+    assert calls == ["zpi.sdk_hooks"]

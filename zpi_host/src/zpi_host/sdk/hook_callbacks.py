@@ -4,7 +4,8 @@ not import a plugin distribution). Without it the option is refused by name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .unsupported import UnsupportedOptionError
@@ -19,14 +20,21 @@ _INSTALL = "Python hook callbacks are run by the Claude adapter; install zpi-com
 def callback_hooks_plugin(hooks: Mapping[str, Sequence[Any]]) -> Any:
     """The plugin that runs ``hooks`` (event -> ``HookMatcher`` list), made by the
     ``zpi.sdk_hooks`` entry point named ``claude``."""
+    return _factory()(hooks)
+
+
+@functools.cache
+def _factory() -> Callable[[Mapping[str, Sequence[Any]]], Any]:
+    """The entry point's factory, looked up once per process (the metadata scan is not
+    repeated for every session); a failed lookup is not kept, so a later one tries again."""
     from importlib.metadata import entry_points
 
     found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == "claude"]
     if not found:
         raise UnsupportedOptionError("hooks", _INSTALL)
     try:
-        factory = found[0].load()
+        factory: Callable[[Mapping[str, Sequence[Any]]], Any] = found[0].load()
     except ImportError as exc:
         raise UnsupportedOptionError(
             "hooks", f"{_INSTALL} (it is installed but could not be imported: {exc})") from None
-    return factory(hooks)
+    return factory

@@ -11,6 +11,7 @@ the same. Standard library only.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -67,12 +68,8 @@ def version(name: str) -> str | None:
     return identity(distribution(name))[1]
 
 
-_kernel_version: list[str | None] = []
-
-
+@functools.cache
 def kernel_version() -> str | None:
     """The version of ``zpi-host``, read once per process (``zpi_host.__version__``, the
     plugin listing's kernel rows and every snapshot use it)."""
-    if not _kernel_version:
-        _kernel_version.append(version("zpi-host"))
-    return _kernel_version[0]
+    return version("zpi-host")
