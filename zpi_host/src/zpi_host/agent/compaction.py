@@ -153,11 +153,12 @@ async def summarise_with_model(session: SessionState, preparation: CompactionPre
     request = ModelRequest(model=session.provider.model, system_prompt=SUMMARY_SYSTEM_PROMPT,
                            messages=(UserMessage.text(task),))
     parts: list[str] = []
-    async for event in session.provider.stream(request):
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-        elif isinstance(event, UsageReport):
-            session.record_usage(event.usage)
+    async with session.spend.request() as spend:
+        async for event in session.provider.stream(request):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+            elif isinstance(event, UsageReport):
+                spend.add(session.record_usage(event.usage))
     summary = "".join(parts).strip()
     if not summary:
         raise CompactionError("the model returned an empty summary; the history was not "

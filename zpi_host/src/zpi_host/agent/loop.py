@@ -281,10 +281,11 @@ class AgentLoop:
         message: AssistantMessage | None = None
         async with anyio.create_task_group() as early:
             try:
-                message = await self._stream(request, events, early, started)
-                s.add_message(message)  # no checkpoint before: it precedes any journal record
-                self._pending = list(message.tool_calls)
-                s.record_usage(message.usage)
+                async with s.spend.request() as spend:
+                    message = await self._stream(request, events, early, started)
+                    s.add_message(message)  # no checkpoint: it precedes any journal record
+                    self._pending = list(message.tool_calls)
+                    spend.add(s.record_usage(message.usage))
                 if events and s.wants_event("message_end"):
                     await s.emit(MessageEnd(message))
                 self._announced = True  # early calls' tool_end events may follow now

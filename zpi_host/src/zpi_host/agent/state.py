@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ..providers.messages import Message, Usage
 from ..support.listview import ListView
 from .events import Event, SystemMessageEvent, WarningEvent
+from .spend import SpendLedger
 
 if TYPE_CHECKING:
     from ..contract.plugins import PluginHost
@@ -127,6 +128,9 @@ class SessionState:
         self.model_usage: dict[str, Usage] = {}
         self.model_cost_usd: dict[str, float] = {}
         self.unpriced_models: set[str] = set()
+        #: the budget check before every model request, shared with sub-agents (spend.py)
+        self.spend: SpendLedger = (parent.parent.spend if parent is not None
+                                   else SpendLedger(lambda: self.total_cost_usd))
         self._run_done: Any = None
         #: ``context_usage.RunningEstimate`` of the history, made by the first guard that asks
         self.context_estimate: Any = None
@@ -341,11 +345,15 @@ class SessionState:
         """Make the turn durable (fsync per the session's policy)."""
         self.store.sync()
 
-    def record_usage(self, usage: Usage) -> None:
+    def record_usage(self, usage: Usage, entry: ModelEntry | None = None) -> float:
         """Add one request's usage to the totals; cost from the catalog, or flagged unpriced.
-        A sub-agent's usage counts in its parent's totals too, under its own model."""
-        key = f"{self.provider.name}/{self.provider.model}"
-        entry = self.model_entry
+        ``entry``: the model that answered, when not the session's (a side request to
+        another model). A sub-agent's usage counts in its parent's totals too, under its
+        own model. Returns the cost in US dollars (0 when unpriced)."""
+        if entry is None:
+            key, entry = f"{self.provider.name}/{self.provider.model}", self.model_entry
+        else:
+            key = f"{entry.provider}/{entry.model}"
         amount: float | None = None
         priced = entry is not None and entry.provider != "scripted"
         if priced:
@@ -354,6 +362,7 @@ class SessionState:
             assert entry is not None
             amount = cost(usage, entry.price)
         self.count_usage(key, usage, amount, priced)
+        return amount or 0.0
 
     def count_usage(self, key: str, usage: Usage, amount: float | None, priced: bool) -> None:
         """Add ``usage`` of model ``key`` costing ``amount`` (None: unpriced; ``priced``

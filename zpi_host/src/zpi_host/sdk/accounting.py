@@ -3,7 +3,8 @@
 ``usage`` of a result is the input's own main-loop usage (the kernel's ``RunResult.usage``);
 ``total_cost_usd`` and ``model_usage`` are the session's totals when the result is sent, keyed
 ``provider/model``. An unpriced model costs 0 and is flagged (``unpriced: true``). The budget
-counts only the current query's new spend and is checked before each model request.
+counts only the current query's new spend and is checked before each model request
+(``agent/spend.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..agent.context_usage import ContextUsage
+    from ..agent.spend import SpendLedger
     from ..providers.messages import Usage
     from ..session.agent_session import AgentSession
 
@@ -87,26 +89,26 @@ def _add_spend(session: AgentSession, provider: str, model: str, usage: Usage,
 
 
 class Budget:
-    """``max_budget_usd`` for one query: the spend since :meth:`start`, checked before each
-    request (a request in flight may take it over by one request)."""
+    """``max_budget_usd`` for one query, kept by the session tree's spend ledger
+    (``agent/spend.py``): the spend since :meth:`start` of the session, its sub-agents and
+    its tools' side requests is checked before each of their requests; the overrun is
+    bounded by the requests in flight when it ran out."""
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
-        self.exceeded = False
-        self._start = 0.0
+        self._ledger: SpendLedger | None = None
 
     def start(self, session: AgentSession) -> None:
-        self._start = session.total_cost_usd
-        self.exceeded = False
+        self._ledger = session.spend
+        self._ledger.start(self.limit)
+
+    @property
+    def exceeded(self) -> bool:
+        """A request was refused because the limit was reached."""
+        return self._ledger is not None and self._ledger.exhausted
 
     def spent(self, session: AgentSession) -> float:
-        return session.total_cost_usd - self._start
-
-    def check(self, session: AgentSession) -> bool:
-        """True (and remembered) when the limit is reached."""
-        if self.limit is not None and self.spent(session) >= self.limit:
-            self.exceeded = True
-        return self.exceeded
+        return session.spend.spent()
 
 
 def context_usage_dict(usage: ContextUsage, model: str) -> dict[str, Any]:

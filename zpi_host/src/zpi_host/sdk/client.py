@@ -96,8 +96,6 @@ class SDKClient:
             self._apply_mode(self._mode)
             if self.options.session_store is not None:
                 self._attach_mirror(session)
-            if self.options.max_budget_usd is not None:
-                session.subagent_observers.append(_ChildBudget(self))
             session.subagent_observers.append(_ChildMessages(self))
         except BaseException:
             self._session = self._mirror = None
@@ -110,8 +108,6 @@ class SDKClient:
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)
-        if self.options.max_budget_usd is not None:
-            wanted.add("turn_start")
         session.subscribe(self._on_event, wanted)
         group = anyio.create_task_group()
         await group.__aenter__()
@@ -360,15 +356,12 @@ class SDKClient:
         return combined, (value, problems)
 
     def _on_event(self, event: Event) -> None:
-        """Each wanted session event: the budget check, then its messages on the stream
-        (synchronous: nothing here waits)."""
-        from ..agent.events import TurnStart, WarningEvent
+        """Each wanted session event: its messages on the stream (synchronous: nothing here
+        waits). The budget is checked by the session's spend ledger before each request."""
+        from ..agent.events import WarningEvent
 
         session = self._session
         if session is None:
-            return
-        if isinstance(event, TurnStart) and self._budget.check(session):
-            session.abort()  # before the request: the budget is spent
             return
         if isinstance(event, WarningEvent) and self.options.stderr is not None:
             self.options.stderr(event.message)
@@ -509,30 +502,6 @@ def user_text(item: Any) -> str:
         return "\n".join(texts)
     raise UsageError(f"the message content must be a string or a list of text blocks, got "
                      f"{content!r:.100}")
-
-
-class _ChildBudget:
-    """``max_budget_usd`` for sub-agents: each of a child's requests is checked before it is
-    sent, as the main loop's are; a spent budget stops the child and the input (a
-    :class:`~zpi_host.session.subagents.SubagentObserver`)."""
-
-    def __init__(self, client: SDKClient) -> None:
-        self.client = client
-        self._unsubscribe: dict[str, Any] = {}
-
-    async def subagent_started(self, child: AgentSession, link: Any) -> None:
-        def check(event: Event) -> None:
-            session = self.client._session
-            if session is not None and self.client._budget.check(session):
-                child.abort()
-                session.abort()
-
-        self._unsubscribe[child.session_id] = child.subscribe(check, ["turn_start"])
-
-    async def subagent_stopped(self, child: AgentSession, link: Any) -> None:
-        unsubscribe = self._unsubscribe.pop(child.session_id, None)
-        if unsubscribe is not None:
-            unsubscribe()
 
 
 class _ChildMessages:

@@ -180,9 +180,9 @@ class HostPorts:
 
 
 class ModelPort:
-    """Side requests (a title, a summary) to the session's model or another one; the
-    conversation never sees them. Usage of the session's own model is counted in the
-    session's usage."""
+    """Side requests (a title, a summary, a web page's prompt) to the session's model or
+    another one; the conversation never sees them. Their usage counts in the session's
+    usage and against its budget (``agent/spend.py``), like the loop's requests."""
 
     def __init__(self, session: SessionState) -> None:
         self._session = session
@@ -202,32 +202,32 @@ class ModelPort:
 
     async def complete(self, *, system: str, prompt: str, purpose: str,
                        model: str | None = None, max_tokens: int = 200) -> str:
-        """The text of one answer to ``prompt``; raises the provider's errors."""
+        """The text of one answer to ``prompt``; raises the provider's errors, and
+        BudgetExhaustedError when the session tree's budget is spent (it is checked before
+        the request, as the loop's are). The usage counts in the session's totals, priced
+        by the catalog entry of the model that answered."""
         from ..providers.base import ModelRequest, TextDelta, UsageReport
         from ..providers.messages import UserMessage
 
         session = self._session
-        provider, own = session.provider, True
+        provider, entry, own = session.provider, None, True
         if model is not None and model != self.model:
-            provider, own = await self._other_provider(model), False
+            (provider, entry), own = await open_model(session, model), False
         request = ModelRequest(model=provider.model, system_prompt=system,
                                messages=[UserMessage.text(prompt)],
                                options={"max_tokens": max_tokens}, purpose=purpose)
         parts: list[str] = []
         try:
-            async for event in provider.stream(request):
-                if isinstance(event, TextDelta):
-                    parts.append(event.text)
-                elif isinstance(event, UsageReport) and own:
-                    session.record_usage(event.usage)
+            async with session.spend.request() as spend:
+                async for event in provider.stream(request):
+                    if isinstance(event, TextDelta):
+                        parts.append(event.text)
+                    elif isinstance(event, UsageReport):
+                        spend.add(session.record_usage(event.usage, entry))
         finally:
             if not own:
                 await provider.aclose()
         return "".join(parts)
-
-    async def _other_provider(self, model: str) -> Any:
-        provider, _ = await open_model(self._session, model)
-        return provider
 
 
 async def open_model(session: SessionState, model: str) -> tuple[Any, Any]:
