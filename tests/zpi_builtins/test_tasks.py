@@ -143,7 +143,7 @@ async def test_a_finished_task_is_reported_to_the_model_at_its_next_turn(zpi_env
     assert context.source == "builtins:tasks"
     assert "has ended: failed (exited with code 3), exit code 3" in context.text
     assert "does not ask you to run the command again" in context.text
-    assert re.search(r"Its output is in \S+task-b[0-9a-f]{8}-", context.text)
+    assert re.search(r"Its output is in \S+/task-b[0-9a-f]{8}\.log ", context.text)
     # it reached the model at a turn boundary: after a tool result or a prompt, never
     # between a call and its result
     request = session.test_model.requests[-1]

@@ -2,17 +2,22 @@
 
 One :class:`TaskRegistry` per session, made by the service runtime on first use and attached
 to the host's task port (``SessionView.ports.tasks``). It starts each command in its own
-process group with its output in a private spill file, watches it (progress while the output
-grows), records its start and end as ``custom`` records of namespace ``zpi.task``, publishes
-the task events, tells the model when a task ended (unless it saw the end itself), stops
-tasks on request and every task still running when the session ends. A resumed session's
-recorded tasks are loaded as ended; those without an end record are recorded as ended now.
+process group, copies its output through a pipe into ``task-<id>.log`` of the session's
+private spill folder (at most ``max_output_bytes``; at the limit the output is cut and the
+command stopped), watches it (progress while the output grows), records its start and end as
+``custom`` records of namespace ``zpi.task``, publishes the task events, tells the model when
+a task ended (unless it saw the end itself), stops tasks on request and every task still
+running when the session ends. A resumed session's recorded tasks are loaded as ended; those
+without an end record are recorded as ended now. A record is data: its ``output_file`` is
+never opened; the file is named by the task id inside the spill folder (:func:`output_name`)
+and read with the no-follow, regular-only rule (:meth:`TaskRegistry.read_output`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from zpi_host.errors import ZpiError
 from zpi_host.session.ports import TaskInfo
 from zpi_host.tools import ToolContext, ToolFailure
 
@@ -28,11 +34,30 @@ from .settings import service_settings
 from .task_constants import DEFAULT_WAIT_MS, SERVICE
 
 __all__ = ["NAMESPACE", "SERVICE", "SOURCE", "BackgroundArgs", "BackgroundTask", "OutputArgs",
-           "TaskRegistry", "ended_context", "registry_for"]
+           "TaskRegistry", "ended_context", "output_name", "registry_for"]
 
 
 SOURCE = "builtins:tasks"
 NAMESPACE = "zpi.task"
+#: a task id as :meth:`TaskRegistry.start` makes them; a record with another is skipped
+TASK_ID = re.compile(r"b[0-9a-f]{8}")
+#: the output file name of releases before 0.2 (a random suffix); still read on resume
+_OLD_OUTPUT_NAME = r"task-{}-[0-9a-f]{{12}}\.log"
+
+
+#: how long the output still in the pipe is copied once the command's group is gone
+OUTPUT_DRAIN_SECONDS = 2.0
+
+
+def output_name(task_id: str) -> str:
+    """The name of a task's output file in the session's spill folder."""
+    return f"task-{task_id}.log"
+
+
+def cut_notice(limit: int) -> bytes:
+    """What ends the output of a task that reached ``max_output_bytes``."""
+    return (f"\n[output cut at {limit} bytes (setting plugins.builtins.tasks.max_output_bytes);"
+            " the command was stopped: redirect its output to a file to keep more]\n").encode()
 
 
 @attrs.frozen
@@ -59,7 +84,9 @@ class BackgroundTask:
     task_id: str
     command: str
     description: str
-    output_file: Path
+    #: ``<spill folder>/task-<id>.log``; None when the session has no spill folder (a task
+    #: loaded from records without one). Never a recorded path.
+    output_file: Path | None
     tool_use_id: str | None = None
     process: Any = None
     pgid: int | None = None
@@ -73,12 +100,23 @@ class BackgroundTask:
     model_knows_end: bool = False
     done: Any = None  # asyncio.Event, set when the task ended and was recorded
     watcher: Any = None
+    #: bytes copied into the output file (a task started by this process)
+    written: int = 0
+    #: the output reached ``max_output_bytes`` and was cut
+    cut: bool = False
 
     def output_bytes(self) -> int:
-        try:
-            return self.output_file.stat().st_size
+        if self.process is not None:
+            return self.written
+        if self.output_file is None:
+            return 0
+        try:  # a recorded task: the file's size, without following a link
+            info = os.lstat(self.output_file)
         except OSError:
             return 0
+        import stat
+
+        return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
 def _status(exit_code: int | None, stopped: bool) -> str:
@@ -107,6 +145,8 @@ class TaskRegistry:
         settings = service_settings(runtime.settings, SERVICE)
         self.progress_seconds = float(settings["progress_seconds"])
         self.max_running = int(settings["max_running"])
+        self.max_output = int(settings["max_output_bytes"])
+        self.spill_dir: Path | None = runtime.session.spill_dir
         self._tasks: dict[str, BackgroundTask] = {}
         self._asyncio = asyncio
         self.closed = False
@@ -123,7 +163,7 @@ class TaskRegistry:
         return TaskInfo(
             task_id=task.task_id, session_id=self.session_id, command=task.command,
             description=task.description, status=task.status,
-            output_file=str(task.output_file), pid=task.pgid, pgid=task.pgid,
+            output_file=str(task.output_file or ""), pid=task.pgid, pgid=task.pgid,
             tool_use_id=task.tool_use_id, exit_code=task.exit_code,
             output_bytes=task.output_bytes(), duration_ms=int((end - task.started) * 1000),
             summary=task.summary)
@@ -162,7 +202,7 @@ class TaskRegistry:
 
         import anyio
 
-        from zpi_host.fs.spill import SpillFolderError, create_spill_file
+        from zpi_host.fs.spill import SpillFolderError
         from zpi_host.support import process_groups
         from zpi_host.tools.bash import command_environment, find_shell
 
@@ -181,9 +221,8 @@ class TaskRegistry:
         if not cwd.is_dir():
             raise ToolFailure(f"working directory {cwd} does not exist or is not a directory; "
                               "the command was not run")
-        task_id = "b" + os.urandom(4).hex()
         try:
-            path, out = create_spill_file(ctx.spill_dir, f"task-{task_id}")
+            task_id, path, out = self._create_output(ctx.spill_dir)
         except (SpillFolderError, OSError) as exc:
             raise ToolFailure(f"cannot create the output file of the background command: "
                               f"{exc}") from exc
@@ -196,7 +235,7 @@ class TaskRegistry:
         try:
             process = await anyio.open_process(
                 [shell, "-c", command], cwd=cwd, env=command_environment(ctx),
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True)
         except OSError as exc:
             out.close()
@@ -205,8 +244,6 @@ class TaskRegistry:
             self._append({"event": "end", **intent, "status": "failed", "exit_code": None,
                           "reason": f"could not start {shell}: {exc}"})
             raise ToolFailure(f"could not start {shell}: {exc}") from exc
-        finally:
-            out.close()  # the command holds its own copy
         pgid = process.pid  # start_new_session: the shell leads its own group
         process_groups.track(pgid)  # a forced exit kills it even without time to stop it
         self.ports.tasks.claim(task_id)
@@ -217,14 +254,51 @@ class TaskRegistry:
         from zpi_host.agent.events import TaskStarted
 
         await self.ports.tasks.publish(TaskStarted(self.info(task)))
-        task.watcher = self._asyncio.get_running_loop().create_task(self._watch(task))
+        task.watcher = self._asyncio.get_running_loop().create_task(self._watch(task, out))
         return self.info(task)
+
+    @staticmethod
+    def _create_output(spill_dir: Path) -> tuple[str, Path, Any]:
+        """A new task id and its output file ``task-<id>.log``, made in the spill folder."""
+        from zpi_host.fs.spill import SpillFolderError, create_spill_file
+
+        for _ in range(100):
+            task_id = "b" + os.urandom(4).hex()
+            try:
+                path, out = create_spill_file(spill_dir, "task", name=output_name(task_id))
+            except FileExistsError:
+                continue
+            return task_id, path, out
+        raise SpillFolderError(f"could not find a free task id in {spill_dir}")
+
+    def read_output(self, task: BackgroundTask, tail: int) -> tuple[bytes, int]:
+        """The last ``tail`` bytes of ``task``'s output file and its size ((b"", 0) when there
+        is none). Opened in the spill folder by name, no-follow, non-blocking and regular
+        only: a file replaced by a symlink, a FIFO or anything else is a ToolFailure."""
+        from zpi_host.fs.spill import open_spill_file
+
+        if task.output_file is None:
+            return b"", 0
+        try:
+            fd, info = open_spill_file(task.output_file.parent, task.output_file.name)
+        except FileNotFoundError:
+            return b"", 0
+        except (ZpiError, OSError) as exc:  # a symlink, a FIFO, a folder gone bad
+            raise ToolFailure(f"the output of task {task.task_id} cannot be read: {exc} (the "
+                              "file was replaced; the host only reads the regular file it "
+                              "wrote)") from None
+        try:
+            size = info.st_size
+            return os.pread(fd, min(tail, size), max(0, size - tail)), size
+        finally:
+            os.close(fd)
 
     # -- watching and stopping ------------------------------------------------------------
 
-    async def _watch(self, task: BackgroundTask) -> None:
-        """Wait for the command to end (reporting progress while its output grows), stop
-        what it left in its group, then record and announce the end."""
+    async def _watch(self, task: BackgroundTask, out: Any) -> None:
+        """Copy the command's output into its file while waiting for it to end (reporting
+        progress while the output grows), stop what it left in its group, then record and
+        announce the end."""
         import anyio
 
         from zpi_host.agent.events import TaskProgress
@@ -233,19 +307,59 @@ class TaskRegistry:
         assert task.pgid is not None  # a started task
         reported = 0
         try:
-            while True:
-                with anyio.move_on_after(self.progress_seconds):
-                    await task.process.wait()
-                    break
-                size = task.output_bytes()
-                if size != reported:
-                    reported = size
-                    await self._publish(TaskProgress(self.info(task)))
+            copied = anyio.Event()
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._copy_output, task, out, group, copied)
+                while True:
+                    with anyio.move_on_after(self.progress_seconds):
+                        await task.process.wait()
+                        break
+                    size = task.output_bytes()
+                    if size != reported:
+                        reported = size
+                        await self._publish(TaskProgress(self.info(task)))
+                # what the shell left in its group holds the pipe open: stopped, so the
+                # copy meets the end of the output (bounded: a process that left the group
+                # may hold it open for ever)
+                await stop_process_group(task.process, task.pgid)
+                with anyio.move_on_after(OUTPUT_DRAIN_SECONDS):
+                    await copied.wait()
+                group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
-                await stop_process_group(task.process, task.pgid)
-                await task.process.aclose()
-                await self._finish(task)
+                try:
+                    await stop_process_group(task.process, task.pgid)
+                    await task.process.aclose()
+                finally:
+                    out.close()
+                    await self._finish(task)
+
+    async def _copy_output(self, task: BackgroundTask, out: Any, group: Any,
+                           copied: Any) -> None:
+        """The command's output into its file, up to ``max_output_bytes``; at the limit the
+        output is cut (a notice says so), the command stopped and the rest read and
+        dropped, so the command never blocks on a full pipe."""
+        from zpi_host.tools.bash import stop_process_group
+
+        assert task.process.stdout is not None
+        try:
+            async for chunk in task.process.stdout:
+                if task.cut:
+                    continue
+                room = self.max_output - task.written
+                part = chunk[:room]
+                out.write(part)
+                task.written += len(part)
+                if len(chunk) > room:
+                    task.cut = True
+                    out.write(cut_notice(self.max_output))
+                    if task.stop_reason is None:
+                        task.stop_reason = (f"its output reached the limit of "
+                                            f"{self.max_output} bytes")
+                    group.start_soon(stop_process_group, task.process, task.pgid)
+                out.flush()
+        finally:
+            copied.set()
 
     async def _stop(self, task: BackgroundTask, reason: str) -> None:
         import anyio
@@ -315,7 +429,8 @@ class TaskRegistry:
         starts: dict[str, Mapping[str, Any]] = {}
         ends: dict[str, Mapping[str, Any]] = {}
         for data in self.ports.storage.custom(NAMESPACE):
-            if not isinstance(data, Mapping) or not isinstance(data.get("task_id"), str):
+            if not isinstance(data, Mapping) or not isinstance(data.get("task_id"), str) or \
+                    not TASK_ID.fullmatch(data["task_id"]):
                 continue
             task_id, event = data["task_id"], data.get("event")
             if event == "start":
@@ -328,7 +443,7 @@ class TaskRegistry:
         for task_id, start in starts.items():
             task = BackgroundTask(task_id, str(start.get("command", "")),
                                   str(start.get("description", "")),
-                                  Path(str(start.get("output_file", ""))),
+                                  self._recorded_output(task_id, start.get("output_file")),
                                   start.get("tool_use_id"), model_knows_end=True)
             end = ends.get(task_id)
             task.ended = task.started
@@ -351,6 +466,17 @@ class TaskRegistry:
             if end is None:
                 orphans.append(self.info(task))
         return orphans
+
+    def _recorded_output(self, task_id: str, recorded: Any) -> Path | None:
+        """Where a recorded task's output is: ``task-<id>.log`` in this session's spill
+        folder (or the older name the record gives, if it is one), never the record's
+        folder."""
+        if self.spill_dir is None:
+            return None
+        name = Path(recorded).name if isinstance(recorded, str) else ""
+        if not re.fullmatch(_OLD_OUTPUT_NAME.format(task_id), name):
+            name = output_name(task_id)
+        return self.spill_dir / name
 
 
 def ended_context(info: TaskInfo) -> str:

@@ -13,7 +13,6 @@ previous process left unfinished (``zpi_session_start``).
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -154,15 +153,10 @@ def prepare_output(arguments: Mapping[str, Any]) -> OutputArgs:
     return OutputArgs(task_id, block, int(timeout))
 
 
-def _tail(path: Path) -> tuple[str, int]:
-    """The end of a task's output file and its size."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - OUTPUT_TAIL_BYTES))
-            data = f.read(OUTPUT_TAIL_BYTES)
-    except OSError:
-        return "", 0
+def _tail(registry: TaskRegistry, task: BackgroundTask) -> tuple[str, int]:
+    """The end of a task's output file and its size (ToolFailure when the file was replaced
+    by something the host does not read: a symlink, a FIFO)."""
+    data, size = registry.read_output(task, OUTPUT_TAIL_BYTES)
     text = data.decode("utf-8", errors="replace")
     if size > OUTPUT_TAIL_BYTES:
         text = text.split("\n", 1)[-1]
@@ -170,8 +164,9 @@ def _tail(path: Path) -> tuple[str, int]:
     return text.rstrip("\n"), size
 
 
-def _report(task: BackgroundTask, info: TaskInfo, waited: bool) -> ToolResult:
-    text, size = _tail(task.output_file)
+def _report(registry: TaskRegistry, task: BackgroundTask, info: TaskInfo,
+            waited: bool) -> ToolResult:
+    text, size = _tail(registry, task)
     if info.running:
         state = "still running" + (" (the wait timed out)" if waited else "")
     else:
@@ -195,7 +190,7 @@ async def task_output(args: OutputArgs, ctx: ToolContext) -> ToolResult:
     info = registry.info(task)
     if not info.running:
         task.model_knows_end = True
-    return _report(task, info, waited)
+    return _report(registry, task, info, waited)
 
 
 async def task_stop(args: str, ctx: ToolContext) -> ToolResult:

@@ -34,8 +34,8 @@ from typing import IO
 from ..errors import ZpiError
 
 __all__ = ["SPILL_FOLDER_NAME", "SPILL_KEEP_DAYS", "SpillFolderError", "copy_spill_files",
-           "create_spill_file", "open_spill_root", "remove_spill_entry", "remove_spill_folder",
-           "spill_folder", "spill_root"]
+           "create_spill_file", "open_spill_file", "open_spill_root", "remove_spill_entry",
+           "remove_spill_folder", "spill_folder", "spill_root"]
 
 #: Days a saved session's spill folder is kept after the last output was spilled into it.
 SPILL_KEEP_DAYS = 7
@@ -110,19 +110,40 @@ def open_spill_folder(folder: Path) -> int:
         os.close(root_fd)
 
 
-def create_spill_file(folder: Path, prefix: str) -> tuple[Path, IO[bytes]]:
-    """A new file ``<prefix>-<random>.log`` in the private ``folder``, open for writing."""
+def create_spill_file(folder: Path, prefix: str, *, name: str | None = None
+                      ) -> tuple[Path, IO[bytes]]:
+    """A new file ``<prefix>-<random>.log`` in the private ``folder``, open for writing;
+    ``name``: that exact name instead (FileExistsError when it is taken)."""
     fd = open_spill_folder(folder)
     try:
         for _ in range(100):
-            name = f"{prefix}-{os.urandom(6).hex()}.log"
+            chosen = name if name is not None else f"{prefix}-{os.urandom(6).hex()}.log"
             try:
-                file_fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                file_fd = os.open(chosen, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                                   | os.O_CLOEXEC, 0o600, dir_fd=fd)
             except FileExistsError:
+                if name is not None:
+                    raise
                 continue
-            return folder / name, os.fdopen(file_fd, "wb")
+            return folder / chosen, os.fdopen(file_fd, "wb")
         raise SpillFolderError(f"could not find a free file name in {folder}")
+    finally:
+        os.close(fd)
+
+
+def open_spill_file(folder: Path, name: str) -> tuple[int, os.stat_result]:
+    """A read descriptor of the file ``name`` of the private ``folder`` and its ``fstat``:
+    no symlink followed, never blocking, regular files only (``fs.nofollow``'s rule:
+    PathChangedError for a symlink, SpecialFileError for a FIFO or other special file;
+    FileNotFoundError when it is absent). A name with a path separator is refused."""
+    from .nofollow import UnusablePathError, open_regular_at
+
+    path = Path(folder) / name
+    if not name or "/" in name or name in (".", ".."):
+        raise UnusablePathError(f"{name!r} is not a file name of the spill folder {folder}")
+    fd = open_spill_folder(folder)
+    try:
+        return open_regular_at(fd, name, path)
     finally:
         os.close(fd)
 

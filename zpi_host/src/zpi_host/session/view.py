@@ -80,6 +80,11 @@ class SessionView:
         return self._s.agent_dir
 
     @property
+    def spill_dir(self) -> Path | None:
+        """The session's private folder for tool output (``fs/spill.py``); None without one."""
+        return self._s.spill_dir
+
+    @property
     def transcript_path(self) -> Path | None:
         """The session's JSONL file (None in memory mode)."""
         return self._s.store.path

@@ -175,6 +175,9 @@ SCHEMA = Section("", "keep", (
                         "how often a running task reports progress while its output grows"),
                 Setting("max_running", whole(1), 16,
                         "background commands one session may run at once"),
+                Setting("max_output_bytes", whole(1024), 64 * 1024 * 1024,
+                        "bytes of output one background command may write to its file; at "
+                        "the limit the output is cut and the command stopped"),
             )),
             Section("title", "warn", (
                 Setting("enabled", BOOL, True, "title a session after its first exchange"),
