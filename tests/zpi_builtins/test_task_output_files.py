@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from pathlib import Path
 
 import anyio
 import pytest
@@ -131,7 +132,7 @@ async def test_a_background_yes_stops_growing_its_file_at_the_cap(zpi_env, tmp_p
     text = last_tool_text(session.test_model.requests[-1])
     (info,) = session.ports.tasks.tasks()
     assert info.status == "stopped" and f"reached the limit of {cap} bytes" in info.summary
-    data = open(info.output_file, "rb").read()
+    data = Path(info.output_file).read_bytes()
     assert data == b"y\n" * (cap // 2) + cut_notice(cap)
     assert f"output cut at {cap} bytes" in text and "stopped" in text
     assert info.output_bytes == cap
