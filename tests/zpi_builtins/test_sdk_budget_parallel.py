@@ -23,13 +23,16 @@ AFFORDABLE = 5
 HELPER = AgentDefinition(description="answers", prompt="Answer briefly.", tools=["Read"])
 
 
-def options(server, tmp_path, **fields) -> AgentOptions:
+def options(server, tmp_path, *, web_model=None, **fields) -> AgentOptions:
+    models = {name: {"provider": "openai", "model": model, "price": PRICE,
+                     "context_window": 200_000}
+              for name, model in (("priced", "test-model"), ("reader", "reader-model"))}
     settings = {"providers": {"openai": {"base_url": server.base_url}},
                 "requests": {"retry_base_delay": 0.001, "retry_max_delay": 0.001},
-                "models": {"priced": {"provider": "openai", "model": "test-model",
-                                      "price": PRICE, "context_window": 200_000}},
+                "models": models,
                 "plugins": {"builtins": {"title": {"enabled": False},
-                                         "web": {"allow_private_addresses": True}}}}
+                                         "web": {"allow_private_addresses": True,
+                                                 "model": web_model}}}}
     (tmp_path / "project").mkdir(exist_ok=True)
     return AgentOptions(cwd=tmp_path / "project", model="priced", settings=json.dumps(settings),
                         env={"OPENAI_API_KEY": "sk-test-openai"},
@@ -55,7 +58,9 @@ async def test_forty_parallel_sub_agents_stop_at_the_budget(zpi_model_server, tm
     assert len(refused) >= 40 - AFFORDABLE  # the children refused say why
 
 
-async def test_thirty_webfetch_prompts_stop_at_the_budget(zpi_model_server, tmp_path):
+@pytest.mark.parametrize("web_model", [None, "reader"])
+async def test_thirty_webfetch_prompts_stop_at_the_budget(zpi_model_server, tmp_path,
+                                                          web_model):
     with web_server() as web:
         web.page("/page", "<p>some text</p>")
         calls = [{"name": "WebFetch", "arguments": {"url": web.url("/page"),
@@ -65,12 +70,15 @@ async def test_thirty_webfetch_prompts_stop_at_the_budget(zpi_model_server, tmp_
                                    *[{"text": "answer", "usage": CENT}] * 30,
                                    {"text": "all done", "usage": CENT})
         messages = [m async for m in query(prompt="fetch all", options=options(
-            zpi_model_server, tmp_path))]
+            zpi_model_server, tmp_path, web_model=web_model))]
     result = messages[-1]
     assert (result.subtype, result.is_error) == ("error_max_budget_usd", True), result.errors
-    # before the ledger, the 30 side requests were never checked (nor counted)
+    # before the ledger, the 30 side requests were never checked (nor, to another model
+    # than the session's, counted)
     assert len(zpi_model_server.requests) <= AFFORDABLE
     assert result.total_cost_usd <= BUDGET + 1e-9
+    if web_model is not None:
+        assert result.model_usage["openai/reader-model"]["costUSD"] > 0
     refused = [b.content for m in messages if type(m).__name__ == "UserMessage"
                for b in m.content if "budget" in str(b.content)]
     assert len(refused) >= 30 - AFFORDABLE
