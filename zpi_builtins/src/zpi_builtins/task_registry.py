@@ -41,7 +41,7 @@ SOURCE = "builtins:tasks"
 NAMESPACE = "zpi.task"
 #: a task id as :meth:`TaskRegistry.start` makes them; a record with another is skipped
 TASK_ID = re.compile(r"b[0-9a-f]{8}")
-#: the output file name of releases before 0.2 (a random suffix); still read on resume
+#: the output file name of sessions recorded before `task-<id>.log` (a random suffix)
 _OLD_OUTPUT_NAME = r"task-{}-[0-9a-f]{{12}}\.log"
 
 
