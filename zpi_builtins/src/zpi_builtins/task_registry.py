@@ -338,28 +338,36 @@ class TaskRegistry:
                            copied: Any) -> None:
         """The command's output into its file, up to ``max_output_bytes``; at the limit the
         output is cut (a notice says so), the command stopped and the rest read and
-        dropped, so the command never blocks on a full pipe."""
-        from zpi_host.tools.bash import stop_process_group
-
+        dropped, so the command never blocks on a full pipe. A file that cannot be written
+        (a full disk) stops the command the same way."""
         assert task.process.stdout is not None
         try:
             async for chunk in task.process.stdout:
                 if task.cut:
                     continue
                 room = self.max_output - task.written
-                part = chunk[:room]
-                out.write(part)
-                task.written += len(part)
-                if len(chunk) > room:
-                    task.cut = True
-                    out.write(cut_notice(self.max_output))
-                    if task.stop_reason is None:
-                        task.stop_reason = (f"its output reached the limit of "
-                                            f"{self.max_output} bytes")
-                    group.start_soon(stop_process_group, task.process, task.pgid)
-                out.flush()
+                try:
+                    out.write(chunk[:room])
+                    task.written += min(room, len(chunk))
+                    if len(chunk) > room:
+                        out.write(cut_notice(self.max_output))
+                        self._cut(task, group, f"its output reached the limit of "
+                                               f"{self.max_output} bytes")
+                    out.flush()
+                except OSError as exc:
+                    self._cut(task, group, f"its output file could not be written: {exc}")
         finally:
             copied.set()
+
+    @staticmethod
+    def _cut(task: BackgroundTask, group: Any, reason: str) -> None:
+        """No more output is written: the command is stopped, for ``reason``."""
+        from zpi_host.tools.bash import stop_process_group
+
+        task.cut = True
+        if task.stop_reason is None:
+            task.stop_reason = reason
+        group.start_soon(stop_process_group, task.process, task.pgid)
 
     async def _stop(self, task: BackgroundTask, reason: str) -> None:
         import anyio
