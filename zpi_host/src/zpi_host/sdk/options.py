@@ -164,7 +164,12 @@ class AgentOptions:
     # ------------------------------------------------------------------ checking
 
     def check(self) -> None:
-        """Refuse what cannot be honoured, each with its option name."""
+        """Refuse what cannot be honoured, each with its option name; first every option's
+        type (:mod:`.option_types`), so that the checks below and the session see the types
+        the annotations promise."""
+        from .option_types import check_option_types
+
+        check_option_types(self)
         if self.session_store is not None:  # first: its conflicts say more than "unsupported"
             self._check_store()
         elif self.project_key is not None:
@@ -180,9 +185,7 @@ class AgentOptions:
         if self.effort is not None and self.effort not in EFFORTS:
             raise UnsupportedOptionError("effort", f"{self.effort!r} is not one of "
                                                    f"{', '.join(EFFORTS)}")
-        if self.max_budget_usd is not None and (
-                isinstance(self.max_budget_usd, bool)
-                or not isinstance(self.max_budget_usd, int | float) or self.max_budget_usd <= 0):
+        if self.max_budget_usd is not None and self.max_budget_usd <= 0:
             raise UsageError(f"max_budget_usd must be a positive number of US dollars, got "
                              f"{self.max_budget_usd!r}")
         if self.resume is not None and self.continue_conversation:
@@ -200,18 +203,10 @@ class AgentOptions:
                 and self.session_id.lower() == self.resume.lower():
             raise UsageError(f"fork_session never reuses the resumed session's id "
                              f"({self.resume}); give another session_id, or none")
-        if self.hooks is not None and not isinstance(self.hooks, Mapping):
-            raise UsageError("hooks must map event names to lists of HookMatcher")
         if self.output_format is not None:
             from .structured import StructuredOutput
 
             StructuredOutput(self.output_format)
-        if self.can_use_tool is not None and not callable(self.can_use_tool):
-            raise UsageError(f"can_use_tool must be an async callable, got "
-                             f"{type(self.can_use_tool).__name__}")
-        if self.ask_user is not None and not callable(self.ask_user):
-            raise UsageError(f"ask_user must be an async callable, got "
-                             f"{type(self.ask_user).__name__}")
         from .agents import kernel_agents
 
         kernel_agents(self.agents)
