@@ -52,3 +52,12 @@ async def test_option_rules_in_claude_spelling_keep_their_pattern_semantics(scri
     assert bash.is_error and "Bash(rm:*)" in bash.content
     assert write.is_error and "write(out*)" in write.content
     assert (scripted.cwd / "x").exists() and not (scripted.cwd / "out.txt").exists()
+
+
+async def test_a_bare_name_in_either_spelling_removes_the_standard_tool(scripted):
+    scripted.turns("ok")
+    messages = await collect(query("go", scripted.options(
+        disallowed_tools=["bash", "Write", "read(.env)"])))
+    tools = messages[0].data["tools"]
+    assert "Bash" not in tools and "Write" not in tools and "bash" not in tools
+    assert "Read" in tools and "Edit" in tools  # read(.env) is a rule, not a removal

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..permissions.toolnames import same_tool
 from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = [
@@ -35,8 +36,9 @@ PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 #: the kernel tools the standard tools stand in for (removed from what the model sees)
 KERNEL_TOOLS = ("read", "write", "edit", "bash")
-#: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
-#: names there are deny rules only: a tool this session may not have is not an error)
+#: the tools the SDK layer adds; named bare in ``disallowed_tools`` (in either spelling:
+#: ``Bash`` or ``bash``) they are removed (other names there are deny rules only: a tool this
+#: session may not have is not an error)
 STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
@@ -351,8 +353,9 @@ class AgentOptions:
     def _tool_selection(self) -> dict[str, Any]:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
-        removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
-        optional = [n for n in self.disallowed_tools if n in OPTIONAL_STANDARD_TOOLS]
+        named = self._removed_tools().values()
+        removed = [n for n in named if n in STANDARD_TOOLS]
+        optional = [n for n in named if n in OPTIONAL_STANDARD_TOOLS]
         out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
                                "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
@@ -369,12 +372,23 @@ class AgentOptions:
                 out = {"no_tools": True}
         return out
 
+    def _removed_tools(self) -> dict[str, str]:
+        """The bare names in ``disallowed_tools`` that name a standard tool, in either spelling
+        (``Bash`` or ``bash``), each with the standard name it removes."""
+        standard = {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
+        out: dict[str, str] = {}
+        for entry in self.disallowed_tools:
+            name = next((n for n in same_tool(entry) if n in standard), None)
+            if name is not None:
+                out[entry] = name
+        return out
+
     def _permissions(self) -> dict[str, Any]:
         """The mode and the rules; a standard tool named alone in ``disallowed_tools`` is
         removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
-        removed = set(self.disallowed_tools) & {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
+        removed = self._removed_tools()
         deny = [r for r in self.disallowed_tools if r not in removed]
         allow = list(self.allowed_tools)
         if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:
