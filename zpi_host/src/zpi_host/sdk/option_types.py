@@ -13,7 +13,6 @@ given and the type expected.
 from __future__ import annotations
 
 import collections.abc
-import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -128,9 +127,14 @@ def _mismatch(value: Any, hint: Any, where: str) -> str:
     return f"{where} must be {expected}, got {_given(value)}{hint_text}"
 
 
-@functools.cache
+#: the evaluated annotations of each options class, read once
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def check_option_types(options: Any) -> None:
