@@ -4,7 +4,7 @@ into letters, leaving Bash enabled)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import attrs
 import pytest
@@ -92,6 +92,11 @@ async def test_the_client_refuses_a_wrong_type_at_connect(scripted):
 
 
 def test_right_types_pass_including_ints_for_numbers_and_tuples_for_lists(tmp_path):
+    class Folder:  # any os.PathLike is a path
+        def __fspath__(self):
+            return str(tmp_path)
+
+    check_option_types(AgentOptions(agent_dir=Folder(), cwd=PurePosixPath(tmp_path)))
     check_option_types(AgentOptions(
         cwd=tmp_path, add_dirs=(str(tmp_path), tmp_path), max_budget_usd=1, max_turns=3,
         env={"A": "1"}, tools={"type": "preset", "preset": "claude_code"},

@@ -13,9 +13,11 @@ given and the type expected.
 from __future__ import annotations
 
 import collections.abc
+import os
 import types
 import typing
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from ..errors import UsageError
@@ -105,6 +107,8 @@ def _problem(value: Any, hint: Any, where: str) -> str | None:
         return None if fits else _mismatch(value, hint, where)
     if hint is int and isinstance(value, bool):
         return _mismatch(value, hint, where)
+    if hint is Path:  # any path object will do (``Path(value)`` is what reads it)
+        return None if isinstance(value, os.PathLike) else _mismatch(value, hint, where)
     if isinstance(hint, type):
         return None if isinstance(value, hint) else _mismatch(value, hint, where)
     return None  # a form the options do not use: not judged here
