@@ -25,6 +25,17 @@ def test_read_response_is_the_raw_text_of_the_lines_read(tmp_path):
         "startLine": 2, "totalLines": 4}}
 
 
+def test_read_response_keeps_the_final_newline_of_a_read_that_reaches_the_end(tmp_path):
+    shown = "     1\tone\n     2\ttwo"
+    whole = {"path": str(tmp_path / "n.txt"), "lines": 2, "start": 1, "end": 2}
+    ends = claude_tool_response("Read", {"file_path": "n.txt"}, shown,
+                                {**whole, "newline_at_end": True}, tmp_path)
+    assert ends["file"]["content"] == "one\ntwo\n"
+    bare = claude_tool_response("Read", {"file_path": "n.txt"}, shown,
+                                {**whole, "newline_at_end": False}, tmp_path)
+    assert bare["file"]["content"] == "one\ntwo"
+
+
 def test_read_response_is_what_the_tool_returned_not_the_file_now(tmp_path):
     """A symlink swapped in after the read (to a secret) is never followed: the response is
     built from the tool's own output, tabs inside lines and empty lines kept."""

@@ -30,6 +30,30 @@ def test_unknown_names_pass_through_and_aliases():
     assert len(set(CLAUDE_NAMES.values())) == len(CLAUDE_NAMES)
 
 
+def test_the_names_come_from_the_kernels_one_table():
+    from zpi_host.permissions.toolnames import CLAUDE_SPELLINGS, same_tool
+
+    for host, spellings in CLAUDE_SPELLINGS.items():
+        assert all(host_tool_name(name) == host for name in spellings)
+        assert claude_tool_name(host) in spellings
+        assert set(same_tool(host)) == {host, *spellings}
+
+
+def test_tools_under_claudes_names_keep_their_input_with_absolute_paths():
+    """The SDK's standard tools take Claude's input already: only the paths change."""
+    assert claude_tool_input("Read", {"file_path": "a/../b.txt", "limit": 2}, CWD) == {
+        "file_path": "/work/space/b.txt", "limit": 2}
+    assert claude_tool_input("Edit", {"file_path": "f.py", "old_string": "a",
+                                      "new_string": "b"}, CWD) == {
+        "file_path": "/work/space/f.py", "old_string": "a", "new_string": "b"}
+    assert claude_tool_input("Write", {"file_path": "/abs/x", "content": "c"}, CWD) == {
+        "file_path": "/abs/x", "content": "c"}
+    assert claude_tool_input("Grep", {"pattern": "x", "path": "src"}, CWD) == {
+        "pattern": "x", "path": "/work/space/src"}
+    assert claude_tool_input("Bash", {"command": "ls", "timeout": 5000}, CWD) == {
+        "command": "ls", "timeout": 5000}  # Claude's milliseconds already
+
+
 def test_read_and_write_get_absolute_file_paths():
     assert claude_tool_input("read", {"path": "a/b.txt", "offset": 3, "limit": 5}, CWD) == {
         "file_path": "/work/space/a/b.txt", "offset": 3, "limit": 5}

@@ -93,12 +93,37 @@ def test_tool_name_wildcards_and_case(ws):
     rule = parse_rule("mcp__*")
     assert rule.matches_name("mcp__github__create_issue")
     assert not rule.matches_name("xmcp__a")
-    assert not parse_rule("Bash").matches_name("bash")  # names are case-sensitive
-    rules = PermissionRules.build(None, allow=("Bash(ls)", "mcp__*", "reed"))
+    assert not parse_rule("BASH").matches_name("bash")  # names are case-sensitive
+    assert not parse_rule("Mytool").matches_name("mytool")
+    rules = PermissionRules.build(None, allow=("BASH(ls)", "Bash(ls)", "mcp__*", "reed"))
     warnings = rules.unknown_tool_rules(["read", "bash"])
-    assert any("'Bash(ls)'" in w and "did you mean 'bash'" in w for w in warnings)
+    assert any("'BASH(ls)'" in w and "did you mean 'bash'" in w for w in warnings)
+    assert not any("'Bash(ls)'" in w for w in warnings)  # Claude's spelling of bash
     assert any("'reed'" in w and "did you mean 'read'" in w for w in warnings)
     assert any("'mcp__*'" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("rule", "tool"), [
+    ("Bash", "bash"), ("bash", "Bash"), ("Read", "read"), ("read", "Read"),
+    ("Write", "write"), ("edit", "Edit"), ("Glob", "glob"), ("grep", "Grep"),
+    ("Agent", "task"), ("Task", "task"), ("task", "Agent"), ("WebFetch", "web_fetch"),
+    ("web_fetch", "WebFetch"), ("Skill", "skill"), ("TaskOutput", "task_output"),
+])
+def test_a_rule_names_a_tool_in_either_spelling(rule, tool):
+    assert parse_rule(rule).matches_name(tool)
+    assert not parse_rule(rule).matches_name("write" if tool != "write" else "read")
+
+
+def test_claude_spellings_keep_each_tools_pattern_semantics(ws):
+    """``Bash(rm:*)`` is a command prefix on the kernel's bash, ``read(.env)`` a path on the
+    SDK's Read (its ``file_path``), and a malformed command pattern is refused in either
+    spelling, whichever tools are registered."""
+    rules = PermissionRules.build(None, deny=("Bash(rm:*)", "read(.env)"))
+    assert rules.find("deny", "tools", "bash", {"command": "rm -f x"}, ws) is not None
+    assert rules.find("deny", "tools", "bash", {"command": "ls"}, ws) is None
+    assert rules.find("deny", "tools", "read", {"path": ".env"}, ws) is not None
+    with pytest.raises(PermissionRuleError, match="':\\*' may only end"):
+        parse_rule("Bash(rm:* x)")
 
 
 @pytest.mark.parametrize(("command", "allowed"), [

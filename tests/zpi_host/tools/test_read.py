@@ -48,7 +48,7 @@ def test_numbered_lines_like_cat_n(ctx: ToolContext, tmp_path: Path) -> None:
     assert result.text_content == "     1\tfirst\n     2\t\tindented\n     3\t\n     4\tlast"
     assert result.details == {
         "path": str(tmp_path / "a.py"), "lines": 4, "start": 1, "end": 4,
-        "truncated": False, "lines_cut": 0,
+        "truncated": False, "lines_cut": 0, "newline_at_end": False,
     }
 
 
@@ -85,7 +85,7 @@ def test_line_limit_with_continuation(ctx: ToolContext, tmp_path: Path) -> None:
     last = run(ctx, path="big.txt", offset=4001)
     assert last.details == {
         "path": str(tmp_path / "big.txt"), "lines": 5123, "start": 4001, "end": 5123,
-        "truncated": False, "lines_cut": 0,
+        "truncated": False, "lines_cut": 0, "newline_at_end": True,
     }
 
 

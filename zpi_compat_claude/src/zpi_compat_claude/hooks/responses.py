@@ -5,7 +5,8 @@ Hook scripts read these fields (``tool_response.file.content``, ``structuredPatc
 
 - Read: ``{type: "text", file: {filePath, content, numLines, startLine, totalLines}}``, with
   the text of the lines read as the tool returned them (no line-number prefixes, no
-  continuation notice; a line longer than the tool shows is cut as it was shown); an image:
+  continuation notice; a line longer than the tool shows is cut as it was shown; the file's
+  final newline kept when the read reaches the end, as Claude Code gives it); an image:
   ``{type: "image", file: {base64, type, originalSize}}``;
 - Write: ``{type: "create" | "update", filePath, content, structuredPatch, originalFile,
   userModified}``;
@@ -123,6 +124,8 @@ def _read_response(path: str | None, text: str, details: Mapping[str, Any]) -> d
     if total:
         numbered = text.split("\n\n[showing", 1)[0]
         content = "\n".join(line.partition("\t")[2] for line in numbered.split("\n"))
+        if end == total and details.get("newline_at_end"):  # the raw text, as Claude's
+            content += "\n"
     return {"type": "text", "file": {"filePath": path, "content": content,
                                      "numLines": max(end - start + 1, 0) if total else 0,
                                      "startLine": start, "totalLines": total}}
@@ -152,8 +155,9 @@ def claude_tool_response(name: str, arguments: Mapping[str, Any], text: str,
     details = details or {}
     if not isinstance(arguments, Mapping):
         arguments = {}
-    path = details.get("path") or _absolute(arguments.get("path", arguments.get("file_path")),
-                                            cwd)
+    # the path as tool_input gives it (absolute, normalized), the tool's own when it has one
+    path = _absolute(details.get("path") or arguments.get("path", arguments.get("file_path")),
+                     cwd)
     if name == "bash":
         if isinstance(details.get("stderr"), str):  # the streams were kept apart
             stdout, stderr = str(details.get("stdout") or ""), details["stderr"]

@@ -15,31 +15,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-#: this host's tool name -> Claude Code's. Kernel tools first, then the builtins' names.
-CLAUDE_NAMES: Mapping[str, str] = {
-    "read": "Read",
-    "write": "Write",
-    "edit": "Edit",
-    "bash": "Bash",
-    "glob": "Glob",
-    "grep": "Grep",
-    "ls": "LS",
-    "web_fetch": "WebFetch",
-    "web_search": "WebSearch",
-    "task": "Task",
-    "ask_user": "AskUserQuestion",
-    "todo_write": "TodoWrite",
-    "notebook_edit": "NotebookEdit",
-    "task_output": "TaskOutput",
-    "task_stop": "TaskStop",
-    "skill": "Skill",
-}
+from zpi_host.permissions.toolnames import CLAUDE_SPELLINGS
 
-#: Claude Code's name -> this host's (``Agent`` is Claude's newer name for ``Task``;
-#: ``MultiEdit`` input has the same shape this host's ``edit`` takes).
+#: this host's tool name -> the name Claude hooks see: Claude Code's current one from the
+#: kernel's table of spellings (the one permission rules match by), except ``task``, which
+#: hooks see as ``Task`` (the name Claude Code's hook matchers were written for).
+CLAUDE_NAMES: Mapping[str, str] = {
+    **{host: claude[0] for host, claude in CLAUDE_SPELLINGS.items()}, "task": "Task"}
+
+#: Claude Code's name -> this host's (every spelling of the table, ``Agent`` and ``Task``
+#: included; ``MultiEdit`` input has the same shape this host's ``edit`` takes).
 HOST_NAMES: Mapping[str, str] = {
-    **{claude: host for host, claude in CLAUDE_NAMES.items()},
-    "Agent": "task",
+    **{name: host for host, claude in CLAUDE_SPELLINGS.items() for name in claude},
     "MultiEdit": "edit",
 }
 
@@ -61,6 +48,12 @@ def _absolute(path: Any, cwd: Path | str) -> Any:
         return path
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
 
+
+#: this host's tool -> the fields of Claude's input for it that hold a path (made absolute)
+CLAUDE_PATH_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "read": ("file_path",), "write": ("file_path",), "edit": ("file_path",),
+    "glob": ("path",), "grep": ("path",), "ls": ("path",), "notebook_edit": ("notebook_path",),
+}
 
 _EDIT_TO_CLAUDE: Mapping[str, str] = {"old_text": "old_string", "new_text": "new_string"}
 _EDIT_TO_HOST: Mapping[str, str] = {"old_string": "old_text", "new_string": "new_text"}
@@ -88,12 +81,20 @@ def _edit_to_host(edit: Any) -> Any:
 def claude_tool_input(name: str, arguments: Mapping[str, Any], cwd: Path | str) -> dict[str, Any]:
     """This host's arguments for tool ``name`` in the shape Claude's hooks expect.
 
+    A tool under Claude's name (the SDK's standard ``Read``, ``Edit`` ...) has Claude's input
+    already: only its path fields become absolute (:data:`CLAUDE_PATH_FIELDS`).
     ``read``/``write``: ``path`` -> absolute ``file_path``. ``edit``: one edit becomes
     ``{file_path, old_string, new_string, replace_all}`` (Claude's Edit); several become
     ``{file_path, edits: [{old_string, new_string, replace_all}, ...]}`` (Claude's MultiEdit
     shape, still under the name ``Edit``). ``bash``: ``timeout`` seconds -> milliseconds.
     """
     args = dict(arguments) if isinstance(arguments, Mapping) else {}
+    host = host_tool_name(name)
+    if host != name:  # a tool under Claude's name (the SDK's Read, Edit ...): Claude's input
+        for field in CLAUDE_PATH_FIELDS.get(host, ()):
+            if field in args:
+                args[field] = _absolute(args[field], cwd)
+        return args
     if name in ("read", "write", "edit") and "path" in args:
         args["file_path"] = _absolute(args.pop("path"), cwd)
     if name == "edit" and isinstance(args.get("edits"), list):

@@ -1,8 +1,9 @@
 """Permission rules: parsing ``bash(git status:*)``-style strings and finding the rule that
 matches a call.
 
-A rule is ``[dimension:]name[(pattern)]``. Names are the host's tool names, case-sensitive
-(``bash``, not Claude's ``Bash``), with ``*`` as a wildcard (``mcp__*``). The dimension prefix
+A rule is ``[dimension:]name[(pattern)]``. Names are tool names, case-sensitive, with ``*`` as
+a wildcard (``mcp__*``); a tool rule names the tool in this host's spelling or Claude Code's
+(``bash`` or ``Bash``, :mod:`.toolnames`) and matches it under either name. The dimension prefix
 (``tool:``, ``command:``, ``skill:``, ``agent:``) chooses what the rule is about; without one a
 rule is about tools. What the pattern is compared with depends on the tool: a resolved path for
 file tools (``paths.PATH_ARGUMENTS``), the command line for shell tools
@@ -21,6 +22,7 @@ import attrs
 
 from . import matching, paths
 from .errors import PermissionConfigError
+from .toolnames import same_tool
 
 Dimension = Literal["tools", "commands", "skills", "agents"]
 DIMENSIONS: tuple[Dimension, ...] = ("tools", "commands", "skills", "agents")
@@ -68,7 +70,12 @@ class Rule:
         return f"rule {self.text or str(self)!r}" + (f" ({self.source})" if self.source else "")
 
     def matches_name(self, name: str) -> bool:
-        return _name_regex(self.name).fullmatch(_bare(self.dimension, name)) is not None
+        """Whether the rule names ``name``; a tool rule in any of its spellings
+        (``Bash`` names ``bash`` too)."""
+        regex = _name_regex(self.name)
+        if self.dimension != "tools":
+            return regex.fullmatch(_bare(self.dimension, name)) is not None
+        return any(regex.fullmatch(n) is not None for n in same_tool(name))
 
     def matches(self, name: str, arguments: Any, cwd: Path, *, strict: bool) -> bool:
         """Whether this rule covers a call. ``arguments``: the tool's input mapping, or for
@@ -175,11 +182,13 @@ def _cover(rules: list[Rule], parts: Sequence[Any], covers: Callable[[Rule, Any]
 
 
 def _could_be_path_tool(name: str) -> bool:
-    return any(_name_regex(name).fullmatch(t) for t in paths.PATH_ARGUMENTS)
+    return any(_name_regex(name).fullmatch(s) for t in paths.PATH_ARGUMENTS
+               for s in same_tool(t))
 
 
 def _could_be_command_tool(name: str) -> bool:
-    return any(_name_regex(name).fullmatch(t) for t in matching.COMMAND_ARGUMENTS)
+    return any(_name_regex(name).fullmatch(s) for t in matching.COMMAND_ARGUMENTS
+               for s in same_tool(t))
 
 
 @attrs.define

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..permissions.toolnames import same_tool
 from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = [
@@ -35,8 +36,9 @@ PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 #: the kernel tools the standard tools stand in for (removed from what the model sees)
 KERNEL_TOOLS = ("read", "write", "edit", "bash")
-#: the tools the SDK layer adds; named bare in ``disallowed_tools`` they are removed (other
-#: names there are deny rules only: a tool this session may not have is not an error)
+#: the tools the SDK layer adds; named bare in ``disallowed_tools`` (in either spelling:
+#: ``Bash`` or ``bash``) they are removed (other names there are deny rules only: a tool this
+#: session may not have is not an error)
 STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
@@ -164,7 +166,12 @@ class AgentOptions:
     # ------------------------------------------------------------------ checking
 
     def check(self) -> None:
-        """Refuse what cannot be honoured, each with its option name."""
+        """Refuse what cannot be honoured, each with its option name; first every option's
+        type (:mod:`.option_types`), so that the checks below and the session see the types
+        the annotations promise."""
+        from .option_types import check_option_types
+
+        check_option_types(self)
         if self.session_store is not None:  # first: its conflicts say more than "unsupported"
             self._check_store()
         elif self.project_key is not None:
@@ -180,9 +187,7 @@ class AgentOptions:
         if self.effort is not None and self.effort not in EFFORTS:
             raise UnsupportedOptionError("effort", f"{self.effort!r} is not one of "
                                                    f"{', '.join(EFFORTS)}")
-        if self.max_budget_usd is not None and (
-                isinstance(self.max_budget_usd, bool)
-                or not isinstance(self.max_budget_usd, int | float) or self.max_budget_usd <= 0):
+        if self.max_budget_usd is not None and self.max_budget_usd <= 0:
             raise UsageError(f"max_budget_usd must be a positive number of US dollars, got "
                              f"{self.max_budget_usd!r}")
         if self.resume is not None and self.continue_conversation:
@@ -200,18 +205,10 @@ class AgentOptions:
                 and self.session_id.lower() == self.resume.lower():
             raise UsageError(f"fork_session never reuses the resumed session's id "
                              f"({self.resume}); give another session_id, or none")
-        if self.hooks is not None and not isinstance(self.hooks, Mapping):
-            raise UsageError("hooks must map event names to lists of HookMatcher")
         if self.output_format is not None:
             from .structured import StructuredOutput
 
             StructuredOutput(self.output_format)
-        if self.can_use_tool is not None and not callable(self.can_use_tool):
-            raise UsageError(f"can_use_tool must be an async callable, got "
-                             f"{type(self.can_use_tool).__name__}")
-        if self.ask_user is not None and not callable(self.ask_user):
-            raise UsageError(f"ask_user must be an async callable, got "
-                             f"{type(self.ask_user).__name__}")
         from .agents import kernel_agents
 
         kernel_agents(self.agents)
@@ -356,8 +353,9 @@ class AgentOptions:
     def _tool_selection(self) -> dict[str, Any]:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
-        removed = [n for n in self.disallowed_tools if n in STANDARD_TOOLS]
-        optional = [n for n in self.disallowed_tools if n in OPTIONAL_STANDARD_TOOLS]
+        named = self._removed_tools().values()
+        removed = [n for n in named if n in STANDARD_TOOLS]
+        optional = [n for n in named if n in OPTIONAL_STANDARD_TOOLS]
         out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
                                "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
@@ -374,12 +372,23 @@ class AgentOptions:
                 out = {"no_tools": True}
         return out
 
+    def _removed_tools(self) -> dict[str, str]:
+        """The bare names in ``disallowed_tools`` that name a standard tool, in either spelling
+        (``Bash`` or ``bash``), each with the standard name it removes."""
+        standard = {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
+        out: dict[str, str] = {}
+        for entry in self.disallowed_tools:
+            name = next((n for n in same_tool(entry) if n in standard), None)
+            if name is not None:
+                out[entry] = name
+        return out
+
     def _permissions(self) -> dict[str, Any]:
         """The mode and the rules; a standard tool named alone in ``disallowed_tools`` is
         removed (``_tool_selection``) rather than denied. The allowances of ``acceptEdits``
         are the client's (they follow ``set_permission_mode``)."""
         mode, _ = PERMISSION_MODES[self.permission_mode or "default"]
-        removed = set(self.disallowed_tools) & {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
+        removed = self._removed_tools()
         deny = [r for r in self.disallowed_tools if r not in removed]
         allow = list(self.allowed_tools)
         if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:

@@ -25,19 +25,20 @@ import attrs
 
 from ..contract.hookspecs import hookimpl
 from ..permissions import COMMAND_ARGUMENTS, PATH_ARGUMENTS, READ_TOOLS
+from ..permissions.toolnames import CLAUDE_SPELLINGS
 from ..tools.base import Tool, ToolArgumentError, ToolFailure, ToolMetadata, _check_object
 
 __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 
-#: kernel (or service) tool -> the standard name the model sees; ``task_output`` and
+#: kernel (or service) tool -> the standard name the model sees (Claude's current name, from
+#: the one table of spellings that permission rules also match by); ``task_output`` and
 #: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed,
 #: ``web_fetch`` and ``web_search`` with the web service (``builtins:web``); ``glob`` and
 #: ``grep`` (Claude's parameters already) with ``builtins:search``
-STANDARD_NAMES: Mapping[str, str] = {"read": "Read", "write": "Write", "edit": "Edit",
-                                     "bash": "Bash", "skill": "Skill",
-                                     "task_output": "TaskOutput", "task_stop": "TaskStop",
-                                     "task": "Agent", "web_fetch": "WebFetch",
-                                     "web_search": "WebSearch", "glob": "Glob", "grep": "Grep"}
+STANDARD_NAMES: Mapping[str, str] = {
+    name: CLAUDE_SPELLINGS[name][0] for name in (
+        "read", "write", "edit", "bash", "skill", "task_output", "task_stop", "task",
+        "web_fetch", "web_search", "glob", "grep")}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000

@@ -357,5 +357,8 @@ def _text_result(path: Path, shown: str, text: str, args: Mapping[str, Any],
     details = {
         "path": str(path), "lines": total, "start": start, "end": end,
         "truncated": end < total, "lines_cut": cut_lines,
+        # whether the file's last line ends with a newline: what the numbered lines cannot
+        # show, and what a Claude hook's raw ``file.content`` keeps
+        "newline_at_end": text.endswith("\n"),
     }
     return ToolResult.text(body, details=details)
