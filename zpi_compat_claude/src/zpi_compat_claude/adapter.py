@@ -178,8 +178,9 @@ def withhold_hooks(host: Any, config: Any, where: str) -> None:
     for event, groups in config.events.items():
         for group in groups:
             for handler in group.handlers:
-                argv = " ".join([handler.command, *(handler.args or ())])
-                items.append(f"{event} hook `{argv}` (from {where})")
+                argv = " ".join(" ".join([handler.command, *(handler.args or ())]).split())
+                shown = argv if len(argv) <= 120 else argv[:119] + "…"
+                items.append(f"{event} hook `{shown}` (from {where})")
     host.withhold(items)
 
 

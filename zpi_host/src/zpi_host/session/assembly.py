@@ -146,10 +146,13 @@ def plugins_for(
 async def decide_trust(options: SessionOptions, manager: SettingsManager, cwd: Path,
                        withheld: list[str]) -> bool:
     """The project is not trusted and would run ``withheld``: ask (``ask_trust``, chat; yes
-    is recorded), refuse (``refuse_untrusted``: a non-interactive run) or go on without."""
+    is recorded), refuse (``refuse_untrusted``: a non-interactive run) or go on without.
+    ``trust_project=False`` has decided already: without."""
     from ..settings.trust import UntrustedProjectError, project_root, trust
 
     root = project_root(cwd)
+    if options.trust_project is False:
+        return False
     if options.ask_trust is not None:
         if await options.ask_trust(root, tuple(withheld)):
             trust(manager, cwd)

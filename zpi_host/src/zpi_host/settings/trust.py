@@ -96,7 +96,9 @@ def trust(manager: SettingsManager, cwd: str | Path) -> Path:
 
 def refusal(root: Path, withheld: Sequence[str]) -> str:
     """The one line a non-interactive run refuses with: what would run and how to trust."""
-    shown = "; ".join(withheld[:3]) + (f"; and {len(withheld) - 3} more"
+    from ..support.terminal_text import for_terminal
+
+    shown = for_terminal("; ".join(" ".join(item.split()) for item in withheld[:3])) + (f"; and {len(withheld) - 3} more"
                                        if len(withheld) > 3 else "")
     return (f"the project {root} is not trusted and would run: {shown}. Trust it with "
             "--trust-project (recorded in your user settings) if you trust what it runs")
