@@ -247,3 +247,15 @@ async def test_sdk_naming_the_project_source_is_the_programs_trust(sdk_env):
     await sdk_query(repo, sdk_env / "agent", setting_sources=["user", "project"])
     assert marker.exists()
     assert "trusted_projects" not in user_settings(sdk_env)  # the program's, not recorded
+
+
+def test_the_listing_says_what_waits_for_the_trust(tmp_path):
+    repo, marker = cloned(tmp_path, "zcode-config-hooks")
+    out = zpi(tmp_path, "--list-plugins", "--json", "--cwd", str(repo))
+    assert out.returncode == 0, out.stderr
+    assert "is not trusted" in out.stderr and f"touch {marker}" in out.stderr
+    assert "zcode:config" not in {row["name"] for row in json.loads(out.stdout)}
+    write_json(tmp_path / "agent" / "settings.json", {"trusted_projects": [str(repo)]})
+    out = zpi(tmp_path, "--list-plugins", "--json", "--cwd", str(repo))
+    assert "not trusted" not in out.stderr
+    assert "zcode:config" in {row["name"] for row in json.loads(out.stdout)}

@@ -7,7 +7,6 @@ preview shows is what a run uses. Each step is a small function named for the st
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -134,6 +133,8 @@ def plugins_for(
     guarded: list[str] = []
     keep_keys_home(manager, settings, guarded)  # before any plugin sees them
     keep_user_only(manager, settings, guarded)
+    from ..settings.trust import hold_back_gated
+
     withheld = [] if trusted else hold_back_gated(manager, settings, cwd)
     if options.plugin_dirs or options.zcode_plugin_dirs:
         settings = with_plugin_dirs(settings, options.plugin_dirs, options.zcode_plugin_dirs)
@@ -161,28 +162,6 @@ async def decide_trust(options: SessionOptions, manager: SettingsManager, cwd: P
     if options.refuse_untrusted:
         raise UntrustedProjectError(root, withheld)
     return False
-
-
-def hold_back_gated(manager: SettingsManager, settings: dict[str, Any],
-                    cwd: Path) -> list[str]:
-    """The project is not trusted: the plugin folders its settings files name
-    (``GATED_SETTINGS``) are left out of ``settings`` (the user's own stay); returns them."""
-    from ..settings.trust import GATED_SETTINGS
-
-    held: list[str] = []
-    for scope in PROJECT_SCOPES:
-        for dotted, label in GATED_SETTINGS.items():
-            *parents, leaf = dotted.split(".")
-            node: Any = manager.layer(scope)
-            for key in parents:
-                node = node.get(key) if isinstance(node, Mapping) else None
-            value = node.get(leaf) if isinstance(node, Mapping) else None
-            if not isinstance(value, list) or not value:
-                continue
-            _restore_user_value(manager, settings, parents, leaf)
-            held += [f"{label} {(cwd / str(item)).resolve()} (from {manager.path(scope)} "
-                     f"{dotted})" for item in value]
-    return held
 
 
 def make_host(
@@ -310,32 +289,16 @@ def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
                    warnings: list[str]) -> None:
     """:data:`USER_ONLY_SETTINGS` set in the project's files are ignored with a warning; the
     user's value (or none) stays."""
+    from ..settings.manager import restore_user_value
+
     for scope in PROJECT_SCOPES:
         for dotted, why in USER_ONLY_SETTINGS.items():
             *parents, leaf = dotted.split(".")
             if not _has(manager.layer(scope), [*parents, leaf]):
                 continue
-            _restore_user_value(manager, settings, parents, leaf)
+            restore_user_value(manager, settings, dotted)
             warnings.append(f"{manager.path(scope)}: a project may not set {dotted} ({why}); "
                             "ignored. Set it in your user settings.")
-
-
-def _restore_user_value(manager: SettingsManager, settings: dict[str, Any],
-                        parents: list[str], leaf: str) -> None:
-    """Put the user's value of ``parents.leaf`` back into the merged ``settings`` (or drop
-    the key when the user has none): what the project's files said is gone."""
-    target: Any = settings
-    for key in parents:
-        target = target.get(key) if isinstance(target, dict) else None
-    if not isinstance(target, dict):
-        return
-    user: Any = manager.layer("user")
-    for key in parents:
-        user = user.get(key) if isinstance(user, Mapping) else None
-    if isinstance(user, Mapping) and leaf in user:
-        target[leaf] = copy.deepcopy(user[leaf])
-    else:
-        target.pop(leaf, None)
 
 
 def _has(layer: Mapping[str, Any], path: list[str]) -> bool:

@@ -94,12 +94,33 @@ def trust(manager: SettingsManager, cwd: str | Path) -> Path:
     return root
 
 
+def hold_back_gated(manager: SettingsManager, settings: dict[str, Any],
+                    cwd: Path) -> list[str]:
+    """The project is not trusted: the plugin folders its settings files name
+    (:data:`GATED_SETTINGS`) are taken out of the merged ``settings`` (the user's own list
+    stays); returns one line for each, naming the folder and the file."""
+    from .manager import restore_user_value
+
+    held: list[str] = []
+    for scope in ("project", "local"):
+        for dotted, label in GATED_SETTINGS.items():
+            node: Any = manager.layer(scope)
+            for key in dotted.split("."):
+                node = node.get(key) if isinstance(node, Mapping) else None
+            if not isinstance(node, list) or not node:
+                continue
+            restore_user_value(manager, settings, dotted)
+            held += [f"{label} {(Path(cwd) / str(item)).resolve()} (from "
+                     f"{manager.path(scope)} {dotted})" for item in node]
+    return held
+
+
 def refusal(root: Path, withheld: Sequence[str]) -> str:
     """The one line a non-interactive run refuses with: what would run and how to trust."""
     from ..support.terminal_text import for_terminal
 
-    shown = for_terminal("; ".join(" ".join(item.split()) for item in withheld[:3])) + (f"; and {len(withheld) - 3} more"
-                                       if len(withheld) > 3 else "")
+    more = f"; and {len(withheld) - 3} more" if len(withheld) > 3 else ""
+    shown = for_terminal("; ".join(" ".join(item.split()) for item in withheld[:3])) + more
     return (f"the project {root} is not trusted and would run: {shown}. Trust it with "
             "--trust-project (recorded in your user settings) if you trust what it runs")
 
