@@ -200,3 +200,50 @@ def test_init_in_a_chat_writes_agents_md_and_refuses_to_overwrite(tmp_path):
     chat.expect(r"error: .*AGENTS\.md already exists")
     assert chat.leave() == 0
     assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nChat-made.\n"
+
+
+def _untrusted_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A cloned repository whose ``.zcode/config.json`` switches on a hook writing a marker."""
+    repo, marker = tmp_path / "repo", tmp_path / "MARKER"
+    (repo / ".zcode").mkdir(parents=True)
+    (repo / ".zcode/config.json").write_text(json.dumps({"hooks": {"enabled": True, "events": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}}}))
+    return repo, marker
+
+
+def test_chat_asks_once_to_trust_a_project_showing_what_would_run(tmp_path):
+    repo, marker = _untrusted_repo(tmp_path)
+    model = script(tmp_path, {"text": "one"}, {"text": "two"})
+    chat = Chat(tmp_path, "--cwd", str(repo), "--model", model)
+    chat.expect(r"is not trusted\. Trusting it would run:")
+    chat.expect(re.escape(f"touch {marker}"))
+    chat.say("y")
+    chat.expect(r"trusted .*recorded in your user settings")
+    chat.say("hi")
+    chat.expect(r"one")
+    assert marker.exists()
+    chat.say("/clear")  # the session is opened again: trusted now, not asked again
+    chat.say("again")
+    chat.expect(r"again[\s\S]*one")  # /clear starts the scripted model over
+    assert chat.leave() == 0
+    assert chat.term.text.count("Trusting it would run:") == 1
+    settings = json.loads((tmp_path / "agent/settings.json").read_text())
+    assert settings["trusted_projects"] == [str(repo.resolve())]
+
+
+def test_chat_answered_no_goes_on_without_what_the_project_would_run(tmp_path):
+    repo, marker = _untrusted_repo(tmp_path)
+    model = script(tmp_path, {"text": "one"}, {"text": "two"})
+    chat = Chat(tmp_path, "--cwd", str(repo), "--model", model)
+    chat.expect(r"Trust this project and run them\?")
+    chat.say("n")
+    chat.expect(r"continuing without them")
+    chat.say("hi")
+    chat.expect(r"one")
+    chat.say("/clear")  # not asked again in this chat
+    chat.say("again")
+    chat.expect(r"again[\s\S]*one")  # /clear starts the scripted model over
+    assert chat.leave() == 0
+    assert chat.term.text.count("Trusting it would run:") == 1
+    assert not marker.exists()
+    assert not (tmp_path / "agent/settings.json").exists()

@@ -152,6 +152,8 @@ def load_personal_dirs(host: Any, ctx: LoadContext) -> None:
     taken: dict[str, str] = {}
     seen: set[Path] = set()
     for entry in ctx.dialect.personal_dirs:
+        if not project_allowed(host, entry.base):
+            continue
         path = personal_dir_path(entry, ctx)
         if path.resolve() in seen:
             continue  # the project is the home folder: already loaded as the user folder
@@ -167,6 +169,25 @@ def load_personal_dirs(host: Any, ctx: LoadContext) -> None:
         host.register_plugin(ClaudeFolderPlugin(folder), folder.plugin_name,
                              source=ctx.dialect.name, contributes=folder.contributes())
         taken.update((command.name, entry.label) for command in folder.commands)
+
+
+def withhold_hooks(host: Any, config: Any, where: str) -> None:
+    """The project is not trusted: list each command of ``config`` (a parsed ``HookConfig``)
+    as held back (``host.withhold``) instead of registering a plugin that would run it."""
+    items = []
+    for event, groups in config.events.items():
+        for group in groups:
+            for handler in group.handlers:
+                argv = " ".join(" ".join([handler.command, *(handler.args or ())]).split())
+                shown = argv if len(argv) <= 120 else argv[:119] + "…"
+                items.append(f"{event} hook `{shown}` (from {where})")
+    host.withhold(items)
+
+
+def project_allowed(host: Any, base: str) -> bool:
+    """Whether a personal folder of ``base`` (``.``: the project's) may be read at all: not
+    when the session reads no project files (the SDK's ``setting_sources`` without it)."""
+    return base != "." or bool(getattr(host.config, "project_files", True))
 
 
 def register_hooks(host: Any, ctx: LoadContext, name: str, config: Any,

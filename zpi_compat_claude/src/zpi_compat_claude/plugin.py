@@ -40,8 +40,21 @@ def zpi_load_plugins(host: Any) -> None:
         for source in config.settings_sources:
             _load_settings_hooks(host, source, ctx)
 
-    loaded = load_dialect(host, ctx, installed_folders, settings_hooks)
+    loaded = load_dialect(host, ctx, _installed_finder(host, installed_folders), settings_hooks)
     _register_skill_access(host, loaded.values())
+
+
+def _installed_finder(host: Any, installed_folders: Any) -> Any:
+    """Claude Code's installed plugins, enabled by the user's settings file only when the
+    project is not trusted (a repository's ``enabledPlugins`` must not turn one on)."""
+    if host.config.trusted and host.config.project_files:
+        return installed_folders
+    from .discovery import settings_file
+
+    def user_enabled(home: Path, cwd: Path) -> Any:
+        return installed_folders(home, cwd, enabled_files=[settings_file("user", home, cwd)])
+
+    return user_enabled
 
 
 def _register_skill_access(host: Any, folders: Any) -> None:
@@ -74,11 +87,15 @@ def _nothing_to_load(host: Any) -> bool:
 
 def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
     """The ``hooks`` of one Claude settings file as plugin ``claude:settings-<source>``; its
-    root is the folder holding the file (``~/.claude`` or the project's ``.claude``)."""
-    from .adapter import register_hooks, report
+    root is the folder holding the file (``~/.claude`` or the project's ``.claude``). A
+    project file's hooks wait for the project's trust (``host.config.trusted``)."""
+    from .adapter import register_hooks, report, withhold_hooks
     from .discovery import settings_file
     from .manifest import ManifestError, read_json
 
+    in_project = source != "user"
+    if in_project and not host.config.project_files:
+        return
     path = settings_file(source, ctx.home, ctx.cwd)
     name = f"claude:settings-{source}"
     if not path.is_file():
@@ -97,5 +114,8 @@ def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
     from .hooks import parse_hooks
 
     config, diagnostics = parse_hooks(hooks, f"{path}: hooks")
+    if in_project and not host.config.trusted:
+        withhold_hooks(host, config, str(path))
+        return
     register_hooks(host, ctx, name, config, diagnostics, root=path.parent,
                    data_key=f"settings-{source}", where=str(path))

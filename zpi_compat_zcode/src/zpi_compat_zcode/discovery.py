@@ -32,12 +32,15 @@ def config_files(home: Path, cwd: Path) -> list[tuple[str, Path]]:
     return [("user", home / "cli" / "config.json"), ("workspace", cwd / ".zcode" / "config.json")]
 
 
-def installed_folders(home: Path, cwd: Path) -> tuple[list[FolderRef], list[Broken]]:
+def installed_folders(home: Path, cwd: Path, *, project: bool = True
+                      ) -> tuple[list[FolderRef], list[Broken]]:
     """The plugins ZCode installed and enabled (Claude Code's registry format under
     ``~/.zcode/plugins``; ``enabledPlugins`` in ZCode's config files, the workspace one
-    deciding for a plugin it names)."""
+    deciding for a plugin it names; only the user's file when ``project`` is False: the
+    project is not trusted)."""
     from zpi_compat_claude.discovery import installed_folders as registry_folders
 
     return registry_folders(home, cwd, prefix="zcode", product="ZCode",
                             settings_label="ZCode's config files",
-                            enabled_files=[path for _, path in config_files(home, cwd)])
+                            enabled_files=[path for scope, path in config_files(home, cwd)
+                                           if project or scope == "user"])

@@ -37,7 +37,12 @@ def zpi_load_plugins(host: Any) -> None:
     cwd = Path(host.config.cwd or Path.cwd()).resolve()
     config = ClaudeSettings.from_settings(host.config.settings, cwd, key="zcode")
     ctx = LoadContext(cwd, agent_dir(), zcode_home(), config, ZCODE)
-    load_dialect(host, ctx, installed_folders, lambda: load_config_hooks(host, ctx))
+    project = host.config.trusted and host.config.project_files
+
+    def installed(home: Path, cwd: Path) -> Any:
+        return installed_folders(home, cwd, project=project)
+
+    load_dialect(host, ctx, installed, lambda: load_config_hooks(host, ctx))
 
 
 def _nothing_to_load(host: Any) -> bool:
@@ -61,8 +66,9 @@ def _nothing_to_load(host: Any) -> bool:
 def load_config_hooks(host: Any, ctx: LoadContext) -> None:
     """``zcode:config``: the hooks of ZCode's config files, user first. Listed with the files
     whose hooks run (``files``); a file that cannot be read is a warning, or the reason the
-    plugin failed when no file is usable."""
-    from zpi_compat_claude.adapter import register_hooks, report
+    plugin failed when no file is usable. The workspace file's hooks wait for the project's
+    trust (``host.config.trusted``): its own ``hooks.enabled`` does not enable them alone."""
+    from zpi_compat_claude.adapter import register_hooks, report, withhold_hooks
     from zpi_compat_claude.hooks import HookConfig
     from zpi_compat_claude.manifest import ManifestError
 
@@ -75,13 +81,19 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
     errors: list[str] = []
     files: list[str] = []
     found = False
-    for _, path in config_files(ctx.home, ctx.cwd):
+    for scope, path in config_files(ctx.home, ctx.cwd):
+        in_project = scope == "workspace"
+        if in_project and not host.config.project_files:
+            continue
         try:
             hooks = read_config_hooks(path)
         except ManifestError as exc:
             errors.append(str(exc))
             continue
         if hooks is None:
+            continue
+        if in_project and not host.config.trusted:
+            withhold_hooks(host, hooks.config, str(path))
             continue
         found = True
         diagnostics.extend(hooks.diagnostics)

@@ -68,6 +68,7 @@ class Chat:
         self.live: Any = None
         self.out = sys.stdout
         self._asking: Any = None  # an anyio.Lock, made in the event loop
+        self._distrusted = False  # the user said no to trusting the project: not asked again
         self.builtins: dict[str, Callable[[str], Awaitable[None]]] = {
             "help": self._help, "model": self._model, "compact": self._compact,
             "clear": self._clear, "resume": self._resume, "cost": self._cost,
@@ -151,7 +152,10 @@ class Chat:
 
         options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
                    **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
-                   "can_use_tool": self._approve, "ports": self._ports(), **overrides}
+                   "can_use_tool": self._approve, "ports": self._ports(),
+                   "ask_trust": self._ask_trust, **overrides}
+        if self._distrusted and "trust_project" not in options:
+            options["trust_project"] = False
         if options.get("resume"):
             from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
@@ -182,6 +186,23 @@ class Chat:
         except KeyboardInterrupt:
             answer = "n"
         return answer_decision(answer, name, context)
+
+    async def _ask_trust(self, root: Any, withheld: Any) -> bool:
+        """Asked once per project: show what it would run; y trusts it (the session records
+        it in the user settings), anything else goes on without those things and says so."""
+        about = "\n".join([f"The project {root} is not trusted. Trusting it would run:",
+                           *(f"  - {item}" for item in withheld)])
+        try:
+            answer = await self._at_prompt(about, "Trust this project and run them? [y/N] ")
+        except KeyboardInterrupt:
+            answer = None
+        if (answer or "").strip().lower() in ("y", "yes"):
+            self._say(f"trusted {root} (recorded in your user settings)")
+            return True
+        self._distrusted = True
+        self._say("continuing without them; trust the project later with "
+                  "zpi-host chat --trust-project")
+        return False
 
     async def _ask(self, questions: Any) -> dict[str, Any]:
         """The ``ask_user`` port: each question and its options, answered at the prompt (a

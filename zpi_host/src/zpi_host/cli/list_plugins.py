@@ -34,12 +34,16 @@ def list_plugins(
               f"{disabled!r}", file=sys.stderr)
         return EXIT_USAGE
     merged = settings.snapshot()
+    from ..settings.trust import hold_back_gated, is_trusted, not_run
+
+    trusted = is_trusted(settings.layer("user"), root)  # listed as a session would load them
+    withheld = [] if trusted else hold_back_gated(settings, merged, root)
     if plugin_dirs or zcode_plugin_dirs:
         from ..settings.plugin_dirs import with_plugin_dirs
 
         merged = with_plugin_dirs(merged, plugin_dirs, zcode_plugin_dirs)
     host = PluginHost(PluginConfig.from_env(blocked=blocked, settings_disabled=disabled,
-                                            settings=merged, cwd=root))
+                                            settings=merged, cwd=root, trusted=trusted))
     try:
         host.load()
         for name, module in (modules or {}).items():
@@ -47,6 +51,12 @@ def list_plugins(
     except PluginLoadError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    withheld += [item for item in host.withheld if item not in withheld]
+    if withheld:
+        from ..support.terminal_text import shown
+
+        print(shown(f"zpi-host: warning: {not_run(root, withheld)}", sys.stderr),
+              file=sys.stderr)
     rows = plugin_rows(host, root, merged)
     # One listing per process: what it built lives until exit, so the collection Python runs
     # at exit need not walk it (as `run` does once its session is built: cli/run.py).

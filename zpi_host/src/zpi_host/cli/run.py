@@ -93,6 +93,9 @@ def add_assembly_options(parser: Any) -> None:
                         help="load DIR as a ZCode plugin folder (repeatable)")
     parser.add_argument("--base-url", metavar="URL", default=None,
                         help="send the model's requests to URL instead of its base_url")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="trust this project folder: its hooks and the plugin folders its "
+                             "settings name may run (recorded in your user settings)")
 
 
 def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[str, Any]:
@@ -111,6 +114,7 @@ def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[st
         "tools": tool_names(args.tools),
         "exclude_tools": tool_names(args.disallowed_tools) or (),
         **_base_url_override(args, model),
+        **({"trust_project": True, "remember_trust": True} if args.trust_project else {}),
     }
 
 
@@ -251,7 +255,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                                                          chosen["continue_recent"])
                 chosen["continue_recent"] = False
             session = await create_session(
-                max_turns=args.max_turns, interactive=interactive,
+                max_turns=args.max_turns, interactive=interactive, refuse_untrusted=True,
                 can_use_tool=paused_approver(lambda: live) if interactive and live else None,
                 ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),
                 **chosen, **assembly_kwargs(args, blocked, model),

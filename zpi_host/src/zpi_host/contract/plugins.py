@@ -63,7 +63,8 @@ def _env_list(value: str | None) -> list[str]:
 class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 
-    __slots__ = ("autoload", "cwd", "disabled", "load_only", "settings", "strict", "trace")
+    __slots__ = ("autoload", "cwd", "disabled", "load_only", "project_files", "settings", "strict",
+                 "trace", "trusted")
 
     def __init__(
         self,
@@ -75,6 +76,8 @@ class PluginConfig:
         trace: bool = False,
         settings: Mapping[str, Any] | None = None,
         cwd: Path | None = None,
+        trusted: bool = True,
+        project_files: bool = True,
     ) -> None:
         self.load_only = None if load_only is None else frozenset(load_only)
         self.disabled = frozenset(disabled)
@@ -85,6 +88,14 @@ class PluginConfig:
         #: their folders from here in ``zpi_load_plugins`` (e.g. ``compat.claude.plugin_dirs``)
         self.settings: Mapping[str, Any] = settings if settings is not None else {}
         self.cwd = cwd
+        #: whether what the project at ``cwd`` ships may run programs (its hooks, its plugin
+        #: folders; see :mod:`zpi_host.settings.trust`). A session's assembly decides; a
+        #: program building a host itself is the user and gets True unless it says otherwise.
+        #: Untrusted, adapters give what they hold back to :meth:`PluginHost.withhold`.
+        self.trusted = trusted
+        #: whether adapters may read the project's own files at all (``.claude/``, ``.zcode/``,
+        #: ``.agents/``): False when the SDK's ``setting_sources`` leaves the project out
+        self.project_files = project_files
 
     @classmethod
     def from_env(
@@ -95,6 +106,8 @@ class PluginConfig:
         settings_disabled: Iterable[str] = (),
         settings: Mapping[str, Any] | None = None,
         cwd: Path | None = None,
+        trusted: bool = True,
+        project_files: bool = True,
     ) -> PluginConfig:
         env = os.environ if environ is None else environ
         load = env.get("ZPI_LOAD_PLUGINS")
@@ -104,7 +117,7 @@ class PluginConfig:
             autoload=not env_flag(env.get("ZPI_DISABLE_PLUGIN_AUTOLOAD")),
             strict=env_flag(env.get("ZPI_STRICT_PLUGINS")),
             trace=env_flag(env.get("ZPI_TRACE_PLUGINS")),
-            settings=settings, cwd=cwd,
+            settings=settings, cwd=cwd, trusted=trusted, project_files=project_files,
         )
 
 
@@ -204,6 +217,9 @@ class PluginHost:
         self._loading_parent: str | None = None
         self._hooks: HookCalls | None = None
         self._loaded = False
+        #: what adapters held back because the project is not trusted: one line each, naming
+        #: the program or folder (``PreToolUse hook: ./x.sh (from .zcode/config.json)``)
+        self.withheld: list[str] = []
 
     # ----------------------------------------------------------------------------- queries
 
@@ -340,6 +356,11 @@ class PluginHost:
             return record
         self._register(plugin, record)
         return record
+
+    def withhold(self, items: Iterable[str]) -> None:
+        """Note what a plugin did not load because the project is not trusted
+        (``config.trusted`` is False): the session asks, refuses or says it was not run."""
+        self.withheld.extend(item for item in items if item not in self.withheld)
 
     def report_failed_plugin(
         self, name: str, reason: str, *, source: str = "local",

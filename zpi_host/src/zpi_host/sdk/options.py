@@ -312,7 +312,10 @@ class AgentOptions:
         """``settings`` (JSON text or a JSON file) replaces the settings files; otherwise
         ``setting_sources`` chooses which files are read: ``user`` (the agent dir's
         ``settings.json``), ``project`` (``.zpi/settings.json``), ``local``
-        (``.zpi/settings.local.json``); None reads all three, ``[]`` none."""
+        (``.zpi/settings.local.json``); None reads all three, ``[]`` none. Without a project
+        source no project file is read at all (nor ``.claude/``, ``.zcode/``); naming one is
+        the program's explicit trust in the project: its hooks and plugin folders run. With
+        None they run only when the user trusted the project (docs/sdk.md, "Trust")."""
         if self.settings is not None:
             text = self.settings
             if not text.lstrip().startswith("{"):
@@ -338,7 +341,10 @@ class AgentOptions:
         if unknown:
             raise UsageError(f"setting_sources: unknown source(s) {', '.join(unknown)}; "
                              "use user, project, local")
-        return {"setting_sources": list(sources)}
+        chosen: dict[str, Any] = {"setting_sources": list(sources)}
+        if "project" in sources or "local" in sources:
+            chosen["trust_project"] = True
+        return chosen
 
     def _plugin_dirs(self) -> list[str]:
         dirs = []

@@ -102,9 +102,71 @@ def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> Settin
     return SettingsManager(agent_dir, cwd, options.setting_sources)
 
 
+def project_trusted(options: SessionOptions, manager: SettingsManager, cwd: Path) -> bool:
+    """Whether what the project ships may run (:mod:`zpi_host.settings.trust`): the caller's
+    ``trust_project`` (``--trust-project``, recorded with ``remember_trust``; the SDK's
+    explicit project sources), else the user's recorded decision."""
+    from ..settings.trust import is_trusted, trust
+
+    recorded = is_trusted(manager.layer("user"), cwd)
+    if options.trust_project is None:
+        return recorded
+    if options.trust_project and options.remember_trust and not recorded:
+        trust(manager, cwd)
+    return bool(options.trust_project)
+
+
+def reads_project_files(options: SessionOptions) -> bool:
+    """Whether adapters may read the project's own files (``.claude/``, ``.zcode/``): not
+    when ``setting_sources`` leaves both project sources out."""
+    sources = options.setting_sources
+    return sources is None or any(s in PROJECT_SCOPES for s in sources)
+
+
+def plugins_for(
+    options: SessionOptions, environ: Mapping[str, str], manager: SettingsManager, cwd: Path,
+    trusted: bool,
+) -> tuple[dict[str, Any], PluginHost, list[str], list[str]]:
+    """The settings plugins see and the plugin host, for a project ``trusted`` or not;
+    the warnings of the guards, and what an untrusted project would have run."""
+    settings = manager.snapshot()
+    guarded: list[str] = []
+    keep_keys_home(manager, settings, guarded)  # before any plugin sees them
+    keep_user_only(manager, settings, guarded)
+    from ..settings.trust import hold_back_gated
+
+    withheld = [] if trusted else hold_back_gated(manager, settings, cwd)
+    if options.plugin_dirs or options.zcode_plugin_dirs:
+        settings = with_plugin_dirs(settings, options.plugin_dirs, options.zcode_plugin_dirs)
+    if options.host is not None:
+        return settings, options.host, guarded, withheld
+    host = make_host(options, environ, settings, cwd, trusted=trusted)
+    return settings, host, guarded, withheld + host.withheld
+
+
+async def decide_trust(options: SessionOptions, manager: SettingsManager, cwd: Path,
+                       withheld: list[str]) -> bool:
+    """The project is not trusted and would run ``withheld``: ask (``ask_trust``, chat; yes
+    is recorded), refuse (``refuse_untrusted``: a non-interactive run) or go on without.
+    ``trust_project=False`` has decided already: without."""
+    from ..settings.trust import UntrustedProjectError, project_root, trust
+
+    root = project_root(cwd)
+    if options.trust_project is False:
+        return False
+    if options.ask_trust is not None:
+        if await options.ask_trust(root, tuple(withheld)):
+            trust(manager, cwd)
+            return True
+        return False
+    if options.refuse_untrusted:
+        raise UntrustedProjectError(root, withheld)
+    return False
+
+
 def make_host(
     options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
-    cwd: Path,
+    cwd: Path, *, trusted: bool = True,
 ) -> PluginHost:
     """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``;
     adapters see the settings and cwd (``host.config``) to find their folders."""
@@ -114,7 +176,8 @@ def make_host(
                          f"{disabled!r}")
     host = PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
                                             settings_disabled=disabled, settings=settings,
-                                            cwd=cwd)).load()
+                                            cwd=cwd, trusted=trusted,
+                                            project_files=reads_project_files(options))).load()
     for name, plugin in options.plugins.items():
         record = host.register_plugin(plugin, name)
         if record.status != "ok":
@@ -216,6 +279,9 @@ USER_ONLY_SETTINGS = {
                                         "sent to, on your private network too",
     "plugins.builtins.notify.command": "it would run a program of the repository's choosing "
                                        "on your machine, without asking",
+    "compat.claude.settings_sources": "it would switch on the hooks of the Claude settings "
+                                      "files the repository ships",
+    "trusted_projects": "it would trust a project in your stead",
 }
 
 
@@ -223,22 +289,14 @@ def keep_user_only(manager: SettingsManager, settings: dict[str, Any],
                    warnings: list[str]) -> None:
     """:data:`USER_ONLY_SETTINGS` set in the project's files are ignored with a warning; the
     user's value (or none) stays."""
+    from ..settings.manager import restore_user_value
+
     for scope in PROJECT_SCOPES:
         for dotted, why in USER_ONLY_SETTINGS.items():
             *parents, leaf = dotted.split(".")
             if not _has(manager.layer(scope), [*parents, leaf]):
                 continue
-            target: Any = settings
-            for key in parents:
-                target = target.get(key) if isinstance(target, dict) else None
-            if isinstance(target, dict):
-                user: Any = manager.layer("user")
-                for key in parents:
-                    user = user.get(key) if isinstance(user, Mapping) else None
-                if isinstance(user, Mapping) and leaf in user:
-                    target[leaf] = user[leaf]
-                else:
-                    target.pop(leaf, None)
+            restore_user_value(manager, settings, dotted)
             warnings.append(f"{manager.path(scope)}: a project may not set {dotted} ({why}); "
                             "ignored. Set it in your user settings.")
 
@@ -442,15 +500,17 @@ async def create_session(**kwargs: Any) -> AgentSession:
     try:
         cwd = resolve_cwd(options.cwd, store)
         settings_manager = load_settings(options, agent_dir, cwd)
-        settings = settings_manager.snapshot()
-        guarded: list[str] = []
-        keep_keys_home(settings_manager, settings, guarded)  # before any plugin sees them
-        keep_user_only(settings_manager, settings, guarded)
-        if options.plugin_dirs or options.zcode_plugin_dirs:
-            settings = with_plugin_dirs(settings, options.plugin_dirs,
-                                        options.zcode_plugin_dirs)
-        host = options.host if options.host is not None else make_host(options, environ,
-                                                                       settings, cwd)
+        trusted = project_trusted(options, settings_manager, cwd)
+        settings, host, guarded, withheld = plugins_for(options, environ, settings_manager, cwd,
+                                                        trusted)
+        if withheld:
+            if await decide_trust(options, settings_manager, cwd, withheld):
+                settings, host, guarded, _ = plugins_for(options, environ, settings_manager,
+                                                         cwd, trusted=True)
+            else:
+                from ..settings.trust import not_run, project_root
+
+                guarded.append(not_run(project_root(cwd), withheld))
         warnings = guarded + list(host.hooks.configure(settings))
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")

@@ -63,6 +63,17 @@ class SessionOptions:
     #: sub-agent types given in code (:class:`~zpi_host.resources.AgentDefinition`); they win
     #: over ``agents/*.md`` files of the same name
     agents: Sequence[Any] = ()
+    #: whether what the project ships (its hooks, the plugin folders its settings name) may
+    #: run: True or False decide for this session; None: the user's ``trusted_projects``
+    trust_project: bool | None = None
+    #: with ``trust_project=True``: also record the trust in the user settings
+    remember_trust: bool = False
+    #: ``async (project folder, what would run) -> bool``: ask the user (``chat``) when the
+    #: project is not trusted and would run something; yes is recorded
+    ask_trust: Any = None
+    #: refuse to start (:class:`~zpi_host.settings.trust.UntrustedProjectError`) when the
+    #: project is not trusted and would run something (a non-interactive ``run``)
+    refuse_untrusted: bool = False
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
@@ -105,6 +116,12 @@ class SessionOptions:
             if both:
                 problems.append(f"tool(s) {', '.join(both)} are both in tools and "
                                 "exclude_tools")
+        if self.trust_project not in (None, True, False):
+            problems.append(f"trust_project must be True, False or None, got "
+                            f"{self.trust_project!r}")
+        if self.ask_trust is not None and not callable(self.ask_trust):
+            problems.append("ask_trust must be an async callable (project folder, what would "
+                            "run) -> bool")
         if self.reasoning_level is not None and self.reasoning_level not in REASONING_LEVELS:
             problems.append(f"reasoning_level must be one of {', '.join(REASONING_LEVELS)}, "
                             f"got {self.reasoning_level!r}")

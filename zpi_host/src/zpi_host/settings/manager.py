@@ -281,6 +281,25 @@ class SettingsManager:
         self._remerge()
 
 
+def restore_user_value(manager: SettingsManager, settings: dict[str, Any],
+                       dotted: str) -> None:
+    """Put the user file's value of the dotted key back into the merged ``settings`` (or drop
+    the key when the user has none): what the project's files said of it is gone."""
+    *parents, leaf = dotted.split(".")
+    target: Any = settings
+    for key in parents:
+        target = target.get(key) if isinstance(target, dict) else None
+    if not isinstance(target, dict):
+        return
+    user: Any = manager.layer("user")
+    for key in parents:
+        user = user.get(key) if isinstance(user, Mapping) else None
+    if isinstance(user, Mapping) and leaf in user:
+        target[leaf] = copy.deepcopy(user[leaf])
+    else:
+        target.pop(leaf, None)
+
+
 def check_sources(sources: Iterable[str] | None) -> tuple[Scope, ...]:
     """The settings files to read, validated (None: all of them)."""
     if sources is None:

@@ -123,6 +123,9 @@ SCHEMA = Section("", "keep", (
             "the model catalog (user guide, \"Models and credentials\")"),
     Setting("providers", objects_by_name("provider defaults"), {},
             "defaults per provider: `base_url`, `api_key_env`, `headers`"),
+    Setting("trusted_projects", list_of(STRING), [],
+            "project folders whose hooks and plugin folders may run (user settings only; "
+            "`--trust-project` adds one)"),
     Section("requests", "drop", (
         Setting("max_retries", whole(0), 3, "retries of a failed model request"),
         Setting("connect_timeout", seconds(), 10.0, "seconds to connect"),
@@ -297,7 +300,8 @@ SCHEMA = Section("", "keep", (
             Setting("plugin_dirs", list_of(STRING), [], "Claude Code plugin folders to load"),
             Setting("use_installed", BOOL, False, "also load the plugins Claude Code installed"),
             Setting("settings_sources", list_of(one_of("user", "project", "local")), [],
-                    "Claude settings files whose `enabledPlugins` apply"),
+                    "Claude settings files whose hooks run (user settings only; a project's "
+                    "files run once the project is trusted)"),
             Setting("plugins", objects_by_name("{\"options\": {...}}"), {},
                     "options per Claude plugin"),
             Setting("hook_timeout", or_null(seconds(above_zero=True)), None,
