@@ -200,3 +200,25 @@ def test_init_in_a_chat_writes_agents_md_and_refuses_to_overwrite(tmp_path):
     chat.expect(r"error: .*AGENTS\.md already exists")
     assert chat.leave() == 0
     assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nChat-made.\n"
+
+
+def test_a_failed_model_switch_keeps_the_old_session(tmp_path):
+    """``/model`` with a model that cannot be opened says why, and the chat goes on in the
+    session it had (the old one is not closed before the new one opens)."""
+    model = script(tmp_path, {"text": "an answer"})  # each opening replays the script
+    chat = Chat(tmp_path, "--model", model)
+    header = chat.expect(r"session ([0-9a-f-]{36})")
+    session_id = re.search(r"session ([0-9a-f-]{36})", header).group(1)
+    chat.say("hi")
+    chat.expect(r"an answer")
+    chat.say("/model nosuchprovider:nosuchmodel")
+    chat.expect(r"error: .*nosuchprovider")
+    chat.say("/model")
+    chat.expect(r"model: scripted:")
+    chat.say("still there?")
+    shown = chat.expect(r"still there\?[\s\S]*an answer")
+    assert "Traceback" not in shown and "AttributeError" not in shown
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    assert transcript.stem == session_id
+    assert "still there?" in transcript.read_text()
