@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.cli import zpi_without
 from zpi_host.testing import install_distribution
 
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
@@ -25,12 +26,13 @@ def zpi_register_tools():
 """
 
 
-def zpi(tmp_path: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess[str]:
+def zpi(tmp_path: Path, *args: str, command: tuple[str, ...] = (EXE,),
+        **env_extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
     env.update({"HOME": str(tmp_path / "home"), "ZPI_AGENT_DIR": str(tmp_path / "agent"),
                 **env_extra})
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp_path,
+    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=tmp_path,
                           env=env, timeout=60, stdin=subprocess.DEVNULL)
 
 
@@ -95,3 +97,51 @@ def test_blocking_an_impostor_by_its_distribution_frees_the_name(tmp_path):
         assert "failed" not in out.stderr
     finally:
         dist.remove()
+
+
+def claude_plugin_with_a_blocking_hook(folder: Path) -> Path:
+    """A Claude Code plugin folder whose PreToolUse hook blocks every bash call."""
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / ".claude-plugin/plugin.json").write_text('{"name": "guard"}')
+    (folder / "hooks").mkdir()
+    (folder / "hooks/hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [{
+        "matcher": "Bash", "hooks": [{"type": "command", "command": "exit 2"}]}]}}))
+    return folder
+
+
+def test_a_plugin_dir_without_its_adapter_installed_is_an_error(tmp_path):
+    guard = claude_plugin_with_a_blocking_hook(tmp_path / "guard")
+    model = script(tmp_path, {"tool_calls": [{"name": "bash", "arguments": {
+        "command": "touch ran"}}]}, {"text": "done"})
+    without = tuple(zpi_without(tmp_path, "zpi-compat-claude", "zpi-compat-zcode"))
+    for args in (("run", "--plugin-dir", str(guard), "--model", model, "go"),
+                 ("--plugin-dir", str(guard), "run", "--model", model, "go"),
+                 ("--list-plugins", "--plugin-dir", str(guard))):
+        out = zpi(tmp_path, *args, command=without)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert f"--plugin-dir {guard}: a Claude Code plugin folder needs the plugin 'claude' " \
+               "of zpi-compat-claude, and zpi-compat-claude is not installed: pip install " \
+               "zpi-compat-claude, or leave out --plugin-dir" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr and out.stdout == ""
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "agent/sessions").exists()
+    blocked = zpi(tmp_path, "run", "-p", "no:claude", "--plugin-dir", str(guard), "--model",
+                  model, "go")
+    assert blocked.returncode == 2 and "the plugin 'claude' of zpi-compat-claude is blocked" \
+        in blocked.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_zcode_plugin_dir_without_its_adapter_installed_is_an_error(tmp_path):
+    folder = tmp_path / "zplug"
+    (folder / ".zcode-plugin").mkdir(parents=True)
+    (folder / ".zcode-plugin/plugin.json").write_text('{"name": "zplug"}')
+    model = script(tmp_path, {"text": "done"})
+    without = tuple(zpi_without(tmp_path, "zpi-compat-zcode"))
+    for option in ("--plugin-dir", "--zcode-plugin-dir"):
+        out = zpi(tmp_path, "run", option, str(folder), "--model", model, "go",
+                  command=without)
+        assert out.returncode == 2, out.stderr
+        assert f"{option} {folder}: a ZCode plugin folder needs the plugin 'zcode' of " \
+               "zpi-compat-zcode, and zpi-compat-zcode is not installed" in out.stderr
+    fine = zpi(tmp_path, "run", "--model", model, "go", command=without)
+    assert fine.returncode == 0 and fine.stdout == "done\n", fine.stderr

@@ -47,6 +47,17 @@ def list_plugins(
     except PluginLoadError as exc:
         print(f"zpi-host: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    if plugin_dirs or zcode_plugin_dirs:
+        from ..errors import UsageError
+        from ..settings.plugin_dirs import check_adapters
+
+        try:
+            check_adapters(plugin_dirs, zcode_plugin_dirs,
+                           {r.name: (r.status, r.error) for r in host.records},
+                           autoload=host.config.autoload)
+        except UsageError as exc:
+            print(f"zpi-host: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     rows = plugin_rows(host, root, merged)
     # One listing per process: what it built lives until exit, so the collection Python runs
     # at exit need not walk it (as `run` does once its session is built: cli/run.py).

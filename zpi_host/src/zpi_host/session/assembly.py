@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract.plugins import PluginConfig, PluginHost
 from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
-from ..settings.plugin_dirs import with_plugin_dirs
+from ..settings.plugin_dirs import check_adapters, with_plugin_dirs
 from .options import REASONING_LEVELS, SessionOptions
 from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
 
@@ -451,6 +451,10 @@ async def create_session(**kwargs: Any) -> AgentSession:
                                         options.zcode_plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
                                                                        settings, cwd)
+        if options.plugin_dirs or options.zcode_plugin_dirs:
+            check_adapters(options.plugin_dirs, options.zcode_plugin_dirs,
+                           {r.name: (r.status, r.error) for r in host.records},
+                           autoload=host.config.autoload)
         warnings = guarded + list(host.hooks.configure(settings))
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
