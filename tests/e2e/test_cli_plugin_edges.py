@@ -145,3 +145,15 @@ def test_a_zcode_plugin_dir_without_its_adapter_installed_is_an_error(tmp_path):
                "zpi-compat-zcode, and zpi-compat-zcode is not installed" in out.stderr
     fine = zpi(tmp_path, "run", "--model", model, "go", command=without)
     assert fine.returncode == 0 and fine.stdout == "done\n", fine.stderr
+
+
+def test_web_fetch_with_the_web_service_blocked_says_how_to_enable_it(tmp_path):
+    model = script(tmp_path, {"tool_calls": [{"name": "web_fetch", "arguments": {
+        "url": "https://example.com/"}}]}, {"text": "told"})
+    out = zpi(tmp_path, "run", "-p", "no:builtins:web", "--model", model, "go")
+    assert out.returncode == 0 and out.stdout == "told\n", out.stderr
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    text = transcript.read_text()
+    assert "unknown tool 'web_fetch'" in text
+    assert "The tool 'web_fetch' is provided by the plugin builtins:web, which is blocked" in text
+    assert "-p no:builtins:web option" in text
