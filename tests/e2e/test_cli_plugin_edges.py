@@ -157,3 +157,31 @@ def test_web_fetch_with_the_web_service_blocked_says_how_to_enable_it(tmp_path):
     assert "unknown tool 'web_fetch'" in text
     assert "The tool 'web_fetch' is provided by the plugin builtins:web, which is blocked" in text
     assert "-p no:builtins:web option" in text
+
+
+def test_a_name_that_blocks_nothing_is_a_warning_with_the_closest_names(tmp_path):
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent/settings.json").write_text(json.dumps(
+        {"plugins": {"disabled": ["builtins:wbe", "builtins:title"]}}))
+    model = script(tmp_path, {"text": "fine"})
+    out = zpi(tmp_path, "run", "-p", "no:claud", "--model", model, "go",
+              ZPI_DISABLE_PLUGINS="zpi-builtinz")
+    assert out.returncode == 0 and out.stdout == "fine\n", out.stderr
+    warnings = [line for line in out.stderr.splitlines() if "blocks nothing" in line]
+    assert warnings == [
+        "zpi-host: warning: setting plugins.disabled: 'builtins:wbe' matches no plugin or "
+        "distribution, so it blocks nothing (did you mean 'builtins:web' or 'builtins:title' "
+        "or 'builtins:ask'?); zpi-host --list-plugins lists the names",
+        "zpi-host: warning: -p no:claud matches no plugin or distribution, so it blocks "
+        "nothing (did you mean 'claude'?); zpi-host --list-plugins lists the names",
+        "zpi-host: warning: ZPI_DISABLE_PLUGINS: 'zpi-builtinz' matches no plugin or "
+        "distribution, so it blocks nothing (did you mean 'zpi-builtins'?); zpi-host "
+        "--list-plugins lists the names"]
+    listing = zpi(tmp_path, "--list-plugins")
+    assert listing.returncode == 0
+    assert "'builtins:wbe' matches no plugin" in listing.stderr
+    assert listing.stderr.count("blocks nothing") == 1  # a name that matches is not reported
+    (tmp_path / "agent/settings.json").write_text(json.dumps(
+        {"plugins": {"disabled": ["builtins:title", "zpi-compat-zcode", "claude:some-folder"]}}))
+    clean = zpi(tmp_path, "run", "-p", "no:claude", "--model", model, "go")
+    assert clean.returncode == 0 and "blocks nothing" not in clean.stderr, clean.stderr

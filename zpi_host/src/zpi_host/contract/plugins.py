@@ -87,6 +87,43 @@ def later_claimants(claims: Iterable[tuple[str, str]], load_order: Sequence[str]
     return failed
 
 
+def block_name_sources(environ: Mapping[str, str], blocked: Iterable[str],
+                       settings_disabled: Iterable[str]) -> dict[str, list[str]]:
+    """The names given to block plugins, by how a warning shows where each was given (a
+    template of ``name``)."""
+    return {"setting plugins.disabled: {name!r}": list(settings_disabled),
+            "-p no:{name}": list(blocked),
+            "ZPI_DISABLE_PLUGINS: {name!r}": _env_list(environ.get("ZPI_DISABLE_PLUGINS"))}
+
+
+def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) -> list[str]:
+    """Warnings for names given to block plugins (``given``: as in :func:`block_name_sources`)
+    that match no
+    plugin or distribution the host saw (a typo blocks nothing, silently), each with the
+    closest names it saw. ``claude:x`` under a blocked or failed ``claude`` is not judged: the
+    folders of an adapter that did not run are unknown. Without autoload nothing is judged:
+    the installed entry points were never listed."""
+    import difflib
+
+    if not host.config.autoload:
+        return []
+    seen = {r.name for r in host.records} | {r.distribution for r in host.records
+                                              if r.distribution}
+    unknown_below = {r.name for r in host.records if r.status != "ok"}
+    warnings = []
+    for where, names in given.items():
+        for name in dict.fromkeys(names):
+            if name in seen or name.partition(":")[0] in unknown_below - {name}:
+                continue
+            close = difflib.get_close_matches(name, sorted(seen), n=3, cutoff=0.6)
+            hint = (" (did you mean " + " or ".join(repr(c) for c in close) + "?)") if close \
+                else ""
+            warnings.append(f"{where.format(name=name)} matches no plugin or distribution, "
+                            f"so it blocks nothing{hint}; zpi-host --list-plugins lists the "
+                            "names")
+    return warnings
+
+
 class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 

@@ -12,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract.plugins import PluginConfig, PluginHost
+from ..contract.plugins import (
+    PluginConfig,
+    PluginHost,
+    block_name_sources,
+    unmatched_block_names,
+)
 from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
 from ..settings.plugin_dirs import check_adapters, with_plugin_dirs
@@ -104,10 +109,11 @@ def load_settings(options: SessionOptions, agent_dir: Path, cwd: Path) -> Settin
 
 def make_host(
     options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
-    cwd: Path,
+    cwd: Path, warnings: list[str],
 ) -> PluginHost:
     """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``;
-    adapters see the settings and cwd (``host.config``) to find their folders."""
+    adapters see the settings and cwd (``host.config``) to find their folders. A name given
+    to block that matches no plugin is a warning."""
     disabled = settings.get("plugins", {}).get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
@@ -120,6 +126,8 @@ def make_host(
         if record.status != "ok":
             raise UsageError(f"the plugin {name!r} given in plugins= could not be registered: "
                              f"{record.error}")
+    warnings += unmatched_block_names(host, block_name_sources(
+        environ, options.blocked_plugins, disabled))
     return host
 
 
@@ -450,7 +458,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
             settings = with_plugin_dirs(settings, options.plugin_dirs,
                                         options.zcode_plugin_dirs)
         host = options.host if options.host is not None else make_host(options, environ,
-                                                                       settings, cwd)
+                                                                       settings, cwd, guarded)
         if options.plugin_dirs or options.zcode_plugin_dirs:
             check_adapters(options.plugin_dirs, options.zcode_plugin_dirs,
                            {r.name: (r.status, r.error) for r in host.records},
