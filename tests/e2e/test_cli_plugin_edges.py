@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers.cli import zpi_without
+
 from zpi_host.testing import install_distribution
 
 EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))

@@ -1,6 +1,6 @@
 """File tools check what they open, not a name: judged paths opened without following
-symlinks, hard links read but changed only as outside files, special files refused without blocking, only
-successful reads recorded, and temporary files of killed hosts swept."""
+symlinks, hard links read but changed only as outside files, special files refused without
+blocking, only successful reads recorded, and temporary files of killed hosts swept."""
 
 from __future__ import annotations
 

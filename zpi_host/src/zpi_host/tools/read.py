@@ -124,7 +124,8 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
     (shared by read, write and edit). Opened without following symlinks and without blocking;
     refuses missing paths (``missing_ok``: returns None instead), directories, FIFOs, sockets
     and devices, a path that changed during the call, and a file to change that gained hard
-    links since it was judged to be inside the workspace. Failures are ToolFailures that say what to do."""
+    links since it was judged to be inside the workspace. Failures are ToolFailures that say
+    what to do."""
     from ..fs import nofollow
     from ..fs.files import read_fd_with_fingerprint  # lazily: listing tools must stay cheap
 
