@@ -98,11 +98,10 @@ def block_name_sources(environ: Mapping[str, str], blocked: Iterable[str],
 
 def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) -> list[str]:
     """Warnings for names given to block plugins (``given``: as in :func:`block_name_sources`)
-    that match no
-    plugin or distribution the host saw (a typo blocks nothing, silently), each with the
-    closest names it saw. ``claude:x`` under a blocked or failed ``claude`` is not judged: the
-    folders of an adapter that did not run are unknown. Without autoload nothing is judged:
-    the installed entry points were never listed."""
+    that match no plugin or distribution the host saw (a typo blocks nothing, silently), each
+    with the closest names it saw. ``claude:x`` under a blocked or failed ``claude`` is not
+    judged: the folders of an adapter that did not run are unknown. Without autoload nothing
+    is judged: the installed entry points were never listed."""
     import difflib
 
     if not host.config.autoload:
