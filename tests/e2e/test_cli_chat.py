@@ -247,3 +247,25 @@ def test_chat_answered_no_goes_on_without_what_the_project_would_run(tmp_path):
     assert chat.term.text.count("Trusting it would run:") == 1
     assert not marker.exists()
     assert not (tmp_path / "agent/settings.json").exists()
+
+
+def test_a_failed_model_switch_keeps_the_old_session(tmp_path):
+    """``/model`` with a model that cannot be opened says why, and the chat goes on in the
+    session it had (the old one is not closed before the new one opens)."""
+    model = script(tmp_path, {"text": "an answer"})  # each opening replays the script
+    chat = Chat(tmp_path, "--model", model)
+    header = chat.expect(r"session ([0-9a-f-]{36})")
+    session_id = re.search(r"session ([0-9a-f-]{36})", header).group(1)
+    chat.say("hi")
+    chat.expect(r"an answer")
+    chat.say("/model nosuchprovider:nosuchmodel")
+    chat.expect(r"error: .*nosuchprovider")
+    chat.say("/model")
+    chat.expect(r"model: scripted:")
+    chat.say("still there?")
+    shown = chat.expect(r"still there\?[\s\S]*an answer")
+    assert "Traceback" not in shown and "AttributeError" not in shown
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    assert transcript.stem == session_id
+    assert "still there?" in transcript.read_text()

@@ -72,3 +72,29 @@ async def test_switched_off_the_hint_adds_nothing(zpi_env, tmp_path):
     text = await unknown_tool_result(tmp_path, "raed",
                                      builtins_settings(tool_hint={"enabled": False}))
     assert "\n\n" not in text and "Did you mean" not in text
+
+
+@pytest.mark.parametrize("settings", [builtins_settings(web={"enabled": False}),
+                                      {"plugins": {"disabled": ["builtins:web"]}}],
+                         ids=["switched-off", "blocked"])
+async def test_a_disabled_web_service_is_named_for_web_fetch(zpi_env, tmp_path, settings):
+    text = await unknown_tool_result(tmp_path, "web_fetch", settings)
+    assert "The tool 'web_fetch' is provided by the plugin builtins:web, which is " in text
+    assert ("set plugins.builtins.web.enabled to true" in text
+            or "remove builtins:web from plugins.disabled" in text)
+
+
+def test_every_builtin_service_declares_the_tools_it_registers(zpi_env, tmp_path):
+    """What a switched-off or blocked service would provide is what it declares: a service
+    that registers tools it does not declare leaves the hint with nothing to say."""
+    from zpi_host.contract.diagnostics import plugin_contributes, plugin_rows
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+
+    host = PluginHost(PluginConfig()).load()
+    rows = plugin_rows(host, tmp_path, {})
+    registering = {r["name"]: r["contributes"]["tools"] for r in rows
+                   if r["distribution"] == "zpi-builtins" and r["contributes"].get("tools")}
+    assert {"builtins:web", "builtins:ask", "builtins:search"} <= set(registering)
+    for name, tools in registering.items():
+        declared = plugin_contributes(host.get(name).plugin).get("tools", [])
+        assert set(tools) <= set(declared), (name, tools, declared)

@@ -61,11 +61,18 @@ class Duplicate:
         return [make_tool("read")]
 
 
-async def test_duplicate_tool_names_are_refused(zpi_env, zpi_plugins, tmp_path):
+async def test_a_tool_name_clash_fails_only_the_later_plugin(zpi_env, zpi_plugins, tmp_path):
+    """A plugin registering a kernel tool's name fails alone, though it is called first; the
+    session keeps the kernel's tool and says why the plugin failed."""
     host = host_with(zpi_plugins, dup=Duplicate())
-    with pytest.raises(AssemblyError, match=r"tool 'read' is registered by both 'dup' "
-                                            r"and 'zpi\.tools'"):
-        await create_session(model="t:m", provider=ScriptedModel([]), cwd=tmp_path, host=host)
+    session = await create_session(model="t:m", provider=ScriptedModel([]), cwd=tmp_path,
+                                   host=host)
+    assert session.tools["read"].description != "the read tool"
+    record = host.get("dup")
+    assert record.status == "failed" and host.implemented_hooks("dup") == []
+    assert "its tool 'read' is already registered by plugin 'zpi.tools'" in record.error
+    assert any("plugin 'dup' failed" in w and "'read'" in w for w in session.warnings)
+    await session.dispose()
 
 
 class Override:

@@ -309,3 +309,32 @@ def test_each_distribution_metadata_is_read_once(zpi_env, zpi_dist, monkeypatch)
         ("three-a", "three-dist", "3.1"), ("three-b", "three-dist", "3.1"),
         ("three-c", "three-dist", "3.1")]
     assert len(reads) == len(set(reads)), reads  # no distribution read twice
+
+
+@pytest.mark.parametrize("impostor", ["aaa-impostor", "zzz-impostor"])
+def test_a_plugin_blocked_by_its_distribution_does_not_hold_its_name(zpi_env, zpi_dist,
+                                                                     impostor):
+    """Two distributions with an entry point of one name: blocking one by its distribution
+    leaves the name to the other, whether the blocked one comes first or last."""
+    zpi_dist.install("real-dist", {"real_mod": OK_PLUGIN}, {"same": "real_mod"})
+    zpi_dist.install(impostor, {"impostor_mod": OK_PLUGIN}, {"same": "impostor_mod"})
+    host = PluginHost(PluginConfig(load_only=["same"], disabled=[impostor])).load()
+    record = host.get("same")
+    assert (record.status, record.distribution) == ("ok", "real-dist")
+    assert host.implemented_hooks("same") == ["zpi_register_commands", "zpi_turn_start"]
+    (aside,) = [r for r in host.records if r.distribution == impostor]
+    assert aside.status == "blocked" and aside.name == "same (duplicate 1)"
+    both = PluginHost(PluginConfig(load_only=["same"], disabled=["same"])).load()
+    assert [r.status for r in both.records
+            if r.distribution in ("real-dist", impostor)] == ["blocked"] * 2
+
+
+def test_later_claimants_keep_the_first_loaded_plugins_names():
+    from zpi_host.contract.plugins import later_claimants
+
+    claims = [("late", "read"), ("late", "extra"), ("kernel", "read"), ("solo", "x"),
+              ("twice", "y"), ("twice", "y"), ("after", "extra")]
+    failed = later_claimants(claims, ["kernel", "solo", "twice", "late", "after"], "tool")
+    assert set(failed) == {"late", "twice"}
+    assert "'read' is already registered by plugin 'kernel'" in failed["late"]
+    assert "registers the tool 'y' twice" in failed["twice"]

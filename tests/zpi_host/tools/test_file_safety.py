@@ -1,6 +1,6 @@
 """File tools check what they open, not a name: judged paths opened without following
-symlinks, hard links treated as outside, special files refused without blocking, only
-successful reads recorded, and temporary files of killed hosts swept."""
+symlinks, hard links read but changed only as outside files, special files refused without
+blocking, only successful reads recorded, and temporary files of killed hosts swept."""
 
 from __future__ import annotations
 
@@ -129,20 +129,25 @@ async def test_realpath_failing_mid_swap_is_a_denial_not_a_crash(monkeypatch, ws
 
 
 @pytest.mark.anyio
-async def test_a_hard_linked_file_counts_as_outside(ws, outside):
+async def test_a_hard_linked_file_may_be_read_but_not_changed(ws, outside):
+    """A file with other names (a uv or pnpm cache's hard link) inside the workspace is read
+    like any file there; changing it counts as outside: it needs approval or a rule."""
     os.link(outside / "secret.txt", ws / "alias.txt")
     (ws / "plain.txt").write_text("plain\n")
     plan = policy(ws, "plan")
     verdict = await check(plan, READ, path="alias.txt")
-    assert not verdict.allowed and verdict.source == "path"
-    assert "2 hard links" in verdict.reason and "counts as outside" in verdict.reason
-    assert (await check(plan, READ, path="plain.txt")).allowed
-    assert not (await check(policy(ws), WRITE, path="alias.txt", content="x")).allowed
-    named = policy(ws, "plan", allow=(f"read({ws}/alias.txt)",))
-    verdict = await check(named, READ, path="alias.txt")
+    assert verdict.allowed and verdict.source == "mode"
+    assert not verdict.judged[0].confined  # a read is not bound to single-link files
+    for tool, args in ((WRITE, {"content": "x"}), (EDIT, {"old_text": "S", "new_text": "T"})):
+        verdict = await check(policy(ws), tool, path="alias.txt", **args)
+        assert not verdict.allowed and verdict.source == "path"
+        assert "2 hard links" in verdict.reason and "changing it counts as outside" in \
+            verdict.reason and "(reading it does not)" in verdict.reason
+    named = policy(ws, allow=(f"write({ws}/alias.txt)",))
+    verdict = await check(named, WRITE, path="alias.txt", content="x")
     assert verdict.allowed and not verdict.judged[0].confined  # approved as outside
-    verdict = await check(plan, READ, path="plain.txt")
-    assert verdict.judged[0].confined  # allowed as inside: must stay a single-link file
+    verdict = await check(policy(ws), WRITE, path="plain.txt", content="x")
+    assert verdict.judged[0].confined  # a change allowed as inside: must stay single-link
 
 
 def test_a_file_that_gains_a_link_after_the_check_is_refused(ctx, ws, outside):
@@ -157,18 +162,26 @@ def test_a_file_that_gains_a_link_after_the_check_is_refused(ctx, ws, outside):
 
 
 @pytest.mark.anyio
-async def test_plan_mode_session_does_not_read_a_hard_link(zpi_env, ws, outside):
+async def test_a_session_reads_a_hard_link_and_does_not_write_through_it(zpi_env, ws,
+                                                                         outside):
     os.link(outside / "secret.txt", ws / "alias.txt")
-    model = ScriptedModel([{"tool_calls": [{"name": "read", "arguments": {"path": "alias.txt"}}]},
-                           "done"])
+    model = ScriptedModel([
+        {"tool_calls": [{"name": "read", "arguments": {"path": "alias.txt"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "alias.txt",
+                                                        "content": "changed\n"}}]},
+        "done"])
     host = PluginHost(PluginConfig(autoload=False)).load()
     session = await create_session(model="t:m", provider=model, cwd=ws, host=host,
-                                   permission_mode="plan", persist=False)
-    result = await session.run("read it")
+                                   persist=False)
+    result = await session.run("read it, then change it")
     await session.dispose()
-    answer = model.requests[1].messages[-1]
-    assert answer.is_error and "SECRET" not in answer.content[0].text
-    assert result.denials[0].source == "path"
+    read_answer = model.requests[1].messages[-1]
+    assert not read_answer.is_error and "SECRET" in read_answer.content[0].text
+    write_answer = model.requests[2].messages[-1]
+    assert write_answer.is_error and "2 hard links" in write_answer.content[0].text
+    assert [d.source for d in result.denials] == ["path"]
+    assert (outside / "secret.txt").read_text() == "SECRET\n"
+    assert os.stat(ws / "alias.txt").st_nlink == 2
 
 
 # ---------------------------------------------------------------------------- special files

@@ -36,8 +36,10 @@ if TYPE_CHECKING:  # imported with the code that runs the search
 __all__ = ["WEB_FETCH_TOOL", "WEB_SEARCH_TOOL", "rule_subjects", "zpi_register_search_backends",
            "zpi_register_tools"]
 
-#: shown by ``zpi-host --list-plugins`` (beside the tools): the backend it can register
-contributes = {"search backends": ["searxng"], "side requests": ["web_fetch prompt"]}
+#: shown by ``zpi-host --list-plugins``; ``tools`` is also what ``builtins:tool_hint`` names
+#: when this service is switched off or blocked (and so registers nothing)
+contributes = {"tools": ["web_fetch", "web_search"], "search backends": ["searxng"],
+               "side requests": ["web_fetch prompt"]}
 
 PURPOSE = "web_fetch"
 PAGE_CHARS_FOR_PROMPT = 100_000

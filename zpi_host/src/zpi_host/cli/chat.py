@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..support.terminal_text import shown
-from .exits import EXIT_OK, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, CliUsageError
 
 PROMPT = "> "
 HELP = {
@@ -47,8 +47,6 @@ def chat_command(args: Any, blocked: list[str]) -> int:
     try:  # an optional dependency: the extra ``chat`` of zpi-host
         import prompt_toolkit  # noqa: F401
     except ImportError:
-        from . import EXIT_FAILED
-
         print("zpi-host chat needs prompt-toolkit: pip install 'zpi-host[chat]'", file=sys.stderr)
         return EXIT_FAILED
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -104,6 +102,10 @@ class Chat:
                 if text in ("/exit", "/quit"):
                     break
                 await self._handle(text)
+                if self.session is None:  # a failed switch could not reopen the old session
+                    self._say("error: the chat has no session left; start it again "
+                              "(zpi-host chat --resume ID continues a saved one)", error=True)
+                    return EXIT_FAILED
         finally:
             await self._close()
         return EXIT_OK
@@ -162,11 +164,25 @@ class Chat:
 
             options["resume"] = full_session_id(options["resume"],
                                                 resolve_agent_dir(None, os.environ))
-        if self.session is not None and options.get("resume") == self.session.session_id:
-            await self._close()  # the file is reopened: one owner at a time
-        session = await create_session(**options)
+        previous = self.session
+        if previous is None or options.get("resume") != previous.session_id:
+            session = await create_session(**options)
+            await self._close()
+            self.session = session
+            return
+        # the same transcript is reopened: one owner at a time, so the old session closes
+        # first, and a switch that fails reopens it as it was (the chat always has a session)
+        restore = {"model": previous.view.model, "resume": previous.session_id}
         await self._close()
-        self.session = session
+        try:
+            self.session = await create_session(**options)
+        except Exception:
+            try:
+                await self._open(**restore)
+            except Exception as lost:  # the switch's own error is raised below, this one shown
+                self._say(f"error: session {restore['resume']} could not be reopened: {lost}",
+                          error=True)
+            raise
 
     def _ports(self) -> Any:
         """The chat's ports: ``ask_user`` questions at the chat's own prompt, notifications

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -57,6 +58,22 @@ def list_plugins(
 
         print(shown(f"zpi-host: warning: {not_run(root, withheld)}", sys.stderr),
               file=sys.stderr)
+    if plugin_dirs or zcode_plugin_dirs:
+        from ..errors import UsageError
+        from ..settings.plugin_dirs import check_adapters
+
+        try:
+            check_adapters(plugin_dirs, zcode_plugin_dirs,
+                           {r.name: (r.status, r.error) for r in host.records},
+                           autoload=host.config.autoload)
+        except UsageError as exc:
+            print(f"zpi-host: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    from ..contract.plugins import block_name_sources, unmatched_block_names
+
+    for warning in unmatched_block_names(host, block_name_sources(os.environ, blocked,
+                                                                  disabled)):
+        print(f"zpi-host: warning: {warning}", file=sys.stderr)
     rows = plugin_rows(host, root, merged)
     # One listing per process: what it built lives until exit, so the collection Python runs
     # at exit need not walk it (as `run` does once its session is built: cli/run.py).

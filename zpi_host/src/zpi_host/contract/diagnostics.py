@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .plugins import PluginHost, PluginRecord
+from .plugins import PluginHost, PluginRecord, later_claimants
 
 #: The keys of one ``--list-plugins --json`` row, in order. A test pins this shape.
 ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error",
@@ -27,6 +27,10 @@ def plugin_rows(
         collect_contributions(calls, cwd or Path.cwd(), settings or {}),
         *(hook for hook, _ in CONTRIBUTION_HOOKS),
     )
+    claims = [(plugin, tool) for plugin, kinds in found.items() for tool in kinds.get("tools", ())]
+    for plugin, reason in later_claimants(claims, [r.name for r in host.records],
+                                          "tool").items():
+        failed.setdefault(plugin, reason)  # as a session fails it (session/tool_selection.py)
     rows = []
     for record in host.records:
         contributes = declared_contributions(record)

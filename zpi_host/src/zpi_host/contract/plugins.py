@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,69 @@ def register_process_plugin(plugin: object, name: str) -> Callable[[], None]:
 def _env_list(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
+
+def later_claimants(claims: Iterable[tuple[str, str]], load_order: Sequence[str],
+                    what: str) -> dict[str, str]:
+    """The plugins that fail a name clash, each with the reason: of the plugins that claim one
+    ``what`` name (a tool), the one loaded first (``load_order``: the kernel, then entry
+    points by distribution, then folders, as ``--list-plugins`` lists them) keeps it and every
+    later one fails, as does a plugin that claims a name twice. Hook call order (the last
+    registered first) plays no part: a distribution cannot take a kernel tool's name."""
+    rank = {name: index for index, name in enumerate(load_order)}
+    names_of: dict[str, list[str]] = {}
+    for plugin, name in claims:
+        names_of.setdefault(plugin, []).append(name)
+    owners: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    for plugin in sorted(names_of, key=lambda p: rank.get(p, len(rank))):
+        names = names_of[plugin]
+        taken = next((n for n in names if n in owners), None)
+        twice = next((n for n in names if names.count(n) > 1), None)
+        if taken is not None:
+            failed[plugin] = (f"its {what} {taken!r} is already registered by plugin "
+                              f"{owners[taken]!r}; give it another name, or block one of the "
+                              "two plugins (-p no:NAME)")
+        elif twice is not None:
+            failed[plugin] = f"it registers the {what} {twice!r} twice"
+        else:
+            owners.update(dict.fromkeys(names, plugin))
+    return failed
+
+
+def block_name_sources(environ: Mapping[str, str], blocked: Iterable[str],
+                       settings_disabled: Iterable[str]) -> dict[str, list[str]]:
+    """The names given to block plugins, by how a warning shows where each was given (a
+    template of ``name``)."""
+    return {"setting plugins.disabled: {name!r}": list(settings_disabled),
+            "-p no:{name}": list(blocked),
+            "ZPI_DISABLE_PLUGINS: {name!r}": _env_list(environ.get("ZPI_DISABLE_PLUGINS"))}
+
+
+def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) -> list[str]:
+    """Warnings for names given to block plugins (``given``: as in :func:`block_name_sources`)
+    that match no plugin or distribution the host saw (a typo blocks nothing, silently), each
+    with the closest names it saw. ``claude:x`` under a blocked or failed ``claude`` is not
+    judged: the folders of an adapter that did not run are unknown. Without autoload nothing
+    is judged: the installed entry points were never listed."""
+    import difflib
+
+    if not host.config.autoload:
+        return []
+    seen = {r.name for r in host.records} | {r.distribution for r in host.records
+                                              if r.distribution}
+    unknown_below = {r.name for r in host.records if r.status != "ok"}
+    warnings = []
+    for where, names in given.items():
+        for name in dict.fromkeys(names):
+            if name in seen or name.partition(":")[0] in unknown_below - {name}:
+                continue
+            close = difflib.get_close_matches(name, sorted(seen), n=3, cutoff=0.6)
+            hint = (" (did you mean " + " or ".join(repr(c) for c in close) + "?)") if close \
+                else ""
+            warnings.append(f"{where.format(name=name)} matches no plugin or distribution, "
+                            f"so it blocks nothing{hint}; zpi-host --list-plugins lists the "
+                            "names")
+    return warnings
 
 
 class PluginConfig:
@@ -314,10 +377,11 @@ class PluginHost:
         if blocked is not None:
             self._block(record, blocked)
             return
-        if ep.name in self._records:
+        if ep.name in self._records and self._records[ep.name].status == "ok":
             other = self._records[ep.name]
             self._fail(record, f"the name {ep.name!r} is already used by "
-                               f"{other.distribution or other.source}")
+                               f"{other.distribution or other.source}; block the one not "
+                               f"wanted by its distribution (-p no:DISTRIBUTION)")
             return
         try:
             plugin = ep.load()
@@ -387,21 +451,40 @@ class PluginHost:
         ):
             self.pm.unregister(record.plugin)
 
+    def fail_plugin(self, name: str, reason: str) -> None:
+        """Fail a loaded plugin found at fault after loading (a tool name another plugin
+        registered first): it is removed with everything it registered and listed as failed
+        with ``reason``; in strict mode this raises."""
+        record = self._records.get(name)
+        if record is None or record.status != "ok":
+            return
+        self.unregister(name)
+        self._fail(record, reason)
+
     def _block(self, record: PluginRecord, reason: str) -> None:
-        self.pm.set_blocked(record.name)
         record.status, record.error = "blocked", reason
-        self._records[record.name] = record
+        if record.name in self.config.disabled:  # the name itself: no plugin may take it
+            self.pm.set_blocked(record.name)
+        self._keep(record)
 
     def _fail(self, record: PluginRecord, reason: str) -> None:
         record.fail(reason)
-        existing = self._records.get(record.name)
-        if existing is not None and existing is not record and existing.status == "ok":
-            # a second plugin under a loaded plugin's name: listed beside it, not over it
-            taken = sum(1 for name in self._records if name.startswith(record.name))
-            record.name = f"{record.name} (duplicate {taken})"
-        self._records[record.name] = record
+        self._keep(record)
         if self.config.strict:
             raise PluginLoadError(record.name, reason)
+
+    def _keep(self, record: PluginRecord) -> None:
+        """Record a plugin that did not load, beside (not over) a plugin of the same name. Only
+        a loaded plugin holds its name: one that did not (blocked by its distribution, failed)
+        gives way to a plugin that loads under its name later (:meth:`_register`)."""
+        existing = self._records.get(record.name)
+        if existing is not None and existing is not record:
+            record.name = self._aside_name(record.name)
+        self._records[record.name] = record
+
+    def _aside_name(self, name: str) -> str:
+        taken = sum(1 for other in self._records if other.startswith(name))
+        return f"{name} (duplicate {taken})"
 
     def _register(self, plugin: object, record: PluginRecord) -> None:
         problem = self._unmarked_hooks(plugin)
@@ -420,6 +503,12 @@ class PluginHost:
             self._fail(record, problem)
             return
         record.plugin = plugin
+        held = self._records.get(record.name)
+        if held is not None and held is not record and held.status != "ok":  # it gives way
+            aside = self._aside_name(record.name)
+            del self._records[record.name]
+            held.name = aside
+            self._records[held.name] = held
         self._records[record.name] = record
 
     @staticmethod

@@ -9,7 +9,9 @@ directory counts where the link points.
 One permission check resolves each path once (:func:`judging`) and hands the result, a
 :class:`JudgedPath`, to the tool, which opens exactly that path without following symlinks
 (:mod:`zpi_host.fs.nofollow`): a symlink swapped in between cannot redirect it. A regular file
-with more than one hard link counts as outside the workspace: its other names may be anywhere.
+with more than one hard link inside the workspace may be read (its other names give nothing
+``bash cat`` does not), but changing it counts as outside: its other names may be anywhere,
+and a write would part them from this one (docs/permissions.md, "Hard links").
 """
 
 from __future__ import annotations
@@ -179,8 +181,9 @@ class JudgedPath:
     """One path of a call as the permission check saw it. ``real``: where it resolved to (the
     file tools open exactly this, without following symlinks); ``root``: the workspace root
     holding it, None outside; ``links``: hard links of the regular file there (0: none).
-    ``confined``: the call was allowed because this path is inside the workspace, so the tool
-    must still find a file with a single link there when it opens it."""
+    ``confined``: the call changes files and was allowed because this path is inside the
+    workspace and not shared, so the tool must still find a file with a single link there
+    when it opens it."""
 
     raw: str
     real: Path
@@ -190,8 +193,18 @@ class JudgedPath:
 
     @property
     def inside(self) -> bool:
-        """In a workspace root and not a file that also has names elsewhere."""
-        return self.root is not None and self.links <= 1
+        """In a workspace root (whatever its link count: see :meth:`inside_for`)."""
+        return self.root is not None
+
+    @property
+    def shared(self) -> bool:
+        """A regular file with other names (hard links), which may be anywhere."""
+        return self.links > 1
+
+    def inside_for(self, changes: bool) -> bool:
+        """Inside for a call that reads (any file in a root) or that ``changes`` files (a file
+        in a root with no other names)."""
+        return self.inside and not (changes and self.shared)
 
 
 def check_directories(dirs: Iterable[str | os.PathLike[str]], cwd: Path,

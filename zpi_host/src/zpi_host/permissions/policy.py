@@ -89,6 +89,14 @@ def _unseen(rule: Rule, name: str, args: Mapping[str, Any]) -> str:
     return matching.unseen_note(rule.argument, command)
 
 
+def _has_side_effects(tool: Any, args: Mapping[str, Any]) -> bool:
+    """Whether this call of ``tool`` may change things (``reads_only(args)``, else the tool's
+    ``metadata.read_only``)."""
+    reads_only = getattr(tool, "reads_only", None)
+    return not (reads_only(args) if callable(reads_only) else
+                getattr(getattr(tool, "metadata", None), "read_only", False))
+
+
 def _mapping(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, Mapping):
         return dict(arguments)
@@ -139,10 +147,12 @@ class PermissionPolicy:
                 return _deny("path", str(exc))
         if not result.allowed or not judged:
             return result
-        # an allow that relied on the workspace check binds the tool to single-link files
-        trusted = self.mode != "bypass" and result.source != "hook"
+        # an allow of a change that relied on the workspace check binds the tool to
+        # single-link files (reads may open a file with several links: see paths.py)
+        trusted = self.mode != "bypass" and result.source != "hook" and \
+            _has_side_effects(tool, args)
         return attrs.evolve(result, judged=tuple(
-            attrs.evolve(j, confined=trusted and j.inside) for j in judged))
+            attrs.evolve(j, confined=trusted and j.inside_for(changes=True)) for j in judged))
 
     async def _check(self, tool: Any, call: Any, name: str, args: dict[str, Any], hook: Any,
                      judged: tuple[paths.JudgedPath, ...], ask_hook: AskHook | None,
@@ -205,9 +215,7 @@ class PermissionPolicy:
 
     def _mode_asks(self, tool: Any, name: str, args: Mapping[str, Any],
                    judged: Sequence[paths.JudgedPath]) -> PermissionResult | list[_Ask]:
-        reads_only = getattr(tool, "reads_only", None)
-        side_effects = not (reads_only(args) if callable(reads_only) else
-                            getattr(getattr(tool, "metadata", None), "read_only", False))
+        side_effects = _has_side_effects(tool, args)
         if self.mode == "bypass":
             return _allow("mode", "bypass mode allows every call no deny rule stops")
         if self.mode == "plan" and side_effects:
@@ -218,7 +226,7 @@ class PermissionPolicy:
             asks.append(_Ask("mode", "ask mode: every call of a tool with side effects needs "
                                      "approval"))
         for path in judged:
-            if not path.inside:
+            if not path.inside_for(changes=side_effects):
                 asks.append(_Ask("path", self._outside(name, path), (path.real,)))
         if asks:
             return asks
@@ -228,10 +236,11 @@ class PermissionPolicy:
     def _outside(self, name: str, path: paths.JudgedPath) -> str:
         raw, real = path.raw, path.real
         via = "" if raw == str(real) else f" (resolves to {real})"
-        if path.root is not None:  # inside, but a hard link
+        if path.root is not None:  # inside, but a change of a file with other names
             return (f"{raw}{via} is a file with {path.links} hard links: its other names may be "
-                    f"outside the workspace, so it counts as outside; to allow it, add an allow "
-                    f"rule that names it, such as '{name}({real})'")
+                    f"outside the workspace and a change would part them from this one, so "
+                    f"changing it counts as outside (reading it does not); to allow it, add an "
+                    f"allow rule that names it, such as '{name}({real})'")
         folder = real if real.is_dir() else real.parent
         return (f"{raw}{via} is outside the workspace roots ({self.roots.describe()}); to "
                 f"allow it, add the directory with --add-dir {folder} (setting "

@@ -12,10 +12,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract.plugins import PluginConfig, PluginHost
+from ..contract.plugins import (
+    PluginConfig,
+    PluginHost,
+    block_name_sources,
+    unmatched_block_names,
+)
 from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
-from ..settings.plugin_dirs import with_plugin_dirs
+from ..settings.plugin_dirs import check_adapters, with_plugin_dirs
 from .options import REASONING_LEVELS, SessionOptions
 from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
 
@@ -140,7 +145,7 @@ def plugins_for(
         settings = with_plugin_dirs(settings, options.plugin_dirs, options.zcode_plugin_dirs)
     if options.host is not None:
         return settings, options.host, guarded, withheld
-    host = make_host(options, environ, settings, cwd, trusted=trusted)
+    host = make_host(options, environ, settings, cwd, guarded, trusted=trusted)
     return settings, host, guarded, withheld + host.withheld
 
 
@@ -166,10 +171,11 @@ async def decide_trust(options: SessionOptions, manager: SettingsManager, cwd: P
 
 def make_host(
     options: SessionOptions, environ: Mapping[str, str], settings: Mapping[str, Any],
-    cwd: Path, *, trusted: bool = True,
+    cwd: Path, warnings: list[str], *, trusted: bool = True,
 ) -> PluginHost:
     """Plugins from the environment's controls, ``-p no:NAME`` and ``plugins.disabled``;
-    adapters see the settings and cwd (``host.config``) to find their folders."""
+    adapters see the settings and cwd (``host.config``) to find their folders. A name given
+    to block that matches no plugin is a warning."""
     disabled = settings.get("plugins", {}).get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise UsageError(f"setting plugins.disabled must be a list of plugin names, got "
@@ -183,6 +189,8 @@ def make_host(
         if record.status != "ok":
             raise UsageError(f"the plugin {name!r} given in plugins= could not be registered: "
                              f"{record.error}")
+    warnings += unmatched_block_names(host, block_name_sources(
+        environ, options.blocked_plugins, disabled))
     return host
 
 
@@ -511,6 +519,10 @@ async def create_session(**kwargs: Any) -> AgentSession:
                 from ..settings.trust import not_run, project_root
 
                 guarded.append(not_run(project_root(cwd), withheld))
+        if options.plugin_dirs or options.zcode_plugin_dirs:
+            check_adapters(options.plugin_dirs, options.zcode_plugin_dirs,
+                           {r.name: (r.status, r.error) for r in host.records},
+                           autoload=host.config.autoload)
         warnings = guarded + list(host.hooks.configure(settings))
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")

@@ -48,10 +48,20 @@ class ToolSet:
 
 
 async def collect_tools(host: PluginHost, cwd: Path, settings: Any) -> ToolSet:
-    """Registered tools, then plugin overrides of kernel tools (first in call order wins)."""
+    """Registered tools, then plugin overrides of kernel tools (first in call order wins).
+    A plugin that registers a name a plugin loaded before it holds fails, alone: it is
+    removed with everything it registered, and the session goes on without it."""
+    from ..contract.plugins import later_claimants
+
+    answers = await host.hooks.register_tools(cwd, settings)
+    claims = [(a.plugin, a.value.name) for a in answers if isinstance(a.value, Tool)]
+    clashes = later_claimants(claims, [r.name for r in host.records], "tool")
+    for plugin, reason in clashes.items():
+        host.fail_plugin(plugin, reason)
     found = ToolSet()
-    for answer in await host.hooks.register_tools(cwd, settings):
-        found.add(answer.value, answer.plugin)
+    for answer in answers:
+        if answer.plugin not in clashes:
+            found.add(answer.value, answer.plugin)
     overridden: set[str] = set()
     for answer in await host.hooks.tool_overrides(cwd, settings):
         name = getattr(answer.value, "name", None)

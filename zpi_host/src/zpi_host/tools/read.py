@@ -123,8 +123,9 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
     """Open the file a path argument leads to, as the permission check judged it, and read it
     (shared by read, write and edit). Opened without following symlinks and without blocking;
     refuses missing paths (``missing_ok``: returns None instead), directories, FIFOs, sockets
-    and devices, a path that changed during the call, and a file that gained hard links since
-    it was judged to be inside the workspace. Failures are ToolFailures that say what to do."""
+    and devices, a path that changed during the call, and a file to change that gained hard
+    links since it was judged to be inside the workspace. Failures are ToolFailures that say
+    what to do."""
     from ..fs import nofollow
     from ..fs.files import read_fd_with_fingerprint  # lazily: listing tools must stay cheap
 
@@ -151,8 +152,8 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
         if target.confined and st.st_nlink > 1:
             raise ToolFailure(
                 f"{shown} now has {st.st_nlink} hard links, and had one when the call was "
-                "allowed: it changed during the call; a file with several links counts as "
-                "outside the workspace, so it needs approval; try again", details)
+                "allowed: it changed during the call; changing a file with several links "
+                "counts as outside the workspace, so it needs approval; try again", details)
         if max_bytes is not None and st.st_size > max_bytes:
             raise ToolFailure(
                 f"{shown} is {st.st_size} bytes, more than {tool} handles ({max_bytes} bytes); "
