@@ -75,9 +75,9 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
     errors: list[str] = []
     files: list[str] = []
     found = False
-    for _, path in config_files(ctx.home, ctx.cwd):
+    for scope, path in config_files(ctx.home, ctx.cwd):
         try:
-            hooks = read_config_hooks(path)
+            hooks = read_config_hooks(path, ctx.cwd if scope == "workspace" else None)
         except ManifestError as exc:
             errors.append(str(exc))
             continue

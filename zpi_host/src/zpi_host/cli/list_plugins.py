@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from ..support.terminal_text import shown
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_warning
 
 
 def list_plugins(
@@ -23,15 +24,15 @@ def list_plugins(
 
     root = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
     if not root.is_dir():
-        print(f"zpi-host: error: --cwd {cwd}: no such directory", file=sys.stderr)
+        print_error(f"--cwd {cwd}: no such directory")
         return EXIT_USAGE
     settings = SettingsManager(agent_dir(), root)
     for problem in settings.problems:
-        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+        print_warning(problem)
     disabled = settings.get("plugins.disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
-        print(f"zpi-host: error: setting plugins.disabled must be a list of plugin names, got "
-              f"{disabled!r}", file=sys.stderr)
+        print_error(f"setting plugins.disabled must be a list of plugin names, got "
+                    f"{disabled!r}")
         return EXIT_USAGE
     merged = settings.snapshot()
     if plugin_dirs or zcode_plugin_dirs:
@@ -45,7 +46,7 @@ def list_plugins(
         for name, module in (modules or {}).items():
             host.register_plugin(module, name)
     except PluginLoadError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_FAILED
     rows = plugin_rows(host, root, merged)
     # One listing per process: what it built lives until exit, so the collection Python runs
@@ -55,7 +56,7 @@ def list_plugins(
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(format_table(rows))
+        print(shown(format_table(rows), sys.stdout))
     if strict and any(row["status"] == "failed" for row in rows):
         return EXIT_FAILED
     return EXIT_OK

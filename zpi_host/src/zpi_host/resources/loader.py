@@ -218,13 +218,13 @@ class ResourceLoader:
     def _load_context(self, scan: _Scan) -> None:
         """Per folder, the first context file there is. A project's (the working directory's
         and its parents') is a file the folder ships: it may link only within that folder;
-        a plugin's only within the plugin; the user's own (agent dir) anywhere. All are read
+        the user's own (agent dir) and a plugin's anywhere. All are read
         only when regular and at most ``TEXT_LIMIT`` bytes."""
         folders: list[tuple[Path, str, Path | None]] = (
             [(self.agent_dir, "agent", None)] if "agent" in self.file_origins else [])
         if "project" in self.file_origins:
             folders += [(f, "project", f) for f in reversed((self.cwd, *self.cwd.parents))]
-        folders += [(s.root, s.origin, s.root) for s in self.sources
+        folders += [(s.root, s.origin, None) for s in self.sources
                     if isinstance(s, ResourceSource) and "context" in s.kinds]
         seen: set[str] = set()
         for folder, origin, root in folders:
@@ -339,11 +339,11 @@ class ResourceLoader:
 
 
 def _root(source: ResourceSource, cwd: Path) -> Path | None:
-    """What a source's files may link within: the project for its ``.zpi``, a plugin's
-    folder for the plugin; the user's own files (agent dir) may link anywhere."""
-    if source.origin == "agent":
-        return None
-    return cwd if source.origin == "project" else source.root
+    """What a source's files may link within: the project for its ``.zpi``. The user's own
+    files (agent dir) may link anywhere; a plugin's source is the plugin's business (a
+    Claude plugin folder is served from a snapshot that holds only the plugin's own files
+    and links into it)."""
+    return cwd if source.origin == "project" else None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
