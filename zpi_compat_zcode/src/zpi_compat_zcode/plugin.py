@@ -54,8 +54,9 @@ def _nothing_to_load(host: Any) -> bool:
                (cwd / ".zcode", ("skills", "commands")), (cwd / ".agents", ("skills", "commands"))]
     if any((folder / part).is_dir() for folder, parts in folders for part in parts):
         return False
-    return not any(path.is_file() for path in (home / ".zcode" / "cli" / "config.json",
-                                               cwd / ".zcode" / "config.json"))
+    # lexists: a config file that is a FIFO or a device is loaded, to be reported as such
+    return not any(os.path.lexists(path) for path in (home / ".zcode" / "cli" / "config.json",
+                                                      cwd / ".zcode" / "config.json"))
 
 
 def load_config_hooks(host: Any, ctx: LoadContext) -> None:

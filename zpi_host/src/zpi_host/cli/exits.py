@@ -3,10 +3,11 @@
 
 A module of its own because both sides use them: the dispatcher in :mod:`zpi_host.cli` and
 every command module it imports. Those lines often carry text from files a repository ships
-(a settings key, a model, plugin or command name, a path), so they are made safe for a
-terminal (:func:`zpi_host.support.terminal_text.shown`) as ``run`` and ``chat`` do with a
-model's text: an escape sequence in a settings key cannot retitle the window or rewrite what
-was shown. A pipe or a file gets the text as it is.
+(a settings key, a model, plugin or command name, a path), so on a terminal every control
+character in them is shown visibly (:func:`zpi_host.support.terminal_text.shown` with
+``exact``, none dropped: a person reads the name to act on it): an escape sequence in a
+settings key cannot retitle the window or rewrite what was shown. A pipe or a file gets the
+text as it is.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def print_message(message: object) -> None:
     """``zpi-host: MESSAGE`` on stderr, terminal-safe."""
     from ..support.terminal_text import shown
 
-    print(shown(f"zpi-host: {message}", sys.stderr), file=sys.stderr, flush=True)
+    print(shown(f"zpi-host: {message}", sys.stderr, exact=True), file=sys.stderr, flush=True)
 
 
 def print_warning(message: object) -> None:

@@ -56,7 +56,7 @@ def list_plugins(
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(shown(format_table(rows), sys.stdout))
+        print(shown(format_table(rows), sys.stdout, exact=True))
     if strict and any(row["status"] == "failed" for row in rows):
         return EXIT_FAILED
     return EXIT_OK

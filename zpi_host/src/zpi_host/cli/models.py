@@ -66,19 +66,20 @@ def models_command(args: Any, blocked: list[str]) -> int:
               "or use --model PROVIDER:MODEL",
               file=sys.stderr)
         return EXIT_OK
-    header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
     from ..support.terminal_text import shown
 
+    header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
     cells = [header]
     for row in rows:
         price = row["price"]
         priced = "-" if price is None else f"{price['input']}/{price['output']}"
         creds = ("yes" if row["credentials"] else "missing") + f" ({row['credential_source']})"
         name = row["name"] + (" *" if row["default"] else "")
-        cells.append((name, row["provider"], row["model"], str(row["context_window"] or "-"),
-                      priced, creds))
+        # names come from settings files a repository may ship: made safe before measuring
+        cells.append(tuple(shown(v, sys.stdout, exact=True) for v in (
+            name, row["provider"], row["model"], str(row["context_window"] or "-"), priced,
+            creds)))
     widths = [max(len(c[i]) for c in cells) for i in range(len(header) - 1)]
     for cell in cells:
-        line = "  ".join(v.ljust(w) for v, w in zip(cell, widths, strict=False)) + "  " + cell[-1]
-        print(shown(line, sys.stdout))
+        print("  ".join(v.ljust(w) for v, w in zip(cell, widths, strict=False)) + "  " + cell[-1])
     return EXIT_OK

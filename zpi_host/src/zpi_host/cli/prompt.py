@@ -53,11 +53,14 @@ async def _preview(args: Any, blocked: list[str]) -> int:
         else:
             from ..support.terminal_text import shown
 
-            print(shown(session.system_prompt, sys.stdout))
-            print(shown(f"\n--- model: {model_name}; {len(tools)} tool(s) ---", sys.stdout))
+            def out(text: str) -> None:  # AGENTS.md, command and tool text: shown exactly
+                print(shown(text, sys.stdout, exact=True))
+
+            out(session.system_prompt)
+            out(f"\n--- model: {model_name}; {len(tools)} tool(s) ---")
             for tool in tools:
                 summary = (tool["description"].strip().splitlines() or [""])[0]
-                print(shown(f"{tool['name']}: {summary}", sys.stdout))
+                out(f"{tool['name']}: {summary}")
     finally:
         await session.dispose()
     return EXIT_OK
