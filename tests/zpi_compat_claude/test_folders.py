@@ -471,3 +471,26 @@ def test_a_manifest_that_is_a_device_fails_its_folder(zpi_env, tmp_path):
     found = rows(load_host(claude_settings([plugin]), tmp_path), tmp_path)
     [row] = [r for r in found.values() if r["status"] == "failed"]
     assert f"{manifest}: it is a symlink to /dev/zero, outside {plugin}" in row["error"]
+
+
+def test_hostile_command_files_of_the_project_are_problems_of_its_folder(zpi_env, tmp_path):
+    """``.claude/commands`` ships with the repository: a FIFO, a file over 4 MiB and a link
+    out of the project are each a warning of ``claude:project`` in ``--list-plugins``, and
+    none is read (the cache of parsed files does not serve them either)."""
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "good.md").write_text("fine\n")
+    os.mkfifo(commands / "pipe.md")
+    (commands / "big.md").write_text("x" * (4 * 1024 * 1024 + 1))
+    (tmp_path.parent / "private.md").write_text("PRIVATE\n")
+    os.symlink(tmp_path.parent / "private.md", commands / "out.md")
+    for _ in range(2):  # the second load reads the cache the first one wrote
+        row = rows(load_host({}, tmp_path), tmp_path)["claude:project"]
+        assert row["status"] == "ok" and row["contributes"]["commands"] == ["good"]
+        warnings = "\n".join(row["warnings"])
+        assert (f"command {commands}/pipe.md: it is a FIFO (named pipe), not a regular file; "
+                "it was not read") in warnings
+        assert (f"command {commands}/big.md: it is {4 * 1024 * 1024 + 1} bytes, more than "
+                "the 4 MiB a Markdown file may have") in warnings
+        assert (f"command {commands}/out.md: it is a symlink to {tmp_path.parent}/private.md, "
+                f"outside {tmp_path}") in warnings

@@ -156,7 +156,8 @@ def load_personal_dirs(host: Any, ctx: LoadContext) -> None:
         seen.add(path.resolve())
         name = ctx.dialect.plugin(entry.kind)
         try:
-            folder = load_claude_dir(entry.kind, path, ctx, taken, entry.parts)
+            folder = load_claude_dir(entry.kind, path, ctx, taken, entry.parts,
+                                     confine=ctx.cwd if entry.base == "." else None)
         except OSError as exc:
             report(host, ctx, name, f"{path}: {exc}")
             continue

@@ -101,7 +101,7 @@ def read_frontmatter(path: Path, root: Path | None = None) -> tuple[dict[str, An
     from ..fs.shipped import TEXT_LIMIT, ShippedFileError, read_shipped
 
     try:
-        data = read_shipped(path, limit=TEXT_LIMIT, root=root)
+        data = read_shipped(path, limit=TEXT_LIMIT, root=root, what="Markdown file")
     except ShippedFileError as exc:
         raise FrontmatterError(path, exc.detail) from None
     except OSError as exc:

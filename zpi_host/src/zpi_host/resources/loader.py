@@ -119,7 +119,8 @@ class ResourceLoader:
         if "agent" in self.file_origins:
             yield ResourceSource(self.agent_dir, None, _LOCAL_KINDS, "agent")
         if "project" in self.file_origins:
-            yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project")
+            yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project",
+                                 confine=self.cwd)
         for source in self.sources:
             if isinstance(source, ResourceSource):
                 yield source
@@ -177,7 +178,7 @@ class ResourceLoader:
                 continue
             scan.watch(path)
             try:
-                metadata, _ = read_frontmatter(path, root=_root(source, self.cwd))
+                metadata, _ = read_frontmatter(path, root=source.confine)
                 skill = build_skill(folder, path, metadata, source.namespace, source.origin)
             except FrontmatterError as exc:
                 scan.report(path, "skill", _problem(exc), source.origin)
@@ -191,7 +192,7 @@ class ResourceLoader:
         for path, parts in self._markdown_files(folder, scan, "command", source.origin):
             scan.watch(path)
             try:
-                metadata, body = read_frontmatter(path, root=_root(source, self.cwd))
+                metadata, body = read_frontmatter(path, root=source.confine)
                 command = build_command(parts, path, metadata, body, source.namespace,
                                         source.origin)
             except FrontmatterError as exc:
@@ -206,7 +207,7 @@ class ResourceLoader:
         for path, _ in self._markdown_files(folder, scan, "agent", source.origin):
             scan.watch(path)
             try:
-                metadata, body = read_frontmatter(path, root=_root(source, self.cwd))
+                metadata, body = read_frontmatter(path, root=source.confine)
                 agent = build_agent(path, metadata, body, source.namespace, source.origin)
             except FrontmatterError as exc:
                 scan.report(path, "agent", _problem(exc), source.origin)
@@ -218,13 +219,13 @@ class ResourceLoader:
     def _load_context(self, scan: _Scan) -> None:
         """Per folder, the first context file there is. A project's (the working directory's
         and its parents') is a file the folder ships: it may link only within that folder;
-        the user's own (agent dir) and a plugin's anywhere. All are read
+        a plugin's within its ``confine``; the user's own (agent dir) anywhere. All are read
         only when regular and at most ``TEXT_LIMIT`` bytes."""
         folders: list[tuple[Path, str, Path | None]] = (
             [(self.agent_dir, "agent", None)] if "agent" in self.file_origins else [])
         if "project" in self.file_origins:
             folders += [(f, "project", f) for f in reversed((self.cwd, *self.cwd.parents))]
-        folders += [(s.root, s.origin, None) for s in self.sources
+        folders += [(s.root, s.origin, s.confine) for s in self.sources
                     if isinstance(s, ResourceSource) and "context" in s.kinds]
         seen: set[str] = set()
         for folder, origin, root in folders:
@@ -336,14 +337,6 @@ class ResourceLoader:
                 digest.update(f"{path}\0{stat.st_mtime_ns}\0{stat.st_size}\n"
                               .encode(errors="surrogateescape"))
         return digest.hexdigest()
-
-
-def _root(source: ResourceSource, cwd: Path) -> Path | None:
-    """What a source's files may link within: the project for its ``.zpi``. The user's own
-    files (agent dir) may link anywhere; a plugin's source is the plugin's business (a
-    Claude plugin folder is served from a snapshot that holds only the plugin's own files
-    and links into it)."""
-    return cwd if source.origin == "project" else None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
