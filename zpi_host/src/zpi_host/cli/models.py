@@ -69,7 +69,7 @@ def models_command(args: Any, blocked: list[str]) -> int:
     from ..support.terminal_text import shown
 
     header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
-    cells = [header]
+    cells: list[tuple[str, ...]] = [header]
     for row in rows:
         price = row["price"]
         priced = "-" if price is None else f"{price['input']}/{price['output']}"
