@@ -81,3 +81,13 @@ def test_a_file_over_the_limit_is_refused_whole(project):
         (project / "huge").write_bytes(b"x" * (CONFIG_LIMIT + 1))
         read_shipped(project / "huge", limit=CONFIG_LIMIT)
 
+
+
+def test_a_file_under_a_linked_folder_leads_out(tmp_path, project):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "settings.json").write_text("{}")
+    os.symlink(tmp_path / "elsewhere", project / ".zpi")
+    with pytest.raises(ShippedFileError) as caught:
+        read_shipped(project / ".zpi" / "settings.json", limit=10, root=project)
+    assert caught.value.problem == (f"it leads to {tmp_path}/elsewhere/settings.json, outside "
+                                    f"{project}")

@@ -72,6 +72,10 @@ class FolderError(ZpiError):
     shows."""
 
 
+#: the largest parsed-frontmatter cache read back (it is the host's own file, in the agent dir)
+CACHE_LIMIT = 64 * 1024 * 1024
+
+
 @record
 class Parsed:
     metadata: Mapping[str, Any]
@@ -92,7 +96,8 @@ class MarkdownCache:
         self._dirty = False
         if path is not None:
             try:
-                data = read_json(path) if path.exists() else {}
+                # the host's own cache (bodies of every command): bounded, but not as tightly
+                data = read_json(path, limit=CACHE_LIMIT) if path.exists() else {}
             except ManifestError:
                 data = {}
             if isinstance(data, dict):

@@ -140,18 +140,19 @@ class Manifest:
     raw: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
 
 
-def read_json(path: Path, root: Path | None = None) -> Any:
+def read_json(path: Path, root: Path | None = None, limit: int | None = None) -> Any:
     """The JSON value in ``path``; ManifestError with line and column when it does not parse.
     The file is read as one a repository or plugin ships
-    (:func:`zpi_host.fs.shipped.read_shipped`): a regular file of at most ``CONFIG_LIMIT``
-    bytes and, with ``root``, not linked out of that folder; anything else is a
-    ManifestError saying so (a FIFO never blocks, ``/dev/zero`` is never read)."""
+    (:func:`zpi_host.fs.shipped.read_shipped`): a regular file of at most ``limit`` bytes
+    (default ``CONFIG_LIMIT``, 1 MiB) and, with ``root``, not linked out of that folder;
+    anything else is a ManifestError saying so (a FIFO never blocks, ``/dev/zero`` is never
+    read)."""
     from zpi_host.fs.shipped import CONFIG_LIMIT, ShippedFileError, read_shipped
 
     try:
         # a byte order mark is allowed (what decoding as "utf-8-sig" does, without loading
         # that codec: the manifest is read at every start)
-        data = read_shipped(path, limit=CONFIG_LIMIT, root=root, what="JSON file")
+        data = read_shipped(path, limit=limit or CONFIG_LIMIT, root=root, what="JSON file")
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except ShippedFileError as exc:
         raise ManifestError(str(exc)) from None

@@ -73,7 +73,8 @@ def read_shipped(path: Path | str, *, limit: int, root: Path | str | None = None
     except nofollow.UnusablePathError as exc:
         raise ShippedFileError(path, str(exc), "rename or remove it") from None
     if top is not None and not _inside(real, top):
-        raise ShippedFileError(path, f"it is a symlink to {real}, outside {top}",
+        how = "is a symlink to" if os.path.islink(absolute) else "leads to"
+        raise ShippedFileError(path, f"it {how} {real}, outside {top}",
                                f"{_a(what)} a repository ships may only link to files inside it; "
                                "copy the file in or remove the link")
     try:
