@@ -198,7 +198,7 @@ def test_a_skill_linked_out_of_the_project_is_a_problem_not_read(project, agent_
     assert loader.skills == ()
     [problem] = loader.diagnostics
     assert (problem.kind, problem.path) == ("skill", project / ".zpi/skills/linked/SKILL.md")
-    assert problem.problem.startswith(f"it is a symlink to {tmp_path}/shared/linked/SKILL.md, "
+    assert problem.problem.startswith(f"it leads to {tmp_path}/shared/linked/SKILL.md, "
                                       f"outside {project}; it was not read")
 
 
