@@ -441,3 +441,56 @@ def test_copies_unused_for_two_weeks_are_pruned_when_a_new_one_is_made(tmp_path)
     assert not first.root.exists() and not (cache / f"{first.key}.index.json").exists()
     recent = freeze(source, cache, [])  # in use again: refreshed, not pruned
     assert recent.root == second.root and second.root.is_dir()
+
+
+@needs_hooks
+def test_hostile_settings_files_are_reported_not_read(zpi_env, tmp_path):
+    """A FIFO ``.claude/settings.json`` used to block the load; a settings file linked out of
+    the project, or to ``/dev/zero``, is refused (files a repository ships)."""
+    claude_dir = tmp_path / ".claude"
+    claude_dir.mkdir()
+    os.mkfifo(claude_dir / "settings.json")
+    (tmp_path.parent / "elsewhere.json").write_text('{"hooks": {}}')
+    os.symlink(tmp_path.parent / "elsewhere.json", claude_dir / "settings.local.json")
+    settings = claude_settings(settings_sources=["project", "local"])
+    found = rows(load_host(settings, tmp_path), tmp_path)
+    project, local = found["claude:settings-project"], found["claude:settings-local"]
+    assert project["status"] == "failed"
+    assert "settings.json: it is a FIFO (named pipe), not a regular file" in project["error"]
+    assert local["status"] == "failed"
+    assert (f"settings.local.json: it is a symlink to {tmp_path.parent}/elsewhere.json, "
+            f"outside {tmp_path}") in local["error"]
+
+
+def test_a_manifest_that_is_a_device_fails_its_folder(zpi_env, tmp_path):
+    plugin = copy_plugin("minimal", tmp_path / "plugins", "zeroed")
+    (plugin / ".claude-plugin").mkdir(exist_ok=True)
+    manifest = plugin / ".claude-plugin" / "plugin.json"
+    manifest.unlink(missing_ok=True)
+    os.symlink("/dev/zero", manifest)
+    found = rows(load_host(claude_settings([plugin]), tmp_path), tmp_path)
+    [row] = [r for r in found.values() if r["status"] == "failed"]
+    assert f"{manifest}: it is a symlink to /dev/zero, outside {plugin}" in row["error"]
+
+
+def test_hostile_command_files_of_the_project_are_problems_of_its_folder(zpi_env, tmp_path):
+    """``.claude/commands`` ships with the repository: a FIFO, a file over 4 MiB and a link
+    out of the project are each a warning of ``claude:project`` in ``--list-plugins``, and
+    none is read (the cache of parsed files does not serve them either)."""
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "good.md").write_text("fine\n")
+    os.mkfifo(commands / "pipe.md")
+    (commands / "big.md").write_text("x" * (4 * 1024 * 1024 + 1))
+    (tmp_path.parent / "private.md").write_text("PRIVATE\n")
+    os.symlink(tmp_path.parent / "private.md", commands / "out.md")
+    for _ in range(2):  # the second load reads the cache the first one wrote
+        row = rows(load_host({}, tmp_path), tmp_path)["claude:project"]
+        assert row["status"] == "ok" and row["contributes"]["commands"] == ["good"]
+        warnings = "\n".join(row["warnings"])
+        assert (f"command {commands}/pipe.md: it is a FIFO (named pipe), not a regular file; "
+                "it was not read") in warnings
+        assert (f"command {commands}/big.md: it is {4 * 1024 * 1024 + 1} bytes, more than "
+                "the 4 MiB a Markdown file may have") in warnings
+        assert (f"command {commands}/out.md: it is a symlink to {tmp_path.parent}/private.md, "
+                f"outside {tmp_path}") in warnings

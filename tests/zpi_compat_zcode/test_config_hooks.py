@@ -84,3 +84,24 @@ def test_disabled_files_are_listed_with_the_reason(zpi_env, tmp_path):
     row = rows(load_host({}, tmp_path), tmp_path)["zcode:config"]
     assert row["status"] == "ok" and row["contributes"] == {}
     assert any("enabled is not true" in w for w in row["warnings"])
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dev-zero", "outside"])
+def test_a_hostile_workspace_config_is_reported_not_read(zpi_env, tmp_path, hostile):
+    """A FIFO ``.zcode/config.json`` hung the load; ``/dev/zero`` would be read forever."""
+    import os
+
+    target = tmp_path / "project" / ".zcode" / "config.json"
+    target.parent.mkdir(parents=True)
+    if hostile == "fifo":
+        os.mkfifo(target)
+        expected = "it is a FIFO (named pipe), not a regular file"
+    elif hostile == "dev-zero":
+        os.symlink("/dev/zero", target)
+        expected = "it is a symlink to /dev/zero, outside"
+    else:
+        (tmp_path / "theirs.json").write_bytes((FILES / "user-config.json").read_bytes())
+        os.symlink(tmp_path / "theirs.json", target)
+        expected = f"it is a symlink to {tmp_path}/theirs.json, outside {tmp_path}/project"
+    row = rows(load_host({}, tmp_path / "project"), tmp_path / "project")["zcode:config"]
+    assert row["status"] == "failed" and f"{target}: {expected}" in row["error"]

@@ -182,11 +182,24 @@ def test_missing_folders_are_empty(tmp_path):
     assert (loader.skills, loader.commands, loader.agents, loader.diagnostics) == ((),) * 4
 
 
-def test_symlinked_skill_folder_is_followed(project, agent_dir, tmp_path):
+def test_symlinked_skill_folder_is_followed_within_the_project(project, agent_dir):
+    write(project / "shared/linked/SKILL.md", skill_text("linked"))
+    (project / ".zpi/skills").mkdir(parents=True)
+    os.symlink(project / "shared/linked", project / ".zpi/skills/linked")
+    assert [s.name for s in load(project, agent_dir).skills] == ["linked"]
+
+
+def test_a_skill_linked_out_of_the_project_is_a_problem_not_read(project, agent_dir, tmp_path):
+    """A repository's ``.zpi`` may not make the host read the user's files elsewhere."""
     write(tmp_path / "shared/linked/SKILL.md", skill_text("linked"))
     (project / ".zpi/skills").mkdir(parents=True)
     os.symlink(tmp_path / "shared/linked", project / ".zpi/skills/linked")
-    assert [s.name for s in load(project, agent_dir).skills] == ["linked"]
+    loader = load(project, agent_dir)
+    assert loader.skills == ()
+    [problem] = loader.diagnostics
+    assert (problem.kind, problem.path) == ("skill", project / ".zpi/skills/linked/SKILL.md")
+    assert problem.problem.startswith(f"it leads to {tmp_path}/shared/linked/SKILL.md, "
+                                      f"outside {project}; it was not read")
 
 
 # -- skills_prompt -----------------------------------------------------------------------------
@@ -267,11 +280,41 @@ def test_command_symlink_loop_is_skipped(project, agent_dir):
     assert "already scanned" in diagnostic.problem
 
 
-def test_symlinked_command_folder_is_followed(project, agent_dir, tmp_path):
-    write(tmp_path / "shared-cmds/x.md", "X")
+def test_symlinked_command_folder_is_followed_within_the_project(project, agent_dir):
+    write(project / "shared-cmds/x.md", "X")
     (project / ".zpi/commands").mkdir(parents=True)
-    os.symlink(tmp_path / "shared-cmds", project / ".zpi/commands/team")
+    os.symlink(project / "shared-cmds", project / ".zpi/commands/team")
     assert [c.name for c in load(project, agent_dir).commands] == ["team:x"]
+
+
+@pytest.mark.parametrize("kind", ["commands", "agents"])
+def test_hostile_command_and_agent_files_are_problems(project, agent_dir, tmp_path, kind):
+    """A FIFO (would block), a device (never ends), a link out of the project and a file
+    over the limit: each one a problem of its file, none read, the load finishes."""
+    from zpi_host.fs.shipped import TEXT_LIMIT
+
+    folder = project / ".zpi" / kind
+    folder.mkdir(parents=True)
+    write(tmp_path / "private.md", "PRIVATE")
+    os.mkfifo(folder / "fifo.md")
+    os.symlink("/dev/zero", folder / "zero.md")
+    os.symlink(tmp_path / "private.md", folder / "out.md")
+    (folder / "big.md").write_text("x" * (TEXT_LIMIT + 1))
+    loader = load(project, agent_dir)
+    assert loader.commands == () and loader.agents == ()
+    problems = {d.path.name: d.problem for d in loader.diagnostics}
+    assert problems["fifo.md"].startswith("it is a FIFO (named pipe), not a regular file")
+    assert problems["zero.md"].startswith("it is a symlink to /dev/zero, outside")
+    assert problems["out.md"].startswith(f"it is a symlink to {tmp_path}/private.md")
+    assert problems["big.md"].startswith(f"it is {TEXT_LIMIT + 1} bytes, more than the 4 MiB")
+    assert {d.kind for d in loader.diagnostics} == {kind[:-1]}
+
+
+def test_the_users_own_commands_may_link_anywhere(project, agent_dir, tmp_path):
+    write(tmp_path / "dotfiles/x.md", "X")
+    (agent_dir / "commands").mkdir()
+    os.symlink(tmp_path / "dotfiles/x.md", agent_dir / "commands/x.md")
+    assert [c.name for c in load(project, agent_dir).commands] == ["x"]
 
 
 # -- placeholders ------------------------------------------------------------------------------

@@ -262,14 +262,23 @@ def execute_glob(args: GlobArgs, ctx: ToolContext) -> ToolResult:
 
     root = _root(ctx, args.path, "glob")
     regex = compile_glob(args.pattern)
-    found = _newest_first([(rel, path) for rel, path in walk_files(root)
+    problems: list[str] = []
+    found = _newest_first([(rel, path) for rel, path in walk_files(root, problems=problems)
                            if regex.match(rel)])
     prefix = _shown(root, _real_cwd(ctx))
     details = {"path": str(root), "pattern": args.pattern, "files": len(found)}
+    if problems:
+        details["ignore_file_problems"] = problems
     if not found:
-        return ToolResult.text(f"No files found matching {args.pattern!r} in "
-                               f"{prefix or '.'}", details=details)
-    return ToolResult.text("\n".join(_join(prefix, rel) for rel, _ in found), details=details)
+        text = f"No files found matching {args.pattern!r} in {prefix or '.'}"
+    else:
+        text = "\n".join(_join(prefix, rel) for rel, _ in found)
+    return ToolResult.text(text + _problem_notes(problems), details=details)
+
+
+def _problem_notes(problems: list[str]) -> str:
+    """The ignore files a search left out, after its results (one line each)."""
+    return "".join(f"\n\n[ignore file not used: {p}]" for p in problems)
 
 
 def glob_tool() -> Tool:
@@ -360,7 +369,7 @@ def format_grep(found: Collected, args: GrepArgs, root: Path, cwd: Path) -> tupl
     if found.cut:
         text += ("\n\n[the search stopped early: it found more than the host keeps; narrow "
                  "the pattern, path, glob or type]")
-    return text, len(entries)
+    return text + _problem_notes(found.problems), len(entries)
 
 
 def grep_tool(use_ripgrep: bool = True) -> Tool:
@@ -372,6 +381,8 @@ def grep_tool(use_ripgrep: bool = True) -> Tool:
         text, entries = format_grep(found, args, root, _real_cwd(ctx))
         details = {"path": str(root), "engine": engine, "mode": args.mode,
                    "files": len(found.files), "entries": entries, "cut": found.cut}
+        if found.problems:
+            details["ignore_file_problems"] = found.problems
         if args.mode != "files_with_matches":  # that search stops at a file's first match
             details["matched_lines"] = sum(h.count for h in found.files)
         return ToolResult.text(text, details=details)

@@ -157,17 +157,28 @@ class _IgnoreFile:
         return result
 
 
-def _load(folder: str) -> dict[str, _IgnoreFile]:
-    """The ignore files in ``folder`` (absolute, ``/``-terminated), by name."""
+def _load(folder: str, problems: list[str]) -> dict[str, _IgnoreFile]:
+    """The ignore files in ``folder`` (absolute, ``/``-terminated), by name. Each is a file
+    the repository ships (:func:`zpi_host.fs.shipped.read_shipped`): one that is not a regular
+    file of at most 1 MiB inside ``folder`` (``.gitignore -> /dev/zero``, a FIFO) is left
+    out and its problem added to ``problems``."""
     import pathspec
+
+    from zpi_host.fs.shipped import CONFIG_LIMIT, ShippedFileError, read_shipped
 
     found: dict[str, _IgnoreFile] = {}
     for name in IGNORE_FILES:
+        if not os.path.lexists(folder + name):  # most folders have none: one cheap look
+            continue
         try:
-            with open(folder + name, "rb") as f:
-                text = f.read().decode("utf-8", errors="replace")
+            data = read_shipped(folder + name, limit=CONFIG_LIMIT, root=folder,
+                                what="ignore file")
+        except ShippedFileError as exc:
+            problems.append(f"{exc}; the search went on without it")
+            continue
         except OSError:
             continue
+        text = data.decode("utf-8", errors="replace")
         found[name] = _IgnoreFile(folder, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
     return found
 
@@ -180,8 +191,8 @@ class _Level:
     has_git: bool
 
 
-def _level(folder: str) -> _Level:
-    return _Level(_load(folder), os.path.lexists(folder + ".git"))
+def _level(folder: str, problems: list[str]) -> _Level:
+    return _Level(_load(folder, problems), os.path.lexists(folder + ".git"))
 
 
 def _ignored(levels: Sequence[_Level], path: str, is_dir: bool) -> bool | None:
@@ -199,23 +210,26 @@ def _ignored(levels: Sequence[_Level], path: str, is_dir: bool) -> bool | None:
     return None
 
 
-def _parents(root: str) -> list[_Level]:
+def _parents(root: str, problems: list[str]) -> list[_Level]:
     """The ignore levels of the folders above ``root`` (outermost first)."""
     levels = []
     parts = Path(root).parents
     for folder in reversed(parts):
         text = str(folder)
-        levels.append(_level(text if text.endswith("/") else text + "/"))
+        levels.append(_level(text if text.endswith("/") else text + "/", problems))
     return levels
 
 
-def walk_files(root: Path, file_filter: FileFilter = FileFilter()) -> Iterator[tuple[str, Path]]:
+def walk_files(root: Path, file_filter: FileFilter = FileFilter(),
+               problems: list[str] | None = None) -> Iterator[tuple[str, Path]]:
     """Every regular file under the folder ``root`` (a real path) that the rules keep, as
     (path relative to ``root`` with ``/``, absolute path), in no particular order. Folders
-    that cannot be listed are skipped."""
+    that cannot be listed are skipped; ignore files refused are added to ``problems``, once
+    each."""
+    problems = [] if problems is None else problems
     top = str(root).rstrip("/") + "/"
-    stack: list[tuple[str, list[_Level]]] = [(top, [*_parents(top.rstrip("/") or "/"),
-                                                    _level(top)])]
+    stack: list[tuple[str, list[_Level]]] = [(top, [*_parents(top.rstrip("/") or "/", problems),
+                                                    _level(top, problems)])]
     while stack:
         folder, levels = stack.pop()
         try:
@@ -232,7 +246,7 @@ def walk_files(root: Path, file_filter: FileFilter = FileFilter()) -> Iterator[t
                 continue
             if stat.S_ISDIR(mode):
                 if _keep_folder(levels, path, rel, name, file_filter):
-                    stack.append((path + "/", [*levels, _level(path + "/")]))
+                    stack.append((path + "/", [*levels, _level(path + "/", problems)]))
             elif stat.S_ISREG(mode) and _keep_file(levels, path, rel, name, file_filter):
                 yield rel, Path(path)
 

@@ -99,6 +99,8 @@ class Collected:
 
     files: list[FileHits]
     cut: bool = False
+    #: ignore files the walk refused (:func:`.search_files.walk_files`), each said once
+    problems: list[str] = attrs.Factory(list)
 
 
 def ripgrep_path() -> str | None:
@@ -190,9 +192,10 @@ def _file_hits(rel: str, data: bytes, regex: re.Pattern[str], query: GrepQuery
     return found
 
 
-def _targets(query: GrepQuery) -> Iterator[tuple[str, Path]]:
+def _targets(query: GrepQuery, problems: list[str]) -> Iterator[tuple[str, Path]]:
     if query.root.is_dir():
-        yield from walk_files(query.root, FileFilter.of(query.globs, query.file_type))
+        yield from walk_files(query.root, FileFilter.of(query.globs, query.file_type),
+                              problems)
     else:
         yield query.root.name, query.root
 
@@ -202,7 +205,7 @@ def grep_python(query: GrepQuery) -> Collected:
     regex = query.regex()
     out = Collected([])
     size = 0
-    for rel, path in _targets(query):
+    for rel, path in _targets(query, out.problems):
         read = _read(path)
         if read is None:
             continue

@@ -60,16 +60,14 @@ def reason_of(exc: Exception) -> str:
 
 def _guess_name(ref: FolderRef, ctx: LoadContext) -> str:
     """The name a broken folder is listed under: its manifest's name if that much reads."""
-    import json
-
-    from .manifest import manifest_file
+    from .manifest import ManifestError, manifest_file, read_json
 
     try:
         path = manifest_file(ref.path, ctx.dialect)
-        data = json.loads(path.read_text("utf-8")) if path is not None else None
+        data = read_json(path, ref.path) if path is not None else None
         if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"]:
             return str(data["name"])
-    except (OSError, ValueError):
+    except (OSError, ManifestError):
         pass
     return ref.plugin_id.split("@", 1)[0] if ref.plugin_id else ref.path.name
 
@@ -160,7 +158,8 @@ def load_personal_dirs(host: Any, ctx: LoadContext) -> None:
         seen.add(path.resolve())
         name = ctx.dialect.plugin(entry.kind)
         try:
-            folder = load_claude_dir(entry.kind, path, ctx, taken, entry.parts)
+            folder = load_claude_dir(entry.kind, path, ctx, taken, entry.parts,
+                                     confine=ctx.cwd if entry.base == "." else None)
         except OSError as exc:
             report(host, ctx, name, f"{path}: {exc}")
             continue

@@ -72,6 +72,10 @@ class FolderError(ZpiError):
     shows."""
 
 
+#: the largest parsed-frontmatter cache read back (it is the host's own file, in the agent dir)
+CACHE_LIMIT = 64 * 1024 * 1024
+
+
 @record
 class Parsed:
     metadata: Mapping[str, Any]
@@ -81,16 +85,19 @@ class Parsed:
 
 class MarkdownCache:
     """Parsed frontmatter of Markdown files kept in a JSON file and keyed by each file's
-    (size, mtime, inode): loading plugins (and ``--list-plugins``) parses YAML only for files
-    that changed since the last load."""
+    (size, mtime, inode, where it leads, its confine): loading plugins (and
+    ``--list-plugins``) parses YAML only for files that changed since the last load."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, confine: Path | None = None) -> None:
         self.path = path
+        #: what the files parsed may link within (:func:`zpi_host.fs.shipped.read_shipped`)
+        self.confine = confine
         self._entries: dict[str, Any] = {}
         self._dirty = False
         if path is not None:
             try:
-                data = read_json(path) if path.exists() else {}
+                # the host's own cache (bodies of every command): bounded, but not as tightly
+                data = read_json(path, limit=CACHE_LIMIT) if path.exists() else {}
             except ManifestError:
                 data = {}
             if isinstance(data, dict):
@@ -101,18 +108,23 @@ class MarkdownCache:
         try:
             info = file.stat()
         except OSError as exc:
-            return Parsed({}, "", f"{file}: cannot read the file: {exc.strerror or exc}")
-        signature = [info.st_size, info.st_mtime_ns, info.st_ino]
+            return Parsed({}, "", f"cannot read the file: {exc.strerror or exc}")
+        # where it leads and what it may link within are part of it: a file read under other
+        # rules (another confine, or before links out of the project were refused) is read
+        # again, never served from the cache
+        signature = [info.st_size, info.st_mtime_ns, info.st_ino, os.path.realpath(file),
+                     str(self.confine)]
         entry = self._entries.get(key)
         if isinstance(entry, dict) and entry.get("sig") == signature:
             return Parsed(entry.get("meta") or {}, entry.get("body") or "", entry.get("problem"))
         from zpi_host.resources.frontmatter import FrontmatterError, read_frontmatter
 
         try:
-            metadata, body = read_frontmatter(file)
+            metadata, body = read_frontmatter(file, self.confine)
             parsed = Parsed(_plain(metadata), body)
-        except FrontmatterError as exc:
-            parsed = Parsed({}, "", str(exc))
+        except FrontmatterError as exc:  # the problem without the path: callers name the file
+            where = f"line {exc.line}: " if exc.line is not None else ""
+            parsed = Parsed({}, "", where + exc.problem)
         self._entries[key] = {"sig": signature, "meta": parsed.metadata, "body": parsed.body,
                               "problem": parsed.problem}
         self._dirty = True

@@ -166,7 +166,7 @@ def installed_folders(home: Path, cwd: Path, *, prefix: str = "claude",
     problems: list[str] = []
     files = enabled_files if enabled_files is not None else [
         settings_file(source, home, cwd) for source in SETTINGS_SOURCES]
-    enabled = _enabled_plugins(files, problems)
+    enabled = _enabled_plugins(files, problems, cwd)
     installed = f"{prefix}:installed"
     if not registry.exists():
         return [], [Broken(installed, "; ".join(problems))] if problems else []
@@ -230,13 +230,15 @@ def _pick_installation(entries: Any, cwd: Path) -> Mapping[str, Any] | None:
     return user
 
 
-def _enabled_plugins(files: Sequence[Path], problems: list[str]) -> dict[str, Any]:
+def _enabled_plugins(files: Sequence[Path], problems: list[str], cwd: Path
+                     ) -> dict[str, Any]:
+    """``enabledPlugins`` of the settings files; a project's may not link out of it."""
     enabled: dict[str, Any] = {}
     for path in files:
-        if not path.exists():
+        if not os.path.lexists(path):
             continue
         try:
-            data = read_json(path)
+            data = read_json(path, cwd if path.is_relative_to(cwd) else None)
         except ManifestError as exc:
             problems.append(str(exc))
             continue

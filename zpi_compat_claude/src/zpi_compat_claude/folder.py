@@ -89,6 +89,10 @@ class LoadedFolder:
     data_dir: Path | None = None
     resource_root: Path | None = None
     resource_kinds: frozenset[str] = frozenset()
+    #: what its files may link within: the project, for a folder of the project's own
+    #: (``.claude``, ``.zcode``: files its repository ships); None for the user's folders
+    #: and for a plugin's snapshot (which holds only the plugin's own files)
+    confine: Path | None = None
     skills: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     commands: tuple[Command, ...] = ()
@@ -166,7 +170,7 @@ class ClaudeFolderPlugin(Hookable):
         if folder.resource_root is None or not folder.resource_kinds:
             return None
         return [FolderSource(folder.resource_root, folder.namespace, folder.resource_kinds,
-                             name=str(folder.source))]
+                             name=str(folder.source), confine=folder.confine)]
 
     @hookimpl
     def zpi_register_commands(self) -> list[Command] | None:
@@ -298,24 +302,25 @@ def load_plugin_folder(ref: FolderRef, ctx: LoadContext) -> LoadedFolder:
 
 def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str, str],
                     parts: Sequence[str] = ("skills", "commands", "agents"),
-                    ) -> LoadedFolder | None:
+                    confine: Path | None = None) -> LoadedFolder | None:
     """``~/.claude`` (``kind`` ``user``) or the project's ``.claude`` (``project``), or
     another of the dialect's personal folders: the ``parts`` it may hold (skills, agents,
     commands), not namespaced, used in place (they belong to the user, not to a plugin
     someone installed). Commands named in ``taken`` (command -> the earlier folder that has
-    it) are skipped. None when the folder has none of them."""
+    it) are skipped. None when the folder has none of them. ``confine``: the project, for a
+    folder of the project (its files may not link out of it)."""
     present = [part for part in parts if (path / part).is_dir()]
     if not present:
         return None
     warnings: list[str] = []
     folder = LoadedFolder(name=kind, source=path, namespace=None, warnings=warnings,
                           resource_root=path, dialect=ctx.dialect,
-                          resource_kinds=frozenset(present) - {"commands"})
+                          resource_kinds=frozenset(present) - {"commands"}, confine=confine)
     folder.skills = tuple(skill.name for skill in skill_dirs_of(path / "skills"))
     folder.agents = tuple(file.stem for file, _ in markdown_below(path / "agents")) \
         if "agents" in present else ()
     digest = sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
-    cache = MarkdownCache(ctx.cache_dir("_dirs") / f"{digest[:16]}.json")
+    cache = MarkdownCache(ctx.cache_dir("_dirs") / f"{digest[:16]}.json", confine)
     files: list[tuple[list[str], Path]] = []
     names: set[str] = set()
     nested = ctx.dialect.nested_command_names

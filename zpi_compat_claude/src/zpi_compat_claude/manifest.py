@@ -140,12 +140,22 @@ class Manifest:
     raw: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
 
 
-def read_json(path: Path) -> Any:
-    """The JSON value in ``path``; ManifestError with line and column when it does not parse."""
+def read_json(path: Path, root: Path | None = None, limit: int | None = None) -> Any:
+    """The JSON value in ``path``; ManifestError with line and column when it does not parse.
+    The file is read as one a repository or plugin ships
+    (:func:`zpi_host.fs.shipped.read_shipped`): a regular file of at most ``limit`` bytes
+    (default ``CONFIG_LIMIT``, 1 MiB) and, with ``root``, not linked out of that folder;
+    anything else is a ManifestError saying so (a FIFO never blocks, ``/dev/zero`` is never
+    read)."""
+    from zpi_host.fs.shipped import CONFIG_LIMIT, ShippedFileError, read_shipped
+
     try:
         # a byte order mark is allowed (what decoding as "utf-8-sig" does, without loading
         # that codec: the manifest is read at every start)
-        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+        data = read_shipped(path, limit=limit or CONFIG_LIMIT, root=root, what="JSON file")
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except ShippedFileError as exc:
+        raise ManifestError(str(exc)) from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -185,7 +195,7 @@ def read_manifest(root: Path, warnings: list[str], dialect: Dialect = CLAUDE
     path = manifest_file(root, dialect)
     if path is None:
         return None
-    data = read_json(path)
+    data = read_json(path, root)
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: the manifest must be a JSON object, got {_shape(data)}")
     known = {**KNOWN_FIELDS, **dialect.extra_fields}

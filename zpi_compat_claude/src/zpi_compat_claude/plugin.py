@@ -89,6 +89,8 @@ def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
     """The ``hooks`` of one Claude settings file as plugin ``claude:settings-<source>``; its
     root is the folder holding the file (``~/.claude`` or the project's ``.claude``). A
     project file's hooks wait for the project's trust (``host.config.trusted``)."""
+    import os
+
     from .adapter import register_hooks, report, withhold_hooks
     from .discovery import settings_file
     from .manifest import ManifestError, read_json
@@ -98,10 +100,10 @@ def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
         return
     path = settings_file(source, ctx.home, ctx.cwd)
     name = f"claude:settings-{source}"
-    if not path.is_file():
+    if not os.path.lexists(path) or path.is_dir():
         return
     try:
-        data = read_json(path)
+        data = read_json(path, None if source == "user" else ctx.cwd)
     except ManifestError as exc:
         report(host, ctx, name, str(exc))
         return

@@ -14,6 +14,7 @@ diagnostic and only the bad part is left out, as for plugin folders.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,14 @@ def _positive(value: Any) -> float | None:
     return float(value) if math.isfinite(value) and value > 0 else None
 
 
-def read_config_hooks(path: Path) -> ConfigHooks | None:
+def read_config_hooks(path: Path, root: Path | None = None) -> ConfigHooks | None:
     """The ``hooks`` of the config file ``path``; None when the file or the key is missing.
     Raises ManifestError when the file is not readable JSON (a ZCode config file it cannot
-    read is an error the user must see)."""
-    if not path.is_file():
+    read is an error the user must see), and when it is not a regular file of at most 1 MiB
+    inside ``root`` (the workspace, for its ``.zcode/config.json``)."""
+    if not os.path.lexists(path) or path.is_dir():
         return None
-    data = read_json(path)
+    data = read_json(path, root)
     if not isinstance(data, Mapping):
         raise ManifestError(f"{path}: a ZCode config file must be a JSON object")
     raw = data.get("hooks")

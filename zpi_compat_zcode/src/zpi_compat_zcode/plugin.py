@@ -59,8 +59,9 @@ def _nothing_to_load(host: Any) -> bool:
                (cwd / ".zcode", ("skills", "commands")), (cwd / ".agents", ("skills", "commands"))]
     if any((folder / part).is_dir() for folder, parts in folders for part in parts):
         return False
-    return not any(path.is_file() for path in (home / ".zcode" / "cli" / "config.json",
-                                               cwd / ".zcode" / "config.json"))
+    # lexists: a config file that is a FIFO or a device is loaded, to be reported as such
+    return not any(os.path.lexists(path) for path in (home / ".zcode" / "cli" / "config.json",
+                                                      cwd / ".zcode" / "config.json"))
 
 
 def load_config_hooks(host: Any, ctx: LoadContext) -> None:
@@ -86,7 +87,7 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
         if in_project and not host.config.project_files:
             continue
         try:
-            hooks = read_config_hooks(path)
+            hooks = read_config_hooks(path, ctx.cwd if scope == "workspace" else None)
         except ManifestError as exc:
             errors.append(str(exc))
             continue

@@ -19,6 +19,7 @@ from .exits import (
     EXIT_OK,
     EXIT_USAGE,
     CliUsageError,
+    print_error,
 )
 from .startup import import_plugin_modules, pause_gc, resume_gc
 
@@ -237,7 +238,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         blocked, modules, rest = extract_plugin_options(args_in)
     except CliUsageError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_USAGE
     if rest == ["--version"]:  # fast path: no parser, no pluggy
         for name, ver in versions():
@@ -303,7 +304,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
             return models_command(args, blocked)
     except CliUsageError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_USAGE
     (parser or build_parser()).print_help(sys.stderr)
     return EXIT_USAGE

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from ..support.terminal_text import shown
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_warning
 
 
 def list_plugins(
@@ -24,15 +25,15 @@ def list_plugins(
 
     root = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
     if not root.is_dir():
-        print(f"zpi-host: error: --cwd {cwd}: no such directory", file=sys.stderr)
+        print_error(f"--cwd {cwd}: no such directory")
         return EXIT_USAGE
     settings = SettingsManager(agent_dir(), root)
     for problem in settings.problems:
-        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+        print_warning(problem)
     disabled = settings.get("plugins.disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
-        print(f"zpi-host: error: setting plugins.disabled must be a list of plugin names, got "
-              f"{disabled!r}", file=sys.stderr)
+        print_error(f"setting plugins.disabled must be a list of plugin names, got "
+                    f"{disabled!r}")
         return EXIT_USAGE
     merged = settings.snapshot()
     from ..settings.trust import hold_back_gated, is_trusted, not_run
@@ -50,7 +51,7 @@ def list_plugins(
         for name, module in (modules or {}).items():
             host.register_plugin(module, name)
     except PluginLoadError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_FAILED
     withheld += [item for item in host.withheld if item not in withheld]
     if withheld:
@@ -82,7 +83,7 @@ def list_plugins(
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(format_table(rows))
+        print(shown(format_table(rows), sys.stdout, exact=True))
     if strict and any(row["status"] == "failed" for row in rows):
         return EXIT_FAILED
     return EXIT_OK

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import docs_url
-from .exits import EXIT_FAILED, EXIT_OK
+from .exits import EXIT_FAILED, EXIT_OK, print_error, print_warning
 
 
 def add_models_parser(commands: Any) -> None:
@@ -51,11 +51,11 @@ def models_command(args: Any, blocked: list[str]) -> int:
     cwd = Path(args.cwd or os.getcwd()).resolve()
     manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
     for problem in manager.problems:
-        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+        print_warning(problem)
     try:
         rows = model_rows(manager.settings, os.environ)
     except ZpiError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_FAILED
     if args.as_json:
         print(json.dumps(rows, indent=2))
@@ -66,15 +66,19 @@ def models_command(args: Any, blocked: list[str]) -> int:
               "or use --model PROVIDER:MODEL",
               file=sys.stderr)
         return EXIT_OK
+    from ..support.terminal_text import shown
+
     header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
-    cells = [header]
+    cells: list[tuple[str, ...]] = [header]
     for row in rows:
         price = row["price"]
         priced = "-" if price is None else f"{price['input']}/{price['output']}"
         creds = ("yes" if row["credentials"] else "missing") + f" ({row['credential_source']})"
         name = row["name"] + (" *" if row["default"] else "")
-        cells.append((name, row["provider"], row["model"], str(row["context_window"] or "-"),
-                      priced, creds))
+        # names come from settings files a repository may ship: made safe before measuring
+        cells.append(tuple(shown(v, sys.stdout, exact=True) for v in (
+            name, row["provider"], row["model"], str(row["context_window"] or "-"), priced,
+            creds)))
     widths = [max(len(c[i]) for c in cells) for i in range(len(header) - 1)]
     for cell in cells:
         print("  ".join(v.ljust(w) for v, w in zip(cell, widths, strict=False)) + "  " + cell[-1])

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from .exits import EXIT_OK, CliUsageError
+from .exits import EXIT_OK, CliUsageError, print_warning
 
 
 def add_prompt_parser(commands: Any) -> None:
@@ -43,7 +43,7 @@ async def _preview(args: Any, blocked: list[str]) -> int:
         return assembly_failed(exc)
     try:
         for warning in session.take_warnings():  # a run delivers them as events
-            print(f"zpi-host: warning: {warning}", file=sys.stderr)
+            print_warning(warning)
         tools: list[dict[str, Any]] = [{"name": t.name, "description": t.description,
                   "parameters": dict(t.parameters)} for t in session.tools.values()]
         model_name = f"{session.provider.name}:{session.provider.model}"
@@ -51,11 +51,16 @@ async def _preview(args: Any, blocked: list[str]) -> int:
             print(json.dumps({"model": model_name, "system_prompt": session.system_prompt,
                               "tools": tools}, indent=2, default=str))
         else:
-            print(session.system_prompt)
-            print(f"\n--- model: {model_name}; {len(tools)} tool(s) ---")
+            from ..support.terminal_text import shown
+
+            def out(text: str) -> None:  # AGENTS.md, command and tool text: shown exactly
+                print(shown(text, sys.stdout, exact=True))
+
+            out(session.system_prompt)
+            out(f"\n--- model: {model_name}; {len(tools)} tool(s) ---")
             for tool in tools:
                 summary = (tool["description"].strip().splitlines() or [""])[0]
-                print(f"{tool['name']}: {summary}")
+                out(f"{tool['name']}: {summary}")
     finally:
         await session.dispose()
     return EXIT_OK

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import docs_url
 from ..support.terminal_text import shown
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, print_error, print_warning
 from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
 from .startup import import_plugin_modules, resume_gc
 
@@ -194,7 +194,7 @@ def startup_error(args: Any, error: Exception, code: int) -> int:
     result object with ``is_error: true`` on stdout (the same shape as a finished run's), so
     a program reading stdout always gets one. Returns ``code``."""
     message = _redacted(error)
-    print(f"zpi-host: error: {message}", file=sys.stderr)
+    print_error(message)
     if args.output_format != "text":
         from ..providers.messages import Usage
         from ..session.agent_session import RunResult
@@ -210,7 +210,7 @@ def assembly_failed(error: Exception) -> int:
     exit 2 for usage and configuration errors, else 1."""
     from ..errors import UsageError
 
-    print(f"zpi-host: error: {_redacted(error)}", file=sys.stderr)
+    print_error(_redacted(error))
     return EXIT_USAGE if isinstance(error, UsageError | CliUsageError) else EXIT_FAILED
 
 
@@ -315,7 +315,7 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         if signals.code is not None:
             print(f"zpi-host: {_stopped(result, session)}", file=sys.stderr)
         elif result.is_error:
-            print(f"zpi-host: error: {shown(result.result, sys.stderr)}", file=sys.stderr)
+            print_error(result.result)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, sys.stdout))
     else:
@@ -455,7 +455,7 @@ def _base_url_override(args: Any, model: str | None) -> dict[str, Any]:
     cwd = Path(args.run_cwd or args.cwd or ".").expanduser().resolve()
     manager = SettingsManager(resolve_agent_dir(None, os.environ), cwd)
     for problem in manager.problems:  # the session sees a copy, not the files: say it here
-        print(f"zpi-host: warning: {problem}", file=sys.stderr)
+        print_warning(problem)
     settings = manager.snapshot()
     spec = model or settings.get("model")
     if not isinstance(spec, str):

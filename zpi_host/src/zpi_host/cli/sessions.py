@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..support.terminal_text import shown
-from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, print_error
 
 
 def add_sessions_parser(commands: Any) -> None:
@@ -64,10 +64,10 @@ def sessions_command(args: Any) -> int:
             args.session_id = full_session_id(args.session_id, agent_dir)
         return _ACTIONS[args.action](args, agent_dir, cwd)
     except UsageError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_USAGE
     except ZpiError as exc:
-        print(f"zpi-host: error: {exc}", file=sys.stderr)
+        print_error(exc)
         return EXIT_FAILED
 
 
@@ -128,8 +128,7 @@ def _show(args: Any, agent_dir: Path, cwd: Path) -> int:
 
     info = get_session_info(args.session_id, agent_dir=agent_dir)
     if info is None:
-        print(f"zpi-host: error: no session {args.session_id!r} under {agent_dir}",
-              file=sys.stderr)
+        print_error(f"no session {args.session_id!r} under {agent_dir}")
         return EXIT_FAILED
     messages = get_session_messages(args.session_id, limit=args.limit, offset=args.offset,
                                     agent_dir=agent_dir)

@@ -4,11 +4,10 @@ resumed from it, with the SDK's parts (``sdk/mirror.py``, ``sdk/store_resume.py`
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .exits import CliUsageError
+from .exits import CliUsageError, print_warning
 
 
 class StoreBinding:
@@ -74,5 +73,4 @@ class StoreBinding:
 
 
 def _warn(key: Any, error: str) -> None:
-    print(f"zpi-host: warning: session store mirror ({key['session_id']}): {error}",
-          file=sys.stderr)
+    print_warning(f"session store mirror ({key['session_id']}): {error}")

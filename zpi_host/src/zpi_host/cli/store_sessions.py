@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..support.terminal_text import shown
-from .exits import EXIT_FAILED, EXIT_OK, CliUsageError
+from .exits import EXIT_FAILED, EXIT_OK, CliUsageError, print_error
 
 
 def store_command(args: Any, cwd: Path) -> int:
@@ -60,7 +60,7 @@ async def _show(store: Any, args: Any, directory: str, project_key: str | None) 
     info = await get_session_info_from_store(store, args.session_id, directory,
                                              project_key=project_key)
     if info is None:
-        print(f"zpi-host: error: no session {args.session_id!r} in the store", file=sys.stderr)
+        print_error(f"no session {args.session_id!r} in the store")
         return EXIT_FAILED
     messages = await get_session_messages_from_store(store, args.session_id, directory,
                                                      args.limit, args.offset,

@@ -93,10 +93,17 @@ def _yaml_error(path: Path | str, exc: Exception, offset: int) -> FrontmatterErr
     return FrontmatterError(path, f"invalid YAML in the frontmatter: {problem}", line)
 
 
-def read_frontmatter(path: Path) -> tuple[dict[str, Any], str]:
-    """Read ``path`` and split it into (metadata, body); every failure is a FrontmatterError."""
+def read_frontmatter(path: Path, root: Path | None = None) -> tuple[dict[str, Any], str]:
+    """Read ``path`` and split it into (metadata, body); every failure is a FrontmatterError.
+    The file is read as one a repository or plugin ships
+    (:func:`zpi_host.fs.shipped.read_shipped`): regular, at most ``TEXT_LIMIT`` bytes and,
+    with ``root``, not linked out of that folder."""
+    from ..fs.shipped import TEXT_LIMIT, ShippedFileError, read_shipped
+
     try:
-        data = path.read_bytes()
+        data = read_shipped(path, limit=TEXT_LIMIT, root=root, what="Markdown file")
+    except ShippedFileError as exc:
+        raise FrontmatterError(path, exc.detail) from None
     except OSError as exc:
         raise FrontmatterError(path, f"cannot read the file: {exc.strerror or exc}") from exc
     return parse_frontmatter(data, path)

@@ -82,7 +82,9 @@ class ResourceSource:
     ``namespace`` prefixes every name found there (``ns:skill``, ``/ns:cmd``) so two plugins
     cannot shadow each other by accident. ``origin`` says who contributed the folder in
     diagnostics: ``"agent"``, ``"project"`` or a plugin name; the host sets it to the plugin's
-    name (with ``attrs.evolve``) when a plugin returns the source.
+    name (with ``attrs.evolve``) when a plugin returns the source. ``confine``: the folder
+    every file of the source must resolve inside (a project's files, which its repository
+    ships, may not link out of the project); None: anywhere (the user's own files).
     """
 
     root: Path = attrs.field(converter=Path)
@@ -92,6 +94,7 @@ class ResourceSource:
         validator=_check_kinds,
     )
     origin: str = "plugin"
+    confine: Path | None = attrs.field(default=None, kw_only=True)
 
 
 def qualified(namespace: str | None, name: str) -> str:

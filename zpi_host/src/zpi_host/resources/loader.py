@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..fs.shipped import TEXT_LIMIT, ShippedFileError, read_shipped
 from ..support.digests import sha256
 from .frontmatter import FrontmatterError, read_frontmatter
 from .items import AgentDefinition, Command, ContextFile, ResourceDiagnostic, ResourceSource, Skill
@@ -118,7 +119,8 @@ class ResourceLoader:
         if "agent" in self.file_origins:
             yield ResourceSource(self.agent_dir, None, _LOCAL_KINDS, "agent")
         if "project" in self.file_origins:
-            yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project")
+            yield ResourceSource(self.cwd / ".zpi", None, _LOCAL_KINDS, "project",
+                                 confine=self.cwd)
         for source in self.sources:
             if isinstance(source, ResourceSource):
                 yield source
@@ -172,11 +174,11 @@ class ResourceLoader:
             folder = Path(entry.path)
             scan.watch(folder)
             path = folder / "SKILL.md"
-            if not path.is_file():
+            if not _is_entry(path):
                 continue
             scan.watch(path)
             try:
-                metadata, _ = read_frontmatter(path)
+                metadata, _ = read_frontmatter(path, root=source.confine)
                 skill = build_skill(folder, path, metadata, source.namespace, source.origin)
             except FrontmatterError as exc:
                 scan.report(path, "skill", _problem(exc), source.origin)
@@ -190,7 +192,7 @@ class ResourceLoader:
         for path, parts in self._markdown_files(folder, scan, "command", source.origin):
             scan.watch(path)
             try:
-                metadata, body = read_frontmatter(path)
+                metadata, body = read_frontmatter(path, root=source.confine)
                 command = build_command(parts, path, metadata, body, source.namespace,
                                         source.origin)
             except FrontmatterError as exc:
@@ -205,7 +207,7 @@ class ResourceLoader:
         for path, _ in self._markdown_files(folder, scan, "agent", source.origin):
             scan.watch(path)
             try:
-                metadata, body = read_frontmatter(path)
+                metadata, body = read_frontmatter(path, root=source.confine)
                 agent = build_agent(path, metadata, body, source.namespace, source.origin)
             except FrontmatterError as exc:
                 scan.report(path, "agent", _problem(exc), source.origin)
@@ -215,24 +217,31 @@ class ResourceLoader:
                 scan.add(scan.agents, agent, "agent")
 
     def _load_context(self, scan: _Scan) -> None:
-        folders = [(self.agent_dir, "agent")] if "agent" in self.file_origins else []
+        """Per folder, the first context file there is. A project's (the working directory's
+        and its parents') is a file the folder ships: it may link only within that folder;
+        a plugin's within its ``confine``; the user's own (agent dir) anywhere. All are read
+        only when regular and at most ``TEXT_LIMIT`` bytes."""
+        folders: list[tuple[Path, str, Path | None]] = (
+            [(self.agent_dir, "agent", None)] if "agent" in self.file_origins else [])
         if "project" in self.file_origins:
-            folders += [(f, "project") for f in reversed((self.cwd, *self.cwd.parents))]
-        folders += [(s.root, s.origin) for s in self.sources
+            folders += [(f, "project", f) for f in reversed((self.cwd, *self.cwd.parents))]
+        folders += [(s.root, s.origin, s.confine) for s in self.sources
                     if isinstance(s, ResourceSource) and "context" in s.kinds]
         seen: set[str] = set()
-        for folder, origin in folders:
+        for folder, origin, root in folders:
             for name in CONTEXT_FILE_NAMES:
                 scan.watch(folder / name)
-            path = next((folder / n for n in CONTEXT_FILE_NAMES if (folder / n).is_file()), None)
+            path = next((folder / n for n in CONTEXT_FILE_NAMES if _is_entry(folder / n)), None)
             if path is None or os.path.realpath(path) in seen:
                 continue
             seen.add(os.path.realpath(path))
             try:
-                text = path.read_bytes().decode("utf-8-sig")
-            except OSError as exc:
-                scan.report(path, "context", f"cannot read the file: {exc.strerror or exc}",
-                            origin)
+                text = read_shipped(path, limit=TEXT_LIMIT, root=root,
+                                    what="context file").decode("utf-8-sig")
+            except FileNotFoundError:
+                continue  # a link to nothing, or removed meanwhile
+            except ShippedFileError as exc:
+                scan.report(path, "context", exc.detail, origin)
             except UnicodeDecodeError as exc:
                 scan.report(path, "context", f"not UTF-8 text (invalid byte at offset "
                             f"{exc.start}); save it as UTF-8", origin)
@@ -338,7 +347,11 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
+    """Anything but a folder: a FIFO, a device or a link out of the source is then refused
+    by the read, and reported, rather than skipped unseen."""
+    return not _is_dir(entry)
+
+
+def _is_entry(path: Path) -> bool:
+    """Whether ``path`` is there (a dangling link too) and not a folder."""
+    return os.path.lexists(path) and not path.is_dir()

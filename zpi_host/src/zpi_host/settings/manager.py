@@ -143,14 +143,23 @@ def merge_settings(user: Mapping[str, Any], *over: Mapping[str, Any]) -> dict[st
     return copy.deepcopy(result) if not over else result
 
 
-def read_settings_file(path: Path) -> dict[str, Any]:
-    """The object in ``path`` ({} when the file does not exist); SettingsFileError otherwise."""
+def read_settings_file(path: Path, root: Path | None = None) -> dict[str, Any]:
+    """The object in ``path`` ({} when the file does not exist); SettingsFileError otherwise.
+    ``root``: the project a project file belongs to (it is read as a file the repository
+    ships, :func:`zpi_host.fs.shipped.read_shipped`: regular, bounded, not linked out of it);
+    the user's file, too, is read only when regular and bounded."""
+    from ..fs.shipped import CONFIG_LIMIT, ShippedFileError, read_shipped
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_shipped(path, limit=CONFIG_LIMIT, root=root,
+                            what="settings file").decode("utf-8")
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsFileError(path, f"cannot read settings: {exc}") from None
+    except ShippedFileError as exc:
+        raise SettingsFileError(path, exc.problem) from None
+    except UnicodeDecodeError as exc:
+        raise SettingsFileError(path, f"not UTF-8 text (invalid byte at offset {exc.start}); "
+                                      "save it as UTF-8") from None
     if not text.strip():
         return {}
     try:
@@ -182,6 +191,8 @@ class SettingsManager:
                              if cwd is not None else None)
         self.local_path = (Path(cwd) / PROJECT_DIR / LOCAL_SETTINGS_FILE
                            if cwd is not None else None)
+        #: the project the project and local files belong to (they may not link out of it)
+        self.project_root = Path(cwd) if cwd is not None else None
         self.sources: tuple[Scope, ...] = check_sources(sources)
         self._layers: dict[Scope, dict[str, Any]] = {scope: {} for scope in SCOPES}
         self._problems: dict[Scope, tuple[SettingsProblem, ...]] = {s: () for s in SCOPES}
@@ -208,6 +219,9 @@ class SettingsManager:
         return {"user": self.user_path, "project": self.project_path,
                 "local": self.local_path}[scope]
 
+    def _root(self, scope: Scope) -> Path | None:
+        return None if scope == "user" else self.project_root
+
     def reload(self) -> SettingsManager:
         """Read the files again; a broken one becomes a problem and is left out."""
         if self.in_memory_only:
@@ -217,7 +231,8 @@ class SettingsManager:
             if path is None:
                 continue
             try:
-                self._layers[scope], found = check_settings(path, read_settings_file(path))
+                data = read_settings_file(path, self._root(scope))
+                self._layers[scope], found = check_settings(path, data)
             except SettingsFileError as exc:
                 self._layers[scope] = {}
                 found = [SettingsProblem(path, exc.problem)]
@@ -271,7 +286,7 @@ class SettingsManager:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             with _locked(path):
-                current = read_settings_file(path)
+                current = read_settings_file(path, self._root(scope))
                 change(current)
                 _write_atomically(path, current)
         if scope not in self.sources:
