@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
-from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_warning
 
 
