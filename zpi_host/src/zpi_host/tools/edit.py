@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..support.diffs import unified_diff
 from .base import (
     Tool,
     ToolArgumentError,
@@ -62,6 +63,8 @@ more surrounding lines to make it unique. Edits apply in order, and either all a
 
 def edit_tool() -> Tool:
     """The kernel ``edit`` tool."""
+    from .previews import edit_preview
+
     return Tool(
         name="edit",
         description=DESCRIPTION,
@@ -69,6 +72,7 @@ def edit_tool() -> Tool:
         execute=execute_edit,
         metadata=ToolMetadata(read_only=False, concurrency_safe=False, side_effects=True),
         prepare=prepare_edit,
+        preview=edit_preview,
     )
 
 
@@ -206,24 +210,3 @@ def _hint(text: str, old: str, index: int) -> str:
     if index > 1:
         return "; edits apply in order, so it must match the text as the earlier edits left it"
     return "; read the file again and copy old_text exactly"
-
-
-def unified_diff(before: str, after: str, shown: str) -> tuple[str, int, int]:
-    """A unified diff with a/ b/ headers, and the counts of added and removed lines."""
-    import difflib  # only once an edit is made
-
-    diff = list(difflib.unified_diff(
-        _keepends(before), _keepends(after),
-        fromfile=f"a/{shown.lstrip('/')}", tofile=f"b/{shown.lstrip('/')}",
-    ))
-    added = sum(1 for line in diff[2:] if line.startswith("+"))
-    removed = sum(1 for line in diff[2:] if line.startswith("-"))
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in diff)
-    return text, added, removed
-
-
-def _keepends(text: str) -> list[str]:
-    """Lines with their LF, split on LF only (``splitlines`` also splits on form feeds...)."""
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])

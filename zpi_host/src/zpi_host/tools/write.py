@@ -92,6 +92,8 @@ def count_lines(text: str) -> int:
 
 def write_tool() -> Tool:
     """The kernel ``write`` tool."""
+    from .previews import write_preview
+
     return Tool(
         name="write",
         description=DESCRIPTION,
@@ -99,6 +101,7 @@ def write_tool() -> Tool:
         execute=execute_write,
         metadata=ToolMetadata(read_only=False, concurrency_safe=False, side_effects=True),
         prepare=prepare_write,
+        preview=write_preview,
     )
 
 
