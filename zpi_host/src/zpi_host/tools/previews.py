@@ -102,4 +102,4 @@ def _diff(before: str, after: str, arguments: Mapping[str, Any], path: Path, *,
         return f"{shown}: no change"
     diff, added, removed = unified_diff(before, after, shown)
     what = "new file" if created else f"+{added} -{removed} lines"
-    return f"{what}\n{fold_diff(diff)}"
+    return f"{what} ({path})\n{fold_diff(diff)}"  # the file as resolved: what is written
