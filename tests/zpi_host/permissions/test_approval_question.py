@@ -143,3 +143,50 @@ async def test_a_fifo_is_not_opened_for_the_diff(ws):
 
 async def test_a_command_has_no_preview(ws):
     assert (await asked(ws, BASH, command="ls")).preview == ""
+
+
+# ----------------------------------------------------------------- the front end's default
+
+@pytest.mark.parametrize(("settings", "option", "expected"), [
+    (None, None, "ask"), ({"mode": "default"}, None, "ask"), ({"mode": "plan"}, None, "plan"),
+    ({"mode": "bypass"}, "default", "ask"), (None, "bypass", "bypass"),
+])
+def test_the_name_default_stands_for_the_front_ends_default(ws, settings, option, expected):
+    from zpi_host.permissions import build_policy
+
+    chosen = build_policy({"permissions": settings} if settings else None, cwd=ws,
+                          mode=option, default="ask")
+    assert chosen.mode == expected
+    assert build_policy(None, cwd=ws).mode == "default"  # embedders' default is unchanged
+
+
+def test_a_bad_default_or_hint_is_a_config_error(ws):
+    from zpi_host.permissions import PermissionConfigError, build_policy
+
+    with pytest.raises(PermissionConfigError, match="permission_default: unknown permission "
+                                                    "mode 'trust'"):
+        build_policy(None, cwd=ws, default="trust")
+    with pytest.raises(PermissionConfigError, match="no_approver_hint must be callable"):
+        build_policy(None, cwd=ws, no_approver_hint="use --allow")  # type: ignore[arg-type]
+
+
+async def test_with_nobody_to_ask_the_front_ends_hint_says_how_to_allow(ws):
+    from zpi_host.permissions import NO_APPROVER, build_policy
+
+    seen: list[PermissionContext] = []
+
+    def hint(context: PermissionContext) -> str:
+        seen.append(context)
+        return f"run with --allow {context.suggestions[0]}"
+
+    chosen = build_policy(None, cwd=ws, mode="ask", no_approver_hint=hint)
+    result = await check(chosen, BASH, command="make test")
+    assert result.reason == ("ask mode: every call of a tool with side effects needs approval; "
+                             "run with --allow bash(make test:*)")
+    assert result.unapproved and NO_APPROVER not in result.reason
+    assert seen[0].tool == "bash" and seen[0].preview == ""  # nobody sees a preview
+    plain = await check(build_policy(None, cwd=ws, mode="ask"), BASH, command="make test")
+    assert plain.unapproved and plain.reason.endswith(NO_APPROVER)
+    asked = await check(policy(ws, "ask", can_use_tool=lambda n, a, c: False), BASH,
+                        command="make test")
+    assert not asked.unapproved  # the approver said no: not "nobody to ask"

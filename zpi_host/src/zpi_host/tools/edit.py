@@ -8,6 +8,7 @@ CRLF; a UTF-8 BOM is kept. Like write, edit needs the session's file-read state.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..support.diffs import unified_diff
@@ -63,8 +64,6 @@ more surrounding lines to make it unique. Edits apply in order, and either all a
 
 def edit_tool() -> Tool:
     """The kernel ``edit`` tool."""
-    from .previews import edit_preview
-
     return Tool(
         name="edit",
         description=DESCRIPTION,
@@ -74,6 +73,28 @@ def edit_tool() -> Tool:
         prepare=prepare_edit,
         preview=edit_preview,
     )
+
+
+def edit_preview(arguments: Mapping[str, Any], path: Path) -> str:
+    """The diff an ``edit`` call would make, or why it would fail (then it changes nothing),
+    for the person asked to approve it."""
+    from .previews import NoDiff, change_preview, current_content
+
+    edits, shown = arguments.get("edits"), str(arguments.get("path", path))
+    if not isinstance(edits, list):
+        return ""
+    data = current_content(path, shown)
+    if isinstance(data, NoDiff):
+        return data.why
+    if data is None:
+        return f"{shown} does not exist: the edit would fail and change nothing"
+    fmt = TextFormat.of(data)
+    before = fmt.to_model(data)
+    try:
+        after, _ = apply_edits(before, edits, shown, crlf=fmt.crlf)
+    except ToolFailure as exc:
+        return f"the edit would fail and change nothing: {exc}"
+    return change_preview(before, after, path, shown, created=False)
 
 
 def prepare_edit(args: Mapping[str, Any]) -> dict[str, Any]:
