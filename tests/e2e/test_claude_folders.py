@@ -49,8 +49,8 @@ def test_a_plugin_command_runs_end_to_end(tmp_path, env):
                        "path": "summary.txt", "content": "summarised\n"}}]},
                    {"text": "done"})
     out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
-              "--output-format", "json", "--permission-mode", "acceptEdits",
-              "/placeholders:shell two words", cwd=work, env=env)
+              "--output-format", "json", "--permission-mode", "acceptEdits", "--allow",
+              "bash", "/placeholders:shell two words", cwd=work, env=env)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert (result["result"], result["is_error"]) == ("done", False)
