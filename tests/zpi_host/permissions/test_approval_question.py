@@ -190,3 +190,15 @@ async def test_with_nobody_to_ask_the_front_ends_hint_says_how_to_allow(ws):
     asked = await check(policy(ws, "ask", can_use_tool=lambda n, a, c: False), BASH,
                         command="make test")
     assert not asked.unapproved  # the approver said no: not "nobody to ask"
+
+
+async def test_a_failing_hint_still_denies_with_the_hosts_words(ws):
+    from zpi_host.permissions import NO_APPROVER, build_policy
+
+    def broken(context: PermissionContext) -> str:
+        raise RuntimeError("no words")
+
+    result = await check(build_policy(None, cwd=ws, mode="ask", no_approver_hint=broken), BASH,
+                         command="ls -l")
+    assert result.behavior == "deny" and result.unapproved
+    assert f"{NO_APPROVER} (the no_approver_hint failed: RuntimeError: no words)" in result.reason

@@ -146,9 +146,11 @@ class UnattendedHint:
     def __call__(self, context: Any) -> str:
         import shlex
 
+        from ..permissions.modes import CLAUDE_MODES
+
         ways = [" ".join(f"--allow {shlex.quote(rule)}"
                          for rule in context.suggestions or (context.tool,))]
-        if context.tool in ("edit", "write") and context.source == "mode":
+        if context.tool in CLAUDE_MODES["acceptEdits"][1] and context.source == "mode":
             ways.insert(0, "--permission-mode acceptEdits")
         hint = (f"nobody can approve it in this run (no terminal to ask on); to allow it, "
                 f"run with {' or '.join(ways)}")

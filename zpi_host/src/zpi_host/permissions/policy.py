@@ -303,9 +303,8 @@ class PermissionPolicy:
             preview=change() if approver is not None else "",
         )
         if approver is None:
-            hint = NO_APPROVER if self.no_approver_hint is None else self.no_approver_hint(
-                context)
-            return attrs.evolve(_deny(pending.source, f"{pending.reason}; {hint}"),
+            return attrs.evolve(_deny(pending.source, f"{pending.reason}; "
+                                                      f"{self._no_approver(context)}"),
                                 unapproved=True)
         if notify is not None:  # the person (or program) is about to be asked
             waiting = notify(context)
@@ -359,6 +358,16 @@ class PermissionPolicy:
         if rule is not None:
             return _deny("rule", f"the replaced input is denied by {rule.describe()}")
         return _allow(source, reason, dict(updated))
+
+    def _no_approver(self, context: PermissionContext) -> str:
+        """How to allow a call nobody can be asked about: the front end's words, or
+        :data:`NO_APPROVER` (also when the front end's hint fails: a denial never raises)."""
+        if self.no_approver_hint is None:
+            return NO_APPROVER
+        try:
+            return str(self.no_approver_hint(context))
+        except Exception as exc:
+            return f"{NO_APPROVER} (the no_approver_hint failed: {type(exc).__name__}: {exc})"
 
     def _terminal_approver(self) -> CanUseTool | None:
         if not self.interactive:
