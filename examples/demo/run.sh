@@ -8,7 +8,10 @@ scratch="$(mktemp -d)"
 workspace="$scratch/workspace"
 export ZPI_AGENT_DIR="$scratch/agent"
 cp -r "$here/workspace" "$workspace"
-zpi-host run --cwd "$workspace" --model "scripted:$here/script.jsonl" "Fix the greeting in greet.py"
+# The edit runs by --permission-mode acceptEdits; the command by the rule that names it (by
+# default an edit or a command asks, and a run without a terminal denies it).
+zpi-host run --cwd "$workspace" --model "scripted:$here/script.jsonl" \
+  --permission-mode acceptEdits --allow "bash(python3 greet.py)" "Fix the greeting in greet.py"
 echo "--- greet.py after the run ($workspace/greet.py):"
 cat "$workspace/greet.py"
 echo "--- plugins:"

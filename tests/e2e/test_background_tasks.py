@@ -39,8 +39,8 @@ def test_a_plain_run_stops_its_background_command_before_the_result(tmp_path):
     script = write_script(tmp_path / "script.jsonl", [
         background(f"sleep 600 & echo $! > {pidfile}; wait"), until_exists(pidfile),
         {"text": "The watcher is running."}])
-    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "--output-format",
-              "stream-json", "start the watcher")
+    out = zpi(tmp_path, "run", "--allow", "bash", "--model", f"scripted:{script}",
+              "--output-format", "stream-json", "start the watcher")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     types = [line.get("type") for line in lines]
@@ -78,8 +78,9 @@ def test_a_killed_host_leaves_a_task_that_resume_reports_as_ended(tmp_path):
     environ = {k: v for k, v in os.environ.items()
                if not k.startswith(("ZPI_", "OPENAI_", "ANTHROPIC_"))}
     environ.update({"ZPI_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)})
-    host = subprocess.Popen([EXE, "run", "--model", f"scripted:{script}", "--output-format",
-                             "json", "start the watcher"], cwd=tmp_path, env=environ,
+    host = subprocess.Popen([EXE, "run", "--allow", "bash", "--model", f"scripted:{script}",
+                             "--output-format", "json", "start the watcher"],
+                            cwd=tmp_path, env=environ,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     orphan_groups = []
@@ -127,7 +128,7 @@ def test_text_mode_says_on_stderr_how_each_task_ended(tmp_path):
         background("echo built; exit 4"),
         {"tool_calls": [{"name": "bash", "arguments": {"command": ended}}]},
         {"text": "Done."}])
-    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "build it")
+    out = zpi(tmp_path, "run", "--allow", "bash", "--model", f"scripted:{script}", "build it")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Done."
     assert "background task b" in out.stderr and "(the watcher) exited with code 4" in \

@@ -49,7 +49,8 @@ def test_a_plugin_command_runs_end_to_end(tmp_path, env):
                        "path": "summary.txt", "content": "summarised\n"}}]},
                    {"text": "done"})
     out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
-              "--output-format", "json", "/placeholders:shell two words", cwd=work, env=env)
+              "--output-format", "json", "--permission-mode", "acceptEdits", "--allow",
+              "bash", "/placeholders:shell two words", cwd=work, env=env)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert (result["result"], result["is_error"]) == ("done", False)
@@ -91,7 +92,8 @@ def test_plugin_hooks_guard_the_tools(tmp_path, env):
                        {"name": "write", "arguments": {"path": "ok.txt", "content": "y"}}]},
                    {"text": "done"})
     out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
-              "--output-format", "json", "write them", cwd=work, env=env)
+              "--output-format", "json", "--permission-mode", "acceptEdits", "write them",
+              cwd=work, env=env)
     assert out.returncode == 0, out.stderr
     assert (work / "ok.txt").read_text() == "y" and not (work / "secret.txt").exists()
     records = transcript(env, json.loads(out.stdout)["session_id"])
@@ -195,7 +197,7 @@ def test_a_hook_system_message_is_shown_to_the_user_only(tmp_path, env):
              {"text": "done"})
     model = script(tmp_path / "s.jsonl", *turns)
     out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
-              "--output-format", "stream-json", "go", cwd=work, env=env)
+              "--output-format", "stream-json", "--allow", "bash", "go", cwd=work, env=env)
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]
     assert {"type": "system", "message": "lint is clean", "source": "claude:teller"} in events
@@ -203,7 +205,8 @@ def test_a_hook_system_message_is_shown_to_the_user_only(tmp_path, env):
     records = transcript(env, events[-1]["session_id"])
     assert "lint is clean" not in json.dumps([r for r in records if r["type"] != "event"])
     text = zpi("run", "--plugin-dir", str(plugin), "--model",
-               f"scripted:{script(tmp_path / 't.jsonl', *turns)}", "go", cwd=work, env=env)
+               f"scripted:{script(tmp_path / 't.jsonl', *turns)}", "--allow", "bash", "go",
+               cwd=work, env=env)
     assert text.returncode == 0, text.stderr
     assert "claude:teller: lint is clean" in text.stderr.splitlines()
     assert text.stdout.strip() == "done"

@@ -43,12 +43,16 @@ def zpi(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
                           timeout=90)
 
 
+#: the calls the scripts make run unasked (by default a run without a terminal denies them)
+ALLOWED = ("--permission-mode", "acceptEdits", "--allow", "bash")
+
+
 def run(folder: Path, prompt: str, *turns: dict | str, cwd: Path, env: dict[str, str],
         tmp_path: Path) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "script.jsonl"
     script.write_text("".join(json.dumps(t) + "\n" for t in turns))
     return zpi("run", "--plugin-dir", str(folder), "--model", f"scripted:{script}",
-               "--output-format", "json", prompt, cwd=cwd, env=env)
+               "--output-format", "json", *ALLOWED, prompt, cwd=cwd, env=env)
 
 
 def transcript(env: dict[str, str], session_id: str) -> list[dict]:

@@ -31,19 +31,23 @@ def demo(tmp_path: Path) -> Path:
 
 
 SCRIPT = str(REPO / "examples/demo/script.jsonl")
+#: what the demo passes (examples/demo/run.sh): its edit and its command run unasked
+DEMO_PERMISSIONS = ("--permission-mode", "acceptEdits", "--allow", "bash(python3 greet.py)")
 
 
 def test_text_output_runs_the_demo_for_real(demo):
-    out = zpi("run", "--cwd", str(demo), "--model", f"scripted:{SCRIPT}", "fix it", cwd=demo)
+    out = zpi("run", "--cwd", str(demo), "--model", f"scripted:{SCRIPT}", *DEMO_PERMISSIONS,
+              "fix it", cwd=demo)
     assert out.returncode == 0, out.stderr
+    assert "denied" not in out.stderr
     assert out.stdout.strip() == 'Fixed the typo in greet.py: it now prints "Hello, world!".'
     assert "• read(path=greet.py)" in out.stderr and "• bash(" in out.stderr
     assert '"Hello, "' in (demo / "greet.py").read_text()
 
 
 def test_json_output(demo):
-    out = zpi("run", "--output-format", "json", "--model", f"scripted:{SCRIPT}", "fix it",
-              cwd=demo)
+    out = zpi("run", "--output-format", "json", "--model", f"scripted:{SCRIPT}",
+              *DEMO_PERMISSIONS, "fix it", cwd=demo)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["result"].startswith("Fixed the typo")
@@ -51,12 +55,12 @@ def test_json_output(demo):
     assert result["usage"]["input_tokens"] == 812 + 905 + 1003 + 1050
     assert result["usage"]["output_tokens"] == 24 + 41 + 18 + 16
     assert result["total_cost_usd"] == 0.0 and isinstance(result["duration_ms"], int)
-    assert len(result["session_id"]) == 36
+    assert len(result["session_id"]) == 36 and result["denials"] == []
 
 
 def test_stream_json_ends_with_the_result(demo):
-    out = zpi("run", "--output-format", "stream-json", "--model", f"scripted:{SCRIPT}", "go",
-              cwd=demo)
+    out = zpi("run", "--output-format", "stream-json", "--model", f"scripted:{SCRIPT}",
+              *DEMO_PERMISSIONS, "go", cwd=demo)
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     types = [line["type"] for line in lines]
@@ -214,7 +218,8 @@ def test_the_demo_script_leaves_the_users_zpi_alone(tmp_path):
     out = subprocess.run(["bash", str(REPO / "examples/demo/run.sh")], capture_output=True,
                          text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert 'Hello, world!' in out.stdout
+    assert "denied" not in out.stderr
+    assert '"Hello, " + name' in out.stdout  # the file after the run: the edit was made
     assert not (home / ".zpi").exists()
 
 

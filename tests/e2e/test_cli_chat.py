@@ -55,7 +55,7 @@ def test_a_chat_runs_prompts_in_one_session_and_ctrl_c_stops_only_the_run(tmp_pa
     model = script(tmp_path, {"text": "Hello! How can I help?"},
                    {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
                    {"text": "still here"})
-    chat = Chat(tmp_path, "--model", model)
+    chat = Chat(tmp_path, "--model", model, "--allow", "bash")
     header = chat.expect(r"session ([0-9a-f-]{36})")
     session_id = re.search(r"session ([0-9a-f-]{36})", header).group(1)
     chat.say("hi")
@@ -86,7 +86,7 @@ def test_slash_commands_and_plugin_commands(tmp_path):
     chat.expect(r"/compact \[TEXT\]")
     chat.expect(r"/shout\s+say it loudly")
     chat.say("/permissions")
-    chat.expect(r"mode: default")
+    chat.expect(r"mode: ask")  # the CLI's default: reads run, edits and commands ask
     shown = chat.expect(r"rule\(s\) of the host itself")
     assert re.search(r"allow:\s+'bash\(git status:\*\)'", shown) and "spill" not in \
         shown.split("allow:")[1].split("(and")[0]
@@ -129,11 +129,46 @@ def test_the_approval_question_shows_every_control_character_of_the_command(tmp_
     term = Chat(tmp_path, "--permission-mode", "ask", "--model", model, "go",
                 command=("run",)).term
     term.read_until(r"allow\? \[y\]es")
-    assert "bash: touch gone ^[[2Kecho hello" in term.text  # (the summary puts \r as a space)
+    assert "bash:\r\n    touch gone^M^[[2Kecho hello\r\n" in term.output
     assert "\x1b[2K" not in term.output
     term.send("n\r")
     assert term.finish() == 0
     assert not (tmp_path / "gone").exists()
+
+
+def test_a_chat_asks_before_a_command_by_default_and_shows_every_line(tmp_path):
+    """The CLI's default mode is Claude Code's: a command asks; the question shows each line
+    of a multi-line command (the second one would otherwise run unseen)."""
+    model = script(tmp_path, {"tool_calls": [{"name": "bash", "arguments": {
+        "command": "echo build step\ntouch important.txt"}}]}, {"text": "done"})
+    chat = Chat(tmp_path, "--model", model)
+    chat.say("build")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    shown = chat.expect(r"allow\? \[y\]es")
+    assert re.search(r"bash:\s*\n\s+echo build step\s*\n\s+touch important\.txt", shown)
+    chat.term.send("n\r")
+    chat.expect(r"done")
+    assert chat.leave() == 0
+    assert not (tmp_path / "important.txt").exists()
+
+
+def test_a_run_at_a_terminal_asks_about_an_edit_with_its_diff(tmp_path):
+    """The default mode at a terminal: the edit asks, and the question shows what it would
+    change; the read before it ran unasked."""
+    (tmp_path / "greet.py").write_text('def greet():\n    return "Helo"\n')
+    model = script(tmp_path,
+                   {"tool_calls": [{"name": "read", "arguments": {"path": "greet.py"}}]},
+                   {"tool_calls": [{"name": "edit", "arguments": {"path": "greet.py", "edits": [
+                       {"old_text": '"Helo"', "new_text": '"Hello"'}]}}]},
+                   {"text": "fixed"})
+    term = Chat(tmp_path, "--model", model, "go", command=("run",)).term
+    shown = term.read_until(r"allow\? \[y\]es")
+    assert re.search(r"edit:\s*\n\s+greet\.py\s*\n\s+\+1 -1 lines \(.*greet\.py\)", shown)
+    assert re.search(r'\n\s+-    return "Helo"\s*\n\s+\+    return "Hello"', shown)
+    term.send("y\r")
+    assert term.finish() == 0
+    assert '"Hello"' in (tmp_path / "greet.py").read_text()
 
 
 def test_a_chat_asks_for_approval_at_its_prompt(tmp_path):
@@ -191,7 +226,7 @@ def test_init_in_a_chat_writes_agents_md_and_refuses_to_overwrite(tmp_path):
     model = script(tmp_path,
                    {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
                    {"text": "# AGENTS.md\n\nChat-made."})
-    chat = Chat(tmp_path, "--model", model)
+    chat = Chat(tmp_path, "--model", model, "--allow", "bash(ls)")
     chat.say("/help")
     chat.expect(r"/init\s+explore the project and write AGENTS\.md")
     chat.say("/init")

@@ -161,7 +161,8 @@ def test_permission_flags_and_denials_in_the_json_result(cli, tmp_path):
         ("write", "mode"), ("read", "path"), ("bash", "mode")]
     assert not (cli.work / "x.txt").exists()
     out = cli("run", "--model", f"scripted:{path}", "--output-format", "json",
-              "--add-dir", str(tmp_path), "--deny", "bash(git:*)", "go")
+              "--add-dir", str(tmp_path), "--deny", "bash(git:*)", "--permission-mode",
+              "acceptEdits", "go")
     result = json.loads(out.stdout)
     assert [(d["tool"], d["source"]) for d in result["denials"]] == [("bash", "rule")]
     assert (cli.work / "x.txt").read_text() == "x"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.terminal import Terminal
 
+from zpi_host.cli.live import SPINNER
 from zpi_host.testing import ModelServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +20,8 @@ EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host")
 SCRIPT = str(REPO / "examples/demo/script.jsonl")
 ANSWER = 'Fixed the typo in greet.py: it now prints "Hello, world!".'
 TIME = r"\d+\.\ds"
+#: what the demo passes (examples/demo/run.sh): its edit and its command run unasked
+DEMO = ("--permission-mode", "acceptEdits", "--allow", "bash(python3 greet.py)")
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -48,7 +51,8 @@ def script(tmp_path: Path, *turns: dict) -> str:
 
 
 def test_the_demo_streams_text_and_one_line_per_tool_call(tmp_path, demo):
-    code, term = on_terminal(tmp_path, "--model", f"scripted:{SCRIPT}", "fix it", cwd=demo)
+    code, term = on_terminal(tmp_path, *DEMO, "--model", f"scripted:{SCRIPT}", "fix it",
+                             cwd=demo)
     assert code == 0, term.text
     screen = term.screen
     expected = [
@@ -64,13 +68,15 @@ def test_the_demo_streams_text_and_one_line_per_tool_call(tmp_path, demo):
     assert len(screen) == len(expected), screen
     for line, pattern in zip(screen, expected, strict=True):
         assert re.fullmatch(pattern, line), (line, pattern)
-    # while a call runs, a spinner line names it; colours are on
-    assert re.search(rf"⠋ bash python3 greet\.py · {TIME}", term.text)
+    # while a call runs, a spinner line names it (at whichever frame: the permission check of
+    # the command may take a few); colours are on
+    assert re.search(rf"[{SPINNER}] bash python3 greet\.py · {TIME}", term.text)
     assert "\x1b[32m✓\x1b[0m" in term.output and "\x1b[36m⠋" in term.output
 
 
 def test_no_color_turns_colours_off_but_keeps_the_display(tmp_path, demo):
-    code, term = on_terminal(tmp_path, "--model", f"scripted:{SCRIPT}", "fix it", cwd=demo,
+    code, term = on_terminal(tmp_path, *DEMO, "--model", f"scripted:{SCRIPT}", "fix it",
+                             cwd=demo,
                              NO_COLOR="1")
     assert code == 0, term.text
     assert not re.search(r"\x1b\[[0-9;]*m", term.output)
@@ -83,7 +89,7 @@ def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_
                    {"tool_calls": [{"name": "bash", "arguments": {
                        "command": "for i in 1 2 3 4 5; do echo line $i; done"}}]},
                    {"text": "done"})
-    code, term = on_terminal(tmp_path, "--model", model, "go", cwd=tmp_path)
+    code, term = on_terminal(tmp_path, "--allow", "bash", "--model", model, "go", cwd=tmp_path)
     assert code == 0, term.text
     screen = term.screen
     error = next(line for line in screen if line.startswith("✗ read missing.txt"))
@@ -101,7 +107,7 @@ def test_the_model_and_its_commands_cannot_drive_the_terminal(tmp_path):
                               "tool_calls": [{"name": "bash", "arguments": {
                                   "command": r"printf '\033]0;title\007\033[31mred\033[0m\n'"}}]},
                    {"text": answer})
-    code, term = on_terminal(tmp_path, "--model", model, "go", cwd=tmp_path)
+    code, term = on_terminal(tmp_path, "--allow", "bash", "--model", model, "go", cwd=tmp_path)
     assert code == 0, term.text
     assert "\x1b]" not in term.output and "\x1b[2J" not in term.output
     assert "\x1b[31m" not in term.output and "\u202e" not in term.output
@@ -109,8 +115,9 @@ def test_the_model_and_its_commands_cannot_drive_the_terminal(tmp_path):
     assert term.screen[-1] == "done <U+202E>evil"
     import subprocess
 
-    piped = subprocess.run([EXE, "run", "--model", model, "go"], capture_output=True,
-                           text=True, cwd=tmp_path, env=environment(tmp_path), timeout=60)
+    piped = subprocess.run([EXE, "run", "--allow", "bash", "--model", model, "go"],
+                           capture_output=True, text=True, cwd=tmp_path,
+                           env=environment(tmp_path), timeout=60)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == answer + "\n"
 
@@ -136,7 +143,8 @@ def test_retries_and_warnings_get_their_own_yellow_lines(tmp_path):
 def test_without_a_terminal_only_the_answer_and_verbose_adds_usage(tmp_path, demo):
     import subprocess
 
-    out = subprocess.run([EXE, "run", "--verbose", "--model", f"scripted:{SCRIPT}", "fix it"],
+    out = subprocess.run([EXE, "run", "--verbose", *DEMO, "--model", f"scripted:{SCRIPT}",
+                          "fix it"],
                          capture_output=True, text=True, cwd=demo, env=environment(tmp_path),
                          timeout=60)
     assert out.returncode == 0, out.stderr
@@ -147,7 +155,8 @@ def test_without_a_terminal_only_the_answer_and_verbose_adds_usage(tmp_path, dem
 
 
 def test_a_dumb_terminal_gets_the_plain_output(tmp_path, demo):
-    code, term = on_terminal(tmp_path, "--model", f"scripted:{SCRIPT}", "fix it", cwd=demo,
+    code, term = on_terminal(tmp_path, *DEMO, "--model", f"scripted:{SCRIPT}", "fix it",
+                             cwd=demo,
                              TERM="dumb")
     assert code == 0, term.text
     assert "\x1b[" not in term.output and "⠋" not in term.output

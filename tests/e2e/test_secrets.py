@@ -67,9 +67,9 @@ def _bash_run(tmp_path: Path, command: str, settings: dict | None = None,
         agent = Path(full_env["ZPI_AGENT_DIR"])
         agent.mkdir(parents=True, exist_ok=True)
         (agent / "settings.json").write_text(json.dumps(settings))
-    return subprocess.run([EXE, "run", "--model", f"scripted:{script}", "--output-format",
-                           "stream-json", "go"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60, env=full_env)
+    return subprocess.run([EXE, "run", "--allow", "bash", "--model", f"scripted:{script}",
+                           "--output-format", "stream-json", "go"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60, env=full_env)
 
 
 def _bash_output(out: subprocess.CompletedProcess[str]) -> str:

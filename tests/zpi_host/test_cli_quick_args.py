@@ -69,6 +69,8 @@ QUICK = [
      "--append-system-prompt", "A", "--base-url", "http://127.0.0.1:1", "--cwd", "w", "q"],
     ["run", "--zcode-plugin-dir", "z", "--plugin-dir", "p", "--model=", "--max-turns= 7 ", ""],
     ["--zcode-plugin-dir", "z", "run", "--model", "m", "hello=world"],
+    ["run", "--permission-mode", "acceptEdits", "x"],
+    ["run", "--permission-mode=bypassPermissions", "x"],
 ]
 
 #: command lines left to the parser
@@ -93,3 +95,23 @@ def test_a_plain_run_line_is_read_as_the_parser_reads_it(args: list[str]) -> Non
 @pytest.mark.parametrize("args", PARSER, ids=" ".join)
 def test_anything_else_is_left_to_the_parser(args: list[str]) -> None:
     assert run_arguments(args) is None
+
+
+def test_the_cli_modes_are_claude_codes_and_the_old_names_stay_aliases() -> None:
+    from zpi_host.cli.quick_args import MODE_ALIASES, PERMISSION_MODES
+    from zpi_host.cli.run import session_kwargs
+    from zpi_host.permissions.modes import CLAUDE_MODES
+
+    assert (*CLAUDE_MODES, *MODE_ALIASES) == PERMISSION_MODES
+    kinds = {}
+    for mode in PERMISSION_MODES:
+        chosen = session_kwargs(run_arguments(["run", "--permission-mode", mode,
+                                               "--allow", "read", "x"]))
+        kinds[mode] = (chosen["permission_mode"], chosen["allow"])
+    assert kinds == {"default": ("ask", ["read"]), "ask": ("ask", ["read"]),
+                     "acceptEdits": ("ask", ["edit", "write", "read"]),
+                     "plan": ("plan", ["read"]), "bypassPermissions": ("bypass", ["read"]),
+                     "bypass": ("bypass", ["read"])}
+    unset = session_kwargs(run_arguments(["run", "x"]))
+    # no mode given: the settings choose, and their "default" (or none) is the CLI's: ask
+    assert (unset["permission_mode"], unset["permission_default"]) == (None, "ask")

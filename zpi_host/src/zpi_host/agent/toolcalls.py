@@ -153,10 +153,7 @@ class ToolCallRunner:
             return None
         if decision.behavior == "deny":
             return str(decision.reason)
-        from ..permissions import NO_APPROVER
-
-        if decision.behavior == "ask" and verdict.source == "hook" and (
-                verdict.reason.endswith(NO_APPROVER)):
+        if decision.behavior == "ask" and verdict.source == "hook" and verdict.unapproved:
             return str(decision.reason)
         return None
 

@@ -17,7 +17,11 @@ from types import SimpleNamespace
 from typing import Any
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("default", "ask", "plan", "bypass")
+#: the CLI's older names, kept so scripts that pass them work: the same as these modes
+MODE_ALIASES = {"ask": "default", "bypass": "bypassPermissions"}
+#: ``--permission-mode``: Claude Code's names (permissions/modes.py: CLAUDE_MODES), then the
+#: aliases
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", *MODE_ALIASES)
 
 #: option -> (destination, kind): "flag" (store_true), "value", "int", "append", or a tuple of
 #: the values allowed

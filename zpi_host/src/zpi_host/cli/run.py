@@ -45,8 +45,10 @@ def add_permission_options(parser: Any) -> None:
     """``--permission-mode``, ``--allow``, ``--deny``, ``--add-dir`` (run and chat)."""
     perms = parser.add_argument_group(f"permissions (see {docs_url('permissions')})")
     perms.add_argument("--permission-mode", choices=PERMISSION_MODES,
-                       default=None, help="default: workspace trust; ask: every side-effect "
-                       "call asks; plan: side-effect tools denied; bypass: only deny rules")
+                       default=None, help="default (also 'ask'): reads run, edits and "
+                       "commands ask (denied when nobody can be asked); acceptEdits: edits "
+                       "inside the workspace run too; plan: only reads run; "
+                       "bypassPermissions (also 'bypass'): only deny rules")
     perms.add_argument("--allow", action="append", default=[], metavar="RULE",
                        help="allow calls matching RULE, e.g. 'bash(git status:*)' (repeatable)")
     perms.add_argument("--deny", action="append", default=[], metavar="RULE",
@@ -119,10 +121,51 @@ def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[st
 
 
 def session_kwargs(args: Any) -> dict[str, Any]:
-    """``create_session`` options from the permission and session flags."""
+    """``create_session`` options from the permission and session flags. The modes are
+    Claude Code's: ``default`` (given, or from settings, or none chosen) asks before edits and
+    commands; ``acceptEdits`` adds allow rules for the file-changing tools."""
+    from ..permissions.modes import CLAUDE_MODES
+    from .quick_args import MODE_ALIASES
+
+    mode, allow = None, list(args.allow)
+    if args.permission_mode is not None:
+        mode, tools = CLAUDE_MODES[MODE_ALIASES.get(args.permission_mode,
+                                                    args.permission_mode)]
+        allow = [*tools, *allow]
     return {"resume": args.resume, "continue_recent": args.continue_recent,
-            "persist": not args.no_session, "permission_mode": args.permission_mode,
-            "allow": args.allow, "deny": args.deny, "add_dirs": args.add_dir}
+            "persist": not args.no_session, "permission_mode": mode,
+            "permission_default": CLAUDE_MODES["default"][0],
+            "allow": allow, "deny": args.deny, "add_dirs": args.add_dir}
+
+
+class UnattendedHint:
+    """How to allow a call that needs approval in a run nobody can be asked in (no
+    terminal): the flags that would allow it, in the denial the model reads and, the first
+    time, on stderr for the person (who otherwise may only see the model give up)."""
+
+    def __init__(self, stderr: Any) -> None:
+        self.stderr = stderr
+        self.told = False
+
+    def __call__(self, context: Any) -> str:
+        import shlex
+
+        from ..permissions.modes import CLAUDE_MODES
+
+        ways = [" ".join(f"--allow {shlex.quote(rule)}"
+                         for rule in context.suggestions or (context.tool,))]
+        if context.tool in CLAUDE_MODES["acceptEdits"][1] and context.source == "mode":
+            ways.insert(0, "--permission-mode acceptEdits")
+        hint = (f"nobody can approve it in this run (no terminal to ask on); to allow it, "
+                f"run with {' or '.join(ways)}")
+        if not self.told:
+            self.told = True
+            print(shown(f"zpi-host: {context.tool} was denied: it needs approval and this run "
+                        f"cannot ask (stdin is not a terminal, or the output is JSON); to "
+                        f"allow it, run with "
+                        f"{' or '.join(ways)} (see {docs_url('permissions')})", self.stderr),
+                  file=self.stderr, flush=True)
+        return hint
 
 
 def run_command(args: Any, blocked: list[str]) -> int:
@@ -257,6 +300,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
             session = await create_session(
                 max_turns=args.max_turns, interactive=interactive, refuse_untrusted=True,
                 can_use_tool=paused_approver(lambda: live) if interactive and live else None,
+                no_approver_hint=None if interactive else UnattendedHint(sys.stderr),
                 ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),
                 **chosen, **assembly_kwargs(args, blocked, model),
             )

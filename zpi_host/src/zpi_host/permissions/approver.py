@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ..support.terminal_text import shown
+from ..support.terminal_text import for_terminal, shown
 from .results import CanUseTool, PermissionAllow, PermissionContext, PermissionDeny
 
 PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "
@@ -18,12 +18,26 @@ PROMPT = "allow? [y]es, [a]lways ({rules}), [n]o, or type why not: "
 
 def approval_question(name: str, arguments: dict[str, Any], context: PermissionContext
                       ) -> tuple[str, str]:
-    """What the person is asked: the call and why it needs approval, then the prompt line."""
-    from .results import summarize_input
+    """What the person is asked: the call exactly as it will run (every line of a command,
+    uncut, each line indented under the tool's name, its control characters made visible),
+    what it would change (a write's or an edit's diff), why it needs approval; then the
+    prompt line."""
+    from .results import input_text
 
     rules = ", ".join(context.suggestions) or name
-    return (f"\n{name}: {summarize_input(name, arguments)}\n  needs approval: {context.reason}",
-            PROMPT.format(rules=rules))
+    lines = [f"\n{name}:", *_indented(input_text(name, arguments))]
+    if context.preview:
+        lines += _indented(context.preview)
+    lines.append(f"  needs approval: {for_terminal(context.reason, exact=True)}")
+    return "\n".join(lines), PROMPT.format(rules=for_terminal(rules, exact=True))
+
+
+def _indented(text: str) -> list[str]:
+    """``text``'s lines (split at line feeds only, as a shell reads them), each indented and
+    with every control character shown (a CR, an ESC, a bidi override)."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return [f"    {for_terminal(line, exact=True)}" for line in text.split("\n")]
 
 
 def answer_decision(answer: str | None, name: str, context: PermissionContext

@@ -42,6 +42,10 @@ NO_APPROVER = ("needs approval and no approver is configured (pass can_use_tool 
                "--allow RULE)")
 PERMISSION_KEYS = ("mode", "allow", "deny", "ask", "additional_directories")
 
+NoApproverHint = Callable[["PermissionContext"], str]
+"""``context -> text``: how to allow a call that needs approval when nobody can be asked, in
+the words of the front end (the CLI names its flags); it replaces :data:`NO_APPROVER`."""
+
 AskHook = Callable[[str], Any]
 """``reason -> decision``: asked before the approver; the lead passes a call of
 ``zpi_permission_request``. An answer with ``behavior`` ``allow`` or ``deny`` settles it."""
@@ -97,6 +101,14 @@ def _has_side_effects(tool: Any, args: Mapping[str, Any]) -> bool:
                 getattr(getattr(tool, "metadata", None), "read_only", False))
 
 
+def _change_of(tool: Any, args: Mapping[str, Any], judged: Sequence[paths.JudgedPath]) -> str:
+    """What the call would change, for the approver (a write's or an edit's diff), or ""."""
+    describe = getattr(tool, "describe_change", None)
+    if not callable(describe) or not judged:
+        return ""
+    return str(describe(args, judged[0].real))
+
+
 def _mapping(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, Mapping):
         return dict(arguments)
@@ -117,6 +129,7 @@ class PermissionPolicy:
     roots: paths.WorkspaceRoots = attrs.field(factory=lambda: paths.WorkspaceRoots(Path.cwd()))
     can_use_tool: CanUseTool | None = None
     interactive: bool = False
+    no_approver_hint: NoApproverHint | None = None
     _terminal: CanUseTool | None = attrs.field(default=None, init=False, repr=False)
 
     @property
@@ -185,7 +198,7 @@ class PermissionPolicy:
                 return lifted
             pending = lifted
         return await self._approve("tools", name, getattr(call, "id", ""), args, pending,
-                                   ask_hook, notify)
+                                   ask_hook, notify, lambda: _change_of(tool, args, judged))
 
     async def check_named(self, dimension: Dimension, name: str, arguments: str = "", *,
                           call_id: str = "") -> PermissionResult:
@@ -273,6 +286,7 @@ class PermissionPolicy:
     async def _approve(self, dimension: Dimension, name: str, call_id: str,
                        args: dict[str, Any], pending: _Ask, ask_hook: AskHook | None,
                        notify: Callable[[PermissionContext], Any] | None = None,
+                       change: Callable[[], str] = lambda: "",
                        ) -> PermissionResult:
         if ask_hook is not None:
             answer = ask_hook(pending.reason)
@@ -287,8 +301,6 @@ class PermissionPolicy:
                 return self._with_input("hook", f"allowed by a hook: {why}", name, args,
                                         getattr(answer, "updated_input", None))
         approver = self.can_use_tool or self._terminal_approver()
-        if approver is None:
-            return _deny(pending.source, f"{pending.reason}; {NO_APPROVER}")
         from .results import PermissionContext
 
         label = name if dimension == "tools" else f"{PREFIX_OF[dimension]}:{name}"
@@ -297,7 +309,12 @@ class PermissionPolicy:
             suggestions=tuple(self.suggestions(dimension, name, args, pending.paths)),
             tool=label, call_id=call_id, source=pending.source, dimension=dimension,
             paths=tuple(str(p) for p in pending.paths),
+            preview=change() if approver is not None else "",
         )
+        if approver is None:
+            return attrs.evolve(_deny(pending.source, f"{pending.reason}; "
+                                                      f"{self._no_approver(context)}"),
+                                unapproved=True)
         if notify is not None:  # the person (or program) is about to be asked
             waiting = notify(context)
             if inspect.isawaitable(waiting):
@@ -351,6 +368,16 @@ class PermissionPolicy:
             return _deny("rule", f"the replaced input is denied by {rule.describe()}")
         return _allow(source, reason, dict(updated))
 
+    def _no_approver(self, context: PermissionContext) -> str:
+        """How to allow a call nobody can be asked about: the front end's words, or
+        :data:`NO_APPROVER` (also when the front end's hint fails: a denial never raises)."""
+        if self.no_approver_hint is None:
+            return NO_APPROVER
+        try:
+            return str(self.no_approver_hint(context))
+        except Exception as exc:
+            return f"{NO_APPROVER} (the no_approver_hint failed: {type(exc).__name__}: {exc})"
+
     def _terminal_approver(self) -> CanUseTool | None:
         if not self.interactive:
             return None
@@ -387,9 +414,12 @@ def build_policy(
     can_use_tool: CanUseTool | None = None,
     interactive: bool = False,
     option_source: str = "option",
+    default: str = "default",
+    no_approver_hint: NoApproverHint | None = None,
 ) -> PermissionPolicy:
     """The policy of a session from its merged settings and its options (options win for the
-    mode; rules and directories of both apply). Raises PermissionConfigError."""
+    mode; rules and directories of both apply); ``default``: the mode the name ``default``
+    stands for. Raises PermissionConfigError."""
     section = (settings or {}).get("permissions") or {}
     if not isinstance(section, Mapping):
         raise PermissionConfigError(f"setting permissions must be an object with keys "
@@ -402,6 +432,11 @@ def build_policy(
         chosen = check_mode(mode, f"{option_source} permission_mode")
     else:
         chosen = check_mode(section.get("mode", "default"), "setting permissions.mode")
+    if chosen == "default":
+        chosen = check_mode(default, f"{option_source} permission_default")
+    if no_approver_hint is not None and not callable(no_approver_hint):
+        raise PermissionConfigError(f"{option_source} no_approver_hint must be callable, got "
+                                    f"{type(no_approver_hint).__name__}")
     if can_use_tool is not None and not callable(can_use_tool):
         raise PermissionConfigError(f"{option_source} can_use_tool must be callable, got "
                                     f"{type(can_use_tool).__name__}")
@@ -418,4 +453,4 @@ def build_policy(
         raise PermissionConfigError(f"{option_source} add_dirs must be a list of directories")
     extra += paths.check_directories(add_dirs, base, f"{option_source} add_dirs")
     return PermissionPolicy(chosen, rules, paths.WorkspaceRoots(base, extra), can_use_tool,
-                            interactive)
+                            interactive, no_approver_hint)

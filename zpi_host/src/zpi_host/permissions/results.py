@@ -16,7 +16,7 @@ from .rules import Dimension
 
 __all__ = ["MODES", "SOURCES", "ApproverAnswer", "CanUseTool", "Denial", "PermissionAllow",
            "PermissionContext", "PermissionDeny", "PermissionMode", "PermissionResult", "Source",
-           "summarize_input"]
+           "input_text", "summarize_input"]
 
 INPUT_SUMMARY_LIMIT = 200
 
@@ -52,6 +52,8 @@ class PermissionContext:
     source: Source = "mode"
     dimension: Dimension = "tools"
     paths: tuple[str, ...] = ()
+    #: what the call would change, when its tool can tell (the diff of a write or an edit)
+    preview: str = ""
 
 
 ApproverAnswer: TypeAlias = "PermissionAllow | PermissionDeny | bool"
@@ -76,6 +78,8 @@ class PermissionResult:
     interrupt: bool = False
     judged: tuple[paths.JudgedPath, ...] = ()
     worded: str | None = None
+    #: (deny only) the call needed approval and there was nobody to ask
+    unapproved: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -116,17 +120,21 @@ class Denial:
 
 
 def summarize_input(tool_name: str, arguments: Any, limit: int = INPUT_SUMMARY_LIMIT) -> str:
-    """A short readable form of a call's input: the command of a shell tool, the paths of a
-    file tool, the rule argument or compact JSON of anything else; cut to ``limit``."""
-    if not isinstance(arguments, Mapping):
-        text = repr(arguments)
-    elif tool_name in matching.COMMAND_ARGUMENTS:
-        text = str(arguments.get(matching.COMMAND_ARGUMENTS[tool_name], ""))
-    elif found := paths.paths_of(tool_name, arguments):
-        text = ", ".join(found)
-    elif tool_name in matching.RULE_ARGUMENTS:
-        text = matching.canonical_argument(tool_name, arguments)
-    else:
-        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)
-    text = " ".join(text.split())
+    """A short readable form of a call's input (:func:`input_text` on one line), cut to
+    ``limit``: for a denial's record, not for what a person approves."""
+    text = " ".join(input_text(tool_name, arguments).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def input_text(tool_name: str, arguments: Any) -> str:
+    """A call's input, whole: the command of a shell tool (every line), the paths of a file
+    tool, the rule argument or compact JSON of anything else."""
+    if not isinstance(arguments, Mapping):
+        return repr(arguments)
+    if tool_name in matching.COMMAND_ARGUMENTS:
+        return str(arguments.get(matching.COMMAND_ARGUMENTS[tool_name], ""))
+    if found := paths.paths_of(tool_name, arguments):
+        return ", ".join(found)
+    if tool_name in matching.RULE_ARGUMENTS:
+        return matching.canonical_argument(tool_name, arguments)
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str)

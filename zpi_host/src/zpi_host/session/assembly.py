@@ -233,7 +233,9 @@ def make_permissions(
                             "--permission-mode bypass or in your user settings.")
     return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
                         deny=options.deny, add_dirs=options.add_dirs,
-                        can_use_tool=options.can_use_tool, interactive=options.interactive)
+                        can_use_tool=options.can_use_tool, interactive=options.interactive,
+                        default=options.permission_default,
+                        no_approver_hint=options.no_approver_hint)
 
 
 #: settings of ``providers.<name>`` and ``models.<name>`` that choose where a key is sent

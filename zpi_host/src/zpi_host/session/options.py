@@ -53,6 +53,13 @@ class SessionOptions:
     add_dirs: Sequence[str | Path] = ()
     can_use_tool: Any = None
     interactive: bool = False
+    #: the mode the name ``default`` stands for (from ``permission_mode`` or settings, or when
+    #: neither chooses one): the CLI passes ``ask``, as Claude Code's default asks before
+    #: edits and commands
+    permission_default: str = "default"
+    #: ``(PermissionContext) -> str``: how to allow a call that needs approval when there is
+    #: no approver to ask (the CLI names its flags); None: the host's generic wording
+    no_approver_hint: Any = None
     plugin_dirs: Sequence[str | Path] = ()
     #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
     zcode_plugin_dirs: Sequence[str | Path] = ()

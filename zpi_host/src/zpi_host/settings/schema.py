@@ -278,7 +278,8 @@ SCHEMA = Section("", "keep", (
     )),
     Section("permissions", "drop", (
         Setting("mode", one_of("default", "ask", "plan", "bypass"), "default",
-                "permission mode (a project file may not choose `bypass`)"),
+                "permission mode (a project file may not choose `bypass`; for the CLI "
+                "`default` asks before edits and commands)"),
         Setting("allow", list_of(STRING), [], "rules that allow calls"),
         Setting("deny", list_of(STRING), [], "rules that deny calls"),
         Setting("ask", list_of(STRING), [], "rules that ask first"),

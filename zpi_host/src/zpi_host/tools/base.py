@@ -234,6 +234,10 @@ class Tool:
     #: calls as read-only (``plan`` runs them, ``ask`` does not ask). Scheduling still
     #: follows ``metadata``.
     read_only_when: Callable[[Mapping[str, Any]], bool] | None = None
+    #: what a call would change, for the person asked to approve it: ``(arguments, path)``
+    #: (the call's path as the permission check resolved it) -> text, e.g. the diff of a
+    #: write or an edit; it must not raise (see :meth:`describe_change`)
+    preview: Callable[[Mapping[str, Any], Path], str] | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):
@@ -252,6 +256,16 @@ class Tool:
             return self.read_only_when(arguments) is True
         except Exception:
             return False
+
+    def describe_change(self, arguments: Mapping[str, Any], path: Path) -> str:
+        """:attr:`preview` of a call, "" without one; a preview that fails says so instead
+        of failing the permission check."""
+        if self.preview is None:
+            return ""
+        try:
+            return self.preview(arguments, path)
+        except Exception as exc:
+            return f"(no preview of the change: {type(exc).__name__}: {exc})"
 
     def prepare_arguments(self, arguments: Mapping[str, Any]) -> Any:
         """Validate and convert the model's arguments; raises :class:`ToolArgumentError`,

@@ -8,8 +8,10 @@ CRLF; a UTF-8 BOM is kept. Like write, edit needs the session's file-read state.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from ..support.diffs import unified_diff
 from .base import (
     Tool,
     ToolArgumentError,
@@ -69,7 +71,30 @@ def edit_tool() -> Tool:
         execute=execute_edit,
         metadata=ToolMetadata(read_only=False, concurrency_safe=False, side_effects=True),
         prepare=prepare_edit,
+        preview=edit_preview,
     )
+
+
+def edit_preview(arguments: Mapping[str, Any], path: Path) -> str:
+    """The diff an ``edit`` call would make, or why it would fail (then it changes nothing),
+    for the person asked to approve it."""
+    from .previews import NoDiff, change_preview, current_content
+
+    edits, shown = arguments.get("edits"), str(arguments.get("path", path))
+    if not isinstance(edits, list):
+        return ""
+    data = current_content(path, shown)
+    if isinstance(data, NoDiff):
+        return data.why
+    if data is None:
+        return f"{shown} does not exist: the edit would fail and change nothing"
+    fmt = TextFormat.of(data)
+    before = fmt.to_model(data)
+    try:
+        after, _ = apply_edits(before, edits, shown, crlf=fmt.crlf)
+    except ToolFailure as exc:
+        return f"the edit would fail and change nothing: {exc}"
+    return change_preview(before, after, path, shown, created=False)
 
 
 def prepare_edit(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,24 +231,3 @@ def _hint(text: str, old: str, index: int) -> str:
     if index > 1:
         return "; edits apply in order, so it must match the text as the earlier edits left it"
     return "; read the file again and copy old_text exactly"
-
-
-def unified_diff(before: str, after: str, shown: str) -> tuple[str, int, int]:
-    """A unified diff with a/ b/ headers, and the counts of added and removed lines."""
-    import difflib  # only once an edit is made
-
-    diff = list(difflib.unified_diff(
-        _keepends(before), _keepends(after),
-        fromfile=f"a/{shown.lstrip('/')}", tofile=f"b/{shown.lstrip('/')}",
-    ))
-    added = sum(1 for line in diff[2:] if line.startswith("+"))
-    removed = sum(1 for line in diff[2:] if line.startswith("-"))
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in diff)
-    return text, added, removed
-
-
-def _keepends(text: str) -> list[str]:
-    """Lines with their LF, split on LF only (``splitlines`` also splits on form feeds...)."""
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])

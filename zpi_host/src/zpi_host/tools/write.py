@@ -99,7 +99,23 @@ def write_tool() -> Tool:
         execute=execute_write,
         metadata=ToolMetadata(read_only=False, concurrency_safe=False, side_effects=True),
         prepare=prepare_write,
+        preview=write_preview,
     )
+
+
+def write_preview(arguments: Mapping[str, Any], path: Path) -> str:
+    """The diff a ``write`` call would make (a new file: every line added), for the person
+    asked to approve it; the file's BOM and CRLF are kept by the write, so not shown."""
+    from .previews import NoDiff, change_preview, current_content
+
+    content, shown = arguments.get("content"), str(arguments.get("path", path))
+    if not isinstance(content, str):
+        return ""
+    data = current_content(path, shown)
+    if isinstance(data, NoDiff):
+        return data.why
+    before = "" if data is None else TextFormat.of(data).to_model(data)
+    return change_preview(before, content, path, shown, created=data is None)
 
 
 def prepare_write(args: Mapping[str, Any]) -> dict[str, Any]:
