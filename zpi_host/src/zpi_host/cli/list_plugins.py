@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PluginLoadError
+from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_warning
 
 
@@ -54,8 +55,6 @@ def list_plugins(
         return EXIT_FAILED
     withheld += [item for item in host.withheld if item not in withheld]
     if withheld:
-        from ..support.terminal_text import shown
-
         print(shown(f"zpi-host: warning: {not_run(root, withheld)}", sys.stderr),
               file=sys.stderr)
     if plugin_dirs or zcode_plugin_dirs:
