@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from tests.helpers.cli import EXE, clean_environment, zpi
 from tests.helpers.host_process import tool_results
 
@@ -25,15 +26,16 @@ def _results(tmp_path: Path) -> list[str]:
     return ["".join(c.text for c in m.content) for m in tool_results(transcript).values()]
 
 
-def _off_ripgrep(tmp_path: Path) -> None:
-    """The Python engine (ripgrep reads ignore files itself)."""
+def _choose_engine(tmp_path: Path, ripgrep: str) -> None:
+    """``auto``: ripgrep when ``rg`` is on PATH (grep then checks the ignore files before
+    ripgrep would read them); ``off``: the Python engine."""
     (tmp_path / "agent").mkdir(exist_ok=True)
     (tmp_path / "agent" / "settings.json").write_text(json.dumps(
-        {"plugins": {"builtins": {"search": {"ripgrep": "off"}}}}))
+        {"plugins": {"builtins": {"search": {"ripgrep": ripgrep}}}}))
 
 
-def _search_run(tmp_path: Path, *extra: str) -> list[str]:
-    _off_ripgrep(tmp_path)
+def _search_run(tmp_path: Path, *extra: str, ripgrep: str) -> list[str]:
+    _choose_engine(tmp_path, ripgrep)
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("needle = 1\n")
     model = _script(tmp_path,
@@ -48,20 +50,26 @@ def _search_run(tmp_path: Path, *extra: str) -> list[str]:
     return _results(tmp_path)
 
 
-def test_a_gitignore_linked_to_dev_zero_is_reported_and_the_search_finishes(tmp_path):
+ENGINES = pytest.mark.parametrize("ripgrep", ["auto", "off"])
+
+
+@ENGINES
+def test_a_gitignore_linked_to_dev_zero_is_reported_and_the_search_finishes(tmp_path, ripgrep):
     os.symlink("/dev/zero", tmp_path / ".gitignore")
-    listed, grepped = _search_run(tmp_path, "--permission-mode", "plan")
+    listed, grepped = _search_run(tmp_path, "--permission-mode", "plan", ripgrep=ripgrep)
     assert listed.startswith("src/a.py\n") and grepped.startswith("Found 1 file(s)\nsrc/a.py")
     for text in (listed, grepped):
         assert text.count("[ignore file not used: ") == 1, text
         assert f"{tmp_path}/.gitignore: it is a symlink to /dev/zero, outside {tmp_path}" in text
 
 
-def test_a_fifo_ignore_file_does_not_hang_glob(tmp_path):
+@ENGINES
+def test_a_fifo_ignore_file_hangs_neither_glob_nor_grep(tmp_path, ripgrep):
     os.mkfifo(tmp_path / ".ignore")
-    listed, _ = _search_run(tmp_path)
-    assert listed.startswith("src/a.py\n")
-    assert f"{tmp_path}/.ignore: it is a FIFO (named pipe), not a regular file" in listed
+    listed, grepped = _search_run(tmp_path, ripgrep=ripgrep)
+    assert listed.startswith("src/a.py\n") and grepped.startswith("Found 1 file(s)\nsrc/a.py")
+    for text in (listed, grepped):
+        assert f"{tmp_path}/.ignore: it is a FIFO (named pipe), not a regular file" in text
 
 
 def _settings_run(tmp_path: Path) -> str:

@@ -291,12 +291,16 @@ def glob_tool() -> Tool:
 
 def search(args: GrepArgs, root: Path, use_ripgrep: bool) -> tuple[Collected, str]:
     """Run the search; returns what was found and the engine that found it."""
+    from .search_files import FileFilter, ignore_file_problems
     from .search_grep import GrepQuery, RipgrepError, grep_python, grep_ripgrep, ripgrep_path
 
     query = GrepQuery(args.pattern, root, args.globs, args.file_type, args.ignore_case,
                       args.multiline, args.before, args.after,
                       output={"content": "lines", "count": "counts"}.get(args.mode, "files"))
     rg = ripgrep_path() if use_ripgrep and root.is_dir() else None
+    if rg is not None and ignore_file_problems(root, FileFilter.of(query.globs,
+                                                                    query.file_type)):
+        rg = None  # ripgrep would read them itself: Python reads them safely and says so
     if rg is not None:
         try:
             found = grep_ripgrep(query, rg)

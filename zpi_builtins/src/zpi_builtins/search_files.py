@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +29,7 @@ import attrs
 from .search_types import FILE_TYPES
 
 __all__ = ["FILE_TYPES", "IGNORE_FILES", "FileFilter", "GlobArgs", "GlobError", "compile_glob",
-           "walk_files"]
+           "ignore_file_problems", "walk_files"]
 
 #: ignore files, strongest first (ripgrep's order)
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
@@ -227,6 +226,34 @@ def walk_files(root: Path, file_filter: FileFilter = FileFilter(),
     that cannot be listed are skipped; ignore files refused are added to ``problems``, once
     each."""
     problems = [] if problems is None else problems
+    for top, folder, levels, entries in _folders(root, file_filter, problems):
+        for entry in entries:
+            path = folder + entry.name
+            rel = path[len(top):]
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if regular and _keep_file(levels, path, rel, entry.name, file_filter):
+                yield rel, Path(path)
+
+
+def ignore_file_problems(root: Path, file_filter: FileFilter = FileFilter()) -> list[str]:
+    """The ignore files a search of the folder ``root`` would read that are refused
+    (``.gitignore -> /dev/zero``, a FIFO ``.ignore``, one over 1 MiB). ripgrep opens ignore
+    files itself, following links and blocking on a FIFO, so grep checks them here first and
+    searches in Python when any is refused. Walks the folders the search would enter only."""
+    problems: list[str] = []
+    for _ in _folders(root, file_filter, problems):
+        pass
+    return problems
+
+
+def _folders(root: Path, file_filter: FileFilter, problems: list[str]
+             ) -> Iterator[tuple[str, str, list[os.DirEntry[str]], list[_Level]]]:
+    """Each folder the rules let a search enter, from ``root`` down: (the top with ``/``, the
+    folder with ``/``, the ignore levels that apply in it, its entries that are not folders).
+    Symlinks are not followed; a folder that cannot be listed is skipped."""
     top = str(root).rstrip("/") + "/"
     stack: list[tuple[str, list[_Level]]] = [(top, [*_parents(top.rstrip("/") or "/", problems),
                                                     _level(top, problems)])]
@@ -236,19 +263,19 @@ def walk_files(root: Path, file_filter: FileFilter = FileFilter(),
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        others = []
         for entry in entries:
-            name = entry.name
-            path = folder + name
-            rel = path[len(top):]
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(mode):
-                if _keep_folder(levels, path, rel, name, file_filter):
-                    stack.append((path + "/", [*levels, _level(path + "/", problems)]))
-            elif stat.S_ISREG(mode) and _keep_file(levels, path, rel, name, file_filter):
-                yield rel, Path(path)
+            if not is_dir:
+                others.append(entry)
+                continue
+            path = folder + entry.name
+            if _keep_folder(levels, path, path[len(top):], entry.name, file_filter):
+                stack.append((path + "/", [*levels, _level(path + "/", problems)]))
+        yield top, folder, levels, others
 
 
 def _keep_folder(levels: Sequence[_Level], path: str, rel: str, name: str,
