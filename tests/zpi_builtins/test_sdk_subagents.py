@@ -279,3 +279,34 @@ async def test_in_default_mode_a_sub_agent_starts_without_asking_unless_denied(
                            for b in m.content]
         assert expected in result_block.content
     assert asked == []  # the Agent call and the start need no approval
+
+
+async def test_interrupt_closes_the_sub_agents_open_call_in_its_transcript(
+        project, zpi_model_server, tmp_path, zpi_env):
+    """``interrupt()`` while a child runs a command: the child's transcript, like the main
+    one, ends with an interrupted result for the call it was running (none left open)."""
+    from zpi_host.sdk import SDKClient, ToolUseBlock
+    from zpi_host.transcript import history
+
+    waiter = AgentDefinition(description="waits", prompt="You wait.", tools=["Bash"])
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Agent", "arguments": {
+            "subagent_type": "waiter", "description": "wait", "prompt": "wait a while"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 30"}}]})
+    async with SDKClient(options(zpi_model_server, tmp_path,
+                                 agents={"waiter": waiter})) as client:
+        await client.query("delegate the wait")
+        async for message in client.receive_messages():
+            if getattr(message, "parent_tool_use_id", None) and any(
+                    isinstance(b, ToolUseBlock) and b.name == "Bash"
+                    for b in getattr(message, "content", ())):
+                await client.interrupt()
+            if message.__class__.__name__ == "ResultMessage":
+                break
+    (child_file,) = zpi_env.agent_dir.rglob("agent-*.jsonl")
+    transcript = read_transcript(child_file)
+    branch = history.active_branch(transcript.records, transcript.linear)
+    assert history.unfinished_calls(branch) == []
+    closing = [r for r in branch if r.TYPE == "tool_result"]
+    assert len(closing) == 1 and closing[0].message.is_error
+    assert "interrupted" in closing[0].message.content[0].text
