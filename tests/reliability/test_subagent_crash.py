@@ -1,5 +1,5 @@
-"""A host killed while a sub-agent works: the parent resumes, the child's transcript reads,
-and the child's spend (recorded by the parent only when the child ends) is restored from the
+"""A host killed while a sub-agent works: the parent resumes, the child's transcript reads
+(the call it was running closed as interrupted, like the parent's), and the child's spend (recorded by the parent only when the child ends) is restored from the
 child's own transcript."""
 
 from __future__ import annotations
@@ -54,3 +54,7 @@ async def test_a_kill_during_a_sub_agent_loses_neither_history_nor_spend(tmp_pat
     assert result.result == "resumed"
     assert result.model_usage[f"scripted/{script}"]["inputTokens"] == 1 + 7
     assert open_calls(parent) == []  # the task call cut off by the kill is closed
+    (child_file,) = parent.parent.rglob("agent-*.jsonl")
+    assert open_calls(child_file) == []  # and so is the child's command, as interrupted
+    assert get_subagent_messages(sid, agent_id, str(work), agent_dir=agent_dir)[-1].type == \
+        "user"

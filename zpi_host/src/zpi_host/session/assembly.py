@@ -536,7 +536,9 @@ def _session(
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done
-        from .housekeeping import sweep_touched_folders
+        from .housekeeping import close_cut_off_subagents, sweep_touched_folders
+
+        warnings += close_cut_off_subagents(store.path)
 
         swept = sweep_touched_folders(store.records, cwd)
         if swept:
