@@ -70,7 +70,9 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     """On resume: sweep the stale temporary files from the directory of every path a file
     tool call of the transcript named (``tool_use`` records of the tools in
     ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
-    one directory listing each); returns the paths removed."""
+    one directory listing each), inside the working directory only: a record (perhaps from a
+    shared store) is data and never chooses a folder elsewhere to clean. Returns the paths
+    removed."""
     named: dict[str, None] = {}  # each path once: a session names the same files again
     for record in records:
         if getattr(record, "TYPE", None) != "tool_use":
@@ -80,7 +82,9 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     folders: dict[Path, None] = {}
     for raw in named:
         with contextlib.suppress(ValueError, OSError):
-            folders[paths.absolute(raw, cwd).parent] = None
+            folder = paths.absolute(raw, cwd).parent
+            if folder == cwd or cwd in folder.parents:
+                folders[folder] = None
     from ..fs.stale_temps import sweep_stale_temps  # start-up: only a resume sweeps
 
     return [path for folder in folders for path in sweep_stale_temps(folder)]
