@@ -74,7 +74,7 @@ async def test_a_kill_during_a_sub_agent_loses_neither_history_nor_spend(tmp_pat
         "user"
 
 
-STORE_KILLS = int(os.environ.get("ZPI_STORE_CRASH_KILLS", 0)) or scaled(6, 150)
+STORE_KILLS = int(os.environ.get("ZPI_STORE_CRASH_KILLS", 0)) or scaled(5, 150)
 STORE_SEED = int(os.environ.get("ZPI_CRASH_SEED",
                                 "23" if not LONG else str(time.time_ns() % 10**6)))
 
@@ -151,6 +151,14 @@ def test_store_backed_runs_killed_with_sub_agents_lose_nothing(tmp_path):
     follow_up.write_text(json.dumps({"text": "resumed and done"}) + "\n", encoding="utf-8")
     rng = random.Random(STORE_SEED)
     figures = StoreFigures()
+    # one full run: how many lines a run prints, and that the script itself is sound
+    full = tmp_path / "full"
+    (full / "ws").mkdir(parents=True)
+    lines, _ = kill_at(["--output-format", "stream-json", "--model", f"scripted:{script}",
+                        "--session-store", f"sqlite:{full / 'store.sqlite'}",
+                        "--permission-mode", "bypass", "go"],
+                       cwd=full / "ws", agent_dir=full / "agent", after_lines=10**9, delay=0)
+    assert lines[-1]["type"] == "result" and not lines[-1]["is_error"], lines[-1]
     for kill in range(STORE_KILLS):
         where = tmp_path / f"kill{kill}"
         workspace, agent, database = where / "ws", where / "agent", where / "store.sqlite"
@@ -158,7 +166,7 @@ def test_store_backed_runs_killed_with_sub_agents_lose_nothing(tmp_path):
         store = ["--session-store", f"sqlite:{database}", "--permission-mode", "bypass"]
         seen, killed = kill_at(
             ["--output-format", "stream-json", "--model", f"scripted:{script}", *store, "go"],
-            cwd=workspace, agent_dir=agent, after_lines=rng.randint(1, 60),
+            cwd=workspace, agent_dir=agent, after_lines=rng.randint(1, len(lines) - 1),
             delay=rng.choice((0.0, rng.uniform(0, 0.002), rng.uniform(0, 0.05))))
         figures.kills += killed
         figures.completed += not killed
