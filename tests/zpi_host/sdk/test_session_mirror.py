@@ -545,3 +545,20 @@ async def test_resume_replaces_an_older_local_file_and_refuses_a_diverged_one(sc
     assert "the local file" in message and "only in the file, 1 only in the store" in message
     assert "Move the file away" in message and "sessions delete" in message
     assert _local_lines(scripted, sid) == before  # nothing changed
+
+
+async def test_an_agent_dir_that_cannot_be_written_is_a_clear_error(scripted, tmp_path):
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    scripted.turns({"text": "one"})
+    sid = (await collect(query(prompt="first", options=scripted.options(
+        session_store=store))))[-1].session_id
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the agent dir should be")
+    scripted.turns({"text": "never"})
+    with pytest.raises(TranscriptError, match="cannot write the session's local file from "
+                       "the store") as caught:
+        await collect(query(prompt="p", options=scripted.options(
+            session_store=store, resume=sid, agent_dir=blocked)))
+    assert "nothing was resumed" in str(caught.value)

@@ -150,6 +150,19 @@ def _reconcile(path: Path, main: tuple[bytes, Transcript],
                children: Mapping[str, tuple[bytes, Transcript]]) -> None:
     """Bring the local files of a session up to the store's records (module doc), all at
     once, under the session's lock (a run of this session elsewhere: TranscriptLockedError)."""
+    from ..transcript.errors import TranscriptError
+
+    try:
+        _reconcile_locked(path, main, children)
+    except OSError as exc:
+        raise TranscriptError(f"cannot write the session's local file from the store: "
+                              f"{exc.strerror or exc}", path=Path(exc.filename or path),
+                              hint="check the path, its permissions and free disk space; "
+                              "nothing was resumed") from exc
+
+
+def _reconcile_locked(path: Path, main: tuple[bytes, Transcript],
+                      children: Mapping[str, tuple[bytes, Transcript]]) -> None:
     from ..fs.files import commit
     from ..transcript.lock import FileLock
 
