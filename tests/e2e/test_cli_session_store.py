@@ -47,7 +47,9 @@ def test_a_session_started_on_one_host_continues_on_another(tmp_path):
         types = [json.loads(r[0])["type"] for r in db.execute(
             "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,))]
     assert types.count("user") == 2 and types[0] == "header"
-    assert not list(Path(tmp_path).glob("zpi-store-resume-*"))
+    # host B keeps the session it continued in its own agent dir: a durable local record
+    (local,) = (tmp_path / "host-b" / "sessions").rglob(f"{session_id}.jsonl")
+    assert [json.loads(line)["type"] for line in local.read_text().splitlines()] == types
 
 
 def test_bad_store_specs_are_usage_errors(tmp_path):
