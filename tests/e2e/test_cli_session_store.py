@@ -47,7 +47,9 @@ def test_a_session_started_on_one_host_continues_on_another(tmp_path):
         types = [json.loads(r[0])["type"] for r in db.execute(
             "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,))]
     assert types.count("user") == 2 and types[0] == "header"
-    assert not list(Path(tmp_path).glob("zpi-store-resume-*"))
+    # host B keeps the session it continued in its own agent dir: a durable local record
+    (local,) = (tmp_path / "host-b" / "sessions").rglob(f"{session_id}.jsonl")
+    assert [json.loads(line)["type"] for line in local.read_text().splitlines()] == types
 
 
 def test_bad_store_specs_are_usage_errors(tmp_path):
@@ -188,3 +190,37 @@ def test_a_sub_agent_history_is_mirrored_under_its_subpath(tmp_path):
     assert {subpath for subpath, _ in rows} == {f"subagents/{local.stem}"}
     assert [json.loads(entry)["uuid"] for _, entry in rows] == [
         json.loads(line)["uuid"] for line in local.read_text().splitlines()]
+
+
+def test_a_stored_cwd_is_reported_never_obeyed(tmp_path):
+    """The header's cwd in a store is data: ``--resume`` from the store works (and writes)
+    in the user's directory, says where the session was recorded, and keeps the session's
+    records in the agent dir under that directory's project."""
+    database = tmp_path / "shared.sqlite"
+    store = f"sqlite:{database}"
+    out = _run(tmp_path, "host-a", "run", "--model", _script(tmp_path / "a.jsonl", "one"),
+               "--session-store", store, "--output-format", "json", "first")
+    session_id = json.loads(out.stdout)["session_id"]
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    with sqlite3.connect(database) as db:
+        (seq, raw), = db.execute("SELECT seq, entry FROM entries WHERE session_id = ? ORDER "
+                                 "BY seq LIMIT 1", (session_id,))
+        header = json.loads(raw)
+        db.execute("UPDATE entries SET entry = ? WHERE seq = ?",
+                   (json.dumps({**header, "cwd": str(victim)}), seq))
+    script = tmp_path / "b.jsonl"
+    script.write_text(json.dumps({"tool_calls": [{"name": "write", "arguments": {
+        "path": "out.txt", "content": "written\n"}}]}) + "\n" + json.dumps({"text": "done"})
+        + "\n")
+    out = _run(tmp_path, "host-b", "run", "--model", f"scripted:{script}", "--session-store",
+               store, "--resume", session_id, "--permission-mode", "bypass",
+               "--output-format", "json", "write it")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "work" / "out.txt").read_text() == "written\n"
+    assert list(victim.iterdir()) == []
+    assert f"was recorded in {victim}; this run works in {tmp_path / 'work'}" in out.stderr
+    (local,) = (tmp_path / "host-b" / "sessions").rglob(f"{session_id}.jsonl")
+    from zpi_host.transcript.paths import project_key
+
+    assert local.parent.name == project_key(tmp_path / "work")

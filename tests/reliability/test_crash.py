@@ -18,15 +18,14 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.host_process import WAIT, open_calls, read_branch, run, session_file, start_run
-from helpers.reliability import LONG, scaled
+from helpers.host_process import WAIT, open_calls, run, session_file, start_run
+from helpers.reliability import LONG, acknowledged_missing, kill_at, scaled
 
 TURNS = 30
 FILES = 5
@@ -113,58 +112,6 @@ class Figures:
                 f"{self.closed_on_resume} unfinished calls closed on resume, "
                 f"{len(self.open_after_resume)} left open, {len(self.stray)} stray temp files, "
                 f"{len(self.bad)} invalid or unresumable transcripts")
-
-
-def kill_at(args: list[str], *, cwd: Path, agent_dir: Path, after_lines: int,
-            delay: float) -> tuple[list[dict[str, Any]], bool]:
-    """Run, SIGKILL it ``delay`` seconds after its ``after_lines``-th stdout line, and return
-    every line it printed (all were written before the kill: a consumer may have seen them)
-    and whether the kill landed before the run ended."""
-    process = start_run(args, cwd=cwd, agent_dir=agent_dir)
-    watchdog = threading.Timer(WAIT, process.kill)
-    watchdog.start()
-    seen: list[dict[str, Any]] = []
-    killed = False
-    try:
-        assert process.stdout is not None
-        for raw in process.stdout:
-            if not raw.endswith(b"\n"):
-                break  # cut off by the kill mid-line: a consumer never saw it whole
-            seen.append(json.loads(raw))
-            if len(seen) == after_lines:
-                time.sleep(delay)
-                killed = process.poll() is None
-                process.send_signal(signal.SIGKILL)
-        process.wait(WAIT)
-    finally:
-        watchdog.cancel()
-        process.stdout.close()  # type: ignore[union-attr]
-        process.stderr.close()  # type: ignore[union-attr]
-    return seen, killed
-
-
-def acknowledged_missing(seen: list[dict[str, Any]], path: Path) -> tuple[int, list[str]]:
-    """The ``tool_end`` and ``message_end`` lines whose fact is not in the transcript."""
-    branch = read_branch(path)
-    results = {r.call_id: r.message for r in branch if r.TYPE == "tool_result"}
-    answers = [r.message for r in branch if r.TYPE == "assistant"]
-    checked, missing = 0, []
-    for event in seen:
-        if event["type"] == "tool_end":
-            checked += 1
-            result = event["result"]
-            recorded = results.get(result["call_id"])
-            if recorded is None or recorded.is_error != result["is_error"] or \
-                    [c.text for c in recorded.content] != [c["text"] for c in result["content"]]:
-                missing.append(f"tool_end {result['call_id']}")
-        elif event["type"] == "message_end":
-            checked += 1
-            message = event["message"]
-            ids = [c["id"] for c in message["content"] if c["type"] == "tool_call"]
-            text = "".join(c["text"] for c in message["content"] if c["type"] == "text")
-            if not any(a.text == text and [c.id for c in a.tool_calls] == ids for a in answers):
-                missing.append(f"message_end {text!r}")
-    return checked, missing
 
 
 def test_sigkill_at_random_points_loses_nothing(script, tmp_path):

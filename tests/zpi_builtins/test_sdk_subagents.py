@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 import uuid
-from pathlib import Path
 
 import attrs
 import pytest
@@ -177,7 +175,7 @@ async def test_an_agent_definition_field_this_host_cannot_honour_is_refused(
 
 @pytest.mark.parametrize("make_store", ["memory", "sqlite"])
 async def test_child_histories_are_mirrored_resumed_forked_and_deleted(
-        project, zpi_model_server, tmp_path, make_store):
+        project, zpi_model_server, tmp_path, make_store, zpi_env):
     store = InMemorySessionStore() if make_store == "memory" else \
         SQLiteSessionStore(tmp_path / "store.db")
     delegating_turns(zpi_model_server)
@@ -192,18 +190,18 @@ async def test_child_histories_are_mirrored_resumed_forked_and_deleted(
     assert [m.type for m in child] == ["user", "assistant", "user", "assistant"]
     assert child[-1].message["content"][0]["text"] == "2"
 
-    # resume from the store: the child's history is materialized, its cost restored once
+    # resume from the store: the child's history is written back beside the session's local
+    # file in the agent dir (durable), its cost restored once
     project_key = project_key_for_directory(directory)
-    loaded = await load_for_resume(store, project_key, sid, 60_000)
-    try:
-        (child_file,) = subagents_folder(loaded.path).iterdir()
-        assert child_file.name == f"agent-{agent_id}.jsonl"
-        records = read_transcript(child_file).records
-        # (a read-only call may be journaled while the answer still streams)
-        assert sorted(r.TYPE for r in records) == sorted([
-            "header", "custom", "user", "assistant", "tool_use", "tool_result", "assistant"])
-    finally:
-        loaded.remove()
+    loaded = await load_for_resume(store, project_key, sid, 60_000,
+                                   agent_dir=zpi_env.agent_dir, cwd=project)
+    assert loaded.path.is_relative_to(zpi_env.agent_dir / "sessions")
+    (child_file,) = subagents_folder(loaded.path).iterdir()
+    assert child_file.name == f"agent-{agent_id}.jsonl"
+    records = read_transcript(child_file).records
+    # (a read-only call may be journaled while the answer still streams)
+    assert sorted(r.TYPE for r in records) == sorted([
+        "header", "custom", "user", "assistant", "tool_use", "tool_result", "assistant"])
     zpi_model_server.add_turns({"text": "still 2", "usage": {"input_tokens": 5,
                                                               "output_tokens": 1}})
     again = [m async for m in query(prompt="sure?", options=options(
@@ -239,9 +237,9 @@ async def test_a_failure_listing_child_histories_on_resume_propagates(project):
                               "sessionId": key["session_id"], "timestamp": moment,
                               "version": 2, "cwd": "/w", "createdAt": moment}])
     with pytest.raises(ConnectionError, match="store went away"):
-        await load_for_resume(store, "p", key["session_id"], 60_000)
-    assert not list(Path(tempfile.gettempdir()).glob("zpi-store-resume-*/"
-                                                     f"{key['session_id']}.jsonl"))
+        await load_for_resume(store, "p", key["session_id"], 60_000,
+                              agent_dir=project.parent / "agent", cwd=project)
+    assert not (project.parent / "agent").exists()  # nothing written
 
 
 async def test_the_budget_is_checked_before_each_child_request(project, zpi_model_server,
@@ -279,3 +277,34 @@ async def test_in_default_mode_a_sub_agent_starts_without_asking_unless_denied(
                            for b in m.content]
         assert expected in result_block.content
     assert asked == []  # the Agent call and the start need no approval
+
+
+async def test_interrupt_closes_the_sub_agents_open_call_in_its_transcript(
+        project, zpi_model_server, tmp_path, zpi_env):
+    """``interrupt()`` while a child runs a command: the child's transcript, like the main
+    one, ends with an interrupted result for the call it was running (none left open)."""
+    from zpi_host.sdk import SDKClient, ToolUseBlock
+    from zpi_host.transcript import history
+
+    waiter = AgentDefinition(description="waits", prompt="You wait.", tools=["Bash"])
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Agent", "arguments": {
+            "subagent_type": "waiter", "description": "wait", "prompt": "wait a while"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 30"}}]})
+    async with SDKClient(options(zpi_model_server, tmp_path,
+                                 agents={"waiter": waiter})) as client:
+        await client.query("delegate the wait")
+        async for message in client.receive_messages():
+            if getattr(message, "parent_tool_use_id", None) and any(
+                    isinstance(b, ToolUseBlock) and b.name == "Bash"
+                    for b in getattr(message, "content", ())):
+                await client.interrupt()
+            if message.__class__.__name__ == "ResultMessage":
+                break
+    (child_file,) = zpi_env.agent_dir.rglob("agent-*.jsonl")
+    transcript = read_transcript(child_file)
+    branch = history.active_branch(transcript.records, transcript.linear)
+    assert history.unfinished_calls(branch) == []
+    closing = [r for r in branch if r.TYPE == "tool_result"]
+    assert len(closing) == 1 and closing[0].message.is_error
+    assert "interrupted" in closing[0].message.content[0].text

@@ -73,8 +73,10 @@ async def test_conflicting_options_are_one_clear_error(zpi_env, tmp_path, option
 # ------------------------------------------------------------------- cwd and agent dir
 
 
-async def test_cwd_explicit_then_the_resumed_sessions_then_the_process(
+async def test_cwd_explicit_then_the_process_never_the_resumed_record(
         zpi_env, tmp_path, monkeypatch):
+    """A transcript's header is data: resuming from another directory works there (the
+    user's choice) and says where the session was recorded."""
     project, other = tmp_path / "project", tmp_path / "other"
     project.mkdir()
     other.mkdir()
@@ -84,8 +86,15 @@ async def test_cwd_explicit_then_the_resumed_sessions_then_the_process(
     monkeypatch.chdir(other)
     resumed = await make(tmp_path, cwd=None, resume=first.session_id,
                          model="t:m", provider=ScriptedModel(["again"]))
-    assert resumed.cwd == project.resolve()
+    assert resumed.cwd == other.resolve()
+    assert any(f"was recorded in {project.resolve()}; this run works in {other.resolve()}"
+               in w for w in resumed.warnings), resumed.warnings
     await resumed.dispose()
+    same = await make(project, resume=first.session_id, model="t:m",
+                      provider=ScriptedModel(["again"]))
+    assert same.cwd == project.resolve()
+    assert not any("was recorded in" in w for w in same.warnings)
+    await same.dispose()
     fresh = await make(tmp_path, cwd=None)
     assert fresh.cwd == other.resolve()
     await fresh.dispose()

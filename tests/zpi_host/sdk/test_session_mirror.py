@@ -440,3 +440,125 @@ async def test_a_damaged_store_record_is_reported_by_store_key_and_entry(scripte
                        r"transcript format version None .*sessions delete"):
         await collect(query(prompt="p", options=scripted.options(session_store=store,
                                                                    resume=unversioned)))
+
+
+class _Switchable(InMemorySessionStore):
+    """A store whose appends fail while ``down`` (its loads still work)."""
+
+    down = False
+
+    async def append(self, key: Any, entries: list[Any]) -> None:
+        if self.down:
+            raise ConnectionError("store unreachable")
+        await super().append(key, entries)
+
+
+def _prompts(entries: list[Any]) -> list[str]:
+    return ["".join(c.get("text", "") for c in e["message"]["content"]) for e in entries
+            if e["type"] == "user"]
+
+
+async def test_a_run_resumed_from_the_store_keeps_its_records_when_the_store_fails(scripted):
+    """Resumed from the store on a host without the file, the run writes to the session's
+    durable file in the agent dir: a store failing meanwhile loses nothing, the error says
+    where the records are, and the next resume sends the store what it lacks."""
+    store = _Switchable()
+    scripted.turns({"text": "first answer"})
+    sid = (await collect(query(prompt="first", options=scripted.options(
+        session_store=store))))[-1].session_id
+    for path in (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl"):
+        path.unlink()  # another host: only the store has the session
+    store.down = True
+    scripted.turns({"text": "second answer"})
+    second = await collect(query(prompt="second", options=scripted.options(
+        session_store=store, resume=sid)))
+    assert second[-1].result == "second answer"
+    (local,) = (scripted.agent_dir / "sessions").rglob(f"{sid}.jsonl")
+    assert _prompts([json.loads(line) for line in local.read_text().splitlines()]) == [
+        "first", "second"]
+    (error,) = {m.error for m in second if isinstance(m, MirrorErrorMessage)}
+    assert f"every record is kept in {local}" in error and "resuming the session" in error
+    assert _prompts(await store.load(_key(scripted, sid))) == ["first"]
+    store.down = False
+    scripted.turns({"text": "third answer"})
+    await collect(query(prompt="third", options=scripted.options(session_store=store,
+                                                                  resume=sid)))
+    assert "second" in str(list(scripted.requests()[-1].messages))
+    mirrored = await store.load(_key(scripted, sid))
+    assert _prompts(mirrored) == ["first", "second", "third"]
+    assert mirrored == _local_lines(scripted, sid)
+
+
+async def test_resume_takes_the_local_records_the_store_missed_and_sends_them(scripted):
+    """A run whose mirror fell behind (the store failed, or the host was killed before the
+    batch went): resuming from the store uses the newer local file, not the store's copy."""
+    from zpi_host.sdk import SDKClient
+
+    store = _Switchable()
+    scripted.turns({"text": "one"}, {"text": "two"})
+    async with SDKClient(scripted.options(session_store=store)) as client:
+        await client.query("first")
+        sid = [m async for m in client.receive_response()][-1].session_id
+        store.down = True
+        await client.query("second")
+        [m async for m in client.receive_response()]
+    store.down = False
+    assert _prompts(await store.load(_key(scripted, sid))) == ["first"]
+    scripted.turns({"text": "three"})
+    await collect(query(prompt="third", options=scripted.options(session_store=store,
+                                                                  resume=sid)))
+    assert "second" in str(list(scripted.requests()[-1].messages))
+    assert await store.load(_key(scripted, sid)) == _local_lines(scripted, sid)
+
+
+async def test_resume_replaces_an_older_local_file_and_refuses_a_diverged_one(scripted,
+                                                                           tmp_path):
+    from zpi_host.sdk import SessionStoreError, rename_session_via_store
+
+    store = _Switchable()
+    scripted.turns({"text": "one"})
+    sid = (await collect(query(prompt="first", options=scripted.options(
+        session_store=store))))[-1].session_id
+    # another host continues the session from the store: this host's file is older
+    elsewhere = tmp_path / "host-b"
+    scripted.turns({"text": "two"})
+    await collect(query(prompt="on host b", options=scripted.options(
+        session_store=store, resume=sid, agent_dir=elsewhere)))
+    scripted.turns({"text": "three"})
+    await collect(query(prompt="back on a", options=scripted.options(
+        session_store=store, resume=sid)))
+    assert "on host b" in str(list(scripted.requests()[-1].messages))
+    assert _prompts(_local_lines(scripted, sid)) == ["first", "on host b", "back on a"]
+    # now both change: a local turn the store misses, a title the file lacks
+    store.down = True
+    scripted.turns({"text": "four"})
+    await collect(query(prompt="local only", options=scripted.options(
+        session_store=store, resume=sid)))
+    store.down = False
+    await rename_session_via_store(store, sid, "renamed", str(scripted.cwd))
+    before = _local_lines(scripted, sid)
+    scripted.turns({"text": "never"})
+    with pytest.raises(SessionStoreError) as caught:
+        await collect(query(prompt="p", options=scripted.options(session_store=store,
+                                                                   resume=sid)))
+    message = str(caught.value)
+    assert "the local file" in message and "only in the file, 1 only in the store" in message
+    assert "Move the file away" in message and "sessions delete" in message
+    assert _local_lines(scripted, sid) == before  # nothing changed
+
+
+async def test_an_agent_dir_that_cannot_be_written_is_a_clear_error(scripted, tmp_path):
+    from zpi_host.transcript import TranscriptError
+
+    store = InMemorySessionStore()
+    scripted.turns({"text": "one"})
+    sid = (await collect(query(prompt="first", options=scripted.options(
+        session_store=store))))[-1].session_id
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the agent dir should be")
+    scripted.turns({"text": "never"})
+    with pytest.raises(TranscriptError, match="cannot write the session's local file from "
+                       "the store") as caught:
+        await collect(query(prompt="p", options=scripted.options(
+            session_store=store, resume=sid, agent_dir=blocked)))
+    assert "nothing was resumed" in str(caught.value)

@@ -48,3 +48,21 @@ def test_each_named_path_is_resolved_once(tmp_path: Path, monkeypatch: pytest.Mo
     records.append(SimpleNamespace(TYPE="message"))
     assert housekeeping.sweep_touched_folders(records, tmp_path) == [stale]
     assert sorted(seen) == ["src/a.py", "src/b.py"]
+
+
+def test_only_folders_inside_the_working_directory_are_swept(tmp_path: Path) -> None:
+    """A record naming a folder elsewhere (a shared store may say anything) is data: the
+    stale temporary files there are left alone."""
+    from types import SimpleNamespace
+
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    inside = work / ".a.py.zpi-999999999-abcd1234.tmp"
+    outside = elsewhere / ".b.py.zpi-999999999-abcd1234.tmp"
+    for stale in (inside, outside):
+        stale.write_text("partial")
+    records = [SimpleNamespace(TYPE="tool_use", name="write", arguments={"path": path})
+               for path in ("a.py", str(elsewhere / "b.py"), "../elsewhere/b.py")]
+    assert housekeeping.sweep_touched_folders(records, work) == [inside]
+    assert outside.exists()

@@ -111,6 +111,13 @@ class AgentLoop:
             s._cancel_scope = scope
             try:
                 outcome = await self._run(prompt)
+            except anyio.get_cancelled_exc_class():
+                # cancelled from outside (a sub-agent whose parent was interrupted, a client
+                # disconnecting): the calls in flight are closed as the abort closes them
+                if self._pending:
+                    with anyio.CancelScope(shield=True):
+                        await self._close_open_calls()
+                raise
             except ZpiError as exc:
                 outcome = self._failed(exc)
             except BaseExceptionGroup as group:  # a tool batch's task group wraps errors

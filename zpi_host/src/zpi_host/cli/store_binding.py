@@ -24,47 +24,65 @@ class StoreBinding:
         if project_key is not None and not project_key.strip():
             raise CliUsageError("--project-key must not be empty")
         self.store = open_store(spec)
+        self.cwd = cwd
         self.project_key = project_key or project_key_for_directory(cwd or os.getcwd())
-        self._materialized: Any = None
+        self._choice: Any = None
 
     async def resolve(self, resume: str | None, continue_recent: bool) -> str | None:
-        """What ``create_session`` should resume: the store's copy first."""
+        """What ``create_session`` should resume: the store's copy first, reconciled with the
+        local file of the session (the user's agent dir and working directory)."""
+        from pathlib import Path
+
+        from ..session.assembly import resolve_agent_dir
         from ..stores.store_resume import resolve_resume
 
-        choice = await resolve_resume(self.store, self.project_key, resume=resume,
-                                      continue_recent=continue_recent, timeout_ms=60_000)
-        self._materialized = choice.materialized
-        return choice.resume
+        self._choice = await resolve_resume(
+            self.store, self.project_key, resume=resume, continue_recent=continue_recent,
+            timeout_ms=60_000, agent_dir=resolve_agent_dir(None, os.environ),
+            cwd=Path(self.cwd or os.getcwd()).expanduser().resolve())
+        return self._choice.resume  # type: ignore[no-any-return]
 
     async def run(self, session: Any, body: Callable[[], Awaitable[int]]) -> int:
         """Run ``body`` (which disposes the session) with the session mirrored; returns its
         exit code once every scheduled write is done."""
         import anyio
 
-        from ..stores.mirror import SubagentMirrors, attach_mirror, detach_mirror
+        from ..stores.mirror import (
+            SubagentMirrors,
+            attach_mirror,
+            close_mirrors,
+            detach_mirror,
+            resync_subagents,
+        )
 
         key: Any = {"project_key": self.project_key, "session_id": session.session_id}
-        known = self._materialized.uuids if self._materialized is not None else frozenset()
+        choice = self._choice
+        known = choice.known if choice is not None else frozenset()
         try:
             async with anyio.create_task_group() as group:
                 mirror = attach_mirror(session, self.store, key, flush_mode="batched",
                                        on_error=_warn, known=known)
                 group.start_soon(mirror.run)
+                resynced = resync_subagents(
+                    session, self.store, key, flush_mode="batched", on_error=_warn,
+                    known=choice.children_known if choice is not None else {})
+                for child in resynced:
+                    group.start_soon(child.run)
                 session.subagent_observers.append(SubagentMirrors(
                     self.store, key, flush_mode="batched", on_error=_warn,
                     start_soon=lambda run: group.start_soon(run)))
                 try:
                     code = await body()
                 finally:
-                    await detach_mirror(session, mirror)
+                    try:
+                        await detach_mirror(session, mirror)
+                    finally:
+                        await close_mirrors(resynced)
         finally:
             await self.close()
         return code
 
     async def close(self) -> None:
-        if self._materialized is not None:
-            self._materialized.remove()
-            self._materialized = None
         closing = getattr(self.store, "close", None)
         if closing is not None:
             result = closing()

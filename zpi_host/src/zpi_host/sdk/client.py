@@ -62,7 +62,8 @@ class SDKClient:
         self._budget = Budget(self.options.max_budget_usd)
         self._mode = self.options.permission_mode or "default"
         self._mirror: Any = None  # TranscriptMirror, with a session_store
-        self._materialized: Any = None  # the store's transcript resumed from, if any
+        self._resynced: list[Any] = []  # mirrors sending sub-agent records the store lacks
+        self._resume_choice: Any = None  # what the store had of the resumed session
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -99,8 +100,8 @@ class SDKClient:
             session.subagent_observers.append(_ChildMessages(self))
         except BaseException:
             self._session = self._mirror = None
+            self._resynced = []
             await session.dispose()
-            self._drop_materialized()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
@@ -114,6 +115,8 @@ class SDKClient:
         self._group = group
         if self._mirror is not None:
             group.start_soon(self._mirror.run)
+        for mirror in self._resynced:
+            group.start_soon(mirror.run)
         if prompt is not None:
             await self.query(prompt)
 
@@ -153,11 +156,7 @@ class SDKClient:
         elif options.fork_session and options.session_store is None:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)
-        try:
-            return await create_session(**kwargs)
-        except BaseException:
-            self._drop_materialized()
-            raise
+        return await create_session(**kwargs)
 
     async def _resume_from_store(self, kwargs: dict[str, Any]) -> None:
         """With a session_store, resume and continue read the mirror first
@@ -187,27 +186,37 @@ class SDKClient:
                     resume = fork.session_id
                 except SessionNotFoundError:  # not in the store: the local session's fork
                     resume = self._fork({**kwargs, "resume": resume})
+        from ..session.assembly import resolve_agent_dir
+
         choice = await resolve_resume(
             options.session_store, project, resume=resume, continue_recent=continue_recent,
-            timeout_ms=options.load_timeout_ms)
+            timeout_ms=options.load_timeout_ms,
+            agent_dir=resolve_agent_dir(kwargs.get("agent_dir"),
+                                        kwargs.get("environ") or os.environ),
+            cwd=Path(kwargs.get("cwd") or os.getcwd()).expanduser().resolve())
         if choice.resume is None:
             kwargs.pop("resume", None)
             self.options = attrs.evolve(options, continue_conversation=False,
                                         fork_session=False)
         else:
             kwargs["resume"] = choice.resume
-        self._materialized = choice.materialized
+        self._resume_choice = choice
 
     def _attach_mirror(self, session: AgentSession) -> None:
-        from ..stores.mirror import SubagentMirrors, attach_mirror
+        from ..stores.mirror import SubagentMirrors, attach_mirror, resync_subagents
 
         options = self.options
         key: Any = {"project_key": options.store_project_key(),
                     "session_id": session.session_id}
-        known = self._materialized.uuids if self._materialized is not None else frozenset()
+        choice = self._resume_choice
         self._mirror = attach_mirror(session, options.session_store, key,
                                      flush_mode=options.session_store_flush,
-                                     on_error=self._mirror_error, known=known)
+                                     on_error=self._mirror_error,
+                                     known=choice.known if choice is not None else frozenset())
+        self._resynced = resync_subagents(
+            session, options.session_store, key, flush_mode=options.session_store_flush,
+            on_error=self._mirror_error,
+            known=choice.children_known if choice is not None else {})
         session.subagent_observers.append(SubagentMirrors(
             options.session_store, key, flush_mode=options.session_store_flush,
             on_error=self._mirror_error, start_soon=lambda run: self._group.start_soon(run)))
@@ -220,11 +229,6 @@ class SDKClient:
         if self._send is not None:
             self._send.send_nowait(MirrorErrorMessage(
                 "mirror_error", {"key": dict(key), "error": error}, key=dict(key), error=error))
-
-    def _drop_materialized(self) -> None:
-        if self._materialized is not None:
-            self._materialized.remove()
-            self._materialized = None
 
     @staticmethod
     def _latest(kwargs: Mapping[str, Any]) -> str | None:
@@ -262,15 +266,18 @@ class SDKClient:
                     await group.__aexit__(None, None, None)
                 finally:
                     self._send.close()
-                    self._drop_materialized()
 
     async def _close_mirror(self, session: AgentSession) -> None:
         """Query exit waits for every scheduled write to the store."""
-        mirror, self._mirror = self._mirror, None
-        if mirror is not None:
-            from ..stores.mirror import detach_mirror
+        from ..stores.mirror import close_mirrors, detach_mirror
 
-            await detach_mirror(session, mirror)
+        mirror, self._mirror = self._mirror, None
+        resynced, self._resynced = self._resynced, []
+        try:
+            if mirror is not None:
+                await detach_mirror(session, mirror)
+        finally:
+            await close_mirrors(resynced)
 
     async def __aenter__(self) -> SDKClient:
         await self.connect()

@@ -49,13 +49,27 @@ def resolve_agent_dir(explicit: str | Path | None, environ: Mapping[str, str]) -
     return Path(explicit).expanduser().resolve() if explicit is not None else agent_dir(environ)
 
 
-def resolve_cwd(explicit: str | Path | None, store: SessionManager | None) -> Path:
-    """Explicit, then the session store's, then the process's."""
-    raw = explicit if explicit is not None else (store.cwd if store is not None else Path.cwd())
+def resolve_cwd(explicit: str | Path | None) -> Path:
+    """Explicit, then the process's: the user chooses where a session works. A resumed
+    session's recorded directory is data (a transcript or a store may say anything), never
+    obeyed; :func:`recorded_cwd_warning` reports it when it differs."""
+    raw = explicit if explicit is not None else Path.cwd()
     root = Path(raw).expanduser().resolve()
     if not root.is_dir():
         raise UsageError(f"working directory {root} does not exist or is not a directory")
     return root
+
+
+def recorded_cwd_warning(store: SessionManager | None, cwd: Path) -> str | None:
+    """What to tell the user when the resumed session was recorded in another directory."""
+    if store is None or store.cwd == cwd:
+        return None
+    from ..support.terminal_text import for_terminal
+
+    recorded = for_terminal(str(store.cwd), exact=True)
+    return (f"session {store.session_id} was recorded in {recorded}; this "
+            f"run works in {cwd} (the working directory comes from --cwd / cwd= or the "
+            "current directory, never from a record: give --cwd to work elsewhere)")
 
 
 def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | None:
@@ -508,7 +522,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
     opened = store is not None and options.session_manager is None
     provider = None
     try:
-        cwd = resolve_cwd(options.cwd, store)
+        cwd = resolve_cwd(options.cwd)
+        moved = recorded_cwd_warning(store, cwd)
         settings_manager = load_settings(options, agent_dir, cwd)
         trusted = project_trusted(options, settings_manager, cwd)
         settings, host, guarded, withheld = plugins_for(options, environ, settings_manager, cwd,
@@ -526,6 +541,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
                            {r.name: (r.status, r.error) for r in host.records},
                            autoload=host.config.autoload)
         warnings = guarded + list(host.hooks.configure(settings))
+        if moved is not None:
+            warnings.append(moved)
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
@@ -593,7 +610,9 @@ def _session(
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
     if len(store.records) > 1:  # reopened: writes a killed run left half done
-        from .housekeeping import sweep_touched_folders
+        from .housekeeping import close_cut_off_subagents, sweep_touched_folders
+
+        warnings += close_cut_off_subagents(store.path)
 
         swept = sweep_touched_folders(store.records, cwd)
         if swept:

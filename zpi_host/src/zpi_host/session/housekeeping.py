@@ -1,6 +1,6 @@
 """Cleaning up after sessions that ended or crashed, when a session is assembled: spill
-folders nobody needs any more, and temporary files a killed host left in the folders a
-resumed session's file tools touched."""
+folders nobody needs any more, temporary files a killed host left in the folders a resumed
+session's file tools touched, and the calls its killed sub-agents left open."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..permissions import paths
 from ..support.process_groups import process_alive
 from ..transcript.paths import iter_session_files
 
-__all__ = ["prune_spill", "sweep_touched_folders"]
+__all__ = ["close_cut_off_subagents", "prune_spill", "sweep_touched_folders"]
 
 
 def prune_spill(agent_dir: Path, *, keep: str | None = None,
@@ -70,7 +70,9 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     """On resume: sweep the stale temporary files from the directory of every path a file
     tool call of the transcript named (``tool_use`` records of the tools in
     ``PATH_ARGUMENTS``: write and edit, and read, whose folders are swept too at the cost of
-    one directory listing each); returns the paths removed."""
+    one directory listing each), inside the working directory only: a record (perhaps from a
+    shared store) is data and never chooses a folder elsewhere to clean. Returns the paths
+    removed."""
     named: dict[str, None] = {}  # each path once: a session names the same files again
     for record in records:
         if getattr(record, "TYPE", None) != "tool_use":
@@ -80,7 +82,32 @@ def sweep_touched_folders(records: Iterable[Any], cwd: Path) -> list[Path]:
     folders: dict[Path, None] = {}
     for raw in named:
         with contextlib.suppress(ValueError, OSError):
-            folders[paths.absolute(raw, cwd).parent] = None
+            folder = paths.absolute(raw, cwd).parent
+            if folder == cwd or cwd in folder.parents:
+                folders[folder] = None
     from ..fs.stale_temps import sweep_stale_temps  # start-up: only a resume sweeps
 
     return [path for folder in folders for path in sweep_stale_temps(folder)]
+
+
+def close_cut_off_subagents(session_file: Path | None) -> list[str]:
+    """On resume: close, as interrupted, the tool calls a killed host left open in the
+    session's sub-agent transcripts (the files beside ``session_file``, found on disk, never
+    named by a record), as the session's own are closed. Returns a warning per transcript
+    changed or left as it was because it cannot be opened."""
+    from ..transcript import SessionManager
+    from ..transcript.errors import TranscriptError
+    from ..transcript.paths import subagents_folder
+
+    if session_file is None:
+        return []
+    warnings = []
+    for path in sorted(subagents_folder(session_file).glob("agent-*.jsonl")):
+        try:
+            child = SessionManager.open(path)  # recovers: closes what was left open
+        except (OSError, TranscriptError) as exc:
+            warnings.append(f"sub-agent transcript {path} left as it is: {exc}")
+            continue
+        warnings += [str(w) for w in child.warnings]
+        child.close()
+    return warnings

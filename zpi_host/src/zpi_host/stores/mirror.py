@@ -13,7 +13,8 @@ session goes on. :meth:`close` waits for every scheduled write.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .session_store import SessionKey
 
 __all__ = ["FLUSH_MODES", "SubagentMirrors", "TranscriptMirror", "attach_mirror", "check_store",
-           "detach_mirror"]
+           "close_mirrors", "detach_mirror", "resync_subagents"]
 
 FLUSH_MODES = ("batched", "eager")
 FLUSH_INTERVAL = 0.1
@@ -50,12 +51,14 @@ class TranscriptMirror:
     """One session's mirror; run :meth:`run` in a task group, then :meth:`close` it."""
 
     def __init__(self, store: Any, key: SessionKey, *, flush_mode: str = "batched",
-                 on_error: Callable[[SessionKey, str], None] | None = None) -> None:
+                 on_error: Callable[[SessionKey, str], None] | None = None,
+                 local: Path | None = None) -> None:
         import anyio
 
         check_store(store, flush_mode)
         self.store, self.key, self.eager = store, key, flush_mode == "eager"
         self.on_error = on_error
+        self.local = local  # the durable file that holds every record, for the error
         self._pending: list[bytes | dict[str, Any]] = []
         self._pending_bytes = 0
         self._arrived = anyio.Event()  # something to send, or closing
@@ -135,6 +138,9 @@ class TranscriptMirror:
         if error is None:
             self.appended += len(entries)
         elif self.on_error is not None:
+            if self.local is not None:
+                error += (f"; every record is kept in {self.local}: resuming the session "
+                          "with this store sends the store what it lacks")
             self.on_error(self.key, error)
 
     async def _append(self, entries: list[dict[str, Any]]) -> str | None:
@@ -165,10 +171,57 @@ def attach_mirror(session: SessionState, store: Any, key: SessionKey, *, flush_m
     in a task group, and end with :func:`detach_mirror`."""
     from ..transcript.codec import encode_record
 
-    mirror = TranscriptMirror(store, key, flush_mode=flush_mode, on_error=on_error)
+    mirror = TranscriptMirror(store, key, flush_mode=flush_mode, on_error=on_error,
+                              local=session.store.path)
     mirror.seed(encode_record(r) for r in session.store.records if r.uuid not in known)
     session.store.on_commit = mirror.record
     return mirror
+
+
+def resync_subagents(session: SessionState, store: Any, key: SessionKey, *, flush_mode: str,
+                     on_error: Callable[[SessionKey, str], None] | None,
+                     known: Mapping[str, frozenset[str]]) -> list[TranscriptMirror]:
+    """On resume: a mirror for each sub-agent transcript beside the session's file whose
+    records the store lacks (all but the uuids in ``known[agent id]``: a run killed before its
+    mirror sent them), seeded with those. Run each, then :meth:`~TranscriptMirror.close` it.
+    A transcript that cannot be read is reported to ``on_error`` and left as it is."""
+    from ..transcript.codec import encode_record
+    from ..transcript.errors import TranscriptError
+    from ..transcript.paths import is_agent_id, subagents_folder
+    from ..transcript.reader import read_transcript
+    from .session_store import subagent_key
+
+    if session.store.path is None:
+        return []
+    mirrors = []
+    for path in sorted(subagents_folder(session.store.path).glob("agent-*.jsonl")):
+        agent_id = path.name[len("agent-"):-len(".jsonl")]
+        if not is_agent_id(agent_id):
+            continue
+        child = subagent_key(key, agent_id)
+        try:
+            records = read_transcript(path).records
+        except (OSError, TranscriptError) as exc:
+            if on_error is not None:
+                on_error(child, f"cannot read {path} to send it: {exc}")
+            continue
+        lacking = [encode_record(r) for r in records
+                   if r.uuid not in known.get(agent_id, frozenset())]
+        if lacking:
+            mirror = TranscriptMirror(store, child, flush_mode=flush_mode, on_error=on_error,
+                                      local=path)
+            mirror.seed(lacking)
+            mirrors.append(mirror)
+    return mirrors
+
+
+async def close_mirrors(mirrors: Iterable[TranscriptMirror]) -> None:
+    """Wait for every scheduled write of ``mirrors``, even when cancelled."""
+    import anyio
+
+    with anyio.CancelScope(shield=True):
+        for mirror in mirrors:
+            await mirror.close()
 
 
 async def detach_mirror(session: SessionState, mirror: TranscriptMirror) -> None:
