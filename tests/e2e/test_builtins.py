@@ -86,8 +86,9 @@ def test_init_through_zpi_host_run_writes_agents_md_and_refuses_a_second_time(tm
                              {"name": "read", "arguments": {"path": "README.md"}}]},
              {"text": "# AGENTS.md\n\nDemo project; no tests yet."}]
     script.write_text("".join(json.dumps(t) + "\n" for t in turns))
-    out = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
+    out = zpi(tmp_path, "run", "--allow", "bash(ls)", "--model", f"scripted:{script}", "/init")
     assert out.returncode == 0, out.stderr
+    assert "denied" not in out.stderr
     assert (tmp_path / "AGENTS.md").read_text() == "# AGENTS.md\n\nDemo project; no tests yet.\n"
     again = zpi(tmp_path, "run", "--model", f"scripted:{script}", "/init")
     assert again.returncode == 1

@@ -81,7 +81,8 @@ def test_failed_run_exits_1(tmp_path):
 
 
 def test_max_turns_exits_1(demo):
-    out = zpi("run", "--max-turns", "2", "--model", f"scripted:{SCRIPT}", "go", cwd=demo)
+    out = zpi("run", "--max-turns", "2", "--permission-mode", "acceptEdits", "--model",
+              f"scripted:{SCRIPT}", "go", cwd=demo)
     assert out.returncode == 1 and "maximum of 2 turns" in out.stderr
 
 
@@ -114,8 +115,8 @@ def test_bad_script_line_names_file_and_line(tmp_path):
 
 
 def test_blocking_the_tools_plugin_applies_to_run(demo):
-    out = zpi("-p", "no:zpi.tools", "run", "--model", f"scripted:{SCRIPT}", "go",
-              "--output-format", "json", cwd=demo)
+    out = zpi("-p", "no:zpi.tools", "run", "--permission-mode", "bypassPermissions", "--model",
+              f"scripted:{SCRIPT}", "go", "--output-format", "json", cwd=demo)
     result = json.loads(out.stdout)
     assert result["num_turns"] == 4  # every tool call came back as "unknown tool"
     assert "Helo" in (demo / "greet.py").read_text()

@@ -99,7 +99,8 @@ def test_config_file_hooks_and_personal_commands(tmp_path, env, work):
     workspace_config(work, "workspace-config.json")
     personal_folders(home, work)
     with ModelServer([bash("echo x"), "done"]) as server:
-        out = run(server, "--trust-project", "/a:b the release", cwd=work, env=env)
+        out = run(server, "--trust-project", "--allow", "bash", "/a:b the release", cwd=work,
+                  env=env)
         messages = sent(server)
     assert out.returncode == 0, out.stderr
     assert "Run b with the release" in messages[0]  # ~/.zcode/commands/a/b.md

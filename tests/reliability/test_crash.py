@@ -32,6 +32,8 @@ FILES = 5
 FILLER_LINES = 4000  # ~100 KB a file: a torn write could not pass for a complete version
 KILLS = int(os.environ.get("ZPI_CRASH_KILLS", 0)) or scaled(8, 200)
 SEED = int(os.environ.get("ZPI_CRASH_SEED", "11" if not LONG else str(time.time_ns() % 10**6)))
+#: the CLI's default mode asks before edits and commands (and denies them with no terminal)
+RUNS_EVERYTHING = ("--permission-mode", "bypassPermissions")
 
 
 def content(file: int, version: int) -> str:
@@ -122,9 +124,12 @@ def test_sigkill_at_random_points_loses_nothing(script, tmp_path):
     # one full run: how many lines a run prints, and that the script itself is sound
     full = tmp_path / "full"
     (full / "ws").mkdir(parents=True)
-    lines, _ = kill_at(["--output-format", "stream-json", "--model", f"scripted:{path}", "go"],
-                       cwd=full / "ws", agent_dir=full / "agent", after_lines=10**9, delay=0)
+    command = [*RUNS_EVERYTHING, "--output-format", "stream-json", "--model", f"scripted:{path}",
+               "go"]
+    lines, _ = kill_at(command, cwd=full / "ws", agent_dir=full / "agent", after_lines=10**9,
+                       delay=0)
     assert lines[-1]["type"] == "result" and not lines[-1]["is_error"], lines[-1]
+    assert all((full / "ws" / name).exists() for name in valid), "the tools did not run"
     total = len(lines)
 
     for kill in range(KILLS):
@@ -132,8 +137,7 @@ def test_sigkill_at_random_points_loses_nothing(script, tmp_path):
         workspace, agent = where / "ws", where / "agent"
         workspace.mkdir(parents=True)
         seen, killed = kill_at(
-            ["--output-format", "stream-json", "--model", f"scripted:{path}", "go"],
-            cwd=workspace, agent_dir=agent, after_lines=rng.randint(1, total - 1),
+            command, cwd=workspace, agent_dir=agent, after_lines=rng.randint(1, total - 1),
             delay=rng.choice((0.0, rng.uniform(0, 0.002), rng.uniform(0, 0.05))))
         figures.kills += killed
         figures.completed += not killed
@@ -189,8 +193,8 @@ def test_each_fact_is_in_the_transcript_before_its_event(tmp_path):
     script.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
     workspace, agent = tmp_path / "ws", tmp_path / "agent"
     workspace.mkdir()
-    process = start_run(["--output-format", "stream-json", "--model", f"scripted:{script}",
-                         "go"], cwd=workspace, agent_dir=agent)
+    process = start_run([*RUNS_EVERYTHING, "--output-format", "stream-json", "--model",
+                         f"scripted:{script}", "go"], cwd=workspace, agent_dir=agent)
     watchdog = threading.Timer(WAIT, process.kill)
     watchdog.start()
     seen: list[dict[str, Any]] = []

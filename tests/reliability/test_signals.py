@@ -34,6 +34,10 @@ from zpi_host.support.process_groups import group_alive
 from zpi_host.transcript.store import INTERRUPTED_TEXT
 
 
+#: the CLI's default mode asks before commands (and denies them with no terminal)
+RUNS_COMMANDS = ("--allow", "bash")
+
+
 def sleeping_script(folder: Path, pid_file: Path, prefix: str = "") -> Path:
     """One bash call that writes its process group id to ``pid_file`` and sleeps."""
     script = folder / "sleep.jsonl"
@@ -77,8 +81,8 @@ def places(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_a_signal_aborts_the_run_cleanly(places, signum, code, fmt):
     workspace, agent, pid_file = places
     script = sleeping_script(workspace.parent, pid_file)
-    process = start_run(["--output-format", fmt, "--model", f"scripted:{script}", "go"],
-                        cwd=workspace, agent_dir=agent)
+    process = start_run([*RUNS_COMMANDS, "--output-format", fmt, "--model", f"scripted:{script}",
+                         "go"], cwd=workspace, agent_dir=agent)
     pgid = pgid_of(pid_file)
     try:
         process.send_signal(signum)
@@ -110,8 +114,8 @@ def test_a_second_sigint_exits_at_once(places):
     SIGKILL; the second Ctrl-C does not wait: it kills the group and exits."""
     workspace, agent, pid_file = places
     script = sleeping_script(workspace.parent, pid_file, prefix="trap '' TERM; ")
-    process = start_run(["--output-format", "stream-json", "--model", f"scripted:{script}",
-                         "go"], cwd=workspace, agent_dir=agent)
+    process = start_run([*RUNS_COMMANDS, "--output-format", "stream-json", "--model",
+                         f"scripted:{script}", "go"], cwd=workspace, agent_dir=agent)
     pgid = pgid_of(pid_file)
     watchdog = threading.Timer(WAIT, process.kill)
     watchdog.start()
