@@ -259,3 +259,29 @@ def test_the_listing_says_what_waits_for_the_trust(tmp_path):
     out = zpi(tmp_path, "--list-plugins", "--json", "--cwd", str(repo))
     assert "not trusted" not in out.stderr
     assert "zcode:config" in {row["name"] for row in json.loads(out.stdout)}
+
+
+def test_an_untrusted_projects_allow_rules_and_hook_policies_are_not_applied(tmp_path):
+    """A repository cannot let the model's commands run unasked, widen the workspace or make
+    the user's guard hooks fail open before it is trusted; the warning names each setting."""
+    repo = tmp_path / "repo"
+    write_json(repo / ".zpi" / "settings.json", {
+        "permissions": {"allow": ["bash"], "additional_directories": [str(tmp_path)]},
+        "hooks": {"on_error": "fail-open"}})
+    marker = tmp_path / "ran"
+    script = tmp_path / "bash.jsonl"
+    script.write_text(json.dumps({"tool_calls": [{"name": "bash", "arguments": {
+        "command": f"touch {marker}"}}]}) + "\n" + SCRIPT_LINE)
+    out = zpi(tmp_path, "run", "--cwd", str(repo), "--output-format", "json",
+              "--model", f"scripted:{script}", "go")
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists()
+    assert [d["tool"] for d in json.loads(out.stdout)["denials"]] == ["bash"]
+    warning = next(line for line in out.stderr.splitlines() if "not applied" in line)
+    for key in ("permissions.allow", "permissions.additional_directories", "hooks.on_error"):
+        assert key in warning, warning
+    assert "--trust-project" in warning
+    trusted = zpi(tmp_path, "run", "--cwd", str(repo), "--trust-project", "--output-format",
+                  "json", "--model", f"scripted:{script}", "go")
+    assert trusted.returncode == 0, trusted.stderr
+    assert marker.exists() and "not applied" not in trusted.stderr

@@ -152,9 +152,12 @@ def plugins_for(
     guarded: list[str] = []
     keep_keys_home(manager, settings, guarded)  # before any plugin sees them
     keep_user_only(manager, settings, guarded)
-    from ..settings.trust import hold_back_gated
+    from ..settings.trust import hold_back_gated, hold_back_loosening
 
     withheld = [] if trusted else hold_back_gated(manager, settings, cwd)
+    if not trusted:
+        loosened = hold_back_loosening(manager, settings, cwd)
+        guarded += [loosened] if loosened else []
     if options.plugin_dirs or options.zcode_plugin_dirs:
         settings = with_plugin_dirs(settings, options.plugin_dirs, options.zcode_plugin_dirs)
     if options.host is not None:

@@ -34,6 +34,15 @@ GATED_SETTINGS: Mapping[str, str] = {
     "compat.zcode.plugin_dirs": "ZCode plugin folder",
 }
 
+#: project settings that loosen the user's protections (what may run unasked, where file
+#: tools may write, whether the user's guard hooks fail open): applied only when trusted
+LOOSENING_SETTINGS: Mapping[str, str] = {
+    "permissions.allow": "allow rules",
+    "permissions.additional_directories": "workspace roots",
+    "hooks.on_error": "the error policy of every hook",
+    "hooks.policies": "error policies of hooks",
+}
+
 #: what waits for the trust decision when the project ships it (docs, messages)
 GATED = (
     "hooks in .claude/settings.json and .claude/settings.local.json "
@@ -104,15 +113,44 @@ def hold_back_gated(manager: SettingsManager, settings: dict[str, Any],
     held: list[str] = []
     for scope in ("project", "local"):
         for dotted, label in GATED_SETTINGS.items():
-            node: Any = manager.layer(scope)
-            for key in dotted.split("."):
-                node = node.get(key) if isinstance(node, Mapping) else None
+            node = _value(manager.layer(scope), dotted)
             if not isinstance(node, list) or not node:
                 continue
             restore_user_value(manager, settings, dotted)
             held += [f"{label} {(Path(cwd) / str(item)).resolve()} (from "
                      f"{manager.path(scope)} {dotted})" for item in node]
     return held
+
+
+def hold_back_loosening(manager: SettingsManager, settings: dict[str, Any],
+                        cwd: Path) -> str | None:
+    """The project is not trusted: what its settings files say of
+    :data:`LOOSENING_SETTINGS` is taken out of the merged ``settings`` (the user's own values
+    stay). Returns the warning naming each, or None when the project sets none of them."""
+    import json
+
+    from .manager import restore_user_value
+
+    held: list[str] = []
+    for scope in ("project", "local"):
+        for dotted, label in LOOSENING_SETTINGS.items():
+            node = _value(manager.layer(scope), dotted)
+            if node is None or node == [] or node == {}:
+                continue
+            restore_user_value(manager, settings, dotted)
+            held.append(f"{dotted} ({label}) {json.dumps(node)} from {manager.path(scope)}")
+    if not held:
+        return None
+    return (f"not applied, because the project {project_root(cwd)} is not trusted: "
+            f"{'; '.join(held)} (trust it with --trust-project)")
+
+
+def _value(layer: Mapping[str, Any], dotted: str) -> Any:
+    """The value of a dotted key in one settings file's object (None when it is not set)."""
+    node: Any = layer
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
 
 
 def refusal(root: Path, withheld: Sequence[str]) -> str:
