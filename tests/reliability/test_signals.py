@@ -33,7 +33,6 @@ from helpers.host_process import (
 from zpi_host.support.process_groups import group_alive
 from zpi_host.transcript.store import INTERRUPTED_TEXT
 
-
 #: the CLI's default mode asks before commands (and denies them with no terminal)
 RUNS_COMMANDS = ("--allow", "bash")
 
