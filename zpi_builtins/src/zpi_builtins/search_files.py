@@ -250,7 +250,7 @@ def ignore_file_problems(root: Path, file_filter: FileFilter = FileFilter()) -> 
 
 
 def _folders(root: Path, file_filter: FileFilter, problems: list[str]
-             ) -> Iterator[tuple[str, str, list[os.DirEntry[str]], list[_Level]]]:
+             ) -> Iterator[tuple[str, str, list[_Level], list[os.DirEntry[str]]]]:
     """Each folder the rules let a search enter, from ``root`` down: (the top with ``/``, the
     folder with ``/``, the ignore levels that apply in it, its entries that are not folders).
     Symlinks are not followed; a folder that cannot be listed is skipped."""
