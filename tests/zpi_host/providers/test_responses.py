@@ -202,7 +202,7 @@ async def test_a_cut_off_answer_and_an_unfinished_stream(connect, zpi_model_serv
     assert (result.text, result.stop, result.usage) == ("cut", "max_tokens", Usage(3, 9))
     zpi_model_server.fail_next(raw=events(
         ("response.output_text.delta", {"output_index": 0, "delta": "half"})))
-    with pytest.raises(ProviderStreamError, match="without response.completed"):
+    with pytest.raises(ProviderStreamError, match=r"without response\.completed"):
         await collect(connect(FMT))
 
 
