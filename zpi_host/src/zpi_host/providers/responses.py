@@ -342,7 +342,8 @@ class ResponsesDecoder:
             out.emit(ReasoningDelta("", REASONING_MARK + encode(self.reasoning)))
         out.emit(UsageReport(_usage(response.get("usage"))))
         if status == "incomplete":
-            out.emit(Done(INCOMPLETE_REASONS.get(reason, reason or "max_tokens")))
+            cut = reason if isinstance(reason, str) and reason else "max_output_tokens"
+            out.emit(Done(INCOMPLETE_REASONS.get(cut, cut)))
         else:
             out.emit(Done("tool_use" if self.tools else "end_turn"))
 
