@@ -310,3 +310,33 @@ async def test_the_server_refuses_reasoning_it_did_not_issue(connect, zpi_model_
                UserMessage.text("again"))
     with pytest.raises(ProviderHTTPError, match="could not be verified"):
         await collect(connect(FMT), ask(*history))
+
+
+async def test_every_reasoning_item_of_an_answer_is_kept_in_order(connect, zpi_model_server):
+    first = {"id": "rs_a", "type": "reasoning", "encrypted_content": "A",
+             "summary": [{"type": "summary_text", "text": "one"},
+                         {"type": "summary_text", "text": "two"}]}
+    second = {"id": "rs_b", "type": "reasoning", "encrypted_content": "B",
+              "summary": [{"type": "summary_text", "text": "three"}]}
+    zpi_model_server.fail_next(raw=events(
+        ("response.output_item.added", {"output_index": 0, "item": {
+            "id": "rs_a", "type": "reasoning", "summary": []}}),
+        ("response.reasoning_summary_text.delta", {"output_index": 0, "summary_index": 0,
+                                                   "delta": "one"}),
+        ("response.reasoning_summary_text.delta", {"output_index": 0, "summary_index": 1,
+                                                   "delta": "two"}),
+        ("response.output_item.done", {"output_index": 0, "item": first}),
+        ("response.output_text.delta", {"output_index": 1, "delta": "Hi."}),
+        # a server that sends a summary only in the completed item
+        ("response.output_item.done", {"output_index": 2, "item": second}),
+        ("response.completed", {"response": {"status": "completed", "usage": {
+            "input_tokens": 10, "output_tokens": 50,
+            "output_tokens_details": {"reasoning_tokens": 40}}}})))
+    got = await collect(connect(FMT))
+    result = said(got)
+    assert result.text == "Hi." and result.usage == Usage(10, 50)
+    assert reasoning_items(ThinkingContent("", result.signature)) == [first, second]
+    kinds = [type(e).__name__ for e in got]
+    # the first item's signature comes before the text, as Anthropic's signature does
+    assert kinds.index("ReasoningDelta") < kinds.index("TextDelta")
+    assert result.reasoning == "one\n\ntwo\n\nthree"

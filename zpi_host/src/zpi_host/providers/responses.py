@@ -213,8 +213,9 @@ class ResponsesDecoder:
     """Responses API events -> stream events, for one response.
 
     Tool calls are keyed by ``output_index``; a call ends at its ``output_item.done``, whose
-    ``arguments`` are the complete text. The reasoning items are reported once, at the end,
-    as the signature of a ReasoningDelta (the loop keeps the last signature of an answer).
+    ``arguments`` are the complete text. Each completed reasoning item is reported as the
+    signature of a ReasoningDelta holding every item of the answer so far (the loop keeps the
+    last signature of an answer, so it gets them all).
     """
 
     def __init__(self, provider: str) -> None:
@@ -223,7 +224,8 @@ class ResponsesDecoder:
         self.calls: dict[int, _Call] = {}
         self.tools = 0
         self.reasoning: list[dict[str, Any]] = []
-        self.summaries: set[tuple[int, int]] = set()  # (output_index, summary_index) seen
+        self.summaries: set[tuple[Any, Any]] = set()  # (output_index, summary_index) seen
+        self.reasoned = False  # reasoning text was reported
         self.done = False
 
     def feed(self, blocks: list[str]) -> list[StreamEvent]:
@@ -262,9 +264,8 @@ class ResponsesDecoder:
             key = (event.get("output_index", 0), event.get("summary_index",
                                                            event.get("content_index", 0)))
             if key not in self.summaries:
-                if self.summaries:
-                    out.add(REASONING, "\n\n")  # a new summary part
                 self.summaries.add(key)
+                self._reasoning_part()
             out.add(REASONING, _string(event.get("delta")))
         elif kind == "response.function_call_arguments.delta":
             call = self.calls.get(event.get("output_index", -1))
@@ -313,10 +314,14 @@ class ResponsesDecoder:
             return
         if item.get("type") == "reasoning":
             self.reasoning.append(item)
-            if not self.summaries:  # a server that sends the summary only in the item
-                summary = "\n\n".join(str(s.get("text", "")) for s in item.get("summary") or ()
-                                      if isinstance(s, dict))
-                self.out.add(REASONING, summary)
+            if not any(seen == index for seen, _ in self.summaries):
+                # a server that sends the summary only in the completed item
+                for part in item.get("summary") or ():
+                    if isinstance(part, dict) and _string(part.get("text")):
+                        self._reasoning_part()
+                        self.out.add(REASONING, part["text"])
+            # all items so far, at once after the reasoning (as Anthropic's signature comes)
+            self.out.emit(ReasoningDelta("", REASONING_MARK + encode(self.reasoning)))
         elif item.get("type") == "function_call":
             call = self.calls.pop(index, None)
             if call is None:
@@ -325,6 +330,12 @@ class ResponsesDecoder:
             arguments = raw if isinstance(raw, str) else "".join(call.arguments)
             self.out.emit(ToolCallEnd(call.index, call.id, call.name,
                                       tool_arguments(self.provider, call.name, arguments)))
+
+    def _reasoning_part(self) -> None:
+        """A new part of the reasoning summary starts: a blank line after any before it."""
+        if self.reasoned:
+            self.out.add(REASONING, "\n\n")
+        self.reasoned = True
 
     def _completed(self, response: Mapping[str, Any]) -> None:
         status = response.get("status")
@@ -338,8 +349,6 @@ class ResponsesDecoder:
                                          reason == "max_output_tokens" else ""))
         self.done = True
         out = self.out
-        if self.reasoning:
-            out.emit(ReasoningDelta("", REASONING_MARK + encode(self.reasoning)))
         out.emit(UsageReport(_usage(response.get("usage"))))
         if status == "incomplete":
             cut = reason if isinstance(reason, str) and reason else "max_output_tokens"
