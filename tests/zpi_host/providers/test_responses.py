@@ -340,3 +340,13 @@ async def test_every_reasoning_item_of_an_answer_is_kept_in_order(connect, zpi_m
     # the first item's signature comes before the text, as Anthropic's signature does
     assert kinds.index("ReasoningDelta") < kinds.index("TextDelta")
     assert result.reasoning == "one\n\ntwo\n\nthree"
+
+
+async def test_anthropic_leaves_out_reasoning_items_it_cannot_verify(connect, zpi_model_server):
+    """A session resumed with another model: Anthropic would refuse the Responses reasoning
+    items as a thinking signature, so they are not sent there."""
+    zpi_model_server.add_turns("ok")
+    history = (UserMessage.text("hi"), HISTORY[1], HISTORY[2], UserMessage.text("again"))
+    await collect(connect("anthropic"), ask(*history))
+    sent = json.dumps(zpi_model_server.requests[0].json["messages"])
+    assert "encrypted" not in sent and '"thinking"' not in sent and "Reading." in sent
