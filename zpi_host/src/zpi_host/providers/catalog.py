@@ -26,18 +26,23 @@ __all__ = [
 
 #: Where the key of a provider is looked for when an entry names no ``api_key_env``.
 DEFAULT_API_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY",
+                                       "openai-responses": "OPENAI_API_KEY",
                                        "anthropic": "ANTHROPIC_API_KEY"}
 #: A bearer token used when the key variable is not set (``Authorization: Bearer``), as the
 #: official Anthropic SDK reads ``ANTHROPIC_AUTH_TOKEN``.
 AUTH_TOKEN_ENV: dict[str, str] = {"anthropic": "ANTHROPIC_AUTH_TOKEN"}
 #: The service a provider talks to when neither the entry nor ``providers`` set ``base_url``.
 DEFAULT_BASE_URL: dict[str, str] = {"openai": "https://api.openai.com/v1",
+                                    "openai-responses": "https://api.openai.com/v1",
                                     "anthropic": "https://api.anthropic.com"}
+#: ``api`` of a ``models`` entry: which API of its provider it uses (OpenAI has two).
+APIS: dict[str, frozenset[str]] = {"openai": frozenset({"chat", "responses"})}
 #: Providers that never need a key.
 NO_KEY_PROVIDERS = frozenset({"scripted"})
 
 ENTRY_FIELDS = frozenset({"provider", "model", "base_url", "api_key_env", "api_key",
-                          "context_window", "max_output", "reasoning", "price", "headers"})
+                          "context_window", "max_output", "reasoning", "price", "headers",
+                          "api"})
 PROVIDER_FIELDS = frozenset({"base_url", "api_key_env", "headers"})
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
@@ -82,6 +87,9 @@ class ModelEntry:
     api_key_source: str | None = attrs.field(default=None, repr=False)
     #: ``api_key`` is a bearer token (``AUTH_TOKEN_ENV``), sent as ``Authorization: Bearer``
     api_key_bearer: bool = attrs.field(default=False, repr=False)
+    #: the provider's API, where it has several (``openai``: "chat" or "responses"); None is
+    #: the provider's default
+    api: str | None = None
 
     @property
     def spec(self) -> str:
@@ -328,6 +336,8 @@ def _entry(name: str, raw: Any, settings: Mapping[str, Any]) -> ModelEntry:
         values["reasoning"] = raw["reasoning"]
     if raw.get("price") is not None:
         values["price"] = _price(f"{where}.price", raw["price"])
+    if raw.get("api") is not None:
+        values["api"] = _api(f"{where}.api", provider, raw["api"])
     headers = dict(_check_headers(f"{where}.headers", defaults.get("headers", {})))
     headers.update(_check_headers(f"{where}.headers", raw.get("headers", {})))
     values["headers"] = headers
@@ -347,6 +357,17 @@ def _price(where: str, raw: Any) -> Price:
                                                    f"tokens) or null, got {value!r}")
         values[field] = None if value is None else float(value)
     return Price(**values)
+
+
+def _api(where: str, provider: str, value: Any) -> str:
+    apis = APIS.get(provider)
+    if apis is None:
+        raise CatalogError(where, f"is only for providers with several APIs "
+                                  f"({', '.join(sorted(APIS))}); provider {provider!r} has one")
+    if value not in apis:
+        raise CatalogError(where, f"must be one of {', '.join(map(repr, sorted(apis)))} for "
+                                  f"provider {provider!r}, got {value!r}")
+    return str(value)
 
 
 def _check_headers(where: str, raw: Any) -> Mapping[str, str]:
