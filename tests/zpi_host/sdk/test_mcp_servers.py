@@ -187,13 +187,21 @@ async def test_a_pre_tool_use_hook_matches_the_mcp_name(scripted):
         {"name": "mcp__calc__add", "arguments": {"a": 1, "b": 13}},
         {"name": "mcp__calc__add", "arguments": {"a": 1, "b": 2}},
         {"name": "mcp__calc__plot", "arguments": {"values": [1]}}]}, "ok")
+    every: list[str] = []
+
+    async def each(input_data: dict[str, Any], tool_use_id: Any, context: Any) -> Any:
+        every.append(input_data["tool_name"])
+        return {}
+
     options = scripted.options(mcp_servers={"calc": calculator()},
                                allowed_tools=["mcp__calc__add"],
-                               hooks={"PreToolUse": [HookMatcher("mcp__calc__add", [check])]})
+                               hooks={"PreToolUse": [HookMatcher("mcp__calc__add", [check]),
+                                                     HookMatcher("mcp__calc__.*", [each])]})
     unlucky, lucky, _ = results(await collect(query("go", options)))
     assert unlucky.is_error and "unlucky number" in str(unlucky.content)
     assert not lucky.is_error
     assert seen == [("mcp__calc__add", {"a": 1, "b": 13}), ("mcp__calc__add", {"a": 1, "b": 2})]
+    assert sorted(every) == ["mcp__calc__add", "mcp__calc__add", "mcp__calc__plot"]
     assert [c[0] for c in CALLS] == ["add", "plot"]
 
 
@@ -276,6 +284,16 @@ async def test_the_tools_option_keeps_the_mcp_tools(scripted):
     init = next(m for m in messages if isinstance(m, SystemMessage))
     assert "Read" in init.data["tools"] and "Bash" not in init.data["tools"]
     assert "mcp__calc__add" in init.data["tools"] and CALLS
+
+
+async def test_no_standard_tools_still_keeps_the_mcp_tools(scripted):
+    scripted.turns(call("mcp__calc__add", a=1, b=2), "ok")
+    options = scripted.options(mcp_servers={"calc": calculator()}, tools=[],
+                               allowed_tools=["mcp__calc__add"])
+    messages = await collect(query("go", options))
+    init = next(m for m in messages if isinstance(m, SystemMessage))
+    assert all(t.startswith("mcp__calc__") for t in init.data["tools"])
+    assert not results(messages)[0].is_error and CALLS
 
 
 class Point(TypedDict):
