@@ -21,7 +21,7 @@ def test_the_calculator_program_runs_its_tools_in_process(zpi_env: Any, zpi_mode
         "15 + 27 = 42",
         {"tool_calls": [{"name": "mcp__calc__divide", "arguments": {"a": 100, "b": 0}},
                         {"name": "mcp__calc__multiply", "arguments": {"a": 6, "b": 7}}]},
-        "100 / 0 is undefined; 6 × 7 = 42")
+        "100 / 0 is undefined; 6 * 7 = 42")
     env = {**os.environ, "ZPI_DISABLE_PLUGIN_AUTOLOAD": "1", "ZPI_MODEL": "anthropic:test-model",
            "ANTHROPIC_BASE_URL": zpi_model_server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
     done = subprocess.run([sys.executable, str(PROGRAM), str(tmp_path)], env=env,
@@ -38,9 +38,9 @@ def test_the_calculator_program_runs_its_tools_in_process(zpi_env: Any, zpi_mode
     results = [r for m in lines if m["type"] == "UserMessage" for r in m["results"]]
     assert "15 + 27 = 42" in str(results[0]["content"]) and not results[0]["is_error"]
     assert results[1]["is_error"] and "Division by zero" in str(results[1]["content"])
-    assert "6 × 7 = 42" in str(results[2]["content"]) and not results[2]["is_error"]
+    assert "6 * 7 = 42" in str(results[2]["content"]) and not results[2]["is_error"]
     assert [m["result"] for m in lines if m["type"] == "ResultMessage"] == [
-        "15 + 27 = 42", "100 / 0 is undefined; 6 × 7 = 42"]
+        "15 + 27 = 42", "100 / 0 is undefined; 6 * 7 = 42"]
     [status] = [m for m in lines if m["type"] == "status"]
     assert [s["status"] for s in status["servers"]] == ["connected"]
     # the model got the results: the second request carries the add's result

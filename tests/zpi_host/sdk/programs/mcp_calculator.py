@@ -42,7 +42,7 @@ async def add_numbers(args: dict[str, Any]) -> dict[str, Any]:
 async def multiply_numbers(args: dict[str, Any]) -> dict[str, Any]:
     CALLS.append({"tool": "multiply", "args": args, "pid": os.getpid()})
     result = args["a"] * args["b"]
-    return {"content": [{"type": "text", "text": f"{args['a']} × {args['b']} = {result}"}]}
+    return {"content": [{"type": "text", "text": f"{args['a']} * {args['b']} = {result}"}]}
 
 
 @tool("divide", "Divide one number by another", {"a": float, "b": float})
@@ -51,7 +51,7 @@ async def divide_numbers(args: dict[str, Any]) -> dict[str, Any]:
     if args["b"] == 0:
         return {"content": [{"type": "text", "text": "Error: Division by zero is not allowed"}],
                 "is_error": True}
-    return {"content": [{"type": "text", "text": f"{args['a']} ÷ {args['b']} = "
+    return {"content": [{"type": "text", "text": f"{args['a']} / {args['b']} = "
                                                  f"{args['a'] / args['b']}"}]}
 
 
