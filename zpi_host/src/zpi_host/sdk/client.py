@@ -104,9 +104,6 @@ class SDKClient:
             self._resynced = []
             await session.dispose()
             raise
-        from .mcp_servers import InProcessServers
-
-        self._mcp = InProcessServers(self.options.in_process_servers())
         self._translator = Translator(session, partial=self.options.include_partial_messages,
                                       mcp_servers=self._mcp.init_entries)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
@@ -136,6 +133,11 @@ class SDKClient:
             from .hook_callbacks import callback_hooks_plugin
 
             plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
+        from .mcp_servers import InProcessServers
+
+        self._mcp = InProcessServers(options.in_process_servers())
+        if self._mcp.servers:  # says which server is switched off when its tool is called
+            plugins["sdk-mcp-servers"] = self._mcp
         kwargs["plugins"] = plugins
         if options.can_use_tool is not None:
             from .permissions import sdk_approver

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from ..contract.hookspecs import hookimpl
 from ..errors import UsageError
 from .mcp_tools import SdkMcpServer, hint, mcp_tool_name
 from .unsupported import UnsupportedOptionError
@@ -124,6 +125,15 @@ class InProcessServers:
             self.disabled.add(key)
             self.parked.update({n: t for n, t in session.tools.items() if n in names})
             session.tools = {n: t for n, t in session.tools.items() if n not in names}
+
+    @hookimpl
+    def zpi_unknown_tool(self, session: Any, call: Any, available: Any) -> str | None:
+        """A call to a switched-off server's tool says so (the plugin ``sdk-mcp-servers``)."""
+        for key in sorted(self.disabled):
+            if call.name in self.tool_names(key):
+                return (f"the MCP server {key!r} is switched off for now, so its tools "
+                        "cannot be called")
+        return None
 
     def status(self, key: str) -> str:
         return "disabled" if key in self.disabled else "connected"
