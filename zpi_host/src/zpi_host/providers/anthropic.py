@@ -6,12 +6,17 @@ alternating roles; thinking blocks sent back unchanged with their signature (thi
 a signature, e.g. from another provider, cannot be verified by the API and is left out).
 ``max_tokens`` is required: the entry's ``max_output``, else 8192. For models marked
 ``reasoning`` a thinking budget per level is sent, and ``max_tokens`` is raised above it.
+
+Prompt caching, as Claude Code uses it (the ``prompt_caching`` setting, on by default):
+``cache_control`` breakpoints on the system prompt, the last tool, and the last block of the
+two latest user messages (the newest, written to the cache; the one before, whose prefix the
+previous request wrote, read back): four in all, the API's maximum.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.base import Content, TextContent
@@ -54,6 +59,11 @@ DEFAULT_MAX_TOKENS = 8192
 _MARKERS = ('"text":"', '"thinking":"', '"partial_json":"')
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking",
                  "input_json_delta": "partial_json", "signature_delta": "signature"}
+#: a cache breakpoint: the prefix up to and including this block is cached (five minutes)
+EPHEMERAL = {"type": "ephemeral"}
+#: user messages marked with a breakpoint, newest first (system and tools take the other two)
+RECENT_BREAKPOINTS = 2
+_MARK = ', "cache_control": ' + encode(EPHEMERAL) + "}"
 _DELTA_BLOCK = {"text_delta": "text", "thinking_delta": "thinking",
                 "signature_delta": "thinking", "input_json_delta": "tool_use"}
 
@@ -72,6 +82,7 @@ class AnthropicProvider(HTTPProvider):
                                               headers={"anthropic-version": API_VERSION},
                                               **kwargs))
         self._wire = TurnHistory(encoded=True)
+        self.caching = settings.get("prompt_caching", True) is not False
 
     def decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name)
@@ -82,10 +93,15 @@ class AnthropicProvider(HTTPProvider):
         body: dict[str, Any] = {"model": entry.model, "max_tokens": max_tokens,
                                 "messages": history, "stream": True}
         if request.system_prompt:
-            body["system"] = request.system_prompt
+            body["system"] = [{"type": "text", "text": request.system_prompt,
+                               "cache_control": EPHEMERAL}] if self.caching \
+                else request.system_prompt
         if request.tools:
-            body["tools"] = [{"name": t.name, "description": t.description,
-                              "input_schema": dict(t.parameters)} for t in request.tools]
+            tools = [{"name": t.name, "description": t.description,
+                      "input_schema": dict(t.parameters)} for t in request.tools]
+            if self.caching:
+                tools[-1]["cache_control"] = EPHEMERAL
+            body["tools"] = tools
         level = reasoning_level(entry, request.reasoning_level)
         if level is not None:
             budget = THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
@@ -100,10 +116,35 @@ class AnthropicProvider(HTTPProvider):
         return body
 
     def history(self, request: ModelRequest) -> list[dict[str, Any]]:
-        return messages_body(request.messages)
+        wire = messages_body(request.messages)
+        for i in self._marked(wire, lambda m: m["role"] == "user"):
+            blocks = list(wire[i]["content"])
+            blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
+            wire[i] = {**wire[i], "content": blocks}
+        return wire
 
     def encoded_history(self, request: ModelRequest) -> str:
-        return "[" + ", ".join(self._wire.extend(request.messages)) + "]"
+        wire = self._wire.extend(request.messages)  # a new list: the kept texts stay unmarked
+        for i in self._marked(wire, lambda m: m.startswith(_USER)):
+            wire[i] = _mark_last_block(wire[i])
+        return "[" + ", ".join(wire) + "]"
+
+    def _marked(self, wire: list[Any], is_user: Callable[[Any], bool]) -> list[int]:
+        """Indexes of the user messages that get a cache breakpoint (none when caching is
+        off)."""
+        if not self.caching:
+            return []
+        users = [i for i in range(len(wire) - 1, -1, -1) if is_user(wire[i])]
+        return users[:RECENT_BREAKPOINTS]
+
+
+_USER = '{"role": ' + encode("user") + ","
+
+
+def _mark_last_block(message: str) -> str:
+    """An encoded wire message (``{"role": ..., "content": [..., {...}]}``) with a cache
+    breakpoint on its last block: the block's closing brace is the third-last character."""
+    return message[:-3] + _MARK + "]}"
 
 
 def messages_body(messages: Any) -> list[dict[str, Any]]:

@@ -119,6 +119,8 @@ SCHEMA = Section("", "keep", (
     Setting("model", or_null(STRING), None, "default model: a catalog name or `PROVIDER:MODEL`"),
     Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high")), None,
             "default reasoning level (clamped to what the model supports)"),
+    Setting("prompt_caching", BOOL, True,
+            "Anthropic prompt-cache breakpoints on the system prompt, tools and latest turns"),
     Setting("models", objects_by_name("model entry"), {},
             "the model catalog (user guide, \"Models and credentials\")"),
     Setting("providers", objects_by_name("provider defaults"), {},
