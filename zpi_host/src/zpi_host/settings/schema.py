@@ -136,8 +136,12 @@ SCHEMA = Section("", "keep", (
         Setting("retry_base_delay", seconds(), 1.0, "first backoff delay"),
         Setting("retry_max_delay", seconds(), 30.0, "longest backoff delay"),
         Setting("retry_after_max", seconds(), 60.0, "longest `Retry-After` obeyed"),
-        Setting("max_response_bytes", whole(1), 32 * MIB,
-                "bytes of one streamed model answer before it is cut with an error"),
+        Setting("max_answer_chars", whole(1), 4_000_000,
+                "characters of one model answer (text, thinking, tool arguments) before it "
+                "is cut with an error"),
+        Setting("max_response_bytes", whole(1), 512 * MIB,
+                "bytes on the wire of one streamed answer (a guard against a stream of "
+                "overhead) before it is cut with an error"),
     ), "HTTP providers: retries, timeouts and the size of one answer"),
     Section("compaction", "drop", (
         Setting("enabled", BOOL, True, "compact automatically near the context limit"),
