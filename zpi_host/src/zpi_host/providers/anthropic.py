@@ -4,8 +4,10 @@ Request: the system prompt as ``system``; consecutive tool results (and the cont
 follows them) merged into one user message of ``tool_result`` blocks, as the API requires
 alternating roles; thinking blocks sent back unchanged with their signature (thinking without
 a signature, e.g. from another provider, cannot be verified by the API and is left out).
-``max_tokens`` is required: the entry's ``max_output``, else 8192. For models marked
-``reasoning`` a thinking budget per level is sent, and ``max_tokens`` is raised above it.
+``max_tokens`` is required: the entry's ``max_output``, else 8192. Reasoning, in the form the
+model takes (:mod:`.reasoning`): a thinking budget per level (or the ``thinking_budget_tokens``
+setting), with ``max_tokens`` raised above it; or adaptive thinking with the level's
+``output_config.effort``. Redacted thinking blocks go back as they came.
 
 Prompt caching, as Claude Code uses it (the ``prompt_caching`` setting, on by default):
 ``cache_control`` breakpoints on the system prompt, the last tool, and the last block of the
@@ -30,7 +32,7 @@ from .base import (
     ToolCallStart,
     UsageReport,
 )
-from .catalog import ModelEntry
+from .catalog import CatalogError, ModelEntry
 from .convert import (
     THINKING_BUDGETS,
     HTTPProvider,
@@ -52,6 +54,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .reasoning import EFFORTS, reasoning_kind
 from .sse import parse_event
 
 API_VERSION = "2023-06-01"
@@ -83,6 +86,11 @@ class AnthropicProvider(HTTPProvider):
                                               **kwargs))
         self._wire = TurnHistory(encoded=True)
         self.caching = settings.get("prompt_caching", True) is not False
+        #: the ``thinking_budget_tokens`` setting: the budget whatever the level
+        self.budget: int | None = settings.get("thinking_budget_tokens")
+        if self.budget is not None and (type(self.budget) is not int or self.budget < 1024):
+            raise CatalogError("thinking_budget_tokens", f"must be a whole number of tokens "
+                                                         f">= 1024, got {self.budget!r}")
 
     def decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name)
@@ -103,8 +111,11 @@ class AnthropicProvider(HTTPProvider):
                 tools[-1]["cache_control"] = EPHEMERAL
             body["tools"] = tools
         level = reasoning_level(entry, request.reasoning_level)
-        if level is not None:
-            budget = THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
+        if level is not None and reasoning_kind(entry) == "anthropic-adaptive":
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": EFFORTS.get(level, "high")}
+        elif level is not None:
+            budget = self.budget or THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
             if max_tokens <= budget:
                 if entry.max_output is not None:  # the model's own limit: shrink the budget
                     budget = max(THINKING_BUDGETS["minimal"], max_tokens - 1024)

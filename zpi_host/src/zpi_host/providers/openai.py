@@ -84,8 +84,8 @@ class OpenAIProvider(HTTPProvider):
             key = "max_completion_tokens" if entry.reasoning else "max_tokens"
             body[key] = entry.max_output
         level = reasoning_level(entry, request.reasoning_level)
-        if level is not None:
-            body["reasoning_effort"] = level
+        if level is not None:  # "max" is the service's highest, "high"
+            body["reasoning_effort"] = "high" if level == "max" else level
         body.update(request.options)
         return body
 

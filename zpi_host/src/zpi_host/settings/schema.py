@@ -117,8 +117,10 @@ MIB = 1024 * 1024
 
 SCHEMA = Section("", "keep", (
     Setting("model", or_null(STRING), None, "default model: a catalog name or `PROVIDER:MODEL`"),
-    Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high")), None,
-            "default reasoning level (clamped to what the model supports)"),
+    Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high", "max")),
+            None, "default reasoning level (clamped to what the model supports)"),
+    Setting("thinking_budget_tokens", or_null(whole(1024)), None,
+            "thinking budget of Anthropic models that take one, instead of the level's"),
     Setting("prompt_caching", BOOL, True,
             "Anthropic prompt-cache breakpoints on the system prompt, tools and latest turns"),
     Setting("models", objects_by_name("model entry"), {},
