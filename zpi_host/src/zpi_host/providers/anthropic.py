@@ -202,7 +202,9 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
         blocks: list[dict[str, Any]] = []
         for c in message.content:
             if isinstance(c, ThinkingContent):
-                if c.signature:
+                if c.redacted is not None:
+                    blocks.append({"type": "redacted_thinking", "data": c.redacted})
+                elif c.signature:
                     blocks.append({"type": "thinking", "thinking": c.thinking,
                                    "signature": c.signature})
             elif isinstance(c, TextContent):
@@ -347,6 +349,12 @@ class MessagesDecoder:
             out.add(REASONING, block.get("thinking") or "")
             if block.get("signature"):
                 out.emit(ReasoningDelta("", block["signature"]))
+        elif kind == "redacted_thinking":
+            if not isinstance(block.get("data"), str):
+                raise ProviderStreamError(self.provider, "a redacted_thinking block without "
+                                          "its data", data=text)
+            self.blocks[index] = _Block(kind)
+            out.emit(ReasoningDelta("", redacted=block["data"]))
         else:
             raise ProviderStreamError(self.provider, f"content block type {kind!r} is not "
                                       "supported by this host", data=text)

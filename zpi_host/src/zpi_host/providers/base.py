@@ -170,6 +170,8 @@ class TextDelta:
 class ReasoningDelta:
     text: str
     signature: str | None = None
+    #: a whole redacted reasoning block (its opaque data), not a piece of text
+    redacted: str | None = None
 
 
 @attrs.frozen
