@@ -143,10 +143,15 @@ class AnthropicProvider(HTTPProvider):
     def _marked(self, wire: list[Any], is_user: Callable[[Any], bool]) -> list[int]:
         """Indexes of the user messages that get a cache breakpoint (none when caching is
         off)."""
+        marked: list[int] = []
         if not self.caching:
-            return []
-        users = [i for i in range(len(wire) - 1, -1, -1) if is_user(wire[i])]
-        return users[:RECENT_BREAKPOINTS]
+            return marked
+        for i in range(len(wire) - 1, -1, -1):  # from the end: a turn costs the same late
+            if is_user(wire[i]):
+                marked.append(i)
+                if len(marked) == RECENT_BREAKPOINTS:
+                    break
+        return marked
 
 
 _USER = '{"role": ' + encode("user") + ","
