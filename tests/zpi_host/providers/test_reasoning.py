@@ -40,17 +40,25 @@ def test_level_for_budget(tokens, level):
     assert level_for_budget(tokens) == level
 
 
-@pytest.mark.parametrize(("level", "effort"), [
-    ("minimal", "low"), ("low", "low"), ("medium", "medium"), ("high", "high"), ("max", "max")])
-async def test_adaptive_models_get_adaptive_thinking_and_an_effort(level, effort, connect,
-                                                                   zpi_model_server):
+@pytest.mark.parametrize(("level", "effort", "max_tokens"), [
+    ("minimal", "low", 9216), ("low", "low", 10240), ("medium", "medium", 16384),
+    ("high", "high", 24576), ("max", "max", 40960)])
+async def test_adaptive_models_get_adaptive_thinking_and_an_effort(level, effort, max_tokens,
+                                                                   connect, zpi_model_server):
     zpi_model_server.add_turns("ok")
     await collect(connect("anthropic", model="claude-opus-4-6", reasoning=True),
                   ask(reasoning=level))
     body = zpi_model_server.requests[0].json
     assert body["thinking"] == {"type": "adaptive"}
     assert body["output_config"] == {"effort": effort}
-    assert body["max_tokens"] == 8192  # no budget to make room for
+    assert body["max_tokens"] == max_tokens  # room for the thinking, as with a budget
+
+
+async def test_an_adaptive_models_own_output_limit_is_kept(connect, zpi_model_server):
+    zpi_model_server.add_turns("ok")
+    await collect(connect("anthropic", model="claude-opus-4-6", reasoning=True,
+                          max_output=128_000), ask(reasoning="high"))
+    assert zpi_model_server.requests[0].json["max_tokens"] == 128_000
 
 
 async def test_off_sends_no_thinking_to_an_adaptive_model(connect, zpi_model_server):

@@ -114,6 +114,9 @@ class AnthropicProvider(HTTPProvider):
         if level is not None and reasoning_kind(entry) == "anthropic-adaptive":
             body["thinking"] = {"type": "adaptive"}
             body["output_config"] = {"effort": EFFORTS.get(level, "high")}
+            if entry.max_output is None:  # thinking counts in max_tokens: room as for a budget
+                body["max_tokens"] = THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"]) \
+                    + DEFAULT_MAX_TOKENS
         elif level is not None:
             budget = self.budget or THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
             if max_tokens <= budget:
