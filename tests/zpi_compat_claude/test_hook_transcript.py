@@ -94,3 +94,11 @@ def test_under_the_agent_dir_as_claude_code_lays_it_out(tmp_path):
     path = transcript_for("session-c", HISTORY[:2], "/home/me/my_proj.v2", "1.0", tmp_path)
     assert path == tmp_path / "projects" / "-home-me-my-proj-v2" / "session-c.jsonl"
     assert len(lines(path)) == 2 and lines(path)[0]["sessionId"] == "session-c"
+
+
+def test_a_redacted_thinking_block_keeps_claudes_shape():
+    history = [UserMessage.text("hi"),
+               AssistantMessage((ThinkingContent("", redacted="opaque=="), TextContent("hello")))]
+    records = list(claude_records(history, session_id="s1", cwd="/w", version="1.0"))
+    assert records[1]["message"]["content"] == [
+        {"type": "redacted_thinking", "data": "opaque=="}, {"type": "text", "text": "hello"}]

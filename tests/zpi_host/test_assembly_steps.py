@@ -59,7 +59,7 @@ async def test_unknown_options_fail_before_anything_is_created(zpi_env, tmp_path
     ({"no_tools": True, "tools": ["read"]}, "no_tools and tools both choose"),
     ({"tools": ["read"], "exclude_tools": ["read"]}, "read are both in tools and exclude"),
     ({"tools": "read"}, "tools must be a list of tool names"),
-    ({"reasoning_level": "max"}, "reasoning_level must be one of off, minimal"),
+    ({"reasoning_level": "maximum"}, "reasoning_level must be one of off, minimal"),
     ({"max_turns": 0}, "max_turns must be at least 1"),
     ({"provider": ScriptedModel([])}, "a provider object needs a model name"),
 ])

@@ -128,3 +128,32 @@ def test_the_model_and_commands_cannot_drive_the_terminal():
     for foreign in ("\x1b]", "\x1b[2J", "\x1b[Kecho", "\x1b[31m", "\x07"):
         assert foreign not in screen + out.getvalue(), foreign
     assert "\x1b[32m✓" in screen  # the display's own colours stay
+
+
+def test_reasoning_is_collapsed_to_one_dim_line():
+    from zpi_host.agent.events import ReasoningDeltaEvent
+
+    live, out, err, _clock = display()
+    live(ReasoningDeltaEvent("The user wants "))
+    live(ReasoningDeltaEvent("a greeting.\nKeep it short."))
+    assert last_status(err).startswith("⠋ thinking")  # while it streams
+    live(TextDeltaEvent("Hello!"))
+    live.close()
+    assert out.getvalue() == "Hello!\n"  # stdout is the answer only
+    lines = [line for line in permanent_lines(err) if line]
+    assert lines == ["✻ thinking… 8 words"]
+    assert "greeting" not in err.getvalue()
+
+
+def test_verbose_shows_the_reasoning_dimmed_under_its_line():
+    from zpi_host.agent.events import ReasoningDeltaEvent
+
+    out, err, clock = io.StringIO(), io.StringIO(), Clock()
+    live = LiveDisplay(out, err, colour=True, clock=clock, verbose=True)
+    live(ReasoningDeltaEvent("First read a.py.\nThen \x1b[31medit it."))
+    live(ToolStart("c1", "read", {"path": "a.py"}))
+    lines = [line for line in permanent_lines(err) if line]
+    dim, reset = "\x1b[2m", "\x1b[0m"
+    assert lines[:3] == [f"{dim}✻ thinking… 6 words{reset}", f"{dim}  First read a.py.{reset}",
+                         f"{dim}  Then edit it.{reset}"]  # no escape of the model reaches it
+    assert "\x1b[31m" not in err.getvalue()

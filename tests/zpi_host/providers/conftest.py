@@ -46,13 +46,14 @@ def settings_for(base_url: str, fmt: str, **requests: Any) -> dict[str, Any]:
 
 @pytest.fixture
 async def connect(zpi_model_server: Any, keys: dict[str, str]) -> AsyncIterator[Callable[..., Any]]:
-    """``connect(fmt, requests={...}, **entry_fields)``: a provider made by the registered
-    factory for ``fmt:test-model`` at the model server; closed at teardown."""
+    """``connect(fmt, requests={...}, settings={...}, **entry_fields)``: a provider made by
+    the registered factory for ``fmt:test-model`` at the model server; closed at teardown."""
     made: list[Any] = []
 
     def connect(fmt: str, *, base_url: str | None = None, requests: dict[str, Any] | None = None,
-                **fields: Any) -> Any:
-        settings = settings_for(base_url or zpi_model_server.base_url, fmt, **(requests or {}))
+                settings: dict[str, Any] | None = None, **fields: Any) -> Any:
+        settings = {**settings_for(base_url or zpi_model_server.base_url, fmt,
+                                   **(requests or {})), **(settings or {})}
         entry = resolve_model(f"{fmt}:test-model", settings)
         if fields:
             entry = attrs.evolve(entry, **fields)

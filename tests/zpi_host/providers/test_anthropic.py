@@ -55,6 +55,34 @@ HISTORY = (
 )
 
 
+CACHED = {"type": "ephemeral"}
+SENT_HISTORY = [
+    {"role": "user", "content": [
+        {"type": "text", "text": "what is in a.txt?"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "aGk="}}]},
+    {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "I should read it.", "signature": "sig-1"},
+        {"type": "text", "text": "Reading."},
+        {"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "a.txt"}},
+        {"type": "tool_use", "id": "c2", "name": "read", "input": {"path": "b.txt"}}]},
+    {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1",
+         "content": [{"type": "text", "text": "1\thello"}], "is_error": False},
+        {"type": "tool_result", "tool_use_id": "c2",
+         "content": [{"type": "text", "text": "no such file"}], "is_error": True},
+        {"type": "text", "text": '<system-reminder>\n'
+                                 'b.txt was deleted yesterday\n</system-reminder>'}]},
+]
+READ_TOOL = {"name": "read", "description": "Read a file", "input_schema": {
+    "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+
+
+def cached_last_block(message: dict) -> dict:
+    *rest, last = message["content"]
+    return {**message, "content": [*rest, {**last, "cache_control": CACHED}]}
+
+
 async def test_what_is_sent(connect, zpi_model_server):
     zpi_model_server.add_turns("ok")
     await collect(connect("anthropic"), ask(*HISTORY, options={"temperature": 0.5}))
@@ -65,28 +93,38 @@ async def test_what_is_sent(connect, zpi_model_server):
     assert "authorization" not in request.headers
     body = request.json
     assert (body["model"], body["max_tokens"], body["stream"]) == ("test-model", 8192, True)
-    assert body["system"] == "Be brief." and body["temperature"] == 0.5
+    assert body["temperature"] == 0.5
     assert "thinking" not in body
-    assert body["tools"] == [{"name": "read", "description": "Read a file", "input_schema": {
-        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}]
-    assert body["messages"] == [
-        {"role": "user", "content": [
-            {"type": "text", "text": "what is in a.txt?"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "aGk="}}]},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "I should read it.", "signature": "sig-1"},
-            {"type": "text", "text": "Reading."},
-            {"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "a.txt"}},
-            {"type": "tool_use", "id": "c2", "name": "read", "input": {"path": "b.txt"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "c1",
-             "content": [{"type": "text", "text": "1\thello"}], "is_error": False},
-            {"type": "tool_result", "tool_use_id": "c2",
-             "content": [{"type": "text", "text": "no such file"}], "is_error": True},
-            {"type": "text", "text": '<system-reminder>\n'
-                                     'b.txt was deleted yesterday\n</system-reminder>'}]},
-    ]
+    # prompt caching: breakpoints on the system prompt, the last tool, the two latest user
+    # messages' last blocks
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": CACHED}]
+    assert body["tools"] == [{**READ_TOOL, "cache_control": CACHED}]
+    first, answer, results = SENT_HISTORY
+    assert body["messages"] == [cached_last_block(first), answer, cached_last_block(results)]
+
+
+async def test_prompt_caching_off_sends_no_breakpoints(connect, zpi_model_server):
+    zpi_model_server.add_turns("ok")
+    await collect(connect("anthropic", settings={"prompt_caching": False}), ask(*HISTORY))
+    body = zpi_model_server.requests[0].json
+    assert "cache_control" not in zpi_model_server.requests[0].body.decode()
+    assert body["system"] == "Be brief."
+    assert body["tools"] == [READ_TOOL]
+    assert body["messages"] == SENT_HISTORY
+
+
+async def test_the_object_body_and_the_encoded_body_agree(connect, zpi_model_server):
+    """The body as objects (``body``) and the spliced, once-encoded bytes (``payload``) mark
+    the same blocks, turn after turn."""
+    import json
+
+    provider = connect("anthropic")
+    history = list(HISTORY)
+    for turn in range(3):
+        request = ask(*history)
+        assert json.loads(provider.payload(request)) == provider.body(request)
+        history += [AssistantMessage((TextContent(f"answer {turn}"),)),
+                    UserMessage.text(f"question {turn}")]
 
 
 @pytest.mark.parametrize("max_output, level, thinking, max_tokens", [

@@ -57,10 +57,11 @@ async def test_the_cap_is_raised_by_the_streamer(fmt, connect, zpi_model_server)
     assert isinstance(cause, ProviderResponseTooLarge) and cause.limit == 4_096
 
 
-def test_the_default_cap_is_32_mib():
+def test_the_default_caps():
     from zpi_host.providers.catalog import RequestPolicy
 
-    assert RequestPolicy.from_settings({}).max_response_bytes == 32 * 1024 * 1024
+    policy = RequestPolicy.from_settings({})
+    assert (policy.max_answer_chars, policy.max_response_bytes) == (4_000_000, 512 * 1024 * 1024)
 
 
 BAD_ARGUMENTS = [

@@ -29,8 +29,7 @@ UNSUPPORTED_VALUES = {
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
     "resume_session_at": "u1", "resume_drops_turn": "u1",
     "skills": "all",
-    "sandbox": {"enabled": True}, "max_thinking_tokens": 100,
-    "thinking": {"type": "enabled"},
+    "sandbox": {"enabled": True},
     "enable_file_checkpointing": True, "task_budget": {"total": 1},
     "client_app": "me",
 }
@@ -55,7 +54,14 @@ async def test_an_option_this_host_cannot_honour_is_refused_by_name(scripted, na
 
 @pytest.mark.parametrize(("field", "value", "match"), [
     ("permission_mode", "auto", "permission_mode"),
-    ("effort", "max", "effort"),
+    ("effort", "maximum", "effort"),
+    ("thinking", {"type": "enabled"}, "thinking budget_tokens must be a whole number"),
+    ("thinking", {"type": "enabled", "budget_tokens": 100}, ">= 1024"),
+    ("thinking", {"type": "on"}, "option 'thinking'"),
+    ("thinking", "adaptive", "option 'thinking'"),
+    ("thinking", {"type": "adaptive", "display": "omitted"}, "display 'omitted'"),
+    ("max_thinking_tokens", 100, "max_thinking_tokens must be a whole number"),
+    ("max_thinking_tokens", -1, "max_thinking_tokens"),
     ("max_budget_usd", 0, "max_budget_usd"),
     ("setting_sources", ["global"], "setting_sources"),
     ("setting_sources", "user", "setting_sources"),
@@ -66,6 +72,30 @@ async def test_an_option_this_host_cannot_honour_is_refused_by_name(scripted, na
 def test_bad_values_are_refused_with_the_option_name(field, value, match):
     with pytest.raises(UsageError, match=match):
         AgentOptions(**{field: value}).session_kwargs()
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    ({}, {}),
+    ({"effort": "low"}, {"reasoning_level": "low"}),
+    ({"effort": "xhigh"}, {"reasoning_level": "max"}),
+    ({"effort": "max"}, {"reasoning_level": "max"}),
+    ({"thinking": {"type": "disabled"}, "effort": "high"}, {"reasoning_level": "off"}),
+    ({"thinking": {"type": "adaptive"}}, {"reasoning_level": "high"}),
+    ({"thinking": {"type": "adaptive", "display": "summarized"}, "effort": "medium"},
+     {"reasoning_level": "medium"}),
+    ({"thinking": {"type": "enabled", "budget_tokens": 5000}},
+     {"reasoning_level": "medium", "thinking_budget": 5000}),
+    ({"thinking": {"type": "enabled", "budget_tokens": 5000}, "effort": "high"},
+     {"reasoning_level": "high", "thinking_budget": 5000}),
+    ({"max_thinking_tokens": 20_000}, {"reasoning_level": "max", "thinking_budget": 20_000}),
+    ({"max_thinking_tokens": 0}, {"reasoning_level": "off"}),
+    ({"max_thinking_tokens": 4000, "thinking": {"type": "disabled"}},  # thinking wins
+     {"reasoning_level": "off"}),
+])
+def test_thinking_options_map_onto_the_reasoning_level_and_budget(options, expected):
+    kwargs = AgentOptions(**options).session_kwargs()
+    got = {k: kwargs[k] for k in ("reasoning_level", "thinking_budget") if k in kwargs}
+    assert got == expected
 
 
 def test_resume_and_continue_exclude_each_other():

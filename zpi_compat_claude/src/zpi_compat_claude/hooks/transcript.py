@@ -106,7 +106,9 @@ def claude_records(messages: Sequence[Any], *, session_id: str, cwd: Path | str,
             content: list[dict[str, Any]] = []
             for block in message.content:
                 kind = getattr(block, "type", None)
-                if kind == "thinking":
+                if kind == "thinking" and getattr(block, "redacted", None) is not None:
+                    content.append({"type": "redacted_thinking", "data": block.redacted})
+                elif kind == "thinking":
                     content.append({"type": "thinking", "thinking": block.thinking,
                                     "signature": block.signature or ""})
                 elif kind == "text":

@@ -74,7 +74,7 @@ def estimate_message(message: Message) -> int | None:
         if isinstance(block, TextContent):
             total += estimate_text(block.text)
         elif isinstance(block, ThinkingContent):
-            total += estimate_text(block.thinking)
+            total += estimate_text(block.thinking or block.redacted or "")
         elif isinstance(block, ToolCallContent):
             total += estimate_text(block.name) + estimate_text(json.dumps(block.arguments))
         else:

@@ -420,9 +420,12 @@ def _content(
     thinking: list[ReasoningDelta], texts: list[str], calls: list[ToolCallContent]
 ) -> tuple[Any, ...]:
     content: list[Any] = []
-    if thinking:
-        signature = next((d.signature for d in reversed(thinking) if d.signature), None)
-        content.append(ThinkingContent("".join(d.text for d in thinking), signature))
+    plain = [d for d in thinking if d.redacted is None]
+    if plain:
+        signature = next((d.signature for d in reversed(plain) if d.signature), None)
+        content.append(ThinkingContent("".join(d.text for d in plain), signature))
+    content += [ThinkingContent("", redacted=d.redacted) for d in thinking
+                if d.redacted is not None]
     if texts:
         content.append(TextContent("".join(texts)))
     content.extend(calls)

@@ -1,6 +1,9 @@
 """The live display of ``zpi-host run`` in text mode on a terminal.
 
-The answer streams to stdout as it arrives; every tool call gets a status line on stderr (a
+The answer streams to stdout as it arrives; the model's reasoning is collapsed, as Claude Code
+shows it: while it streams the status line says "thinking", then one dim line on stderr
+("✻ thinking… 120 words"), with the text itself under it, dimmed, with ``--verbose``. Every
+tool call gets a status line on stderr (a
 spinner, the tool, its key argument, the elapsed time and the last line of its output) that
 becomes a one-line outcome when the call ends; retries and warnings get their own coloured
 lines. Plain ANSI escapes, no library: a status line at the bottom and four colours are all it
@@ -121,8 +124,10 @@ class LiveDisplay:
     status line is drawn only at the start of a line and cleared before anything else."""
 
     def __init__(self, out: TextIO, err: TextIO, *, colour: bool,
-                 clock: Any = time.monotonic) -> None:
+                 clock: Any = time.monotonic, verbose: bool = False) -> None:
         self.out, self.err, self.colour, self.clock = out, err, colour, clock
+        self.verbose = verbose  # reasoning shown whole, not only its summary line
+        self.thinking: list[str] = []  # the reasoning streamed since the last text or call
         self.calls: dict[str, Call] = {}
         self.waiting_since: float | None = None  # waiting for the model's first words
         self.at_line_start = True
@@ -144,7 +149,25 @@ class LiveDisplay:
         self.waiting_since = self.clock()
         self.streamed = ""
 
+    def _on_reasoning_delta(self, event: Any) -> None:
+        if self.waiting_since is None:  # the status line says "thinking" while it streams
+            self.waiting_since = self.clock()
+        if event.text:
+            self.thinking.append(event.text)
+
+    def _end_thinking(self) -> None:
+        """The reasoning streamed so far, collapsed to one dim line (whole with verbose)."""
+        if not self.thinking:
+            return
+        text, self.thinking = "".join(self.thinking), []
+        words = len(text.split())
+        self._line(self._paint(f"✻ thinking… {words} word{'s' if words != 1 else ''}", DIM))
+        if self.verbose:
+            for line in for_terminal(text).strip().splitlines():
+                self._line(self._paint(f"  {line}", DIM))
+
     def _on_text_delta(self, event: Any) -> None:
+        self._end_thinking()
         self.waiting_since = None
         if not event.text:
             return
@@ -155,10 +178,12 @@ class LiveDisplay:
         self.at_line_start = event.text.endswith("\n")
 
     def _on_message_end(self, event: Any) -> None:
+        self._end_thinking()
         self.waiting_since = None
         self._end_line()
 
     def _on_tool_start(self, event: Any) -> None:
+        self._end_thinking()
         self.waiting_since = None
         self._end_line()
         self.calls[event.call_id] = Call(event.name, event.arguments, self.clock())

@@ -30,7 +30,8 @@ def add_run_parser(commands: Any) -> None:
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
     run.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     run.add_argument("--verbose", action="store_true",
-                     help="after the run, print usage, cost and timings on stderr")
+                     help="show the model's reasoning whole on a terminal; after the run, "
+                          "print usage, cost and timings on stderr")
     add_permission_options(run)
     add_session_options(run)
     run.add_argument("--session-store", metavar="STORE", default=None,
@@ -282,7 +283,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
     session = None
     binding = None
     fmt = args.output_format
-    live = live_display() if fmt == "text" else None
+    live = live_display(args.verbose) if fmt == "text" else None
     interactive = fmt == "text" and sys.stdin.isatty()
     with anyio.CancelScope() as startup:
         signals.on_first(startup.cancel)
@@ -371,13 +372,15 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
     return EXIT_FAILED if result.is_error else EXIT_OK
 
 
-def live_display() -> LiveDisplay | None:
-    """The live display when stdout and stderr are a terminal, else None."""
+def live_display(verbose: bool = False) -> LiveDisplay | None:
+    """The live display when stdout and stderr are a terminal, else None; ``verbose`` shows
+    the model's reasoning whole."""
     from .live import LiveDisplay, colours_wanted, wanted
 
     if not wanted(sys.stdout, sys.stderr):
         return None
-    return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr))
+    return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr),
+                       verbose=verbose)
 
 
 def paused(call: Any, current: Callable[[], LiveDisplay | None]) -> Any:

@@ -5,14 +5,21 @@ follows them) merged into one user message of ``tool_result`` blocks, as the API
 alternating roles; thinking blocks sent back unchanged with their signature (thinking without
 a signature, e.g. from another provider, cannot be verified by the API and is left out; so is
 thinking that holds OpenAI Responses reasoning items, which sit where the signature goes).
-``max_tokens`` is required: the entry's ``max_output``, else 8192. For models marked
-``reasoning`` a thinking budget per level is sent, and ``max_tokens`` is raised above it.
+``max_tokens`` is required: the entry's ``max_output``, else 8192. Reasoning, in the form the
+model takes (:mod:`.reasoning`): a thinking budget per level (or the ``thinking_budget_tokens``
+setting), with ``max_tokens`` raised above it; or adaptive thinking with the level's
+``output_config.effort``. Redacted thinking blocks go back as they came.
+
+Prompt caching, as Claude Code uses it (the ``prompt_caching`` setting, on by default):
+``cache_control`` breakpoints on the system prompt, the last tool, and the last block of the
+two latest user messages (the newest, written to the cache; the one before, whose prefix the
+previous request wrote, read back): four in all, the API's maximum.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.base import Content, TextContent
@@ -26,7 +33,7 @@ from .base import (
     ToolCallStart,
     UsageReport,
 )
-from .catalog import ModelEntry
+from .catalog import CatalogError, ModelEntry
 from .convert import (
     THINKING_BUDGETS,
     HTTPProvider,
@@ -48,6 +55,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .reasoning import EFFORTS, reasoning_kind
 from .responses import REASONING_MARK
 from .sse import parse_event
 
@@ -56,6 +64,11 @@ DEFAULT_MAX_TOKENS = 8192
 _MARKERS = ('"text":"', '"thinking":"', '"partial_json":"')
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking",
                  "input_json_delta": "partial_json", "signature_delta": "signature"}
+#: a cache breakpoint: the prefix up to and including this block is cached (five minutes)
+EPHEMERAL = {"type": "ephemeral"}
+#: user messages marked with a breakpoint, newest first (system and tools take the other two)
+RECENT_BREAKPOINTS = 2
+_MARK = ', "cache_control": ' + encode(EPHEMERAL) + "}"
 _DELTA_BLOCK = {"text_delta": "text", "thinking_delta": "thinking",
                 "signature_delta": "thinking", "input_json_delta": "tool_use"}
 
@@ -74,6 +87,12 @@ class AnthropicProvider(HTTPProvider):
                                               headers={"anthropic-version": API_VERSION},
                                               **kwargs))
         self._wire = TurnHistory(encoded=True)
+        self.caching = settings.get("prompt_caching", True) is not False
+        #: the ``thinking_budget_tokens`` setting: the budget whatever the level
+        self.budget: int | None = settings.get("thinking_budget_tokens")
+        if self.budget is not None and (type(self.budget) is not int or self.budget < 1024):
+            raise CatalogError("thinking_budget_tokens", f"must be a whole number of tokens "
+                                                         f">= 1024, got {self.budget!r}")
 
     def decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name)
@@ -84,13 +103,24 @@ class AnthropicProvider(HTTPProvider):
         body: dict[str, Any] = {"model": entry.model, "max_tokens": max_tokens,
                                 "messages": history, "stream": True}
         if request.system_prompt:
-            body["system"] = request.system_prompt
+            body["system"] = [{"type": "text", "text": request.system_prompt,
+                               "cache_control": EPHEMERAL}] if self.caching \
+                else request.system_prompt
         if request.tools:
-            body["tools"] = [{"name": t.name, "description": t.description,
-                              "input_schema": dict(t.parameters)} for t in request.tools]
+            tools = [{"name": t.name, "description": t.description,
+                      "input_schema": dict(t.parameters)} for t in request.tools]
+            if self.caching:
+                tools[-1]["cache_control"] = EPHEMERAL
+            body["tools"] = tools
         level = reasoning_level(entry, request.reasoning_level)
-        if level is not None:
-            budget = THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
+        if level is not None and reasoning_kind(entry) == "anthropic-adaptive":
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": EFFORTS.get(level, "high")}
+            if entry.max_output is None:  # thinking counts in max_tokens: room as for a budget
+                body["max_tokens"] = THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"]) \
+                    + DEFAULT_MAX_TOKENS
+        elif level is not None:
+            budget = self.budget or THINKING_BUDGETS.get(level, THINKING_BUDGETS["medium"])
             if max_tokens <= budget:
                 if entry.max_output is not None:  # the model's own limit: shrink the budget
                     budget = max(THINKING_BUDGETS["minimal"], max_tokens - 1024)
@@ -102,10 +132,40 @@ class AnthropicProvider(HTTPProvider):
         return body
 
     def history(self, request: ModelRequest) -> list[dict[str, Any]]:
-        return messages_body(request.messages)
+        wire = messages_body(request.messages)
+        for i in self._marked(wire, lambda m: m["role"] == "user"):
+            blocks = list(wire[i]["content"])
+            blocks[-1] = {**blocks[-1], "cache_control": EPHEMERAL}
+            wire[i] = {**wire[i], "content": blocks}
+        return wire
 
     def encoded_history(self, request: ModelRequest) -> str:
-        return "[" + ", ".join(self._wire.extend(request.messages)) + "]"
+        wire = self._wire.extend(request.messages)  # a new list: the kept texts stay unmarked
+        for i in self._marked(wire, lambda m: m.startswith(_USER)):
+            wire[i] = _mark_last_block(wire[i])
+        return "[" + ", ".join(wire) + "]"
+
+    def _marked(self, wire: list[Any], is_user: Callable[[Any], bool]) -> list[int]:
+        """Indexes of the user messages that get a cache breakpoint (none when caching is
+        off)."""
+        marked: list[int] = []
+        if not self.caching:
+            return marked
+        for i in range(len(wire) - 1, -1, -1):  # from the end: a turn costs the same late
+            if is_user(wire[i]):
+                marked.append(i)
+                if len(marked) == RECENT_BREAKPOINTS:
+                    break
+        return marked
+
+
+_USER = '{"role": ' + encode("user") + ","
+
+
+def _mark_last_block(message: str) -> str:
+    """An encoded wire message (``{"role": ..., "content": [..., {...}]}``) with a cache
+    breakpoint on its last block: the block's closing brace is the third-last character."""
+    return message[:-3] + _MARK + "]}"
 
 
 def messages_body(messages: Any) -> list[dict[str, Any]]:
@@ -152,7 +212,9 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
         blocks: list[dict[str, Any]] = []
         for c in message.content:
             if isinstance(c, ThinkingContent):
-                if c.signature and not c.signature.startswith(REASONING_MARK):
+                if c.redacted is not None:
+                    blocks.append({"type": "redacted_thinking", "data": c.redacted})
+                elif c.signature and not c.signature.startswith(REASONING_MARK):
                     blocks.append({"type": "thinking", "thinking": c.thinking,
                                    "signature": c.signature})
             elif isinstance(c, TextContent):
@@ -297,6 +359,12 @@ class MessagesDecoder:
             out.add(REASONING, block.get("thinking") or "")
             if block.get("signature"):
                 out.emit(ReasoningDelta("", block["signature"]))
+        elif kind == "redacted_thinking":
+            if not isinstance(block.get("data"), str):
+                raise ProviderStreamError(self.provider, "a redacted_thinking block without "
+                                          "its data", data=text)
+            self.blocks[index] = _Block(kind)
+            out.emit(ReasoningDelta("", redacted=block["data"]))
         else:
             raise ProviderStreamError(self.provider, f"content block type {kind!r} is not "
                                       "supported by this host", data=text)

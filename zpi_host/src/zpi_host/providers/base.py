@@ -94,14 +94,17 @@ class ProviderStreamError(ProviderError):
 
 
 class ProviderResponseTooLarge(ProviderStreamError):
-    """One answer streamed more bytes than ``requests.max_response_bytes`` allows: the host
-    stops reading (a runaway or hostile service must not exhaust memory). Not retried."""
+    """One answer grew past a cap: ``requests.max_answer_chars`` characters of text, thinking
+    and tool arguments, or ``requests.max_response_bytes`` bytes on the wire (a stream of
+    overhead). The host stops reading (a runaway or hostile service must not exhaust memory
+    or run forever). Not retried. ``setting`` names the cap, ``limit`` its value."""
 
-    def __init__(self, provider: str, limit: int) -> None:
-        super().__init__(provider, f"the answer exceeded {limit:,} bytes, so reading stopped "
-                                   "(raise requests.max_response_bytes if such answers are "
-                                   "expected)")
-        self.limit = limit
+    def __init__(self, provider: str, limit: int, setting: str = "max_response_bytes") -> None:
+        what = ("characters of text, thinking and tool arguments"
+                if setting == "max_answer_chars" else "bytes on the wire")
+        super().__init__(provider, f"the answer exceeded {limit:,} {what}, so reading stopped "
+                                   f"(raise requests.{setting} if such answers are expected)")
+        self.limit, self.setting = limit, setting
 
 
 class ProviderStreamBroken(ProviderStreamError):
@@ -167,6 +170,8 @@ class TextDelta:
 class ReasoningDelta:
     text: str
     signature: str | None = None
+    #: a whole redacted reasoning block (its opaque data), not a piece of text
+    redacted: str | None = None
 
 
 @attrs.frozen

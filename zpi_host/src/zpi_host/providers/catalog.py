@@ -110,7 +110,7 @@ class Credential:
 
 @attrs.frozen
 class RequestPolicy:
-    """Timeouts (seconds), retries and the size cap of one answer for HTTP providers, from
+    """Timeouts (seconds), retries and the size caps of one answer for HTTP providers, from
     ``settings["requests"]``."""
 
     max_retries: int = 3
@@ -120,8 +120,14 @@ class RequestPolicy:
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
     retry_after_max: float = 60.0
-    #: bytes of one streamed answer before it is cut with ProviderResponseTooLarge (32 MiB)
-    max_response_bytes: int = 32 * 1024 * 1024
+    #: characters of one answer (text, thinking, tool arguments) before it is cut with
+    #: ProviderResponseTooLarge: far above the longest answer a current model gives (128k
+    #: output tokens of a few characters each), however many events it is streamed in
+    max_answer_chars: int = 4_000_000
+    #: bytes on the wire of one answer: only a guard against a stream of overhead (pings,
+    #: empty events) that never grows the answer; event framing can be hundreds of bytes per
+    #: token, so it is far above the answer cap (512 MiB)
+    max_response_bytes: int = 512 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> RequestPolicy:
@@ -138,7 +144,7 @@ class RequestPolicy:
         values: dict[str, Any] = {}
         for name, value in raw.items():
             where = f"requests.{name}"
-            if name in ("max_retries", "max_response_bytes"):
+            if name in ("max_retries", "max_response_bytes", "max_answer_chars"):
                 least = 0 if name == "max_retries" else 1
                 if not _is_int(value) or value < least:
                     raise CatalogError(where, f"must be a whole number >= {least}, got "

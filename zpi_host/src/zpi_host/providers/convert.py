@@ -16,6 +16,11 @@ from .base import ModelRequest, ProviderStreamError, StreamEvent
 from .catalog import DEFAULT_BASE_URL, ModelEntry, RequestPolicy, credentials
 from .http import HTTPStreamer, StreamDecoder, encode_body
 from .messages import ContextMessage, Message, reminder
+from .reasoning import THINKING_BUDGETS, requested_level
+
+__all__ = ["HISTORY", "THINKING_BUDGETS", "HTTPProvider", "WireHistory", "context_text",
+           "encode", "images_of", "make_streamer", "reasoning_level", "splice_body",
+           "text_of", "tool_arguments"]
 
 #: ``json.dumps(value, ensure_ascii=False)`` without building an encoder per call.
 encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -23,8 +28,6 @@ encode = json.JSONEncoder(ensure_ascii=False).encode
 #: Stands for the history in a request body until :func:`splice_body` puts it in.
 HISTORY: list[Any] = []
 
-#: Thinking budgets (tokens) per reasoning level, for formats that take a budget.
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
 
 def context_text(message: ContextMessage) -> str:
@@ -42,11 +45,9 @@ def images_of(content: tuple[Content, ...]) -> list[ImageContent]:
 
 
 def reasoning_level(entry: ModelEntry, level: str | None) -> str | None:
-    """The level to ask for, or None: only models marked ``reasoning`` get one; "off" is
-    none."""
-    if not entry.reasoning or level is None or level == "off":
-        return None
-    return level
+    """The level to ask for, or None: only models that reason get one (see
+    :func:`.reasoning.reasoning_kind`); "off" is none."""
+    return requested_level(entry, level)
 
 
 def tool_arguments(provider: str, name: str, raw: str) -> dict[str, Any]:

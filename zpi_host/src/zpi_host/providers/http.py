@@ -9,8 +9,11 @@ exponential backoff with full jitter (``retry_base_delay * 2**attempt``, at most
 ``retry-after-ms``) capped at ``retry_after_max``. Waiting uses ``anyio.sleep``, so an abort
 cancels it.
 
-One answer may stream at most ``requests.max_response_bytes`` (32 MiB by default); past that
-reading stops with :class:`ProviderResponseTooLarge`, which is not retried.
+One answer may hold at most ``requests.max_answer_chars`` characters of text, thinking and
+tool arguments (4,000,000 by default), however many events carry them, and its stream at
+most ``requests.max_response_bytes`` bytes on the wire (512 MiB: only a guard against a
+stream of overhead, pings or empty events); past either, reading stops with
+:class:`ProviderResponseTooLarge`, which is not retried.
 
 The API key travels only in request headers; error bodies are redacted before they are
 quoted, and no message, repr or log line carries the key.
@@ -39,8 +42,11 @@ from .base import (
     ProviderResponseTooLarge,
     ProviderStreamBroken,
     ProviderStreamError,
+    ReasoningDelta,
     Retrying,
     StreamEvent,
+    TextDelta,
+    ToolCallDelta,
     ToolCallEnd,
     excerpt,
 )
@@ -129,23 +135,26 @@ class HTTPStreamer:
                         parse = parser.feed
                         decode = decoder()
                         feed = decode.feed
-                        budget = self.policy.max_response_bytes
+                        wire = self.policy.max_response_bytes
+                        answer = self.policy.max_answer_chars
                         call_ids: set[str] = set()
                         async for chunk in response.aiter_bytes():
-                            budget -= len(chunk)
-                            if budget < 0:
+                            wire -= len(chunk)
+                            if wire < 0:
                                 raise ProviderResponseTooLarge(
                                     self.provider, self.policy.max_response_bytes)
                             events = feed(parse(chunk))
                             if events:
                                 yielded = True
                                 for event in events:
-                                    if type(event) is ToolCallEnd:
-                                        self._check_call_id(event.id, call_ids)
+                                    answer -= self._answer_size(event, call_ids)
+                                    if answer < 0:
+                                        raise ProviderResponseTooLarge(
+                                            self.provider, self.policy.max_answer_chars,
+                                            "max_answer_chars")
                                     yield event
                         for event in [*feed(parser.close()), *decode.finish()]:
-                            if type(event) is ToolCallEnd:
-                                self._check_call_id(event.id, call_ids)
+                            self._answer_size(event, call_ids)
                             yield event
                         return
             except httpx.RequestError as exc:
@@ -172,6 +181,18 @@ class HTTPStreamer:
             attempt += 1
             yield Retrying(_retry_reason(error), delay, attempt + 1, self.policy.max_retries + 1)
             await anyio.sleep(delay)
+
+    def _answer_size(self, event: StreamEvent, call_ids: set[str]) -> int:
+        """The characters ``event`` adds to the answer (text, thinking, tool arguments); a
+        finished tool call's id is checked on the way."""
+        kind = type(event)
+        if kind is TextDelta or kind is ReasoningDelta:
+            return len(event.text)  # type: ignore[union-attr]
+        if kind is ToolCallDelta:
+            return len(event.arguments)  # type: ignore[union-attr]
+        if kind is ToolCallEnd:
+            self._check_call_id(event.id, call_ids)  # type: ignore[union-attr]
+        return 0
 
     def _check_call_id(self, call_id: Any, seen: set[str]) -> None:
         """Each tool call of one answer needs its own id: results are matched by it."""

@@ -35,11 +35,14 @@ class Usage:
 
 @attrs.frozen
 class ThinkingContent:
-    """Model reasoning; ``signature`` must be sent back unchanged to providers that sign it."""
+    """Model reasoning; ``signature`` must be sent back unchanged to providers that sign it.
+    ``redacted`` holds the opaque data of reasoning the provider encrypted (Anthropic's
+    ``redacted_thinking``): ``thinking`` is then empty, and the data goes back as it came."""
 
     thinking: str
     signature: str | None = None
     type: Literal["thinking"] = "thinking"
+    redacted: str | None = None
 
 
 @attrs.frozen

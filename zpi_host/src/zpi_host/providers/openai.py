@@ -46,6 +46,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .reasoning import openai_effort
 from .sse import parse_event
 
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use",
@@ -85,7 +86,7 @@ class OpenAIProvider(HTTPProvider):
             body[key] = entry.max_output
         level = reasoning_level(entry, request.reasoning_level)
         if level is not None:
-            body["reasoning_effort"] = level
+            body["reasoning_effort"] = openai_effort(level)
         body.update(request.options)
         return body
 

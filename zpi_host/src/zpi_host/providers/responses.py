@@ -57,6 +57,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .reasoning import openai_effort
 from .sse import parse_event
 
 __all__ = ["REASONING_MARK", "ResponsesDecoder", "ResponsesProvider", "reasoning_items",
@@ -107,7 +108,7 @@ class ResponsesProvider(HTTPProvider):
             body["max_output_tokens"] = entry.max_output
         level = reasoning_level(entry, request.reasoning_level)
         if level is not None:
-            body["reasoning"] = {"effort": level, "summary": "auto"}
+            body["reasoning"] = {"effort": openai_effort(level), "summary": "auto"}
         body.update(request.options)
         return body
 

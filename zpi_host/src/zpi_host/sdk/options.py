@@ -80,8 +80,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "resume_drops_turn": "not implemented",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
-    "max_thinking_tokens": "a thinking token budget is not supported; use effort",
-    "thinking": "thinking configuration is not supported; use effort",
     "enable_file_checkpointing": "file checkpoints are not implemented",
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
@@ -91,8 +89,11 @@ UNSUPPORTED: Mapping[str, str] = {
 #: calls are checked one by one, and ``agent:NAME`` deny rules still deny
 SUBAGENTS_ALLOWED = "agent:*"
 
-#: effort -> this host's reasoning level
-EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high"}
+#: effort -> this host's reasoning level ("xhigh" is Opus 4.7's; elsewhere the highest)
+EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high", "xhigh": "max",
+                              "max": "max"}
+#: the thinking budget the Messages API accepts at least
+MIN_THINKING_BUDGET = 1024
 
 
 @attrs.define(kw_only=True)
@@ -185,6 +186,7 @@ class AgentOptions:
         if self.effort is not None and self.effort not in EFFORTS:
             raise UnsupportedOptionError("effort", f"{self.effort!r} is not one of "
                                                    f"{', '.join(EFFORTS)}")
+        self._thinking()
         if self.max_budget_usd is not None and self.max_budget_usd <= 0:
             raise UsageError(f"max_budget_usd must be a positive number of US dollars, got "
                              f"{self.max_budget_usd!r}")
@@ -266,8 +268,7 @@ class AgentOptions:
             kwargs["resume"] = self.resume
         elif self.continue_conversation:
             kwargs["continue_recent"] = True
-        if self.effort is not None:
-            kwargs["reasoning_level"] = EFFORTS[self.effort]
+        kwargs.update(self._thinking())
         kwargs.update(self._prompt())
         if self.output_format is not None:
             from .structured import StructuredOutput
@@ -303,6 +304,47 @@ class AgentOptions:
             out["custom_tools"] = [t for key, server in in_process.items()
                                    for t in host_tools(key, server)]
         return out
+
+    def _thinking(self) -> dict[str, Any]:
+        """``thinking`` (or the deprecated ``max_thinking_tokens``) and ``effort`` as the
+        session's reasoning level and thinking budget: disabled is "off"; adaptive is the
+        effort's level, else "high" (the API's default effort); a budget is kept as the
+        budget, its level the effort's, else the one it stands for."""
+        from ..providers.reasoning import level_for_budget
+
+        effort = EFFORTS[self.effort] if self.effort is not None else None
+        thinking, budget = self.thinking, self.max_thinking_tokens
+        if thinking is not None:
+            kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+            extra = sorted(set(thinking) - {"type", "budget_tokens", "display"}) \
+                if isinstance(thinking, Mapping) else []
+            if kind not in ("adaptive", "enabled", "disabled") or extra:
+                raise UnsupportedOptionError(
+                    "thinking", f"must be {{'type': 'adaptive'}}, {{'type': 'enabled', "
+                    f"'budget_tokens': N}} or {{'type': 'disabled'}}, got {thinking!r:.100}")
+            if thinking.get("display", "summarized") != "summarized":
+                raise UnsupportedOptionError("thinking", "display 'omitted' is not supported: "
+                                             "thinking text is always shown as it comes")
+            if kind == "disabled":
+                return {"reasoning_level": "off"}
+            if kind == "adaptive":
+                return {"reasoning_level": effort or "high"}
+            budget = thinking.get("budget_tokens")
+            where = "thinking budget_tokens"
+        else:
+            where = "max_thinking_tokens"
+        if budget is None and thinking is None:
+            return {"reasoning_level": effort} if effort else {}
+        if type(budget) is not int or budget < 0 or 0 < budget < MIN_THINKING_BUDGET \
+                or (budget == 0 and thinking is not None):
+            raise UnsupportedOptionError(
+                "thinking" if thinking is not None else "max_thinking_tokens",
+                f"{where} must be a whole number of tokens >= {MIN_THINKING_BUDGET}"
+                f"{' (or 0: no thinking)' if thinking is None else ''}, got {budget!r}")
+        if budget == 0:
+            return {"reasoning_level": "off"}
+        return {"reasoning_level": effort or level_for_budget(budget),
+                "thinking_budget": budget}
 
     def _prompt(self) -> dict[str, Any]:
         prompt = self.system_prompt

@@ -60,8 +60,8 @@ def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
     for part in message.content:
         if isinstance(part, TextContent):
             blocks.append(TextBlock(part.text))
-        elif isinstance(part, ThinkingContent):
-            blocks.append(ThinkingBlock(part.thinking, part.signature or ""))
+        elif isinstance(part, ThinkingContent) and part.redacted is None:  # the SDK has no
+            blocks.append(ThinkingBlock(part.thinking, part.signature or ""))  # redacted type
         elif isinstance(part, ToolCallContent):
             blocks.append(ToolUseBlock(part.id, part.name, dict(part.arguments)))
     return blocks

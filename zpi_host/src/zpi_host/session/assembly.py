@@ -20,6 +20,7 @@ from ..contract.plugins import (
 )
 from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
+from ..providers.reasoning import level_for_budget, reasoning_kind
 from ..settings.plugin_dirs import check_adapters, with_plugin_dirs
 from .options import REASONING_LEVELS, SessionOptions
 from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
@@ -438,7 +439,24 @@ async def make_provider(
     if entry.provider not in factories:
         known = ", ".join(sorted(factories)) or "none"
         raise UsageError(f"unknown model provider {entry.provider!r} (installed: {known})")
+    budget = thinking_budget(options, environ)
+    if budget:  # 0 (thinking off) leaves the settings' budget alone
+        settings = {**settings, "thinking_budget_tokens": max(budget, 1024)}
     return factories[entry.provider].create(from_environment(entry, environ), settings)
+
+
+def thinking_budget(options: SessionOptions, environ: Mapping[str, str]) -> int | None:
+    """The ``thinking_budget`` option, else ``MAX_THINKING_TOKENS`` (as Claude Code reads it:
+    a whole number of tokens, 0 for no thinking), else None."""
+    if options.thinking_budget is not None:
+        return options.thinking_budget
+    raw = environ.get("MAX_THINKING_TOKENS", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise UsageError(f"MAX_THINKING_TOKENS must be a whole number of tokens (0 turns "
+                         f"thinking off), got {raw!r}")
+    return int(raw)
 
 
 #: setting source -> the host's resource folders it also brings (claude-agent-sdk: the
@@ -479,17 +497,21 @@ async def load_resources(
 
 def choose_reasoning(
     options: SessionOptions, store: SessionManager | None, entry: ModelEntry | None,
-    settings: Mapping[str, Any],
+    settings: Mapping[str, Any], environ: Mapping[str, str] | None = None,
 ) -> str:
-    """Explicit, then the session's (if valid), then settings, then the model's default;
-    clamped to ``off`` for a model that does not reason."""
+    """Explicit, then a thinking budget's (``thinking_budget``, ``MAX_THINKING_TOKENS``), then
+    the session's (if valid), then settings, then the model's default; clamped to ``off`` for
+    a model that does not reason."""
     level = options.reasoning_level
+    budget = thinking_budget(options, environ or {})
+    if level is None and budget is not None:
+        level = level_for_budget(budget)
     if level is None and store is not None:
         restored = store.last_reasoning_level()
         level = restored if restored in REASONING_LEVELS else None
     if level is None and settings.get("reasoning_level") in REASONING_LEVELS:
         level = settings["reasoning_level"]
-    supports = entry is None or entry.reasoning
+    supports = entry is None or reasoning_kind(entry) is not None
     if level is None:
         level = "medium" if supports and entry is not None else "off"
     return level if supports else "off"
@@ -565,7 +587,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
                                                   options.append_system_prompt,
                                                   options.system_prompt)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
-                                     else getattr(provider, "entry", None), settings)
+                                     else getattr(provider, "entry", None), settings, environ)
         if store is None:
             store = new_store(options, agent_dir, cwd, settings)
             opened = True

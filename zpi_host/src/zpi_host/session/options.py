@@ -14,7 +14,7 @@ import attrs
 
 from ..errors import UsageError
 
-REASONING_LEVELS = ("off", "minimal", "low", "medium", "high")
+REASONING_LEVELS = ("off", "minimal", "low", "medium", "high", "max")
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +44,9 @@ class SessionOptions:
     custom_tools: Sequence[Any] = ()
     tool_overrides: Sequence[Any] = ()
     reasoning_level: str | None = None
+    #: the thinking budget (tokens) of Anthropic models that take one (``MAX_THINKING_TOKENS``
+    #: in ``environ`` when None; the ``thinking_budget_tokens`` setting after that)
+    thinking_budget: int | None = None
     append_system_prompt: str | None = None
     environ: Mapping[str, str] | None = None
     blocked_plugins: Sequence[str] = ()
@@ -132,6 +135,10 @@ class SessionOptions:
         if self.reasoning_level is not None and self.reasoning_level not in REASONING_LEVELS:
             problems.append(f"reasoning_level must be one of {', '.join(REASONING_LEVELS)}, "
                             f"got {self.reasoning_level!r}")
+        if self.thinking_budget is not None and (
+                type(self.thinking_budget) is not int or self.thinking_budget < 1024):
+            problems.append(f"thinking_budget must be a whole number of tokens >= 1024 (the "
+                            f"API's minimum), got {self.thinking_budget!r}")
         if self.system_prompt is not None and not isinstance(self.system_prompt, str):
             problems.append(f"system_prompt must be a string, got "
                             f"{type(self.system_prompt).__name__}")

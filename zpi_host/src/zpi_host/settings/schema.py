@@ -117,8 +117,12 @@ MIB = 1024 * 1024
 
 SCHEMA = Section("", "keep", (
     Setting("model", or_null(STRING), None, "default model: a catalog name or `PROVIDER:MODEL`"),
-    Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high")), None,
-            "default reasoning level (clamped to what the model supports)"),
+    Setting("reasoning_level", or_null(one_of("off", "minimal", "low", "medium", "high", "max")),
+            None, "default reasoning level (clamped to what the model supports)"),
+    Setting("thinking_budget_tokens", or_null(whole(1024)), None,
+            "thinking budget of Anthropic models that take one, instead of the level's"),
+    Setting("prompt_caching", BOOL, True,
+            "Anthropic prompt-cache breakpoints on the system prompt, tools and latest turns"),
     Setting("models", objects_by_name("model entry"), {},
             "the model catalog (user guide, \"Models and credentials\")"),
     Setting("providers", objects_by_name("provider defaults"), {},
@@ -134,8 +138,12 @@ SCHEMA = Section("", "keep", (
         Setting("retry_base_delay", seconds(), 1.0, "first backoff delay"),
         Setting("retry_max_delay", seconds(), 30.0, "longest backoff delay"),
         Setting("retry_after_max", seconds(), 60.0, "longest `Retry-After` obeyed"),
-        Setting("max_response_bytes", whole(1), 32 * MIB,
-                "bytes of one streamed model answer before it is cut with an error"),
+        Setting("max_answer_chars", whole(1), 4_000_000,
+                "characters of one model answer (text, thinking, tool arguments) before it "
+                "is cut with an error"),
+        Setting("max_response_bytes", whole(1), 512 * MIB,
+                "bytes on the wire of one streamed answer (a guard against a stream of "
+                "overhead) before it is cut with an error"),
     ), "HTTP providers: retries, timeouts and the size of one answer"),
     Section("compaction", "drop", (
         Setting("enabled", BOOL, True, "compact automatically near the context limit"),
