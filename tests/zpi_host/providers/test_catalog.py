@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zpi_host.errors import UsageError
+from zpi_host.providers.builtin_catalog import builtin_models
 from zpi_host.providers.catalog import (
     DEFAULT_API_KEY_ENV,
     CatalogError,
@@ -19,7 +20,6 @@ from zpi_host.providers.catalog import (
     resolve_model,
     with_base_url,
 )
-from zpi_host.providers.builtin_catalog import builtin_models
 from zpi_host.providers.messages import Usage
 
 SETTINGS = {
