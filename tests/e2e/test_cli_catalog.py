@@ -1,0 +1,74 @@
+"""A first run with only a key: no settings file, no --model, the loopback server's URL from
+the provider's own variable; the built-in catalog supplies the model and its prices."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import EXE, clean_environment
+from zpi_host.providers.builtin_catalog import builtin_defaults, builtin_models
+from zpi_host.testing import ModelServer
+
+USAGE = {"input_tokens": 1_000, "output_tokens": 100}
+
+
+def run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**clean_environment(tmp_path), **env}, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_key_alone_runs_the_providers_default_model_at_catalog_prices(tmp_path, provider):
+    prefix = provider.upper()
+    with ModelServer([{"text": "hi there", "usage": USAGE},
+                      {"text": "Greeting", "usage": USAGE}]) as server:
+        out = run(tmp_path, "run", "--output-format", "json", "hi",
+                  **{f"{prefix}_API_KEY": "x", f"{prefix}_BASE_URL": server.base_url})
+        sent = [r.json["model"] for r in server.requests]
+    assert out.returncode == 0, out.stderr
+    default = builtin_defaults()[provider]
+    assert sent[0] == default
+    result = json.loads(out.stdout)
+    assert result["result"] == "hi there"
+    price = builtin_models()[default]["price"]
+    each = (USAGE["input_tokens"] * price["input"]
+            + USAGE["output_tokens"] * price["output"]) / 1e6
+    # the answer's request (the title request after it is not the run's)
+    assert result["total_cost_usd"] == pytest.approx(each, rel=1e-9)
+    assert not result["model_usage"][f"{provider}/{default}"]["unpriced"]
+
+
+def test_no_key_says_which_variables_to_set(tmp_path):
+    out = run(tmp_path, "run", "hi")
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "ANTHROPIC_API_KEY" in out.stderr and "OPENAI_API_KEY" in out.stderr
+
+
+def test_an_unknown_model_names_the_closest(tmp_path):
+    out = run(tmp_path, "run", "--model", "claude-sonet-4-5x", "hi", ANTHROPIC_API_KEY="x")
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    # a claude- id goes to Anthropic even when unknown; a typo without a prefix does not
+    out = run(tmp_path, "run", "--model", "sonet", "hi", ANTHROPIC_API_KEY="x")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "Closest names: sonnet" in out.stderr and "tried" in out.stderr
+
+
+def test_a_known_model_without_its_key_names_the_variable(tmp_path):
+    out = run(tmp_path, "run", "--model", "deepseek:deepseek-chat", "hi")
+    assert out.returncode == 2 and "DEEPSEEK_API_KEY" in out.stderr
+
+
+def test_models_lists_the_built_in_catalog(tmp_path):
+    out = run(tmp_path, "models", "--json", OPENAI_API_KEY="x")
+    assert out.returncode == 0, out.stderr
+    rows = {row["name"]: row for row in json.loads(out.stdout)}
+    assert set(builtin_models()) <= set(rows)
+    assert rows["gpt-4.1"]["credentials"] and not rows["claude-sonnet-4-5"]["credentials"]
+    assert rows["claude-sonnet-4-5"]["price"]["input"] > 0
+    table = run(tmp_path, "models")
+    assert "claude-sonnet-4-5" in table.stdout and "200000" in table.stdout
