@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from tests.helpers.cli import EXE, clean_environment
+
 from zpi_host.providers.builtin_catalog import builtin_defaults, builtin_models
 from zpi_host.testing import ModelServer
 

@@ -248,7 +248,7 @@ def default_model(settings: Mapping[str, Any], environ: Mapping[str, str],
     """The model used when none is chosen: the first settings entry with credentials, else
     the built-in default of the first provider (anthropic, then openai) whose key is set.
     Also returns, for a message, what each candidate lacks."""
-    missing = []
+    missing: list[str] = []
     for name in _settings_models(settings):
         entry = resolve_model(name, settings)
         credential = credentials(entry, environ)
@@ -353,9 +353,8 @@ def cost(usage: Usage, price: Price | None) -> float | None:
     if price is not None and price.long_context is not None and \
             price.long_context_above is not None and prompt > price.long_context_above:
         long = price.long_context
-        rates = Price(*(lv if lv is not None else bv for lv, bv in (
-            (long.input, price.input), (long.output, price.output),
-            (long.cache_read, price.cache_read), (long.cache_write, price.cache_write))))
+        rates = Price(**{field: getattr(long, field) if getattr(long, field) is not None
+                         else getattr(price, field) for field in PRICE_FIELDS})
     total = 0.0
     for tokens, rate in (
         (usage.input_tokens, rates.input if rates else None),
@@ -509,7 +508,7 @@ def _price(where: str, raw: Any, *, nested: bool = False) -> Price:
     if raw.get("long_context") is not None:
         long = raw["long_context"]
         above = long.get("above") if isinstance(long, Mapping) else None
-        if not _is_int(above) or above < 1:
+        if not isinstance(above, int) or isinstance(above, bool) or above < 1:
             raise CatalogError(f"{where}.long_context.above", f"must be the whole number of "
                                                               f"prompt tokens above which the "
                                                               f"long-context rates apply, got "
