@@ -417,7 +417,7 @@ def choose_model(
     entry, missing = default_model(settings, environ)
     if entry is not None:
         return entry
-    why = f" Nothing has credentials: {', '.join(missing)}." if missing else ""
+    why = f" The candidate models have no credentials: {', '.join(missing)}." if missing else ""
     raise UsageError("no model chosen: pass --model PROVIDER:MODEL (or model= in code), set "
                      "'model' in settings or ZPI_MODEL, or set ANTHROPIC_API_KEY or "
                      f"OPENAI_API_KEY to use the provider's default model.{why} "
