@@ -3,8 +3,11 @@ are priced from the built-in catalog."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from zpi_host.agent.compaction import SUMMARY_SYSTEM_PROMPT
 from zpi_host.errors import UsageError
 from zpi_host.providers.builtin_catalog import builtin_models
 from zpi_host.sdk import query
@@ -62,3 +65,25 @@ async def test_a_budget_on_an_unpriced_model_is_refused_at_the_start(backend):
     with pytest.raises(UsageError, match=r"max_budget_usd=1 cannot be kept.*no price"):
         await collect(query("hi", options))
     assert backend.requests() == []
+
+
+@pytest.mark.parametrize("window, compacts", [(None, False), (1000, True)])
+async def test_compaction_triggers_at_the_catalogs_window(backend, window, compacts):
+    if backend.kind == "scripted":
+        pytest.skip("the scripted model is not in the catalog")
+    spec, name, _ = MODELS[backend.kind][0]
+    settings = {**backend.settings(),
+                "compaction": {"reserve_tokens": 100, "keep_recent_tokens": 30}}
+    if window is not None:  # overrides one field of the built-in entry, keeps the others
+        settings["models"] = {name: {"context_window": window}}
+    call = {"tool_calls": [{"name": "Bash", "arguments": {"command": "echo " + "x" * 300}}],
+            "usage": {"input_tokens": 950, "output_tokens": 5}}
+    backend.turns(call, *(["the summary of it"] if compacts else []), "done")
+    options = backend.options(model=spec, settings=json.dumps(settings),
+                              permission_mode="bypassPermissions")
+    messages = await collect(query("go " + "y" * 300, options))
+    assert messages[-1].result == "done", messages[-1]
+    summaries = [r for r in backend.requests() if SUMMARY_SYSTEM_PROMPT[:40] in json.dumps(r)]
+    assert len(summaries) == (1 if compacts else 0)
+    usage = messages[-1].model_usage[f"{backend.kind}/{builtin_models()[name]['model']}"]
+    assert usage["contextWindow"] == (window or builtin_models()[name]["context_window"])
