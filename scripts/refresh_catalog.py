@@ -161,11 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--date", type=datetime.date.fromisoformat,
                         default=datetime.datetime.now(datetime.UTC).date(),
                         help="the day whose prices to take (default: today, UTC)")
+    parser.add_argument("--overlay", type=Path, default=OVERLAY)
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
     try:
         providers, version = load_providers(args.wheel or download())
-        data = build(providers, version, json.loads(OVERLAY.read_text()), args.date)
+        data = build(providers, version, json.loads(args.overlay.read_text()), args.date)
     except RefreshError as exc:
         print(f"refresh_catalog: {exc}", file=sys.stderr)
         return 1
