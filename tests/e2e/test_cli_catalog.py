@@ -72,3 +72,19 @@ def test_models_lists_the_built_in_catalog(tmp_path):
     assert rows["claude-sonnet-4-5"]["price"]["input"] > 0
     table = run(tmp_path, "models")
     assert "claude-sonnet-4-5" in table.stdout and "200000" in table.stdout
+
+
+def test_the_cost_of_an_unpriced_model_comes_with_a_warning(tmp_path):
+    with ModelServer([{"text": "hi there", "usage": USAGE},
+                      {"text": "Greeting", "usage": USAGE}]) as server:
+        out = run(tmp_path, "run", "--verbose", "--model", "claude-unlisted-1", "hi",
+                  ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=server.base_url)
+    assert out.returncode == 0, out.stderr
+    assert "anthropic/claude-unlisted-1: 1000 in, 100 out, unpriced" in out.stderr
+    assert "warning: the cost leaves out anthropic/claude-unlisted-1" in out.stderr
+    with ModelServer([{"text": "hi there", "usage": USAGE},
+                      {"text": "Greeting", "usage": USAGE}]) as server:
+        priced = run(tmp_path, "run", "--verbose", "--model", "sonnet", "hi",
+                     ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=server.base_url)
+    assert priced.returncode == 0 and "warning: the cost" not in priced.stderr
+    assert "anthropic/claude-sonnet-4-5: 1000 in, 100 out, $0.0045" in priced.stderr
