@@ -74,3 +74,40 @@ def test_a_bad_base_url_is_a_usage_error(tmp_path):
     out = run(tmp_path, "--model", "openai:gpt-test", "--base-url", "localhost:1", "hello",
               env_extra={"OPENAI_API_KEY": KEY})
     assert out.returncode == 2 and "must start with http:// or https://" in out.stderr
+
+
+def test_openai_responses_from_the_environment_keeps_reasoning_across_a_resume(tmp_path):
+    """``OPENAI_API_KEY`` + ``OPENAI_BASE_URL`` and ``--model openai-responses:gpt-5``, no
+    settings file: a tool call, then ``--continue`` in a new process; every request after
+    the first carries the earlier reasoning items unchanged (the server refuses others)."""
+    (tmp_path / "todo.txt").write_text("buy milk\n")
+    turns = [
+        {"thinking": "Read the list first.",
+         "tool_calls": [{"name": "read", "arguments": {"path": "todo.txt"}}],
+         "usage": {"input_tokens": 500, "output_tokens": 20, "cache_read_tokens": 100}},
+        {"text": "You need to buy milk.", "usage": {"input_tokens": 700, "output_tokens": 9}},
+        {"text": "Shopping list check"},  # the title request of builtins:title
+        {"text": "Still milk.", "usage": {"input_tokens": 900, "output_tokens": 3}},
+    ]
+    with ModelServer(turns) as server:
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": server.base_url}
+        out = run(tmp_path, "--model", "openai-responses:gpt-5", "--output-format", "json",
+                  "what is on my list?", env_extra=env)
+        assert out.returncode == 0, out.stderr
+        again = run(tmp_path, "--continue", "--output-format", "json", "and now?",
+                    env_extra=env)
+        requests = list(server.requests)
+    assert again.returncode == 0, again.stderr
+    result = json.loads(out.stdout)
+    assert (result["result"], result["num_turns"]) == ("You need to buy milk.", 2)
+    assert result["usage"]["cache_read_input_tokens"] == 100
+    assert result["usage"]["input_tokens"] == 1200
+    assert json.loads(again.stdout)["result"] == "Still milk."
+    assert all(r.path == "/v1/responses" for r in requests)
+    assert requests[0].headers["authorization"] == f"Bearer {KEY}"
+    item = {"id": "rs_zpi1", "type": "reasoning", "encrypted_content": "gAAAAzpi-encrypted-1",
+            "summary": [{"type": "summary_text", "text": "Read the list first."}]}
+    assert item in requests[1].json["input"]
+    assert requests[1].json["input"][-1]["type"] == "function_call_output"
+    assert item in requests[-1].json["input"] and requests[-1].json["model"] == "gpt-5"
+    assert KEY not in out.stdout + out.stderr + again.stdout + again.stderr

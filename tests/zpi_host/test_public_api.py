@@ -22,20 +22,23 @@ PINNED: dict[str, str] = {
     """,
     "zpi_host.sdk": """
         AgentDefinition AgentOptions AssistantMessage ClaudeAgentOptions ClaudeSDKClient
-        ContentBlock ForkSessionResult HookMatcher InMemorySessionStore Message
-        MirrorErrorMessage NULL_PERMISSION PermissionResult PermissionResultAllow
+        ContentBlock ForkSessionResult HookMatcher InMemorySessionStore
+        McpSdkServerConfig McpServerError Message MirrorErrorMessage NULL_PERMISSION
+        PermissionResult PermissionResultAllow
         PermissionResultDeny PermissionRuleValue PermissionUpdate PostgresSessionStore
-        ResultMessage SDKClient SDKSessionInfo SQLiteSessionStore SessionKey
+        ResultMessage SDKClient SDKSessionInfo SQLiteSessionStore SdkMcpTool SessionKey
         SessionMessage SessionStore SessionStoreError StreamEvent SystemMessage
         TaskError TaskNotificationMessage TaskProgressMessage TaskStartedMessage
-        TextBlock ThinkingBlock ToolPermissionContext ToolResultBlock ToolUseBlock
+        TextBlock ThinkingBlock ToolAnnotations ToolPermissionContext ToolResultBlock
+        ToolUseBlock
         UnknownTaskError UnsupportedOptionError UserMessage delete_session
         delete_session_via_store fold_session_summary fork_session
         fork_session_via_store get_session_info get_session_info_from_store
         get_session_messages get_session_messages_from_store get_subagent_messages
-        get_subagent_messages_from_store list_sessions list_sessions_from_store
+        create_sdk_mcp_server get_subagent_messages_from_store list_sessions
+        list_sessions_from_store
         list_subagents list_subagents_from_store project_key_for_directory query
-        rename_session rename_session_via_store tag_session tag_session_via_store
+        rename_session rename_session_via_store tag_session tag_session_via_store tool
     """,
     "zpi_host.testing": """
         FakeDistribution FunctionModel ModelServer ScriptedModel install_distribution

@@ -114,6 +114,15 @@ def test_a_rule_names_a_tool_in_either_spelling(rule, tool):
     assert not parse_rule(rule).matches_name("write" if tool != "write" else "read")
 
 
+def test_an_mcp_server_rule_names_every_tool_of_that_server():
+    rule = parse_rule("mcp__calc")
+    assert rule.matches_name("mcp__calc") and rule.matches_name("mcp__calc__add")
+    assert not rule.matches_name("mcp__calculator__add")  # another server
+    assert not rule.matches_name("mcp__calcx")
+    assert not parse_rule("mcp__calc__add").matches_name("mcp__calc__add__x")
+    assert parse_rule("mcp__calc__*").matches_name("mcp__calc__divide")
+
+
 def test_claude_spellings_keep_each_tools_pattern_semantics(ws):
     """``Bash(rm:*)`` is a command prefix on the kernel's bash, ``read(.env)`` a path on the
     SDK's Read (its ``file_path``), and a malformed command pattern is refused in either

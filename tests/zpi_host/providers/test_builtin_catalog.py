@@ -149,3 +149,12 @@ def test_the_default_model_follows_the_first_provider_key_set():
     assert token.provider == "anthropic"
     own = {"models": {"local": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1"}}}
     assert default_model(own, {"ANTHROPIC_API_KEY": "a"})[0].name == "local"
+
+
+def test_the_responses_api_shares_the_openai_entries():
+    entry = resolve_model("openai-responses:gpt-5", {})
+    base = resolve_model("gpt-5", {})
+    assert (entry.provider, entry.model, entry.name) == (
+        "openai-responses", "gpt-5", "openai-responses:gpt-5")
+    assert (entry.price, entry.context_window, entry.reasoning) == (
+        base.price, base.context_window, "openai-effort")

@@ -125,6 +125,7 @@ def test_the_key_never_shows_in_repr():
 
 def test_credentials_come_from_the_environment_by_default():
     assert DEFAULT_API_KEY_ENV == {"openai": "OPENAI_API_KEY",
+                                   "openai-responses": "OPENAI_API_KEY",
                                    "anthropic": "ANTHROPIC_API_KEY"}
     entry = resolve_model("openai:gpt", {})
     assert credentials(entry, {"OPENAI_API_KEY": "k"}) == Credential(

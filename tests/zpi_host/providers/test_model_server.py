@@ -86,3 +86,38 @@ def test_server_lifecycle():
         assert server.base_url.startswith("http://127.0.0.1:") and \
             server.base_url.endswith("/v1")
     server.close()  # closing twice is fine
+
+
+def test_responses_stream_has_the_services_event_sequence(zpi_model_server):
+    """``POST /v1/responses``: the events and shapes of OpenAI's Responses stream."""
+    zpi_model_server.add_turns({"thinking": "hmm", "text": "hi", "tool_calls": [
+        {"name": "read", "arguments": {"path": "a"}}],
+        "usage": {"input_tokens": 5, "output_tokens": 7, "cache_read_tokens": 3}}, "plain")
+    answer = post(zpi_model_server, "/v1/responses",
+                  {"model": "m", "include": ["reasoning.encrypted_content"]})
+    events = [json.loads(line[6:]) for line in answer.content.decode().splitlines()
+              if line.startswith("data: ")]
+    names = [line[7:] for line in answer.content.decode().splitlines()
+             if line.startswith("event: ")]
+    assert names == [e["type"] for e in events]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert names[:2] == ["response.created", "response.in_progress"]
+    assert names[-1] == "response.completed"
+    for name in ("response.reasoning_summary_text.delta", "response.output_text.delta",
+                 "response.function_call_arguments.delta", "response.output_item.done"):
+        assert name in names
+    done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    assert [i["type"] for i in done] == ["reasoning", "message", "function_call"]
+    assert done[0]["encrypted_content"] in zpi_model_server.issued_reasoning
+    assert (done[2]["call_id"], done[2]["arguments"]) == ("call_1_0", '{"path": "a"}')
+    completed = events[-1]["response"]
+    assert completed["output"] == done and completed["status"] == "completed"
+    assert completed["usage"] == {"input_tokens": 8, "input_tokens_details": {
+        "cached_tokens": 3}, "output_tokens": 7, "output_tokens_details": {
+        "reasoning_tokens": 1}, "total_tokens": 15}
+    # without include, no encrypted content; a reasoning item not issued is refused
+    plain = post(zpi_model_server, "/responses", {"model": "m", "input": []})
+    assert b"encrypted_content" not in plain.content
+    refused = post(zpi_model_server, "/v1/responses", {"model": "m", "input": [
+        {"type": "reasoning", "id": "rs_x", "summary": []}]})
+    assert refused.status_code == 400 and "not persisted" in refused.json()["error"]["message"]

@@ -23,8 +23,7 @@ from .conftest import collect
 pytestmark = pytest.mark.anyio
 
 UNSUPPORTED_VALUES = {
-    "mcp_servers": {"calc": {"type": "stdio", "command": "calc"}},
-    "strict_mcp_config": True, "fallback_model": "openai:gpt-4o", "betas": ["x"],
+    "fallback_model": "openai:gpt-4o", "betas": ["x"],
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
     "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,

@@ -121,10 +121,11 @@ async def test_settings_destinations_persist_atomically_keeping_other_keys(scrip
         "additional_directories": [str(extra)], "mode": "plan"}}
     assert not list(local.parent.glob(".settings*"))  # no temporary file left
 
-    # the next session reads them: echo one is allowed by the local file's rule
+    # the next session reads them: echo one is allowed by the local file's rule (the program
+    # names the project's files, as claude-agent-sdk needs: its explicit trust in the project)
     scripted.turns(*bash("echo one"), "ok")
     outcome = results(await collect(query("again", scripted.options(
-        can_use_tool=can_use_tool))))
+        can_use_tool=can_use_tool, setting_sources=["user", "project", "local"]))))
     assert [r.is_error for r in outcome] == [False] and asked == ["echo one"]
 
 

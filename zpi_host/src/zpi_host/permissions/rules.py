@@ -75,6 +75,8 @@ class Rule:
         regex = _name_regex(self.name)
         if self.dimension != "tools":
             return regex.fullmatch(_bare(self.dimension, name)) is not None
+        if _names_mcp_server(self.name) and name.startswith(f"{self.name}__"):
+            return True  # ``mcp__server`` names every tool of that server, as in Claude Code
         return any(regex.fullmatch(n) is not None for n in same_tool(name))
 
     def matches(self, name: str, arguments: Any, cwd: Path, *, strict: bool) -> bool:
@@ -112,6 +114,12 @@ class Rule:
 
 def _bare(dimension: Dimension, name: str) -> str:
     return name.lstrip("/") if dimension == "commands" else name
+
+
+def _names_mcp_server(name: str) -> bool:
+    """``mcp__server`` (no tool part, no wildcard): a rule about all of a server's tools."""
+    return name.startswith("mcp__") and "__" not in name[5:] and "*" not in name and \
+        len(name) > 5
 
 
 @lru_cache(maxsize=512)

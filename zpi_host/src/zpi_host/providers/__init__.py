@@ -1,6 +1,6 @@
 """Model providers: the protocol and errors (``base``), the model catalog (``catalog``), the
-scripted replay model and the HTTP wire formats (``openai``, ``anthropic``). Registered
-through ``zpi_register_providers`` by the kernel plugin ``zpi.models``.
+scripted replay model and the HTTP wire formats (``openai``, ``responses``, ``anthropic``).
+Registered through ``zpi_register_providers`` by the kernel plugin ``zpi.models``.
 
 Names are imported on first use: listing plugins imports this package without needing them.
 """

@@ -3,7 +3,8 @@
 Request: the system prompt as ``system``; consecutive tool results (and the context that
 follows them) merged into one user message of ``tool_result`` blocks, as the API requires
 alternating roles; thinking blocks sent back unchanged with their signature (thinking without
-a signature, e.g. from another provider, cannot be verified by the API and is left out).
+a signature, e.g. from another provider, cannot be verified by the API and is left out; so is
+thinking that holds OpenAI Responses reasoning items, which sit where the signature goes).
 ``max_tokens`` is required: the entry's ``max_output``, else 8192. For models marked
 ``reasoning`` a thinking budget per level is sent, and ``max_tokens`` is raised above it.
 """
@@ -47,6 +48,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .responses import REASONING_MARK
 from .sse import parse_event
 
 API_VERSION = "2023-06-01"
@@ -150,7 +152,7 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
         blocks: list[dict[str, Any]] = []
         for c in message.content:
             if isinstance(c, ThinkingContent):
-                if c.signature:
+                if c.signature and not c.signature.startswith(REASONING_MARK):
                     blocks.append({"type": "thinking", "thinking": c.thinking,
                                    "signature": c.signature})
             elif isinstance(c, TextContent):

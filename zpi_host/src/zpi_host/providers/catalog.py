@@ -30,27 +30,34 @@ __all__ = [
 
 #: Where the key of a provider is looked for when an entry names no ``api_key_env``.
 DEFAULT_API_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY",
+                                       "openai-responses": "OPENAI_API_KEY",
                                        "anthropic": "ANTHROPIC_API_KEY"}
 #: A bearer token used when the key variable is not set (``Authorization: Bearer``), as the
 #: official Anthropic SDK reads ``ANTHROPIC_AUTH_TOKEN``.
 AUTH_TOKEN_ENV: dict[str, str] = {"anthropic": "ANTHROPIC_AUTH_TOKEN"}
 #: The service a provider talks to when neither the entry nor ``providers`` set ``base_url``.
 DEFAULT_BASE_URL: dict[str, str] = {"openai": "https://api.openai.com/v1",
+                                    "openai-responses": "https://api.openai.com/v1",
                                     "anthropic": "https://api.anthropic.com"}
+#: ``api`` of a ``models`` entry: which API of its provider it uses (OpenAI has two).
+APIS: dict[str, frozenset[str]] = {"openai": frozenset({"chat", "responses"})}
 #: Providers that never need a key.
 NO_KEY_PROVIDERS = frozenset({"scripted"})
 
 ENTRY_FIELDS = frozenset({"provider", "model", "base_url", "api_key_env", "api_key",
                           "context_window", "max_output", "reasoning", "price", "headers",
                           "aliases", "tools", "vision", "prompt_caching", "price_date",
-                          "price_source"})
+                          "price_source", "api"})
 #: how a model reasons: Anthropic's ``thinking`` budget, its adaptive thinking (effort), or
 #: OpenAI's ``reasoning_effort``; ``true`` in settings means the provider's usual kind
 REASONING_KINDS = ("anthropic-thinking", "anthropic-adaptive", "openai-effort")
-DEFAULT_REASONING_KIND = {"anthropic": "anthropic-thinking", "openai": "openai-effort"}
+DEFAULT_REASONING_KIND = {"anthropic": "anthropic-thinking", "openai": "openai-effort",
+                          "openai-responses": "openai-effort"}
 CAPABILITY_FIELDS = ("tools", "vision", "prompt_caching")
 #: a dated snapshot id (``claude-sonnet-4-5-20250929``, ``gpt-4.1-2025-04-14``)
 DATED_ID = re.compile(r"^(?P<base>.+?)-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+#: provider -> the provider whose catalog entries (prices, limits) it shares
+SAME_MODELS = {"openai-responses": "openai"}
 #: bare ids whose provider is known by their prefix
 ID_PREFIXES = (("claude-", "anthropic"), ("gpt-", "openai"), ("chatgpt-", "openai"),
                ("o1", "openai"), ("o3", "openai"), ("o4", "openai"))
@@ -114,6 +121,9 @@ class ModelEntry:
     api_key_source: str | None = attrs.field(default=None, repr=False)
     #: ``api_key`` is a bearer token (``AUTH_TOKEN_ENV``), sent as ``Authorization: Bearer``
     api_key_bearer: bool = attrs.field(default=False, repr=False)
+    #: the provider's API, where it has several (``openai``: "chat" or "responses"); None is
+    #: the provider's default
+    api: str | None = None
 
     @property
     def spec(self) -> str:
@@ -222,6 +232,10 @@ def _bare(spec: str, provider: str, model: str, settings: Mapping[str, Any],
     # the catalog's entry for it; for a service, one that talks to that service
     candidates = [e for e in entries if e.base_url == base_url] if service else entries
     found = _by_id(model, candidates, provider)
+    if found is None and provider in SAME_MODELS:  # the same models through another API
+        found = _by_id(model, candidates, SAME_MODELS[provider])
+        if found is not None:
+            return attrs.evolve(found, name=spec, provider=provider)
     if found is not None:
         return found
     defaults = _provider_defaults(provider, settings)
@@ -484,6 +498,8 @@ def _entry(name: str, raw: Any, settings: Mapping[str, Any]) -> ModelEntry:
             values[field] = _check_str(f"{where}.{field}", raw[field])
     if raw.get("price") is not None:
         values["price"] = _price(f"{where}.price", raw["price"])
+    if raw.get("api") is not None:
+        values["api"] = _api(f"{where}.api", provider, raw["api"])
     headers = dict(_check_headers(f"{where}.headers", defaults.get("headers", {})))
     headers.update(_check_headers(f"{where}.headers", raw.get("headers", {})))
     values["headers"] = headers
@@ -516,6 +532,17 @@ def _price(where: str, raw: Any, *, nested: bool = False) -> Price:
         values["long_context"] = _price(f"{where}.long_context", long, nested=True)
         values["long_context_above"] = above
     return Price(**values)
+
+
+def _api(where: str, provider: str, value: Any) -> str:
+    apis = APIS.get(provider)
+    if apis is None:
+        raise CatalogError(where, f"is only for providers with several APIs "
+                                  f"({', '.join(sorted(APIS))}); provider {provider!r} has one")
+    if value not in apis:
+        raise CatalogError(where, f"must be one of {', '.join(map(repr, sorted(apis)))} for "
+                                  f"provider {provider!r}, got {value!r}")
+    return str(value)
 
 
 def _check_headers(where: str, raw: Any) -> Mapping[str, str]:

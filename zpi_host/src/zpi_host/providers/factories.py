@@ -36,6 +36,7 @@ async def collect_providers(
 
 #: provider -> the variable naming its base URL, as the official SDKs read it
 BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL",
+                                   "openai-responses": "OPENAI_BASE_URL",
                                    "anthropic": "ANTHROPIC_BASE_URL"}
 
 
@@ -43,7 +44,7 @@ def from_environment(entry: ModelEntry, environ: Mapping[str, str]) -> ModelEntr
     """``entry`` with what ``environ`` (the ``environ`` option, else the process's) supplies:
     the API key from its variable (for Anthropic, else a bearer token from
     ``ANTHROPIC_AUTH_TOKEN``), and the base URL from ``OPENAI_BASE_URL`` /
-    ``ANTHROPIC_BASE_URL`` when no setting gives one."""
+    ``ANTHROPIC_BASE_URL`` (``openai-responses`` reads OpenAI's) when no setting gives one."""
     import attrs
 
     from .catalog import credentials

@@ -24,14 +24,30 @@ class ScriptedProviderFactory:
 
 
 class OpenAIProviderFactory:
-    """``openai:MODEL``: the Chat Completions API and every server that speaks it."""
+    """``openai:MODEL``: the Chat Completions API and every server that speaks it; an entry
+    with ``"api": "responses"`` uses the Responses API instead."""
 
     name = "openai"
 
     def create(self, entry: Any, settings: Mapping[str, Any]) -> Any:
+        if getattr(entry, "api", None) == "responses":
+            from .responses import ResponsesProvider
+
+            return ResponsesProvider(entry, settings)
         from .openai import OpenAIProvider
 
         return OpenAIProvider(entry, settings)
+
+
+class ResponsesProviderFactory:
+    """``openai-responses:MODEL``: OpenAI's Responses API (reasoning kept across turns)."""
+
+    name = "openai-responses"
+
+    def create(self, entry: Any, settings: Mapping[str, Any]) -> Any:
+        from .responses import ResponsesProvider
+
+        return ResponsesProvider(entry, settings)
 
 
 class AnthropicProviderFactory:
@@ -47,4 +63,5 @@ class AnthropicProviderFactory:
 
 @hookimpl
 def zpi_register_providers(settings: Mapping[str, Any]) -> list[Any]:
-    return [OpenAIProviderFactory(), AnthropicProviderFactory(), ScriptedProviderFactory()]
+    return [OpenAIProviderFactory(), ResponsesProviderFactory(), AnthropicProviderFactory(),
+            ScriptedProviderFactory()]

@@ -26,6 +26,14 @@ if TYPE_CHECKING:
     from ..stores.sqlite_store import SQLiteSessionStore
     from .agents import AgentDefinition
     from .client import ClaudeSDKClient, SDKClient
+    from .mcp_servers import McpServerError
+    from .mcp_tools import (
+        McpSdkServerConfig,
+        SdkMcpTool,
+        ToolAnnotations,
+        create_sdk_mcp_server,
+        tool,
+    )
     from .messages import (
         AssistantMessage,
         ContentBlock,
@@ -90,6 +98,9 @@ _LAZY: dict[str, str] = {
         "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),
     "AgentDefinition": "agents",
+    "McpServerError": "mcp_servers",
+    **dict.fromkeys(("McpSdkServerConfig", "SdkMcpTool", "ToolAnnotations",
+                     "create_sdk_mcp_server", "tool"), "mcp_tools"),
     **dict.fromkeys(("AgentOptions", "ClaudeAgentOptions", "HookMatcher"), "options"),
     "UnsupportedOptionError": "unsupported",
     **dict.fromkeys((

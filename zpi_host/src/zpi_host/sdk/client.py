@@ -64,6 +64,7 @@ class SDKClient:
         self._mirror: Any = None  # TranscriptMirror, with a session_store
         self._resynced: list[Any] = []  # mirrors sending sub-agent records the store lacks
         self._resume_choice: Any = None  # what the store had of the resumed session
+        self._mcp: Any = None  # InProcessServers, after connect
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -103,7 +104,8 @@ class SDKClient:
             self._resynced = []
             await session.dispose()
             raise
-        self._translator = Translator(session, partial=self.options.include_partial_messages)
+        self._translator = Translator(session, partial=self.options.include_partial_messages,
+                                      mcp_servers=self._mcp.init_entries)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
         self._lock = anyio.Lock()
         wanted = set(WANTED_EVENTS)
@@ -131,6 +133,11 @@ class SDKClient:
             from .hook_callbacks import callback_hooks_plugin
 
             plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
+        from .mcp_servers import InProcessServers
+
+        self._mcp = InProcessServers(options.in_process_servers())
+        if self._mcp.servers:  # says which server is switched off when its tool is called
+            plugins["sdk-mcp-servers"] = self._mcp
         kwargs["plugins"] = plugins
         if options.can_use_tool is not None:
             from .permissions import sdk_approver
@@ -473,6 +480,25 @@ class SDKClient:
             raise TaskError(f"stop_task({task_id!r}): the client is not connected (after "
                             "disconnect its tasks were stopped with its session)")
         await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
+
+    async def get_mcp_status(self) -> dict[str, Any]:
+        """``{"mcpServers": [...]}``: each in-process server's status (``connected`` or
+        ``disabled``), server info and tools, in claude-agent-sdk's shape."""
+        return {"mcpServers": self._mcp_servers().statuses()}
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Switch an in-process server's tools off (or on again) from the next request on;
+        an unknown name raises :class:`~.mcp_servers.McpServerError`."""
+        self._mcp_servers().toggle(self.session, server_name, enabled)
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """An in-process server has no connection to lose: succeeds for one of them (an
+        unknown name raises :class:`~.mcp_servers.McpServerError`)."""
+        self._mcp_servers().check(server_name, "reconnect_mcp_server")
+
+    def _mcp_servers(self) -> Any:
+        self.session  # noqa: B018 - raises when not connected
+        return self._mcp
 
     async def get_server_info(self) -> dict[str, Any]:
         """What the ``init`` system message says."""

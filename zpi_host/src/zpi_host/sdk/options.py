@@ -63,9 +63,6 @@ class HookMatcher:
 
 #: options refused when set (not None, not False, not empty), with the reason
 UNSUPPORTED: Mapping[str, str] = {
-    "mcp_servers": "MCP servers cannot be started by this host; give Python tools through "
-                   "zpi_host.create_session(custom_tools=...) or a plugin",
-    "strict_mcp_config": "there is no MCP configuration in this host",
     "fallback_model": "a fallback model is not implemented",
     "betas": "Anthropic beta headers are not passed through; set them in the model's "
              "'headers' in settings",
@@ -180,6 +177,7 @@ class AgentOptions:
         for name, why in UNSUPPORTED.items():
             if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
+        self._mcp()
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
                 "permission_mode", f"{self.permission_mode!r} is not one of "
@@ -282,7 +280,29 @@ class AgentOptions:
             kwargs["plugin_dirs"] = self._plugin_dirs()
         kwargs.update(self._tool_selection())
         kwargs.update(self._permissions())
+        kwargs.update(self._mcp())
         return kwargs
+
+    def in_process_servers(self) -> dict[str, Any]:
+        """The ``create_sdk_mcp_server`` servers of ``mcp_servers``, by key."""
+        from .mcp_servers import split_mcp_servers
+
+        return split_mcp_servers(self.mcp_servers)[0] if self.mcp_servers else {}
+
+    def _mcp(self) -> dict[str, Any]:
+        """``mcp_servers``: the in-process servers' tools as custom tools (``mcp__KEY__TOOL``),
+        the other configs (and ``strict_mcp_config``) for the kernel
+        (:func:`~.mcp_servers.external_mcp_servers`)."""
+        from .mcp_servers import external_mcp_servers, split_mcp_servers
+
+        in_process, external = split_mcp_servers(self.mcp_servers or {})
+        out = external_mcp_servers(external, self.strict_mcp_config)
+        if in_process:
+            from .mcp_tools import host_tools
+
+            out["custom_tools"] = [t for key, server in in_process.items()
+                                   for t in host_tools(key, server)]
+        return out
 
     def _prompt(self) -> dict[str, Any]:
         prompt = self.system_prompt
@@ -375,7 +395,13 @@ class AgentOptions:
             picked = [t for t in tools if t not in removed and t not in optional]
             out["tools"] = picked
             if not picked:
-                out = {"no_tools": True}
+                out = {"no_tools": True}  # custom tools (the MCP servers' ones) stay
+            else:  # ``tools`` picks the standard tools; the MCP servers' tools stay too
+                from .mcp_tools import mcp_tool_name
+
+                out["tools"] += [mcp_tool_name(key, t.name) for key, server in
+                                 self.in_process_servers().items() for t in server.tools
+                                 if mcp_tool_name(key, t.name) not in picked]
         return out
 
     def _removed_tools(self) -> dict[str, str]:

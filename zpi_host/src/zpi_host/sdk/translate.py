@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid as uuids
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..agent.events import (
@@ -118,9 +119,12 @@ TERMINAL_REASONS = {"max_turns": "max_turns", "aborted": "aborted_streaming",
 class Translator:
     """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
 
-    def __init__(self, session: AgentSession, *, partial: bool = False) -> None:
+    def __init__(self, session: AgentSession, *, partial: bool = False,
+                 mcp_servers: Callable[[], list[dict[str, Any]]] = list) -> None:
         self.session = session
         self.partial = partial
+        #: the ``mcp_servers`` entries of the ``init`` message, as they are at each input
+        self.mcp_servers = mcp_servers
         self.inputs: dict[str, dict[str, Any]] = {}
         #: this input's main-loop usage: the answers of this session (a sub-agent's answers
         #: come from its own session; the session's totals include them)
@@ -147,7 +151,8 @@ class Translator:
         return SystemMessage("init", {
             "type": "system", "subtype": "init", "session_id": s.session_id,
             "uuid": str(uuids.uuid4()), "cwd": str(s.cwd), "tools": list(s.tools),
-            "mcp_servers": [], "model": s.view.model, "permissionMode": permission_mode,
+            "mcp_servers": self.mcp_servers(), "model": s.view.model,
+            "permissionMode": permission_mode,
             "slash_commands": [c.name for c in resources.commands] if resources else [],
             "skills": [k.name for k in resources.skills] if resources else [],
             "agents": [a.name for a in resources.agents] if resources else [],

@@ -1,11 +1,17 @@
-"""A loopback model server: real HTTP on 127.0.0.1 speaking the OpenAI Chat Completions and
-Anthropic Messages streaming formats, answering from scripted turns.
+"""A loopback model server: real HTTP on 127.0.0.1 speaking the OpenAI Chat Completions, OpenAI
+Responses and Anthropic Messages streaming formats, answering from scripted turns.
 
 Provider tests (the host's and third-party plugins') run their real HTTP code against it: no
 network, no mocks. Turns use the scripted-model format (``ScriptedTurn``); text, reasoning and
 tool arguments are split into several deltas so that reassembly is exercised. Faults are
 injected per upcoming request with :meth:`ModelServer.fail_next`. A request that fails by
 injection does not use up a turn, so a retried request gets the turn that was meant for it.
+
+The Responses format is stateless as with ``store: false``: a turn's thinking comes back as a
+reasoning item whose ``encrypted_content`` (sent when the request's ``include`` asks for
+``reasoning.encrypted_content``) only this server issued; a request whose ``input`` holds a
+reasoning item it did not issue, or one without its encrypted content, is refused with a 400
+as the real service refuses it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ..providers.script import ScriptedTurn
 __all__ = ["Fault", "ModelServer", "RecordedRequest", "error_body", "sse_frames"]
 
 ROUTES = {"/v1/chat/completions": "openai", "/chat/completions": "openai",
+          "/v1/responses": "responses", "/responses": "responses",
           "/v1/messages": "anthropic", "/messages": "anthropic"}
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error", 408: "timeout_error",
@@ -33,8 +40,12 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
 OVERFLOW_MESSAGES = {
     "openai": "This model's maximum context length is 128000 tokens. However, your messages "
               "resulted in 130000 tokens. Please reduce the length of the messages.",
+    "responses": "Your input exceeds the context window of this model. Please adjust your "
+                 "input and try again.",
     "anthropic": "prompt is too long: 210000 tokens > 200000 maximum",
 }
+#: The reasoning item of a Responses turn: its encrypted content is this prefix + a counter.
+ENCRYPTED_PREFIX = "gAAAAzpi-encrypted-"
 CREATED = 1_700_000_000
 
 
@@ -85,6 +96,8 @@ class ModelServer:
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
         self.requests: list[RecordedRequest] = []
+        #: encrypted reasoning this server issued (Responses format), to verify what comes back
+        self.issued_reasoning: set[str] = set()
         self.add_turns(*turns)
 
     # ------------------------------------------------------------------------ lifecycle
@@ -242,6 +255,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, error_body("openai", 404, f"ModelServer serves "
                                        f"{', '.join(ROUTES)}, not {path}"))
             return
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = {}
+        if fmt == "responses":
+            refused = _unverified_reasoning(request, owner.issued_reasoning)
+            if refused:
+                self._json(400, error_body(fmt, 400, refused, code="invalid_encrypted_content"))
+                return
         fault, turn = owner._next(request_no)
         if fault is not None and (fault.status is not None or fault.context_overflow):
             self._fail(fmt, fault)
@@ -253,14 +275,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, error_body(fmt, 400, f"ModelServer has no scripted turn left for "
                                        f"request {request_no}; add turns with add_turns()"))
             return
-        try:
-            request = json.loads(body)
-        except ValueError:
-            request = {}
+        encrypted = fmt == "responses" and "reasoning.encrypted_content" in (
+            request.get("include") or ())
         frames = sse_frames(fmt, turn, model=str(request.get("model", "model")),
                             request_no=request_no, pieces=owner._pieces,
                             include_usage=bool((request.get("stream_options") or {})
-                                               .get("include_usage")) or fmt == "anthropic")
+                                               .get("include_usage")) or fmt != "openai",
+                            encrypted_reasoning=encrypted)
+        if encrypted and turn.thinking:
+            with owner._lock:
+                owner.issued_reasoning.add(f"{ENCRYPTED_PREFIX}{request_no}")
         self._stream(frames, fault)
 
     # -------------------------------------------------------------------------- helpers
@@ -271,7 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload = fault.body
         elif fault.context_overflow:
             payload = error_body(fmt, 400, OVERFLOW_MESSAGES[fmt],
-                                 code="context_length_exceeded" if fmt == "openai" else None)
+                                 code="context_length_exceeded" if fmt != "anthropic" else None)
         else:
             payload = error_body(fmt, status, f"injected HTTP {status}")
         headers = dict(fault.headers)
@@ -334,13 +358,16 @@ def error_body(fmt: str, status: int, message: str, *, error_type: str | None = 
 
 def sse_frames(fmt: str, turn: ScriptedTurn, *, model: str = "model", request_no: int = 1,
                pieces: int = 3, piece_chars: int | None = None,
-               include_usage: bool = True) -> list[bytes]:
+               include_usage: bool = True, encrypted_reasoning: bool = True) -> list[bytes]:
     """The event stream a real service would send for ``turn``, one bytes frame per event.
-    Strings are split into ``pieces`` deltas, or into deltas of ``piece_chars`` characters."""
+    Strings are split into ``pieces`` deltas, or into deltas of ``piece_chars`` characters.
+    ``encrypted_reasoning``: a Responses reasoning item carries its ``encrypted_content``."""
     split = (lambda s: _split_chars(s, piece_chars)) if piece_chars else \
         (lambda s: _split(s, pieces))
     if fmt == "anthropic":
         return _anthropic(turn, model, request_no, split)
+    if fmt == "responses":
+        return _responses(turn, model, request_no, split, encrypted_reasoning)
     return _openai(turn, model, request_no, split, include_usage)
 
 
@@ -415,6 +442,111 @@ def _anthropic(turn: ScriptedTurn, model: str, n: int, split: Any) -> list[bytes
         "usage": {"output_tokens": u.output_tokens if u else 0}}))
     frames.append(_event("message_stop", {"type": "message_stop"}))
     return frames
+
+
+def _responses(turn: ScriptedTurn, model: str, n: int, split: Any,
+               encrypted: bool) -> list[bytes]:
+    """The Responses API stream: reasoning item (summary deltas), message item (text deltas),
+    function_call items (argument deltas), then ``response.completed`` with the output and
+    usage. Every event carries ``type`` and ``sequence_number``, as the service's do."""
+    frames: list[bytes] = []
+    output: list[dict[str, Any]] = []
+
+    def send(kind: str, **fields: Any) -> None:
+        frames.append(_event(kind, {"type": kind, "sequence_number": len(frames), **fields}))
+
+    response: dict[str, Any] = {
+        "id": f"resp_zpi{n}", "object": "response", "created_at": CREATED,
+        "status": "in_progress", "model": model, "output": [], "usage": None,
+        "store": False, "error": None, "incomplete_details": None}
+    send("response.created", response=response)
+    send("response.in_progress", response=response)
+
+    def item(added: dict[str, Any], done: dict[str, Any], body: Any) -> None:
+        index = len(output)
+        send("response.output_item.added", output_index=index, item=added)
+        body(index, added["id"])
+        send("response.output_item.done", output_index=index, item=done)
+        output.append(done)
+
+    if turn.thinking:
+        rs_id = f"rs_zpi{n}"
+        done: dict[str, Any] = {"id": rs_id, "type": "reasoning",
+                                "summary": [{"type": "summary_text", "text": turn.thinking}]}
+        if encrypted:
+            done["encrypted_content"] = f"{ENCRYPTED_PREFIX}{n}"
+
+        def summary(index: int, item_id: str) -> None:
+            part = {"item_id": item_id, "output_index": index, "summary_index": 0}
+            send("response.reasoning_summary_part.added", **part,
+                 part={"type": "summary_text", "text": ""})
+            for p in split(turn.thinking):
+                send("response.reasoning_summary_text.delta", **part, delta=p)
+            send("response.reasoning_summary_text.done", **part, text=turn.thinking)
+            send("response.reasoning_summary_part.done", **part,
+                 part={"type": "summary_text", "text": turn.thinking})
+
+        item({"id": rs_id, "type": "reasoning", "summary": []}, done, summary)
+    if turn.text:
+        msg_id = f"msg_zpi{n}"
+
+        def text(index: int, item_id: str) -> None:
+            part = {"item_id": item_id, "output_index": index, "content_index": 0}
+            send("response.content_part.added", **part,
+                 part={"type": "output_text", "text": "", "annotations": []})
+            for p in split(turn.text):
+                send("response.output_text.delta", **part, delta=p, logprobs=[])
+            send("response.output_text.done", **part, text=turn.text, logprobs=[])
+            send("response.content_part.done", **part,
+                 part={"type": "output_text", "text": turn.text, "annotations": []})
+
+        item({"id": msg_id, "type": "message", "status": "in_progress", "role": "assistant",
+              "content": []},
+             {"id": msg_id, "type": "message", "status": "completed", "role": "assistant",
+              "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}, text)
+    for i, call in enumerate(turn.tool_calls):
+        fc = {"id": f"fc_zpi{n}_{i}", "type": "function_call", "call_id": call.id or
+              f"call_{n}_{i}", "name": call.name}
+        arguments = json.dumps(dict(call.arguments))
+
+        def deltas(index: int, item_id: str, arguments: str = arguments) -> None:
+            for p in split(arguments):
+                send("response.function_call_arguments.delta", item_id=item_id,
+                     output_index=index, delta=p)
+            send("response.function_call_arguments.done", item_id=item_id,
+                 output_index=index, arguments=arguments)
+
+        item({**fc, "status": "in_progress", "arguments": ""},
+             {**fc, "status": "completed", "arguments": arguments}, deltas)
+    u = turn.usage
+    output_tokens = u.output_tokens if u else 0
+    send("response.completed", response={**response, "status": "completed", "output": output,
+                                         "usage": {
+        "input_tokens": (u.input_tokens + u.cache_read_tokens) if u else 0,
+        "input_tokens_details": {"cached_tokens": u.cache_read_tokens if u else 0},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": min(output_tokens,
+                                                          len(turn.thinking.split()))},
+        "total_tokens": ((u.input_tokens + u.cache_read_tokens) if u else 0) + output_tokens}})
+    return frames
+
+
+def _unverified_reasoning(request: Any, issued: set[str]) -> str | None:
+    """Why the service would refuse the reasoning items in a Responses request's ``input``
+    (stateless: each must carry encrypted content this server issued), or None."""
+    items = request.get("input") if isinstance(request, dict) else None
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "reasoning":
+            continue
+        content = item.get("encrypted_content")
+        if content is None:
+            return (f"Item with id {item.get('id')!r} not found. Items are not persisted when "
+                    "`store` is set to false. Try again with `store` set to true, or remove "
+                    "this item from your input.")
+        if content not in issued:
+            return (f"The encrypted content for item {item.get('id')!r} could not be "
+                    "verified.")
+    return None
 
 
 def _data(payload: Any) -> bytes:
