@@ -16,6 +16,7 @@ from zpi_host.providers.catalog import (
     default_model,
     list_models,
     resolve_model,
+    with_base_url,
 )
 from zpi_host.providers.messages import Usage
 
@@ -158,3 +159,14 @@ def test_the_responses_api_shares_the_openai_entries():
         "openai-responses", "gpt-5", "openai-responses:gpt-5")
     assert (entry.price, entry.context_window, entry.reasoning) == (
         base.price, base.context_window, "openai-effort")
+
+
+@pytest.mark.parametrize("spec", ["sonnet", "claude-sonnet-4-5-20250929", "ollama:qwen3",
+                                  "anthropic:claude-unlisted", "deepseek:deepseek-chat"])
+def test_base_url_reaches_aliases_dated_ids_and_presets(spec):
+    url = "http://127.0.0.1:9/v1"
+    settings = with_base_url({}, spec, url)
+    entry = resolve_model(spec, settings)
+    assert entry.base_url == url
+    assert entry.model == resolve_model(spec, {}).model
+    assert entry.price == resolve_model(spec, {}).price

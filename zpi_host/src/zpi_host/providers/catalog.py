@@ -286,28 +286,20 @@ def list_models(settings: Mapping[str, Any]) -> list[ModelEntry]:
 
 def with_base_url(settings: Mapping[str, Any], spec: str, url: str) -> dict[str, Any]:
     """A copy of ``settings`` in which ``spec`` resolves to ``url`` (``--base-url``): the
-    matching catalog entry is changed, else the provider's default."""
+    catalog entry it resolves to is changed, else an entry for ``spec`` is added."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url {url!r} must start with http:// or https://")
     result = dict(settings)
     models = dict(_settings_models(settings))
-    if spec in _models(settings):  # a settings entry or a built-in one: override its URL
-        current = models.get(spec)
-        models[spec] = {**(current if isinstance(current, Mapping) else {}), "base_url": url}
-        result["models"] = models
-        return result
-    provider, _, model = spec.partition(":")
-    for name, raw in models.items():
-        if isinstance(raw, Mapping) and raw.get("provider") == provider and \
-                raw.get("model", name) == model:
-            models[name] = {**raw, "base_url": url}
-    if models:
-        result["models"] = models
-    providers = settings.get("providers")
-    providers = dict(providers) if isinstance(providers, Mapping) else {}
-    current = providers.get(provider)
-    providers[provider] = {**(current if isinstance(current, Mapping) else {}), "base_url": url}
-    result["providers"] = providers
+    entry = resolve_model(spec, settings)  # a name, an alias, a dated id, PROVIDER:MODEL ...
+    if entry.name in _models(settings):  # a settings entry or a built-in one: override its URL
+        current = models.get(entry.name)
+        models[entry.name] = {**(current if isinstance(current, Mapping) else {}),
+                              "base_url": url}
+    else:  # no catalog entry: one for this run, with what the spec resolved to
+        models[spec] = {"provider": entry.provider, "model": entry.model, "base_url": url,
+                        **({"api_key_env": entry.api_key_env} if entry.api_key_env else {})}
+    result["models"] = models
     return result
 
 
