@@ -88,3 +88,22 @@ def test_the_cost_of_an_unpriced_model_comes_with_a_warning(tmp_path):
                      ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=server.base_url)
     assert priced.returncode == 0 and "warning: the cost" not in priced.stderr
     assert "anthropic/claude-sonnet-4-5: 1000 in, 100 out, $0.0045" in priced.stderr
+
+
+def test_the_context_guard_acts_at_the_catalogs_window(tmp_path):
+    (tmp_path / "notes.txt").write_text("a note\n")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({
+        "compaction": {"enabled": False},
+        "models": {"claude-sonnet-4-5": {"context_window": 10_000}}}))
+    read = {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+            "usage": {"input_tokens": 9_900, "output_tokens": 5}}
+    with ModelServer([read, {"text": "never sent"}, {"text": "Title"}]) as server:
+        out = run(tmp_path, "run", "--model", "sonnet", "--output-format", "json", "read it",
+                  ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=server.base_url)
+        answers = list(server.requests)
+    result = json.loads(out.stdout)
+    assert result["is_error"] and "context guard" in result["result"], out.stderr
+    assert "10,000 (the model's context window)" in result["result"]
+    assert [r.json["model"] for r in answers] == ["claude-sonnet-4-5"]  # the guard stopped the 2nd
