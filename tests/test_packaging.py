@@ -174,6 +174,13 @@ def test_check_wheel_contents_passes(built):
 
 
 @pytest.mark.slow
+def test_the_built_in_model_catalog_is_in_the_wheel(built):
+    shipped = REPO / "zpi_host/src/zpi_host/providers/catalog_data.json"
+    with zipfile.ZipFile(built["zpi_host"]["wheel"]) as archive:
+        assert archive.read("zpi_host/providers/catalog_data.json") == shipped.read_bytes()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("package", PACKAGES)
 def test_the_license_is_in_the_sdist_and_the_wheel(built, package):
     license_text = (REPO / "LICENSE").read_text()

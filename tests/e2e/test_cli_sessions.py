@@ -114,8 +114,9 @@ def test_models_lists_the_catalog_and_credentials_without_keys(cli):
         in lines[1]
     assert "missing (environment variable ANTHROPIC_API_KEY)" in lines[2]
     rows = json.loads(cli("models", "--json").stdout)
-    assert [(r["name"], r["credentials"], r["default"]) for r in rows] == [
+    assert [(r["name"], r["credentials"], r["default"]) for r in rows][:2] == [
         ("ds", False, True), ("claude", False, False)]
+    assert [r["source"] for r in rows][1:3] == ["settings", "built-in"]
     assert rows[0]["price"]["input"] == 0.27 and rows[0]["context_window"] == 65536
 
 
@@ -124,8 +125,8 @@ def test_models_with_a_broken_settings_file_says_where(cli):
     (cli.agent / "settings.json").write_text('{"models": {')
     out = cli("models")
     assert out.returncode == 0
-    assert "settings.json: line 1, column 13" in out.stderr and "no models configured" \
-        in out.stderr
+    assert "settings.json: line 1, column 13" in out.stderr
+    assert "claude-sonnet-4-5" in out.stdout  # the built-in catalog is still listed
 
 
 def test_settings_can_disable_a_plugin_for_listing_and_runs(cli, tmp_path):

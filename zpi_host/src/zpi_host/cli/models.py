@@ -1,4 +1,5 @@
-"""``zpi-host models``: the configured model catalog and which models have credentials.
+"""``zpi-host models``: the model catalog (settings and built-in) and which models have
+credentials.
 
 Never prints a key: only where it is looked up (variable or setting) and whether it is set.
 """
@@ -23,24 +24,52 @@ def add_models_parser(commands: Any) -> None:
 
 
 def model_rows(settings: Any, environ: Any) -> list[dict[str, Any]]:
-    from ..providers.catalog import credentials, list_models
+    from ..providers.builtin_catalog import builtin_models
+    from ..providers.catalog import credentials, default_model, list_models
 
+    chosen = settings.get("model") if isinstance(settings.get("model"), str) else None
+    if chosen is None and environ.get("ZPI_MODEL"):
+        chosen = environ["ZPI_MODEL"]
+    if chosen is None:
+        fallback, _ = default_model(settings, environ)
+        chosen = fallback.name if fallback is not None else None
+    own = settings.get("models") if isinstance(settings.get("models"), dict) else {}
     rows = []
     for entry in list_models(settings):
         credential = credentials(entry, environ)
         price = entry.price
         rows.append({
             "name": entry.name, "provider": entry.provider, "model": entry.model,
+            "aliases": list(entry.aliases),
+            "source": "settings" if entry.name in own else "built-in",
             "base_url": entry.base_url, "context_window": entry.context_window,
             "max_output": entry.max_output, "reasoning": entry.reasoning,
+            "tools": entry.tools, "vision": entry.vision,
+            "prompt_caching": entry.prompt_caching,
             "price": None if price is None else {
                 "input": price.input, "output": price.output,
                 "cache_read": price.cache_read, "cache_write": price.cache_write},
+            "price_date": entry.price_date,
             "credentials": credential.key is not None or not credential.required,
             "credential_source": credential.source,
-            "default": settings.get("model") == entry.name,
+            "default": chosen is not None and chosen in (entry.name, *entry.aliases),
+            "overrides_built_in": entry.name in own and entry.name in builtin_models(),
         })
     return rows
+
+
+def _priced(price: dict[str, Any] | None) -> str:
+    """``in/out`` USD per million tokens, then the cache read/write prices when known."""
+    if price is None or price["input"] is None:
+        return "-"
+
+    def usd(value: float | None) -> str:
+        return "-" if value is None else f"{value:g}"
+
+    text = f"{usd(price['input'])}/{usd(price['output'])}"
+    if price["cache_read"] is not None or price["cache_write"] is not None:
+        text += f" cache {usd(price['cache_read'])}/{usd(price['cache_write'])}"
+    return text
 
 
 def models_command(args: Any, blocked: list[str]) -> int:
@@ -68,11 +97,10 @@ def models_command(args: Any, blocked: list[str]) -> int:
         return EXIT_OK
     from ..support.terminal_text import shown
 
-    header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "PRICE in/out", "CREDENTIALS")
+    header = ("NAME", "PROVIDER", "MODEL", "CONTEXT", "USD/Mtok in/out", "CREDENTIALS")
     cells: list[tuple[str, ...]] = [header]
     for row in rows:
-        price = row["price"]
-        priced = "-" if price is None else f"{price['input']}/{price['output']}"
+        priced = _priced(row["price"])
         creds = ("yes" if row["credentials"] else "missing") + f" ({row['credential_source']})"
         name = row["name"] + (" *" if row["default"] else "")
         # names come from settings files a repository may ship: made safe before measuring

@@ -469,6 +469,10 @@ class _Timings:
             price = ("unpriced" if key in result.unpriced_models
                      else f"${result.model_cost_usd.get(key, 0.0):.4f}")
             lines.append(f"  {key}: {usage.input_tokens} in, {usage.output_tokens} out, {price}")
+        if result.unpriced_models:  # a cost that leaves a model out is never shown as whole
+            lines.append(f"warning: the cost leaves out {', '.join(result.unpriced_models)}, "
+                         "which the model catalog has no price for (set 'price' for it under "
+                         "'models' in settings.json; see docs/models.md)")
         for line in lines:
             print(f"zpi-host: {line}", file=sys.stderr)
 

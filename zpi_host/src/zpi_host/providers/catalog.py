@@ -1,14 +1,18 @@
 """The model catalog: which models exist, how to reach them, what they cost, where the key is.
 
-Everything comes from the merged ``settings.json`` (``models``, ``providers``, ``requests``;
-see docs/user-guide.md, "Models and credentials"). A bad entry is an error naming the setting
+The built-in catalog (``builtin_catalog.py``: current Anthropic and OpenAI models, presets of
+OpenAI-compatible services) under the merged ``settings.json`` (``models``, ``providers``,
+``requests``; see docs/models.md): a settings entry adds a model or overrides any field of a
+built-in one of the same name. A bad entry is an error naming the setting
 (``models.<name>.<field>``) and what to write instead; it is never skipped silently. API keys
 are kept out of every ``repr`` and message.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,11 +21,12 @@ import attrs
 from ..errors import UsageError, ZpiError, docs_url
 from ..settings.schema import is_number
 from .messages import Usage
+from .reasoning import KINDS, kind_for
 
 __all__ = [
-    "DEFAULT_API_KEY_ENV", "DEFAULT_BASE_URL", "NO_KEY_PROVIDERS", "CatalogError", "Credential",
-    "ModelEntry", "Price", "RequestPolicy", "cost", "credentials", "has_credentials",
-    "list_models", "resolve_model", "with_base_url",
+    "DEFAULT_API_KEY_ENV", "DEFAULT_BASE_URL", "NO_KEY_PROVIDERS", "REASONING_KINDS",
+    "CatalogError", "Credential", "ModelEntry", "Price", "RequestPolicy", "cost", "credentials",
+    "default_model", "has_credentials", "list_models", "resolve_model", "with_base_url",
 ]
 
 #: Where the key of a provider is looked for when an entry names no ``api_key_env``.
@@ -42,7 +47,20 @@ NO_KEY_PROVIDERS = frozenset({"scripted"})
 
 ENTRY_FIELDS = frozenset({"provider", "model", "base_url", "api_key_env", "api_key",
                           "context_window", "max_output", "reasoning", "price", "headers",
-                          "api"})
+                          "aliases", "tools", "vision", "prompt_caching", "price_date",
+                          "price_source", "api"})
+#: how a model reasons: Anthropic's ``thinking`` budget, its adaptive thinking (effort), or
+#: OpenAI's ``reasoning_effort``; ``true`` in settings means the form its id takes
+#: (:func:`.reasoning.kind_for`)
+REASONING_KINDS = KINDS
+CAPABILITY_FIELDS = ("tools", "vision", "prompt_caching")
+#: a dated snapshot id (``claude-sonnet-4-5-20250929``, ``gpt-4.1-2025-04-14``)
+DATED_ID = re.compile(r"^(?P<base>.+?)-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+#: provider -> the provider whose catalog entries (prices, limits) it shares
+SAME_MODELS = {"openai-responses": "openai"}
+#: bare ids whose provider is known by their prefix
+ID_PREFIXES = (("claude-", "anthropic"), ("gpt-", "openai"), ("chatgpt-", "openai"),
+               ("o1", "openai"), ("o3", "openai"), ("o4", "openai"))
 PROVIDER_FIELDS = frozenset({"base_url", "api_key_env", "headers"})
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
@@ -59,12 +77,20 @@ class CatalogError(ZpiError):
 
 @attrs.frozen
 class Price:
-    """USD per million tokens; ``None`` = unknown (the cost is then reported as unpriced)."""
+    """USD per million tokens; ``None`` = unknown (the cost is then reported as unpriced).
+    ``long_context``: the rates of every token of a request whose prompt (input and cache
+    tokens) exceeds ``long_context_above`` tokens, as Anthropic and Google bill long prompts."""
 
     input: float | None = None
     output: float | None = None
     cache_read: float | None = None
     cache_write: float | None = None
+    long_context: Price | None = None
+    long_context_above: int | None = None
+
+    def known(self) -> bool:
+        """Input and output are priced: a budget can be kept."""
+        return self.input is not None and self.output is not None
 
 
 @attrs.frozen
@@ -80,9 +106,17 @@ class ModelEntry:
     api_key: str | None = attrs.field(default=None, repr=False)
     context_window: int | None = None
     max_output: int | None = None
-    reasoning: bool = False
+    #: one of REASONING_KINDS, None: the model does not reason
+    reasoning: str | None = None
     price: Price | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    aliases: tuple[str, ...] = ()
+    tools: bool = True
+    vision: bool = False
+    prompt_caching: bool = False
+    #: the day the price was taken, and from where (the built-in catalog's source)
+    price_date: str | None = None
+    price_source: str | None = None
     #: where ``api_key`` came from when it was not a setting (an ``environ`` option)
     api_key_source: str | None = attrs.field(default=None, repr=False)
     #: ``api_key`` is a bearer token (``AUTH_TOKEN_ENV``), sent as ``Authorization: Bearer``
@@ -159,54 +193,119 @@ class RequestPolicy:
 
 
 def resolve_model(spec: str, settings: Mapping[str, Any]) -> ModelEntry:
-    """A catalog key, or ``PROVIDER:MODEL`` (the model part may contain colons): the catalog
-    entry with that provider and model if there is one, else a bare entry (no price)."""
+    """A catalog name or alias; ``PROVIDER:MODEL`` or ``SERVICE:MODEL`` (the model part may
+    contain colons): the catalog entry with that provider and model if there is one, else a
+    bare entry (no price); a bare id of a known provider (``claude-sonnet-4-5``, its dated
+    form ``claude-sonnet-4-5-20250929``, ``gpt-4.1``)."""
     models = _models(settings)
     if spec in models:
         return _entry(spec, models[spec], settings)
-    provider, sep, model = spec.partition(":")
-    if not sep or not provider:
-        known = ", ".join(sorted(models)) or "none configured"
-        raise UsageError(f"model {spec!r} is not in the model catalog (settings \"models\": "
-                         f"{known}) and must look like PROVIDER:MODEL, for example "
-                         "openai:gpt-4o, anthropic:claude-sonnet-4-5 or scripted:PATH")
-    for entry in list_models(settings):
-        if entry.provider == provider and entry.model == model:
+    entries = list_models(settings)
+    for entry in entries:
+        if spec in entry.aliases:
             return entry
+    provider, sep, model = spec.partition(":")
+    if sep and provider:
+        service = _services().get(provider)
+        if service is not None:
+            return _bare(spec, service["provider"], model, settings, service, entries)
+        return _bare(spec, provider, model, settings, {}, entries)
+    if not sep:
+        found = _by_id(spec, entries)
+        if found is not None:
+            return found
+        for prefix, owner in ID_PREFIXES:
+            if spec.startswith(prefix):
+                return _bare(spec, owner, spec, settings, {}, entries)
+    raise UsageError(_unknown_model(spec, entries))
+
+
+def _by_id(model: str, entries: list[ModelEntry], provider: str | None = None,
+           ) -> ModelEntry | None:
+    """The entry sending ``model`` (or, for a dated id, its undated base: the entry then
+    sends the dated id, at the base's prices and limits)."""
+    dated = DATED_ID.match(model)
+    for wanted in (model, dated.group("base") if dated else None):
+        for entry in entries:
+            if wanted and entry.model == wanted and provider in (None, entry.provider):
+                return entry if wanted == model else attrs.evolve(entry, model=model)
+    return None
+
+
+def _bare(spec: str, provider: str, model: str, settings: Mapping[str, Any],
+          service: Mapping[str, Any], entries: list[ModelEntry]) -> ModelEntry:
+    base_url = service.get("base_url")
+    # the catalog's entry for it; for a service, one that talks to that service
+    candidates = [e for e in entries if e.base_url == base_url] if service else entries
+    found = _by_id(model, candidates, provider)
+    if found is None and provider in SAME_MODELS:  # the same models through another API
+        found = _by_id(model, candidates, SAME_MODELS[provider])
+        if found is not None:
+            return attrs.evolve(found, name=spec, provider=provider)
+    if found is not None:
+        return found
     defaults = _provider_defaults(provider, settings)
     return ModelEntry(name=spec, provider=provider, model=model,
-                      base_url=defaults.get("base_url"), api_key_env=defaults.get("api_key_env"),
+                      base_url=base_url or defaults.get("base_url"),
+                      api_key_env=service.get("api_key_env") or defaults.get("api_key_env"),
                       headers=dict(defaults.get("headers", {})))
 
 
+def _unknown_model(spec: str, entries: list[ModelEntry]) -> str:
+    names = sorted({n for e in entries for n in (e.name, e.model, *e.aliases)})
+    close = difflib.get_close_matches(spec, names, n=3, cutoff=0.5)
+    prefixes = ", ".join(f"{p}…: {o}" for p, o in ID_PREFIXES)
+    hint = f" Closest names: {', '.join(close)}." if close else ""
+    return (f"model {spec!r} is not in the model catalog (tried the names, aliases and ids of "
+            f"settings \"models\" and the built-in catalog, and the providers known by an id's "
+            f"prefix: {prefixes}).{hint} List them with `zpi-host models`; any other model "
+            "must look like PROVIDER:MODEL, for example openai:gpt-4o, "
+            "anthropic:claude-sonnet-4-5, deepseek:deepseek-chat or scripted:PATH")
+
+
+def default_model(settings: Mapping[str, Any], environ: Mapping[str, str],
+                  ) -> tuple[ModelEntry | None, list[str]]:
+    """The model used when none is chosen: the first settings entry with credentials, else
+    the built-in default of the first provider (anthropic, then openai) whose key is set.
+    Also returns, for a message, what each candidate lacks."""
+    missing: list[str] = []
+    for name in _settings_models(settings):
+        entry = resolve_model(name, settings)
+        credential = credentials(entry, environ)
+        if credential.key is not None or not credential.required:
+            return entry, missing
+        missing.append(f"{entry.name} (set {credential.source})")
+    for provider, name in _builtin_defaults().items():
+        entry = resolve_model(name, settings)
+        credential = credentials(entry, environ)
+        if credential.key is not None:
+            return entry, missing
+        missing.append(f"{provider}'s default {name} (set {credential.source})")
+    return None, missing
+
+
 def list_models(settings: Mapping[str, Any]) -> list[ModelEntry]:
-    """Every catalog entry, in catalog order; the first bad one raises CatalogError."""
+    """Every catalog entry: the settings' in their order, then the built-in ones; the first
+    bad one raises CatalogError."""
     return [_entry(name, raw, settings) for name, raw in _models(settings).items()]
 
 
 def with_base_url(settings: Mapping[str, Any], spec: str, url: str) -> dict[str, Any]:
     """A copy of ``settings`` in which ``spec`` resolves to ``url`` (``--base-url``): the
-    matching catalog entry is changed, else the provider's default."""
+    catalog entry it resolves to is changed, else an entry for ``spec`` is added."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url {url!r} must start with http:// or https://")
     result = dict(settings)
-    models = dict(_models(settings))
-    if isinstance(models.get(spec), Mapping):
-        models[spec] = {**models[spec], "base_url": url}
-        result["models"] = models
-        return result
-    provider, _, model = spec.partition(":")
-    for name, raw in models.items():
-        if isinstance(raw, Mapping) and raw.get("provider") == provider and \
-                raw.get("model", name) == model:
-            models[name] = {**raw, "base_url": url}
-    if models:
-        result["models"] = models
-    providers = settings.get("providers")
-    providers = dict(providers) if isinstance(providers, Mapping) else {}
-    current = providers.get(provider)
-    providers[provider] = {**(current if isinstance(current, Mapping) else {}), "base_url": url}
-    result["providers"] = providers
+    models = dict(_settings_models(settings))
+    entry = resolve_model(spec, settings)  # a name, an alias, a dated id, PROVIDER:MODEL ...
+    if entry.name in _models(settings):  # a settings entry or a built-in one: override its URL
+        current = models.get(entry.name)
+        models[entry.name] = {**(current if isinstance(current, Mapping) else {}),
+                              "base_url": url}
+    else:  # no catalog entry: one for this run, with what the spec resolved to
+        models[spec] = {"provider": entry.provider, "model": entry.model, "base_url": url,
+                        **({"api_key_env": entry.api_key_env} if entry.api_key_env else {})}
+    result["models"] = models
     return result
 
 
@@ -259,13 +358,21 @@ def has_credentials(entry: ModelEntry, environ: Mapping[str, str] | None = None)
 
 def cost(usage: Usage, price: Price | None) -> float | None:
     """USD for ``usage``; None (unpriced) when a component that has tokens has no price. A
-    price is never guessed."""
+    price is never guessed. A prompt longer than ``price.long_context_above`` costs the
+    long-context rates (where they are given) on every token."""
+    rates = price
+    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    if price is not None and price.long_context is not None and \
+            price.long_context_above is not None and prompt > price.long_context_above:
+        long = price.long_context
+        rates = Price(**{field: getattr(long, field) if getattr(long, field) is not None
+                         else getattr(price, field) for field in PRICE_FIELDS})
     total = 0.0
     for tokens, rate in (
-        (usage.input_tokens, price.input if price else None),
-        (usage.output_tokens, price.output if price else None),
-        (usage.cache_read_tokens, price.cache_read if price else None),
-        (usage.cache_write_tokens, price.cache_write if price else None),
+        (usage.input_tokens, rates.input if rates else None),
+        (usage.output_tokens, rates.output if rates else None),
+        (usage.cache_read_tokens, rates.cache_read if rates else None),
+        (usage.cache_write_tokens, rates.cache_write if rates else None),
     ):
         if not tokens:
             continue
@@ -278,7 +385,7 @@ def cost(usage: Usage, price: Price | None) -> float | None:
 # ---------------------------------------------------------------------------------- validation
 
 
-def _models(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+def _settings_models(settings: Mapping[str, Any]) -> Mapping[str, Any]:
     models = settings.get("models", {})
     if models is None:
         return {}
@@ -286,6 +393,37 @@ def _models(settings: Mapping[str, Any]) -> Mapping[str, Any]:
         raise CatalogError("models", "must be an object mapping model names to entries, got "
                                      f"{_kind(models)}")
     return models
+
+
+def _models(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Settings entries (in their order; one named like a built-in entry overrides its
+    fields, ``price`` field by field), then the other built-in entries."""
+    from .builtin_catalog import builtin_models
+
+    builtin = builtin_models()
+    merged: dict[str, Any] = {}
+    for name, raw in _settings_models(settings).items():
+        base = builtin.get(name)
+        if isinstance(base, Mapping) and isinstance(raw, Mapping):
+            raw = {**base, **raw}
+            if isinstance(base.get("price"), Mapping) and isinstance(raw.get("price"), Mapping):
+                raw["price"] = {**base["price"], **raw["price"]}
+        merged[name] = raw
+    for name, raw in builtin.items():
+        merged.setdefault(name, raw)
+    return merged
+
+
+def _services() -> Mapping[str, Mapping[str, Any]]:
+    from .builtin_catalog import builtin_services
+
+    return builtin_services()
+
+
+def _builtin_defaults() -> Mapping[str, str]:
+    from .builtin_catalog import builtin_defaults
+
+    return builtin_defaults()
 
 
 def _provider_defaults(provider: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -335,11 +473,27 @@ def _entry(name: str, raw: Any, settings: Mapping[str, Any]) -> ModelEntry:
                 raise CatalogError(f"{where}.{field}", f"must be a whole number of tokens >= "
                                                        f"1, got {value!r}")
             values[field] = value
-    if "reasoning" in raw:
-        if not isinstance(raw["reasoning"], bool):
-            raise CatalogError(f"{where}.reasoning", f"must be true or false, got "
-                                                     f"{raw['reasoning']!r}")
-        values["reasoning"] = raw["reasoning"]
+    reasoning = raw.get("reasoning")
+    if reasoning is True:
+        reasoning = kind_for(provider, values["model"])
+    if reasoning not in (None, False, *REASONING_KINDS):
+        raise CatalogError(f"{where}.reasoning", f"must be true, false, null or one of "
+                                                 f"{', '.join(REASONING_KINDS)}, got "
+                                                 f"{reasoning!r}")
+    values["reasoning"] = reasoning or None
+    for field in CAPABILITY_FIELDS:
+        if field in raw:
+            if not isinstance(raw[field], bool):
+                raise CatalogError(f"{where}.{field}", f"must be true or false, got "
+                                                       f"{raw[field]!r}")
+            values[field] = raw[field]
+    aliases = raw.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a for a in aliases):
+        raise CatalogError(f"{where}.aliases", f"must be a list of names, got {aliases!r}")
+    values["aliases"] = tuple(aliases)
+    for field in ("price_date", "price_source"):
+        if raw.get(field) is not None:
+            values[field] = _check_str(f"{where}.{field}", raw[field])
     if raw.get("price") is not None:
         values["price"] = _price(f"{where}.price", raw["price"])
     if raw.get("api") is not None:
@@ -350,18 +504,31 @@ def _entry(name: str, raw: Any, settings: Mapping[str, Any]) -> ModelEntry:
     return ModelEntry(**values)
 
 
-def _price(where: str, raw: Any) -> Price:
+def _price(where: str, raw: Any, *, nested: bool = False) -> Price:
     if not isinstance(raw, Mapping):
         raise CatalogError(where, f"must be an object with {', '.join(PRICE_FIELDS)} (USD per "
                                   f"million tokens), got {_kind(raw)}")
-    _no_unknown(where, raw, frozenset(PRICE_FIELDS))
-    values = {}
+    known = {*PRICE_FIELDS, "above"} if nested else {*PRICE_FIELDS, "long_context"}
+    _no_unknown(where, raw, frozenset(known))
+    values: dict[str, Any] = {}
     for field in PRICE_FIELDS:
         value = raw.get(field)
         if value is not None and (not is_number(value) or value < 0):
             raise CatalogError(f"{where}.{field}", f"must be a number >= 0 (USD per million "
                                                    f"tokens) or null, got {value!r}")
         values[field] = None if value is None else float(value)
+    if nested:
+        return Price(**values)
+    if raw.get("long_context") is not None:
+        long = raw["long_context"]
+        above = long.get("above") if isinstance(long, Mapping) else None
+        if not isinstance(above, int) or isinstance(above, bool) or above < 1:
+            raise CatalogError(f"{where}.long_context.above", f"must be the whole number of "
+                                                              f"prompt tokens above which the "
+                                                              f"long-context rates apply, got "
+                                                              f"{above!r}")
+        values["long_context"] = _price(f"{where}.long_context", long, nested=True)
+        values["long_context_above"] = above
     return Price(**values)
 
 

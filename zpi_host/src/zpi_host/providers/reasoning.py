@@ -31,18 +31,27 @@ _PROVIDER_KIND = {"anthropic": "anthropic-thinking", "openai": "openai-effort"}
 
 
 def reasoning_kind(entry: Any) -> str | None:
-    """The reasoning form of catalog entry ``entry``, or None when it does not reason."""
+    """The reasoning form of catalog entry ``entry``, or None when it does not reason (the
+    catalog gives one of :data:`KINDS`; ``True``, from an entry built in code, is the form
+    :func:`kind_for` its model takes)."""
     declared = getattr(entry, "reasoning", None)
     if isinstance(declared, str):
         return declared if declared in KINDS else None
     if not declared:
         return None
-    model = str(entry.model).lower().rpartition("/")[2]  # "anthropic/claude-..." (gateways)
-    if model.startswith(_ADAPTIVE_PREFIXES):
+    return kind_for(entry.provider, entry.model)
+
+
+def kind_for(provider: str, model: str) -> str:
+    """The form a model that reasons takes when its entry only says it reasons (settings
+    ``"reasoning": true``): by its id, Claude Opus/Sonnet 4.6 and later adaptive, other Claude
+    models a budget; else by its wire format (an effort for OpenAI and compatible services)."""
+    name = str(model).lower().rpartition("/")[2]  # "anthropic/claude-..." (gateways)
+    if name.startswith(_ADAPTIVE_PREFIXES):
         return "anthropic-adaptive"
-    if model.startswith("claude-"):
+    if name.startswith("claude-"):
         return "anthropic-thinking"
-    return _PROVIDER_KIND.get(entry.provider, "openai-effort")  # OpenAI-compatible services
+    return _PROVIDER_KIND.get(provider, "openai-effort")
 
 
 def requested_level(entry: Any, level: str | None) -> str | None:

@@ -99,6 +99,16 @@ class Budget:
         self._ledger: SpendLedger | None = None
 
     def start(self, session: AgentSession) -> None:
+        """Refuses a budget on a model the catalog has no price for: it could not be kept."""
+        entry = session.model_entry
+        if self.limit is not None and entry is not None and entry.provider != "scripted" and \
+                (entry.price is None or not entry.price.known()):
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"max_budget_usd={self.limit:g} cannot be kept: the model {entry.name!r} has no "
+                f"price in the catalog (set models.{entry.name}.price.input and .output in "
+                "settings.json, see docs/models.md), so its spend would count as $0")
         self._ledger = session.spend
         self._ledger.start(self.limit)
 

@@ -395,9 +395,9 @@ def choose_model(
     environ: Mapping[str, str],
 ) -> ModelEntry:
     """Explicit choice, then the session's last model, then ``model`` in settings, then
-    ``ZPI_MODEL``, then the first configured model that has credentials. A model without
-    credentials is refused."""
-    from ..providers.catalog import credentials, list_models, resolve_model
+    ``ZPI_MODEL``, then the first settings model that has credentials, then the built-in
+    default of the first provider whose key is set. A model without credentials is refused."""
+    from ..providers.catalog import credentials, default_model, resolve_model
 
     def usable(entry: ModelEntry, why: str) -> ModelEntry:
         credential = credentials(entry, environ)
@@ -415,16 +415,14 @@ def choose_model(
         return usable(resolve_model(settings["model"], settings), "the setting 'model'")
     if environ.get("ZPI_MODEL"):
         return usable(resolve_model(environ["ZPI_MODEL"], settings), "the variable ZPI_MODEL")
-    missing = []
-    for entry in list_models(settings):
-        credential = credentials(entry, environ)
-        if credential.key is not None or not credential.required:
-            return entry
-        missing.append(f"{entry.name} (set {credential.source})")
-    why = f" The configured models have no credentials: {', '.join(missing)}." if missing else ""
+    entry, missing = default_model(settings, environ)
+    if entry is not None:
+        return entry
+    why = f" The candidate models have no credentials: {', '.join(missing)}." if missing else ""
     raise UsageError("no model chosen: pass --model PROVIDER:MODEL (or model= in code), set "
-                     "'model' in settings, or configure a model with credentials under "
-                     f"'models'.{why} To try the host offline: --model scripted:PATH")
+                     "'model' in settings or ZPI_MODEL, or set ANTHROPIC_API_KEY or "
+                     f"OPENAI_API_KEY to use the provider's default model.{why} "
+                     "To try the host offline: --model scripted:PATH")
 
 
 
