@@ -204,7 +204,7 @@ def test_python_dash_m_is_the_same_command(tmp_path):
     out = subprocess.run([sys.executable, "-m", "zpi_host", "--list-plugins", "--json"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0
-    providers = {"providers": ["anthropic", "openai", "scripted"]}
+    providers = {"providers": ["anthropic", "openai", "openai-responses", "scripted"]}
     assert any(r["name"] == "zpi.models" and r["contributes"] == providers
                for r in json.loads(out.stdout))
 

@@ -56,6 +56,7 @@ def test_the_demo_streams_text_and_one_line_per_tool_call(tmp_path, demo):
     assert code == 0, term.text
     screen = term.screen
     expected = [
+        "✻ thinking… 5 words",  # the scripted first turn thinks: collapsed to one line
         "Let me read greet.py.",
         rf"✓ read greet.py · 6 lines · {TIME}",
         "The greeting is misspelled; fixing it.",
@@ -80,7 +81,7 @@ def test_no_color_turns_colours_off_but_keeps_the_display(tmp_path, demo):
                              NO_COLOR="1")
     assert code == 0, term.text
     assert not re.search(r"\x1b\[[0-9;]*m", term.output)
-    assert term.screen[-1] == ANSWER and term.screen[1].startswith("✓ read greet.py")
+    assert term.screen[-1] == ANSWER and term.screen[2].startswith("✓ read greet.py")
 
 
 def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_path):

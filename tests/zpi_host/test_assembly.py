@@ -39,7 +39,7 @@ async def test_scripted_provider_through_the_kernel_plugin(zpi_env, tmp_path):
 async def test_unknown_provider_and_bad_options(zpi_env, tmp_path):
     host = PluginHost(PluginConfig(autoload=False)).load()
     with pytest.raises(UsageError, match=r"unknown model provider 'nosuch' \(installed: "
-                                         r"anthropic, openai, scripted\)"):
+                                         r"anthropic, openai, openai-responses, scripted\)"):
         await create_session(model="nosuch:gpt-x", cwd=tmp_path, host=host)
     with pytest.raises(UsageError, match="max_turns must be at least 1"):
         await create_session(model="scripted:x", cwd=tmp_path, host=host, max_turns=0)

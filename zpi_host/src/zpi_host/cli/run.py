@@ -472,7 +472,7 @@ class _Timings:
         if result.unpriced_models:  # a cost that leaves a model out is never shown as whole
             lines.append(f"warning: the cost leaves out {', '.join(result.unpriced_models)}, "
                          "which the model catalog has no price for (set 'price' for it under "
-                         "'models' in settings.json; see docs/models.md)")
+                         f"'models' in settings.json; see {docs_url('models')})")
         for line in lines:
             print(f"zpi-host: {line}", file=sys.stderr)
 

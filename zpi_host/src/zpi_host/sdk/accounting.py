@@ -103,12 +103,12 @@ class Budget:
         entry = session.model_entry
         if self.limit is not None and entry is not None and entry.provider != "scripted" and \
                 (entry.price is None or not entry.price.known()):
-            from ..errors import UsageError
+            from ..errors import UsageError, docs_url
 
             raise UsageError(
                 f"max_budget_usd={self.limit:g} cannot be kept: the model {entry.name!r} has no "
                 f"price in the catalog (set models.{entry.name}.price.input and .output in "
-                "settings.json, see docs/models.md), so its spend would count as $0")
+                f"settings.json, see {docs_url('models')}), so its spend would count as $0")
         self._ledger = session.spend
         self._ledger.start(self.limit)
 
