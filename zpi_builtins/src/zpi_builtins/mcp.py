@@ -1,0 +1,213 @@
+"""Service ``builtins:mcp``: the session's MCP servers' tools, as ``mcp__<server>__<tool>``.
+
+Servers come from the places the kernel gathers (:mod:`zpi_host.settings.mcp_sources`:
+settings ``mcpServers``, the project's ``.mcp.json``, ``--mcp-config``, ``mcp_servers``),
+parsed by :mod:`.mcp_config`. When at least one is configured, the session's assembly starts
+them concurrently (``zpi_register_tools``, :mod:`.mcp_client`, which is where ``mcp`` is
+imported) and registers each server's tools with its input schema; ``readOnlyHint`` makes a
+tool read-only, otherwise it has side effects. A server that fails costs its tools, never the
+session: the session is told at its start. The connections belong to the session's built-in
+runtime and close when it is disposed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zpi_host import hookimpl
+from zpi_host.settings.mcp_sources import MCP_SOURCES
+from zpi_host.tools import Tool, ToolContext, ToolMetadata, ToolResult
+
+from .settings import enabled, service_settings
+
+if TYPE_CHECKING:
+    from .mcp_client import McpConnection
+
+__all__ = ["McpService", "mcp_service", "zpi_register_tools", "zpi_session_start"]
+
+#: shown by ``zpi-host --list-plugins``
+contributes = {"tools": [], "servers": ["MCP servers' tools (mcp__<server>__<tool>)"]}
+
+SERVICE = "mcp"
+#: assembled but not yet adopted by a session: the sources object (its identity, shared by the
+#: session's settings) -> the service
+_unclaimed: dict[int, tuple[Any, McpService]] = {}
+
+
+def _millis(name: str, fallback: float) -> float:
+    """Seconds from the variable ``name`` (milliseconds, as Claude Code reads it)."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) / 1000 if raw else fallback
+    except ValueError:
+        return fallback
+    return value if value > 0 else fallback
+
+
+class McpService:
+    """The MCP servers of one session."""
+
+    def __init__(self, connections: list[McpConnection], settings: Mapping[str, Any]) -> None:
+        config = service_settings(settings, SERVICE)
+        self.connections = connections
+        self.tool_timeout = _millis("MCP_TOOL_TIMEOUT", float(config["tool_timeout"]))
+        self.max_chars = int(config["max_result_chars"])
+        self.reported = False
+
+    def tools(self) -> list[Tool]:
+        from .mcp_config import tool_prefix
+
+        made: list[Tool] = []
+        for connection in self.connections:
+            for offered in connection.tools:
+                made.append(self._tool(connection, offered, tool_prefix(connection.config.name)))
+        return made
+
+    def _tool(self, connection: McpConnection, offered: Any, prefix: str) -> Tool:
+        import re
+
+        remote = str(offered.name)
+        notes = getattr(offered, "annotations", None)
+        read_only = bool(notes is not None and getattr(notes, "read_only_hint", None))
+        schema = offered.input_schema if isinstance(offered.input_schema, Mapping) else {}
+        schema = {**schema, "type": "object"}
+        service = self
+
+        async def execute(args: Any, ctx: ToolContext) -> ToolResult:
+            if ctx.session is not None:
+                mcp_service(ctx.session)  # the session owns the connections from now on
+            return await service.call(connection, remote, args, ctx)
+
+        return Tool(
+            name=prefix + re.sub(r"[^A-Za-z0-9_-]", "_", remote),
+            description=(offered.description or f"The tool {remote} of the MCP server "
+                         f"{connection.config.name}.")[:4000],
+            parameters=schema, execute=execute,
+            metadata=ToolMetadata(read_only=read_only, concurrency_safe=read_only,
+                                  side_effects=not read_only))
+
+    async def call(self, connection: McpConnection, remote: str, args: Any,
+                   ctx: ToolContext) -> ToolResult:
+        name = connection.config.name
+        details = {"server": name, "tool": remote}
+        try:
+            result = await connection.call_tool(remote, args if isinstance(args, Mapping)
+                                                else {}, self.tool_timeout)
+        except ConnectionError as exc:
+            return ToolResult.error(str(exc), details=details)
+        except TimeoutError:
+            return ToolResult.error(
+                f"the MCP server {name!r} did not answer {remote} within "
+                f"{self.tool_timeout:g} s (MCP_TOOL_TIMEOUT, in ms, or "
+                "plugins.builtins.mcp.tool_timeout)", details=details)
+        except Exception as exc:  # the server's or the transport's error: this call fails
+            from .mcp_client import _reason
+
+            return ToolResult.error(connection._clean(
+                f"the MCP server {name!r} failed on {remote}: {_reason(exc)}"), details=details)
+        return self.convert(result, details)
+
+    def convert(self, result: Any, details: dict[str, Any]) -> ToolResult:
+        """The server's CallToolResult as this host's: text and images kept, embedded
+        resources as their text, the rest described; text past ``max_result_chars`` cut."""
+        from zpi_host.tools.base import ImageContent, TextContent
+
+        content: list[Any] = []
+        for block in getattr(result, "content", None) or ():
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                content.append(TextContent(str(block.text)))
+            elif kind == "image":
+                content.append(ImageContent(str(block.data), str(block.mime_type)))
+            elif kind == "resource":
+                inner = block.resource
+                text = getattr(inner, "text", None)
+                content.append(TextContent(str(text) if text is not None else
+                                           f"[resource {inner.uri}: "
+                                           f"{getattr(inner, 'mime_type', None) or 'binary'}]"))
+            elif kind == "resource_link":
+                content.append(TextContent(f"[resource link {block.uri}]"))
+            else:
+                content.append(TextContent(f"[{kind} content, not shown]"))
+        structured = getattr(result, "structured_content", None)
+        if not content and structured is not None:
+            content.append(TextContent(json.dumps(structured, ensure_ascii=False)))
+        budget = self.max_chars
+        kept: list[Any] = []
+        for item in content:
+            if isinstance(item, TextContent):
+                if len(item.text) > budget:
+                    item = TextContent(item.text[:budget] + f"\n[cut: the MCP result is over "
+                                       f"{self.max_chars} characters "
+                                       "(plugins.builtins.mcp.max_result_chars)]")
+                    budget = 0
+                else:
+                    budget -= len(item.text)
+            kept.append(item)
+            if budget <= 0:
+                break
+        return ToolResult(content=tuple(kept), is_error=bool(getattr(result, "is_error", False)),
+                          details=details)
+
+    def problems(self) -> list[str]:
+        """One line per server that is not connected, for the session's warnings."""
+        return [f"MCP server {c.config.name!r} ({c.config.origin}) {c.status}: "
+                f"{c.error or 'no reason given'}" for c in self.connections
+                if c.status != "connected"]
+
+    async def aclose(self) -> None:
+        import asyncio
+
+        await asyncio.gather(*(c.aclose() for c in self.connections),
+                             return_exceptions=True)
+
+
+def _adopt(settings: Mapping[str, Any]) -> McpService:
+    sources = settings.get(MCP_SOURCES)
+    held = _unclaimed.pop(id(sources), None)
+    if held is not None and held[0] is sources:
+        return held[1]
+    return McpService([], settings)
+
+
+def mcp_service(session: Any) -> McpService:
+    """The session's servers (taken over from its assembly on first use)."""
+    from .runtime import runtime_for
+
+    return runtime_for(session).service(SERVICE, lambda rt: _adopt(rt.settings))
+
+
+@hookimpl
+async def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> list[Tool] | None:
+    """Start the configured servers (none configured: ``mcp`` is not imported) and register
+    their tools."""
+    if not enabled(settings, SERVICE):
+        return None
+    from .mcp_config import configured_servers
+
+    configs = configured_servers(settings, os.environ)
+    if not configs:
+        return None
+    from .mcp_client import start_all
+
+    config = service_settings(settings, SERVICE)
+    connections = await start_all(configs, _millis("MCP_TIMEOUT",
+                                                   float(config["startup_timeout"])))
+    service = McpService(connections, settings)
+    sources = settings.get(MCP_SOURCES)
+    _unclaimed[id(sources)] = (sources, service)
+    return service.tools()
+
+
+@hookimpl
+def zpi_session_start(session: Any, source: str) -> None:
+    """Take the servers over and tell the user which did not start."""
+    service = mcp_service(session)
+    if not service.reported:
+        service.reported = True
+        for line in service.problems():
+            session.warn(line)
