@@ -55,6 +55,15 @@ def build() -> MCPServer:
     def env(name: str) -> str:
         return os.environ.get(name, "(unset)")
 
+    @server.tool()
+    def pid() -> str:
+        """The server's process id (its group leader: the host starts it in a new session)."""
+        return str(os.getpid())
+
+    @server.tool()
+    def crash() -> str:
+        os._exit(3)
+
     @server.prompt()
     def review(topic: str) -> str:
         return f"Please review {topic}."

@@ -102,3 +102,77 @@ async def test_stdio_server_tools_run_through_the_session(zpi_env, tmp_path):
     assert e3 and "Error executing tool fail" in failed
     image = [m for m in session.messages if m.role == "tool"][-1].content
     assert not e4 and image[0].type == "image" and image[0].mime_type == "image/png"
+
+
+async def test_dispose_stops_the_server_process_group(zpi_env, tmp_path):
+    from zpi_host.support.process_groups import process_alive
+
+    session = await run_with(tmp_path, {"srv": stdio()}, call("mcp__srv__pid", {}))
+    ((pid, error),) = tool_results(session)
+    assert not error and int(pid) > 0
+    for _ in range(100):  # the SDK's shutdown terminates the group; reaping may lag a little
+        if not process_alive(int(pid)) and not group_alive(int(pid)):
+            break
+        time.sleep(0.05)
+    assert not process_alive(int(pid)) and not group_alive(int(pid))
+
+
+async def test_a_server_that_dies_fails_its_calls_and_the_session_goes_on(zpi_env, tmp_path):
+    session = await run_with(tmp_path, {"srv": stdio()}, call("mcp__srv__crash", {}),
+                             call("mcp__srv__echo", {"text": "again"}))
+    (_, crashed), (after, failed) = tool_results(session)
+    assert crashed and failed
+    assert "MCP server 'srv'" in after
+
+
+async def test_garbage_a_hang_and_a_missing_program_cost_one_server_each(
+        zpi_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_TIMEOUT", "3000")
+    servers = {"garbage": stdio(env={"MCP_TEST_GARBAGE": "1"}),
+               "hang": stdio(env={"MCP_TEST_HANG": "1"}),
+               "missing": {"command": str(tmp_path / "no-such-program")},
+               "bad": {"type": "http"},
+               "good": stdio()}
+    session = await run_with(tmp_path, servers, call("mcp__garbage__echo", {"text": "g"}),
+                             call("mcp__good__echo", {"text": "ok"}))
+    (garbage, e1), (good, e2) = tool_results(session)
+    assert not e1 and garbage == "echo: g"  # a stray line on stdout is skipped
+    assert not e2 and good == "echo: ok"
+    assert not any(name.startswith(("mcp__hang__", "mcp__missing__")) for name in session.tools)
+    warnings = "\n".join(session.warnings)
+    assert "MCP server 'hang'" in warnings and "did not start within 3 s" in warnings
+    assert "MCP server 'missing'" in warnings and "failed" in warnings
+    assert "MCP server 'bad'" in warnings and "invalid" in warnings
+
+
+async def test_a_call_past_the_tool_timeout_fails_alone(zpi_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_TOOL_TIMEOUT", "500")
+    session = await run_with(tmp_path, {"srv": stdio()}, call("mcp__srv__sleep",
+                                                              {"seconds": 30}),
+                             call("mcp__srv__echo", {"text": "still here"}))
+    (slow, e1), (echoed, e2) = tool_results(session)
+    assert e1 and "did not answer sleep within 0.5 s" in slow
+    assert not e2 and echoed == "echo: still here"
+
+
+async def test_a_result_over_the_limit_is_cut(zpi_env, tmp_path):
+    session = await run_with(tmp_path, {"srv": stdio()}, call("mcp__srv__big", {"n": 5000}),
+                             settings=builtins_settings(mcp={"max_result_chars": 1000},
+                                                        **QUIET))
+    ((text, error),) = tool_results(session)
+    assert not error and text.startswith("x" * 1000) and "x" * 1001 not in text
+    assert "over 1000 characters" in text
+
+
+async def test_secrets_in_env_and_headers_stay_out_of_transcript_and_warnings(
+        zpi_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_TEST_TOKEN", "tok-1234567890-secret")
+    servers = {"srv": stdio(env={"SERVER_TOKEN": "${MCP_TEST_TOKEN}"}),
+               "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                          "headers": {"Authorization": "Bearer hdr-abcdefghij-secret"}}}
+    session = await run_with(tmp_path, servers, call("mcp__srv__env", {"name": "SERVER_TOKEN"}))
+    ((text, error),) = tool_results(session)
+    assert not error and text == "tok-1234567890-secret"  # the server got its variable
+    transcript = session.store.path.read_text()
+    assert "tok-1234567890-secret" not in transcript and "[redacted]" in transcript
+    assert "hdr-abcdefghij-secret" not in "\n".join(session.warnings)
