@@ -176,3 +176,151 @@ async def test_secrets_in_env_and_headers_stay_out_of_transcript_and_warnings(
     transcript = session.store.path.read_text()
     assert "tok-1234567890-secret" not in transcript and "[redacted]" in transcript
     assert "hdr-abcdefghij-secret" not in "\n".join(session.warnings)
+
+
+# --------------------------------------------------------------------------- HTTP and SSE
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def network_server(transport: str):
+    """The test server over ``transport`` on a loopback port; yields its URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(SERVER_FILE), transport, str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_remote_servers_over_streamable_http_and_sse(zpi_env, tmp_path, transport):
+    with network_server(transport) as url:
+        session = await run_with(
+            tmp_path, {"remote": {"type": transport, "url": url,
+                                  "headers": {"X-Test": "${UNSET_HEADER:-fallback}"}}},
+            call("mcp__remote__echo", {"text": transport}))
+    ((text, error),) = tool_results(session)
+    assert not error and text == f"echo: {transport}"
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def write_json(path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+async def file_session(zpi_env, project, turns, **options):
+    from zpi_host.session.assembly import create_session
+    from zpi_host.testing import ScriptedModel
+
+    return await create_session(model="scripted:memory", provider=ScriptedModel([*turns, "ok"]),
+                                cwd=project, permission_mode="bypass", **options)
+
+
+def user_settings(zpi_env, data) -> None:
+    write_json(zpi_env.agent_dir / "settings.json",
+               {"plugins": {"builtins": QUIET}, **data})
+
+
+async def test_project_mcp_json_needs_approval_and_trust(zpi_env, tmp_path):
+    project = tmp_path / "proj"
+    write_json(project / ".mcp.json", {"mcpServers": {"shipped": stdio(),
+                                                      "other": stdio()}})
+    # not approved: listed, never started, and the project's trust is not even asked for
+    user_settings(zpi_env, {})
+    session = await file_session(zpi_env, project, [], refuse_untrusted=True)
+    await session.run("hi")
+    await session.dispose()
+    assert not any(n.startswith("mcp__") for n in session.tools)
+    assert any("'shipped'" in w and "needs approval" in w and "enabledMcpjsonServers" in w
+               for w in session.warnings)
+    # approved but the project is not trusted: a non-interactive run refuses
+    from zpi_host.settings.trust import UntrustedProjectError
+
+    user_settings(zpi_env, {"enabledMcpjsonServers": ["shipped"],
+                            "disabledMcpjsonServers": ["other"]})
+    with pytest.raises(UntrustedProjectError, match="MCP server 'shipped'"):
+        await file_session(zpi_env, project, [], refuse_untrusted=True)
+    # trusted for this session: the approved server starts, the disabled one does not
+    session = await file_session(zpi_env, project, [call("mcp__shipped__echo", {"text": "a"})],
+                                 trust_project=True)
+    await session.run("hi")
+    await session.dispose()
+    assert "mcp__shipped__echo" in session.tools
+    assert not any(n.startswith("mcp__other__") for n in session.tools)
+    assert tool_results(session) == [("echo: a", False)]
+
+
+async def test_project_settings_servers_wait_for_trust_and_local_beats_user(zpi_env, tmp_path):
+    project = tmp_path / "proj"
+    user_settings(zpi_env, {"mcpServers": {"srv": {"command": "no-such-user-program"}}})
+    write_json(project / ".zpi" / "settings.local.json", {"mcpServers": {"srv": stdio()}})
+    session = await file_session(zpi_env, project, [], trust_project=False)
+    await session.run("hi")
+    await session.dispose()
+    assert not any(n.startswith("mcp__srv__") for n in session.tools)
+    # untrusted: the user's own entry is the one tried (and fails: no such program)
+    assert any("MCP server 'srv'" in w and "failed" in w for w in session.warnings)
+    session = await file_session(zpi_env, project, [call("mcp__srv__echo", {"text": "l"})],
+                                 trust_project=True)
+    await session.run("hi")
+    await session.dispose()
+    assert tool_results(session) == [("echo: l", False)]
+
+
+async def test_strict_mcp_config_keeps_only_the_given_servers(zpi_env, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    user_settings(zpi_env, {"mcpServers": {"user_srv": stdio()}})
+    session = await file_session(zpi_env, project, [], mcp_servers={"given": stdio()},
+                                 strict_mcp_config=True)
+    await session.dispose()
+    assert "mcp__given__echo" in session.tools
+    assert not any(n.startswith("mcp__user_srv__") for n in session.tools)
+
+
+async def test_mcp_servers_may_be_a_config_file_and_a_bad_one_is_a_usage_error(
+        zpi_env, tmp_path):
+    from zpi_host.errors import UsageError
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = tmp_path / "servers.json"
+    write_json(config, {"mcpServers": {"file_srv": stdio()}})
+    session = await file_session(zpi_env, project, [], mcp_servers=str(config))
+    await session.dispose()
+    assert "mcp__file_srv__echo" in session.tools
+    config.write_text("{not json")
+    with pytest.raises(UsageError, match="servers.json: MCP config file is not valid JSON"):
+        await file_session(zpi_env, project, [], mcp_servers=str(config))
+
+
+def test_no_server_configured_does_not_import_mcp(zpi_env, tmp_path):
+    code = ("import asyncio, sys\n"
+            "from zpi_host.session.assembly import create_session\n"
+            "from zpi_host.testing import ScriptedModel\n"
+            "async def main():\n"
+            "    s = await create_session(model='scripted:m', provider=ScriptedModel(['x']),"
+            f" cwd={str(tmp_path)!r}, settings={{}})\n"
+            "    await s.dispose()\n"
+            "asyncio.run(main())\n"
+            "print('mcp' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

@@ -178,6 +178,8 @@ def configured_servers(settings: Mapping[str, Any],
                 elif decided is False:
                     config = attrs.evolve(config, status="disabled", error=(
                         f"{config.name!r} is in disabledMcpjsonServers"))
+            if source.get("held") and config.name in chosen:
+                continue  # an untrusted project does not replace the user's own entry
             if source.get("held") and config.status == "pending":
                 config = attrs.evolve(config, status="not trusted", error=(
                     f"the project is not trusted, so {origin} does not start its servers "
