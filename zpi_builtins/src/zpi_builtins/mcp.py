@@ -114,7 +114,7 @@ class McpService:
     def convert(self, result: Any, details: dict[str, Any]) -> ToolResult:
         """The server's CallToolResult as this host's: text and images kept, embedded
         resources as their text, the rest described; text past ``max_result_chars`` cut."""
-        from zpi_host.tools.base import ImageContent, TextContent
+        from zpi_host.tools import ImageContent, TextContent
 
         content: list[Any] = []
         for block in getattr(result, "content", None) or ():

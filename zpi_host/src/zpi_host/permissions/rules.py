@@ -2,7 +2,8 @@
 matches a call.
 
 A rule is ``[dimension:]name[(pattern)]``. Names are tool names, case-sensitive, with ``*`` as
-a wildcard (``mcp__*``); a tool rule names the tool in this host's spelling or Claude Code's
+a wildcard (``mcp__*``; ``mcp__server`` alone names every tool of that MCP server, as in Claude
+Code); a tool rule names the tool in this host's spelling or Claude Code's
 (``bash`` or ``Bash``, :mod:`.toolnames`) and matches it under either name. The dimension prefix
 (``tool:``, ``command:``, ``skill:``, ``agent:``) chooses what the rule is about; without one a
 rule is about tools. What the pattern is compared with depends on the tool: a resolved path for
@@ -75,6 +76,8 @@ class Rule:
         regex = _name_regex(self.name)
         if self.dimension != "tools":
             return regex.fullmatch(_bare(self.dimension, name)) is not None
+        if _names_mcp_server(self.name) and name.startswith(self.name + "__"):
+            return True  # Claude Code's ``mcp__server``: every tool of that server
         return any(regex.fullmatch(n) is not None for n in same_tool(name))
 
     def matches(self, name: str, arguments: Any, cwd: Path, *, strict: bool) -> bool:
@@ -115,6 +118,12 @@ def _bare(dimension: Dimension, name: str) -> str:
 
 
 @lru_cache(maxsize=512)
+def _names_mcp_server(rule_name: str) -> bool:
+    """``mcp__<server>`` with no tool part and no wildcard."""
+    server = rule_name.removeprefix("mcp__")
+    return server != rule_name and bool(server) and "__" not in server and "*" not in server
+
+
 def _name_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(p) for p in pattern.split("*")))
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .manager import SettingsManager
 
 __all__ = ["APPROVAL_SETTINGS", "MCP_SOURCES", "PROJECT_MCP_FILE", "gather_mcp_sources",
-           "project_server_approved", "read_mcp_file"]
+           "mcp_config_arguments", "project_server_approved", "read_mcp_file"]
 
 #: the reserved key of the settings snapshot the MCP service reads
 MCP_SOURCES = "mcp_sources"
@@ -62,6 +62,33 @@ def read_mcp_file(path: Path, *, root: Path | None, what: str) -> dict[str, Any]
         raise UsageError(f"{path}: {what} must be a JSON object with an \"mcpServers\" object "
                          "(server name -> {\"command\": ...} or {\"type\": \"http\", \"url\": "
                          "...})")
+    return servers
+
+
+def mcp_config_arguments(values: list[str]) -> dict[str, Any]:
+    """The servers of ``--mcp-config`` values, each a JSON string (``{"mcpServers": ...}``)
+    or a file holding one; a later value wins for the same name. Bad input is a UsageError
+    naming the value."""
+    servers: dict[str, Any] = {}
+    for value in values:
+        if value.lstrip().startswith("{"):
+            try:
+                data = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--mcp-config: the JSON given is not valid ({exc}); give a "
+                                 "file or a JSON object with \"mcpServers\"") from None
+            found = data.get("mcpServers") if isinstance(data, dict) else None
+            if not isinstance(found, dict):
+                raise UsageError("--mcp-config: the JSON given must be an object with an "
+                                 "\"mcpServers\" object")
+        else:
+            path = Path(value).expanduser().absolute()
+            try:
+                found = read_mcp_file(path, root=None, what="MCP config file")
+            except FileNotFoundError:
+                raise UsageError(f"--mcp-config: no file {path}; give a JSON file or a JSON "
+                                 "string with \"mcpServers\"") from None
+        servers.update(found)
     return servers
 
 

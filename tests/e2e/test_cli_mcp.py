@@ -1,0 +1,56 @@
+"""``zpi-host run --mcp-config`` with the test MCP server (tests/helpers/mcp_servers.py) as a
+real subprocess, and ``zpi-host mcp list``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from helpers.cli import zpi
+from helpers.mcp_servers import SERVER_FILE
+
+SERVER = {"command": sys.executable, "args": [str(SERVER_FILE)]}
+
+
+def script(tmp_path: Path, *turns: dict | str) -> str:
+    path = tmp_path / "script.jsonl"
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    return f"scripted:{path}"
+
+
+def run_add(tmp_path: Path, *allow: str) -> dict:
+    model = script(tmp_path, {"tool_calls": [{"name": "mcp__srv__add",
+                                              "arguments": {"a": 20, "b": 22}}]},
+                   {"text": "done"})
+    rules = [arg for rule in allow for arg in ("--allow", rule)]
+    out = zpi(tmp_path, "run", "--model", model, "--output-format", "json", *rules,
+              "--mcp-config", json.dumps({"mcpServers": {"srv": SERVER}}), "add them")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    return json.loads(out.stdout)
+
+
+def test_run_with_mcp_config_json_calls_the_servers_tool_under_permission_rules(tmp_path):
+    # a tool with side effects is asked about, and a run cannot ask: denied
+    (denial,) = run_add(tmp_path)["denials"]
+    assert denial["tool"] == "mcp__srv__add" and "--allow mcp__srv__add" in denial["reason"]
+    # each of Claude Code's spellings allows it: the tool, the server's wildcard, the server
+    for rule in ("mcp__srv__add", "mcp__srv__*", "mcp__srv"):
+        result = run_add(tmp_path, rule)
+        assert result["result"] == "done" and result["denials"] == [], rule
+    assert run_add(tmp_path, "mcp__other")["denials"]
+
+
+def test_mcp_config_files_and_bad_values(tmp_path):
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"from_file": SERVER}}))
+    model = script(tmp_path, {"text": "ok"})
+    out = zpi(tmp_path, "run", "--model", model, "--mcp-config", str(config),
+              "--strict-mcp-config", "hi")
+    assert out.returncode == 0, out.stderr
+    bad = zpi(tmp_path, "run", "--model", model, "--mcp-config", "{oops", "hi")
+    assert bad.returncode != 0 and "--mcp-config: the JSON given is not valid" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    missing = zpi(tmp_path, "run", "--model", model, "--mcp-config", "nope.json", "hi")
+    assert missing.returncode != 0 and "--mcp-config: no file" in missing.stderr
