@@ -54,3 +54,26 @@ def test_mcp_config_files_and_bad_values(tmp_path):
     assert "Traceback" not in bad.stderr
     missing = zpi(tmp_path, "run", "--model", model, "--mcp-config", "nope.json", "hi")
     assert missing.returncode != 0 and "--mcp-config: no file" in missing.stderr
+
+
+def test_mcp_list_shows_each_server_its_source_status_and_tools_but_no_secret(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "shipped": SERVER, "broken": {"type": "http", "url": "nope"}}}))
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"mcpServers": {
+        "mine": {**SERVER, "env": {"TOKEN": "secret-value-1234567"}}}}))
+    out = zpi(tmp_path, "--cwd", str(project), "mcp", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["mine"]["status"] == "connected" and rows["mine"]["transport"] == "stdio"
+    assert "mcp__mine__echo" in rows["mine"]["tools"]
+    assert rows["shipped"]["status"] == "needs approval" and rows["shipped"]["tools"] == []
+    assert rows["broken"]["status"] == "invalid" and ".mcp.json" in rows["broken"]["error"]
+    assert "secret-value-1234567" not in out.stdout + out.stderr
+    table = zpi(tmp_path, "--cwd", str(project), "mcp", "list")
+    assert table.returncode == 0, table.stderr
+    assert "SERVER" in table.stdout and "mcp__mine__echo" in table.stdout
+    assert "secret-value-1234567" not in table.stdout + table.stderr

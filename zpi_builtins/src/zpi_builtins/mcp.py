@@ -27,7 +27,8 @@ from .settings import enabled, service_settings
 if TYPE_CHECKING:
     from .mcp_client import McpConnection
 
-__all__ = ["McpService", "mcp_service", "zpi_register_tools", "zpi_session_start"]
+__all__ = ["McpService", "list_mcp_servers", "mcp_service", "zpi_register_tools",
+           "zpi_session_start"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": [], "servers": ["MCP servers' tools (mcp__<server>__<tool>)"]}
@@ -164,6 +165,34 @@ class McpService:
 
         await asyncio.gather(*(c.aclose() for c in self.connections),
                              return_exceptions=True)
+
+
+def server_rows(connections: list[McpConnection]) -> list[dict[str, Any]]:
+    """What ``zpi-host mcp list`` shows of each server: never its env or headers."""
+    from .mcp_config import tool_prefix
+
+    return [{"name": c.config.name, "scope": c.config.scope, "origin": c.config.origin,
+             "transport": c.config.transport, "status": c.status, "error": c.error,
+             "tools": [tool_prefix(c.config.name) + str(t.name) for t in c.tools]}
+            for c in connections]
+
+
+async def list_mcp_servers(cwd: Path, settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``zpi-host mcp list``: start each configured server, list it, stop it."""
+    from .mcp_config import configured_servers
+
+    configs = configured_servers(settings, os.environ)
+    if not configs:
+        return []
+    from .mcp_client import start_all
+
+    config = service_settings(settings, SERVICE)
+    connections = await start_all(configs, _millis("MCP_TIMEOUT",
+                                                   float(config["startup_timeout"])))
+    try:
+        return server_rows(connections)
+    finally:
+        await McpService(connections, settings).aclose()
 
 
 def _adopt(settings: Mapping[str, Any]) -> McpService:
