@@ -306,7 +306,7 @@ async def test_mcp_servers_may_be_a_config_file_and_a_bad_one_is_a_usage_error(
     await session.dispose()
     assert "mcp__file_srv__echo" in session.tools
     config.write_text("{not json")
-    with pytest.raises(UsageError, match="servers.json: MCP config file is not valid JSON"):
+    with pytest.raises(UsageError, match=r"servers\.json: MCP config file is not valid JSON"):
         await file_session(zpi_env, project, [], mcp_servers=str(config))
 
 
@@ -324,3 +324,11 @@ def test_no_server_configured_does_not_import_mcp(zpi_env, tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+async def test_calling_a_tool_of_a_server_that_did_not_start_names_the_server(zpi_env, tmp_path):
+    session = await run_with(tmp_path, {"gone": {"command": str(tmp_path / "missing")}},
+                             call("mcp__gone__echo", {"text": "x"}))
+    ((text, error),) = tool_results(session)
+    assert error and "unknown tool 'mcp__gone__echo'" in text
+    assert "MCP server 'gone' is failed" in text

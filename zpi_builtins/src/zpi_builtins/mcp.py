@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .mcp_client import McpConnection
 
 __all__ = ["McpService", "list_mcp_servers", "mcp_service", "zpi_register_tools",
-           "zpi_session_start"]
+           "zpi_session_start", "zpi_unknown_tool"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": [], "servers": ["MCP servers' tools (mcp__<server>__<tool>)"]}
@@ -240,3 +240,21 @@ def zpi_session_start(session: Any, source: str) -> None:
         service.reported = True
         for line in service.problems():
             session.warn(line)
+
+
+@hookimpl
+def zpi_unknown_tool(session: Any, call: Any, available: Any) -> str | None:
+    """A call to ``mcp__<server>__...`` of a server that is configured but not connected:
+    say which server, its status and why (not approved, failed, not trusted)."""
+    name = str(getattr(call, "name", ""))
+    if not name.startswith("mcp__"):
+        return None
+    from .mcp_config import tool_prefix
+
+    for connection in mcp_service(session).connections:
+        if name.startswith(tool_prefix(connection.config.name)):
+            if connection.status == "connected":
+                return (f"The MCP server {connection.config.name!r} is connected but offers "
+                        "no such tool.")
+            return f"The tool belongs to the {connection.unavailable()}."
+    return None

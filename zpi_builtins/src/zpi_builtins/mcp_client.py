@@ -110,8 +110,9 @@ class McpConnection:
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            self._stderr = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8",
-                                                                      errors="replace"))
+            # closed by the exit stack; its tail explains a server that failed
+            self._stderr = stack.enter_context(tempfile.TemporaryFile(  # noqa: SIM115
+                "w+", encoding="utf-8", errors="replace"))
             params = StdioServerParameters(command=config.command or "", args=list(config.args),
                                            env=dict(config.env) or None, cwd=config.cwd,
                                            encoding_error_handler="replace")
