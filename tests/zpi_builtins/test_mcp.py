@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from helpers.builtins import builtins_settings, scripted_session
@@ -332,3 +333,23 @@ async def test_calling_a_tool_of_a_server_that_did_not_start_names_the_server(zp
     ((text, error),) = tool_results(session)
     assert error and "unknown tool 'mcp__gone__echo'" in text
     assert "MCP server 'gone' is failed" in text
+
+
+async def test_a_claude_plugin_folders_mcp_json_starts_with_its_plugin_root(zpi_env, tmp_path):
+    import shutil
+
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "tooly"}))
+    shutil.copy(SERVER_FILE, plugin / "server.py")
+    write_json(plugin / ".mcp.json", {"mcpServers": {"plug": {
+        "command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py"],
+        "env": {"WHERE": "${CLAUDE_PLUGIN_ROOT}"}}}})
+    project = tmp_path / "proj"
+    project.mkdir()
+    session = await file_session(zpi_env, project, [call("mcp__plug__env", {"name": "WHERE"})],
+                                 plugin_dirs=[str(plugin)])
+    await session.run("hi")
+    await session.dispose()
+    ((where, error),) = tool_results(session)
+    assert not error and where != "(unset)" and (Path(where) / "server.py").is_file()

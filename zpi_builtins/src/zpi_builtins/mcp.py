@@ -211,16 +211,18 @@ def mcp_service(session: Any) -> McpService:
 
 
 @hookimpl
-async def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> list[Tool] | None:
-    """Start the configured servers (none configured: ``mcp`` is not imported) and register
-    their tools."""
+def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> Any:
+    """Start the configured servers and register their tools. None configured: nothing is
+    awaited and neither ``mcp`` nor ``asyncio`` is imported (``--list-plugins`` stays cheap)."""
     if not enabled(settings, SERVICE):
         return None
     from .mcp_config import configured_servers
 
     configs = configured_servers(settings, os.environ)
-    if not configs:
-        return None
+    return _start(configs, settings) if configs else None
+
+
+async def _start(configs: list[Any], settings: Mapping[str, Any]) -> list[Tool]:
     from .mcp_client import start_all
 
     config = service_settings(settings, SERVICE)
