@@ -77,3 +77,25 @@ def test_mcp_list_shows_each_server_its_source_status_and_tools_but_no_secret(tm
     assert table.returncode == 0, table.stderr
     assert "SERVER" in table.stdout and "mcp__mine__echo" in table.stdout
     assert "secret-value-1234567" not in table.stdout + table.stderr
+
+
+def test_a_published_server_from_pypi_runs_as_users_run_it(tmp_path):
+    """``mcp-server-time`` (PyPI, installed by tox), started by its console script."""
+    import shutil
+
+    command = shutil.which("mcp-server-time") or str(Path(sys.executable).with_name(
+        "mcp-server-time"))
+    assert Path(command).is_file(), "mcp-server-time is a test dependency (tox.ini)"
+    model = script(tmp_path, {"tool_calls": [{"name": "mcp__time__convert_time", "arguments": {
+        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}}]},
+                   {"text": "done"})
+    server = {"command": command, "args": ["--local-timezone", "UTC"]}
+    out = zpi(tmp_path, "run", "--model", model, "--output-format", "stream-json",
+              "--allow", "mcp__time", "--mcp-config", json.dumps({"mcpServers": {"time": server}}),
+              "what time is it in Tokyo?")
+    assert out.returncode == 0, out.stderr
+    (end,) = [e for e in map(json.loads, out.stdout.splitlines()) if e["type"] == "tool_end"]
+    assert not end["result"]["is_error"]
+    converted = json.loads(end["result"]["content"][0]["text"])
+    assert converted["target"]["timezone"] == "Asia/Tokyo"
+    assert converted["target"]["datetime"].endswith("T21:00:00+09:00")
