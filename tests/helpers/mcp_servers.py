@@ -64,6 +64,11 @@ def build() -> MCPServer:
     def crash() -> str:
         os._exit(3)
 
+    @server.resource("notes://readme", mime_type="text/plain")
+    def readme() -> str:
+        """The project's notes."""
+        return "the notes say hello"
+
     @server.prompt()
     def review(topic: str) -> str:
         return f"Please review {topic}."

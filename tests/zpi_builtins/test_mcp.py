@@ -353,3 +353,22 @@ async def test_a_claude_plugin_folders_mcp_json_starts_with_its_plugin_root(zpi_
     await session.dispose()
     ((where, error),) = tool_results(session)
     assert not error and where != "(unset)" and (Path(where) / "server.py").is_file()
+
+
+async def test_resources_are_listed_and_read_through_the_resource_tools(zpi_env, tmp_path):
+    session = await run_with(tmp_path, {"srv": stdio()}, call("list_mcp_resources", {}),
+                             call("read_mcp_resource", {"server": "srv",
+                                                        "uri": "notes://readme"}),
+                             call("read_mcp_resource", {"server": "nope", "uri": "x"}))
+    (listed, e1), (read, e2), (bad, e3) = tool_results(session)
+    assert not e1 and "notes://readme" in listed and "srv" in listed
+    assert not e2 and read == "the notes say hello"
+    assert e3 and "must be one of srv" in bad
+    assert session.tools["list_mcp_resources"].metadata.read_only
+
+
+def test_claude_codes_resource_tool_names_are_the_same_tools_for_rules():
+    from zpi_host.permissions.toolnames import same_tool
+
+    assert "ListMcpResourcesTool" in same_tool("list_mcp_resources")
+    assert "read_mcp_resource" in same_tool("ReadMcpResourceTool")

@@ -66,7 +66,98 @@ class McpService:
         for connection in self.connections:
             for offered in connection.tools:
                 made.append(self._tool(connection, offered, tool_prefix(connection.config.name)))
+        if any(c.has_resources for c in self.connections):
+            made += self._resource_tools()
         return made
+
+    def _resource_tools(self) -> list[Tool]:
+        """``list_mcp_resources`` and ``read_mcp_resource`` (Claude Code's
+        ``ListMcpResourcesTool`` / ``ReadMcpResourceTool``), when a server offers resources."""
+        service = self
+        servers = sorted(c.config.name for c in self.connections if c.has_resources)
+
+        def connection_of(name: Any) -> McpConnection:
+            from zpi_host.tools import ToolArgumentError
+
+            for connection in service.connections:
+                if connection.config.name == name and connection.has_resources:
+                    return connection
+            raise ToolArgumentError("read_mcp_resource", "server", f"must be one of "
+                                    f"{', '.join(servers)} (the servers that offer resources)")
+
+        async def list_resources(args: Any, ctx: ToolContext) -> ToolResult:
+            wanted = args.get("server") if isinstance(args, Mapping) else None
+            lines: list[str] = []
+            found: list[dict[str, Any]] = []
+            for connection in service.connections:
+                name = connection.config.name
+                if not connection.has_resources or wanted not in (None, name):
+                    continue
+                try:
+                    resources = await connection.list_resources(service.tool_timeout)
+                except Exception as exc:
+                    from .mcp_client import _reason
+
+                    lines.append(f"{name}: could not list resources: {_reason(exc)}")
+                    continue
+                for item in resources:
+                    row = {"server": name, "uri": str(item.uri), "name": item.name,
+                           "mime_type": getattr(item, "mime_type", None),
+                           "description": getattr(item, "description", None)}
+                    found.append(row)
+                    lines.append(f"{name}  {row['uri']}  {item.name}"
+                                 + (f" ({row['mime_type']})" if row["mime_type"] else ""))
+            if wanted is not None and wanted not in servers:
+                return ToolResult.error(f"no MCP server {wanted!r} offers resources (servers "
+                                        f"with resources: {', '.join(servers)})")
+            return ToolResult.text("\n".join(lines) or "no resources",
+                                   details={"resources": found})
+
+        async def read_resource(args: Any, ctx: ToolContext) -> ToolResult:
+            from zpi_host.tools import ImageContent, TextContent
+
+            connection = connection_of(args.get("server"))
+            uri = args.get("uri")
+            try:
+                contents = await connection.read_resource(str(uri), service.tool_timeout)
+            except Exception as exc:
+                from .mcp_client import _reason
+
+                return ToolResult.error(connection._clean(
+                    f"the MCP server {connection.config.name!r} could not read {uri}: "
+                    f"{_reason(exc)}"))
+            blocks: list[Any] = []
+            for item in contents:
+                mime = getattr(item, "mime_type", None) or ""
+                text = getattr(item, "text", None)
+                if text is not None:
+                    blocks.append(TextContent(str(text)[:service.max_chars]))
+                elif mime.startswith("image/"):
+                    blocks.append(ImageContent(str(item.blob), mime))
+                else:
+                    blocks.append(TextContent(f"[{item.uri}: {mime or 'binary'} content, "
+                                              "not shown]"))
+            return ToolResult(content=tuple(blocks), details={
+                "server": connection.config.name, "uri": str(uri)})
+
+        read_only = ToolMetadata(read_only=True, concurrency_safe=True, side_effects=False)
+        server_property = {"type": "string", "enum": servers,
+                           "description": "The MCP server."}
+        return [
+            Tool(name="list_mcp_resources", description=(
+                "List the resources the MCP servers offer (files, records, documents), with "
+                "their URIs; read one with read_mcp_resource."),
+                 parameters={"type": "object", "properties": {"server": server_property},
+                             "additionalProperties": False},
+                 execute=list_resources, metadata=read_only),
+            Tool(name="read_mcp_resource", description="Read a resource of an MCP server by "
+                 "its URI (as list_mcp_resources gives it).",
+                 parameters={"type": "object", "properties": {
+                     "server": server_property,
+                     "uri": {"type": "string", "description": "The resource's URI."}},
+                     "required": ["server", "uri"], "additionalProperties": False},
+                 execute=read_resource, metadata=read_only),
+        ]
 
     def _tool(self, connection: McpConnection, offered: Any, prefix: str) -> Tool:
         import re

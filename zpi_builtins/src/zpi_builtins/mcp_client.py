@@ -36,6 +36,7 @@ class McpConnection:
         self.error: str | None = config.error
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
+        self.has_resources = False
         self.session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -82,12 +83,13 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open(stack)
                 session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
+                started = await session.initialize()
+                capabilities = getattr(started, "capabilities", None)
                 listed = await session.list_tools()
                 self.tools = list(listed.tools)
-                capabilities = getattr(session, "server_capabilities", None)
-                with contextlib.suppress(Exception):
-                    if capabilities is None or getattr(capabilities, "prompts", None):
+                self.has_resources = bool(getattr(capabilities, "resources", None))
+                if getattr(capabilities, "prompts", None):
+                    with contextlib.suppress(Exception):  # prompts are extra: tools still work
                         self.prompts = list((await session.list_prompts()).prompts)
                 self.session = session
                 self.status = "connected"
@@ -144,6 +146,16 @@ class McpConnection:
         if self.session is None or self.status != "connected":
             raise ConnectionError(self.unavailable())
         return await asyncio.wait_for(self.session.get_prompt(name, dict(arguments)), timeout)
+
+    async def list_resources(self, timeout: float) -> list[Any]:
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return list((await asyncio.wait_for(self.session.list_resources(), timeout)).resources)
+
+    async def read_resource(self, uri: str, timeout: float) -> list[Any]:
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return list((await asyncio.wait_for(self.session.read_resource(uri), timeout)).contents)
 
     def unavailable(self) -> str:
         return (f"the MCP server {self.config.name!r} is {self.status}"
