@@ -372,3 +372,16 @@ def test_claude_codes_resource_tool_names_are_the_same_tools_for_rules():
 
     assert "ListMcpResourcesTool" in same_tool("list_mcp_resources")
     assert "read_mcp_resource" in same_tool("ReadMcpResourceTool")
+
+
+async def test_a_servers_prompt_is_a_slash_command(zpi_env, tmp_path):
+    session = await scripted_session(tmp_path, ["reviewed"], settings=builtins_settings(**QUIET),
+                                     mcp_servers={"srv": stdio()})
+    try:
+        assert "mcp__srv__review" in {c.name for c in session.resources.commands}
+        await session.run("/mcp__srv__review the parser module")
+    finally:
+        await session.dispose()
+    (request,) = session.test_model.requests
+    sent = " ".join(getattr(c, "text", "") for m in request.messages for c in m.content)
+    assert "Please review the parser module." in sent

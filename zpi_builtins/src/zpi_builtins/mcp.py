@@ -27,8 +27,8 @@ from .settings import enabled, service_settings
 if TYPE_CHECKING:
     from .mcp_client import McpConnection
 
-__all__ = ["McpService", "list_mcp_servers", "mcp_service", "zpi_register_tools",
-           "zpi_session_start", "zpi_unknown_tool"]
+__all__ = ["McpService", "list_mcp_servers", "mcp_service", "zpi_register_commands",
+           "zpi_register_tools", "zpi_session_start", "zpi_unknown_tool"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": [], "servers": ["MCP servers' tools (mcp__<server>__<tool>)"]}
@@ -351,3 +351,68 @@ def zpi_unknown_tool(session: Any, call: Any, available: Any) -> str | None:
                         "no such tool.")
             return f"The tool belongs to the {connection.unavailable()}."
     return None
+
+
+@hookimpl
+def zpi_register_commands(cwd: Path, settings: Mapping[str, Any]) -> list[Any] | None:
+    """Each prompt of a connected server as the command ``/mcp__<server>__<prompt>`` (the
+    servers were started by ``zpi_register_tools`` of the same assembly): its words are the
+    prompt's arguments in order, as Claude Code passes them."""
+    sources = settings.get(MCP_SOURCES)
+    held = _unclaimed.get(id(sources))
+    if held is None or held[0] is not sources:
+        return None
+    commands = [command for connection in held[1].connections
+                if connection.status == "connected"
+                for command in prompt_commands(connection, held[1])]
+    return commands or None
+
+
+def prompt_commands(connection: McpConnection, service: McpService) -> list[Any]:
+    import re
+
+    from zpi_host.errors import ZpiError
+    from zpi_host.resources import Command
+
+    from .mcp_config import tool_prefix
+
+    def handler_for(remote: str, names: list[str], required: list[str]) -> Any:
+        async def handler(text: str) -> str:  # one parameter: the host passes no context
+            words = text.split()
+            missing = required[len(words):]
+            if missing:
+                raise ZpiError(f"/{tool_prefix(connection.config.name)}{remote} needs "
+                               f"{', '.join(missing)} (arguments in order: "
+                               f"{' '.join(names)})")
+            given = dict(zip(names, [*words[:len(names) - 1],
+                                     " ".join(words[len(names) - 1:])] if names else [],
+                             strict=False))
+            try:
+                result = await connection.get_prompt(remote, {k: v for k, v in given.items()
+                                                              if v}, service.tool_timeout)
+            except Exception as exc:
+                from .mcp_client import _reason
+
+                raise ZpiError(connection._clean(
+                    f"the MCP server {connection.config.name!r} could not give the prompt "
+                    f"{remote}: {_reason(exc)}")) from None
+            parts = [str(getattr(m.content, "text", "")) for m in result.messages]
+            prompt_text = "\n\n".join(p for p in parts if p)
+            if not prompt_text:
+                raise ZpiError(f"the MCP prompt {remote} of {connection.config.name!r} is "
+                               "empty")
+            return prompt_text
+        return handler
+
+    made = []
+    for prompt in connection.prompts:
+        remote = str(prompt.name)
+        names = [str(a.name) for a in prompt.arguments or ()]
+        required = [str(a.name) for a in prompt.arguments or () if a.required]
+        handler = handler_for(remote, names, required)
+        made.append(Command(
+            tool_prefix(connection.config.name) + re.sub(r"[^A-Za-z0-9_-]", "_", remote),
+            (prompt.description or f"the prompt {remote} of the MCP server "
+             f"{connection.config.name}")[:300],
+            handler=handler, argument_hint=" ".join(f"<{n}>" for n in names) or None))
+    return made
