@@ -99,3 +99,19 @@ def test_a_published_server_from_pypi_runs_as_users_run_it(tmp_path):
     converted = json.loads(end["result"]["content"][0]["text"])
     assert converted["target"]["timezone"] == "Asia/Tokyo"
     assert converted["target"]["datetime"].endswith("T21:00:00+09:00")
+
+
+def test_list_plugins_names_the_servers_without_starting_them(tmp_path):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    marker = tmp_path / "started"
+    starts = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"],
+              "env": {"TOKEN": "secret-value-7654321"}}
+    (agent / "settings.json").write_text(json.dumps({"mcpServers": {"mine": starts}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"shipped": SERVER}}))
+    out = zpi(tmp_path, "--list-plugins", "--json")
+    assert out.returncode == 0, out.stderr
+    (row,) = [r for r in json.loads(out.stdout) if r["name"] == "builtins:mcp"]
+    assert row["contributes"]["mcp servers"] == ["mine (user)",
+                                                 "shipped (project, needs approval)"]
+    assert not marker.exists() and "secret-value-7654321" not in out.stdout

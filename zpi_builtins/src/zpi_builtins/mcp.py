@@ -27,8 +27,9 @@ from .settings import enabled, service_settings
 if TYPE_CHECKING:
     from .mcp_client import McpConnection
 
-__all__ = ["McpService", "list_mcp_servers", "mcp_service", "zpi_register_commands",
-           "zpi_register_tools", "zpi_session_start", "zpi_unknown_tool"]
+__all__ = ["McpService", "list_mcp_servers", "mcp_server_names", "mcp_service",
+           "zpi_register_commands", "zpi_register_tools", "zpi_session_start",
+           "zpi_unknown_tool"]
 
 #: shown by ``zpi-host --list-plugins``
 contributes = {"tools": [], "servers": ["MCP servers' tools (mcp__<server>__<tool>)"]}
@@ -266,6 +267,15 @@ def server_rows(connections: list[McpConnection]) -> list[dict[str, Any]]:
              "transport": c.config.transport, "status": c.status, "error": c.error,
              "tools": [tool_prefix(c.config.name) + str(t.name) for t in c.tools]}
             for c in connections]
+
+
+def mcp_server_names(settings: Mapping[str, Any]) -> list[str]:
+    """``--list-plugins``: each configured server with its scope, and why it would not start
+    (nothing is started)."""
+    from .mcp_config import configured_servers
+
+    return [f"{c.name} ({c.scope}{'' if c.status == 'pending' else ', ' + c.status})"
+            for c in configured_servers(settings, os.environ)]
 
 
 async def list_mcp_servers(cwd: Path, settings: Mapping[str, Any]) -> list[dict[str, Any]]:
