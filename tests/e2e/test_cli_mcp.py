@@ -115,3 +115,43 @@ def test_list_plugins_names_the_servers_without_starting_them(tmp_path):
     assert row["contributes"]["mcp servers"] == ["mine (user)",
                                                  "shipped (project, needs approval)"]
     assert not marker.exists() and "secret-value-7654321" not in out.stdout
+
+
+def test_a_signal_during_a_call_stops_the_server_process_group(tmp_path):
+    """SIGTERM while an MCP call runs: the run ends (143) and the server's group is gone."""
+    import signal
+    import subprocess
+    import time
+
+    from helpers.cli import EXE, clean_environment
+
+    from zpi_host.support.process_groups import group_alive
+
+    pidfile = tmp_path / "server.pid"
+    server = {**SERVER, "env": {"MCP_TEST_PIDFILE": str(pidfile)}}
+    model = script(tmp_path, {"tool_calls": [{"name": "mcp__srv__sleep",
+                                              "arguments": {"seconds": 60}}]}, {"text": "x"})
+    run = subprocess.Popen(
+        [EXE, "run", "--model", model, "--allow", "mcp__srv", "--output-format", "stream-json",
+         "--mcp-config", json.dumps({"mcpServers": {"srv": server}}), "sleep"],
+        cwd=tmp_path, env=clean_environment(tmp_path), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        assert run.stdout is not None
+        for line in run.stdout:  # the call has started: the server is up and busy
+            if '"tool_start"' in line:
+                break
+        pid = int(pidfile.read_text())
+        assert group_alive(pid)
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(60) == 143
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    for _ in range(200):  # the group is reaped by the host's exit; its init may lag a little
+        if not group_alive(pid):
+            break
+        time.sleep(0.05)
+    assert not group_alive(pid), f"MCP server group {pid} survived the run"
+    assert "Traceback" not in (run.stderr.read() if run.stderr else "")

@@ -4,7 +4,8 @@ name), run by the tests as a real subprocess: ``python mcp_servers.py stdio|sse|
 Tools: ``echo`` (read-only), ``add``, ``big`` (a result of N characters), ``image`` (a 1x1
 PNG), ``fail`` (an error result), ``sleep`` (never answers within a short timeout), ``env``
 (a variable of its environment). ``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout
-first; ``MCP_TEST_HANG=1`` makes it never answer the handshake.
+first; ``MCP_TEST_HANG=1`` makes it never answer the handshake; ``MCP_TEST_PIDFILE`` names a
+file it writes its process id to.
 """
 
 import base64
@@ -78,6 +79,8 @@ def build() -> MCPServer:
 
 def main() -> None:
     transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if os.environ.get("MCP_TEST_PIDFILE"):  # where a test finds the server's process
+        Path(os.environ["MCP_TEST_PIDFILE"]).write_text(str(os.getpid()))
     if os.environ.get("MCP_TEST_GARBAGE"):
         print("this is not JSON-RPC", flush=True)
     if os.environ.get("MCP_TEST_HANG"):
