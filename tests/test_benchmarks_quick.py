@@ -39,6 +39,7 @@ EXPECTED = {
     "session_store": ["session_store:"],
     "builtins_overhead": ["builtins_overhead: zpi-host run", "builtins_overhead: one session"],
     "grep_tree": ["grep_tree content", "grep_tree files_with_matches", "grep_tree count"],
+    "mcp_servers": ["mcp_servers: 3 stdio calls", "mcp_servers: 3 servers of"],
 }
 
 

@@ -5,7 +5,7 @@ Tools: ``echo`` (read-only), ``add``, ``big`` (a result of N characters), ``imag
 PNG), ``fail`` (an error result), ``sleep`` (never answers within a short timeout), ``env``
 (a variable of its environment). ``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout
 first; ``MCP_TEST_HANG=1`` makes it never answer the handshake; ``MCP_TEST_PIDFILE`` names a
-file it writes its process id to.
+file it writes its process id to; ``MCP_TEST_DELAY`` (seconds) delays its start.
 """
 
 import base64
@@ -81,6 +81,8 @@ def main() -> None:
     transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if os.environ.get("MCP_TEST_PIDFILE"):  # where a test finds the server's process
         Path(os.environ["MCP_TEST_PIDFILE"]).write_text(str(os.getpid()))
+    if os.environ.get("MCP_TEST_DELAY"):  # a server that takes this long to start
+        time.sleep(float(os.environ["MCP_TEST_DELAY"]))
     if os.environ.get("MCP_TEST_GARBAGE"):
         print("this is not JSON-RPC", flush=True)
     if os.environ.get("MCP_TEST_HANG"):
