@@ -385,3 +385,12 @@ async def test_a_servers_prompt_is_a_slash_command(zpi_env, tmp_path):
     (request,) = session.test_model.requests
     sent = " ".join(getattr(c, "text", "") for m in request.messages for c in m.content)
     assert "Please review the parser module." in sent
+
+
+async def test_two_servers_whose_names_meet_cost_the_second_its_tools_not_the_session(
+        zpi_env, tmp_path):
+    session = await run_with(tmp_path, {"a.b": stdio(), "a_b": stdio()},
+                             call("mcp__a_b__echo", {"text": "one"}))
+    ((text, error),) = tool_results(session)
+    assert not error and text == "echo: one"
+    assert any("is taken by the server 'a.b'" in w for w in session.warnings), session.warnings

@@ -59,14 +59,30 @@ class McpService:
         self.tool_timeout = _millis("MCP_TOOL_TIMEOUT", float(config["tool_timeout"]))
         self.max_chars = int(config["max_result_chars"])
         self.reported = False
+        #: tools left out (a clash of names, a listing the host cannot use), for the warnings
+        self.skipped: list[str] = []
 
     def tools(self) -> list[Tool]:
         from .mcp_config import tool_prefix
 
         made: list[Tool] = []
+        taken: dict[str, str] = {}
         for connection in self.connections:
             for offered in connection.tools:
-                made.append(self._tool(connection, offered, tool_prefix(connection.config.name)))
+                try:
+                    tool = self._tool(connection, offered, tool_prefix(connection.config.name))
+                except (ValueError, TypeError, AttributeError) as exc:  # a bad tool listing
+                    self.skipped.append(f"MCP server {connection.config.name!r}: its tool "
+                                        f"{getattr(offered, 'name', '?')!r} is not usable "
+                                        f"({exc}); left out")
+                    continue
+                if tool.name in taken:  # ``a.b`` and ``a_b`` both become ``mcp__a_b__``
+                    self.skipped.append(f"MCP server {connection.config.name!r}: its tool "
+                                        f"name {tool.name} is taken by the server "
+                                        f"{taken[tool.name]!r}; left out (rename a server)")
+                    continue
+                taken[tool.name] = connection.config.name
+                made.append(tool)
         if any(c.has_resources for c in self.connections):
             made += self._resource_tools()
         return made
@@ -168,6 +184,8 @@ class McpService:
         read_only = bool(notes is not None and getattr(notes, "read_only_hint", None))
         schema = offered.input_schema if isinstance(offered.input_schema, Mapping) else {}
         schema = {**schema, "type": "object"}
+        if not isinstance(schema.get("properties", {}), Mapping):
+            raise ValueError("its input schema's properties are not an object")
         service = self
 
         async def execute(args: Any, ctx: ToolContext) -> ToolResult:
@@ -250,7 +268,7 @@ class McpService:
         """One line per server that is not connected, for the session's warnings."""
         return [f"MCP server {c.config.name!r} ({c.config.origin}) {c.status}: "
                 f"{c.error or 'no reason given'}" for c in self.connections
-                if c.status != "connected"]
+                if c.status != "connected"] + self.skipped
 
     async def aclose(self) -> None:
         import asyncio
@@ -372,10 +390,17 @@ def zpi_register_commands(cwd: Path, settings: Mapping[str, Any]) -> list[Any] |
     held = _unclaimed.get(id(sources))
     if held is None or held[0] is not sources:
         return None
-    commands = [command for connection in held[1].connections
-                if connection.status == "connected"
-                for command in prompt_commands(connection, held[1])]
-    return commands or None
+    commands: dict[str, Any] = {}
+    for connection in held[1].connections:
+        if connection.status != "connected":
+            continue
+        for command in prompt_commands(connection, held[1]):
+            if command.name in commands:
+                held[1].skipped.append(f"MCP server {connection.config.name!r}: its prompt "
+                                       f"/{command.name} is taken by another server; left out")
+                continue
+            commands[command.name] = command
+    return list(commands.values()) or None
 
 
 def prompt_commands(connection: McpConnection, service: McpService) -> list[Any]:
