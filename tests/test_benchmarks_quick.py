@@ -40,6 +40,7 @@ EXPECTED = {
     "builtins_overhead": ["builtins_overhead: zpi-host run", "builtins_overhead: one session"],
     "grep_tree": ["grep_tree content", "grep_tree files_with_matches", "grep_tree count"],
     "prompt_caching": ["prompt_caching: cache-read share"],
+    "mcp_servers": ["mcp_servers: 3 stdio calls", "mcp_servers: 3 servers of"],
 }
 
 

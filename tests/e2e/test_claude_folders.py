@@ -157,13 +157,13 @@ def test_listing_shows_what_a_folder_cannot_do_as_warnings(tmp_path, env):
     by_name = {row["name"]: row for row in rows}
     servers = by_name["claude:servers"]
     assert servers["status"] == "ok"
-    assert any("MCP servers are not supported" in w for w in servers["warnings"])
+    assert any("LSP servers are not supported" in w for w in servers["warnings"])
     (skill_row,) = [row for name, row in by_name.items()
                     if name.startswith("claude:") and name != "claude:servers"]
     sources = skill_row["contributes"]["resources"]
     assert all(source.startswith("/") for source in sources)  # folders, not object reprs
     table = zpi("--list-plugins", "--plugin-dir", str(plugin), cwd=tmp_path, env=env).stdout
-    assert "    warning: MCP servers are not supported" in table
+    assert "    warning: LSP servers are not supported" in table
 
 
 def test_listing_names_a_symlink_leading_out_of_a_plugin(tmp_path, env):

@@ -122,15 +122,15 @@ def test_agents_load_and_ignored_fields_warn(zpi_env, tmp_path):
     assert agents["agents-plugin:deep"].prompt == "You dig."
 
 
-def test_mcp_and_lsp_servers_are_reported_unsupported(zpi_env, tmp_path):
+def test_mcp_servers_are_listed_and_lsp_servers_reported_unsupported(zpi_env, tmp_path):
     host, found, _ = load(zpi_env, tmp_path, "servers")
     row = found["claude:servers"]
     assert row["status"] == "ok"
-    assert row["contributes"]["unsupported"] == [
-        "lspServers.pyright", "mcpServers.files", "mcpServers.github", "outputStyles"]
+    assert row["contributes"]["unsupported"] == ["lspServers.pyright", "outputStyles"]
+    assert row["contributes"]["mcp servers"] == ["files", "github"]
     warnings = " | ".join(folder_of(host, "claude:servers").warnings)
-    assert "MCP servers are not supported by this host" in warnings
-    assert "files, github ignored" in warnings and "pyright ignored" in warnings
+    assert "MCP servers are not supported" not in warnings
+    assert "pyright ignored" in warnings
 
 
 @pytest.mark.parametrize("name, listed, reason", [

@@ -128,7 +128,30 @@ def _register(host: Any, folder: LoadedFolder, ctx: LoadContext) -> bool:
     record = host.register_plugin(plugin, folder.plugin_name, source=ctx.dialect.name,
                                   version=folder.version,
                                   contributes=folder.contributes(events))
+    if record.status == "ok" and folder.mcp_servers:
+        add_mcp_servers(host, folder)
     return bool(record.status == "ok")
+
+
+def add_mcp_servers(host: Any, folder: LoadedFolder) -> None:
+    """The folder's MCP servers join the session's sources (:data:`MCP_SOURCES`), below every
+    configured server of the same name, with ``${CLAUDE_PLUGIN_ROOT}`` (and the dialect's
+    twins) set and the plugin's folder as their working directory."""
+    from zpi_host.settings.mcp_sources import MCP_SOURCES
+
+    gathered = host.config.settings.get(MCP_SOURCES)
+    if not isinstance(gathered, dict) or not isinstance(gathered.get("sources"), list) or \
+            gathered.get("strict"):
+        return
+    variables = {key: value for key, value in folder.variables(sensitive=True).items()
+                 if isinstance(value, str)}
+    sources = gathered["sources"]
+    at = sum(1 for source in sources if source.get("scope") == "plugin")
+    for where, servers in folder.mcp_servers:
+        sources.insert(at, {"scope": "plugin", "origin": f"plugin {folder.name} ({where})",
+                            "servers": servers, "variables": variables,
+                            "root": str(folder.root)})
+        at += 1
 
 
 def check_dependencies(host: Any, loaded: Mapping[str, LoadedFolder]) -> None:

@@ -382,14 +382,39 @@ def server_names(data: Any, key: str) -> list[str]:
     return sorted(data) if isinstance(data, dict) else []
 
 
+def mcp_servers(live: Path, root: Path, manifest: Manifest | None, warnings: list[str],
+                dialect: Dialect = CLAUDE) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The folder's MCP servers: ``.mcp.json`` and the manifest's ``mcpServers`` (paths or
+    inline objects), each with where it was written; ``builtins:mcp`` starts them."""
+    entries: list[Any] = list(manifest.mcp_servers if manifest else ())
+    if (live / ".mcp.json").is_file() and contained(live, live / ".mcp.json"):
+        entries.insert(0, "./.mcp.json")
+    found: list[tuple[str, dict[str, Any]]] = []
+    for index, entry in enumerate(entries):
+        data, where = entry, f"{manifest.path if manifest else live}: mcpServers[{index}]"
+        if isinstance(entry, str):
+            try:
+                target = resolve_component(live, entry, "mcpServers", dialect)
+                data = read_json(root / target.relative_to(live.resolve()))
+            except ManifestError as exc:
+                warnings.append(f"{exc} (its MCP servers are not started)")
+                continue
+            where = str(live / entry)
+        if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
+            data = data["mcpServers"]
+        if not isinstance(data, dict):
+            warnings.append(f"{where}: MCP servers must be an object of server name -> config")
+            continue
+        found.append((where, dict(data)))
+    return tuple(found)
+
+
 def unsupported(live: Path, root: Path, manifest: Manifest | None, warnings: list[str],
                 dialect: Dialect = CLAUDE) -> tuple[str, ...]:
-    """MCP and LSP servers and output styles: recorded, listed, not run (no MCP here)."""
+    """LSP servers and output styles: recorded, listed, not run."""
     found: list[str] = []
-    declared = {"mcpServers": manifest.mcp_servers if manifest else (),
-                "lspServers": manifest.lsp_servers if manifest else ()}
-    for field, default, label in (("mcpServers", ".mcp.json", "MCP servers"),
-                                  ("lspServers", ".lsp.json", "LSP servers")):
+    declared = {"lspServers": manifest.lsp_servers if manifest else ()}
+    for field, default, label in (("lspServers", ".lsp.json", "LSP servers"),):
         entries: list[Any] = list(declared[field])
         if (live / default).is_file() and contained(live, live / default):
             entries.insert(0, f"./{default}")

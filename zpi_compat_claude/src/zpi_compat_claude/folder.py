@@ -32,6 +32,7 @@ from .components import (
     hook_sources,
     layout_path,
     markdown_below,
+    mcp_servers,
     plugin_agents,
     plugin_skills,
     resolve_options,
@@ -101,6 +102,8 @@ class LoadedFolder:
     options: tuple[UserOption, ...] = ()
     option_values: Mapping[str, Any] = field(factory=dict)
     unsupported: tuple[str, ...] = ()
+    #: (where written, server name -> config): ``.mcp.json`` and the manifest's mcpServers
+    mcp_servers: tuple[tuple[str, dict[str, Any]], ...] = ()
     dependencies: tuple[str, ...] = ()
     version: str | None = None
     manifest: Manifest | None = None
@@ -145,6 +148,7 @@ class LoadedFolder:
             "commands": [c.name for c in self.commands],
             "agents": [self.qualified(a) for a in self.agents],
             "hooks": list(hook_events),
+            "mcp servers": sorted({n for _, servers in self.mcp_servers for n in servers}),
             "unsupported": list(self.unsupported),
         }
         return {kind: names for kind, names in kinds.items() if names}
@@ -296,6 +300,7 @@ def load_plugin_folder(ref: FolderRef, ctx: LoadContext) -> LoadedFolder:
     folder.commands = build_commands(files, folder, cache, folder.variables(sensitive=False))
     folder.hooks = hook_sources(live, root, manifest, paths, warnings)
     folder.unsupported = unsupported(live, root, manifest, warnings, dialect)
+    folder.mcp_servers = mcp_servers(live, root, manifest, warnings, dialect)
     cache.save(warnings)
     return folder
 

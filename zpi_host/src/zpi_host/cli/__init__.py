@@ -99,7 +99,7 @@ def versions() -> list[tuple[str, str]]:
 
 
 #: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
-COMMANDS = ("run", "prompt", "chat", "sessions", "models")
+COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp")
 
 
 def given_command(args: Sequence[str]) -> str | None:
@@ -303,6 +303,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .models import models_command
 
             return models_command(args, blocked)
+        if args.command == "mcp":
+            from .mcp import mcp_command
+
+            return mcp_command(args, blocked)
     except CliUsageError as exc:
         print_error(exc)
         return EXIT_USAGE

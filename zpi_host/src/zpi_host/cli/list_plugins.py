@@ -8,10 +8,15 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PluginLoadError
 from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, print_warning
+
+if TYPE_CHECKING:
+    from ..contract.plugins import PluginHost
+    from ..settings.manager import SettingsManager
 
 
 def list_plugins(
@@ -74,6 +79,7 @@ def list_plugins(
                                                                   disabled)):
         print(f"zpi-host: warning: {warning}", file=sys.stderr)
     rows = plugin_rows(host, root, merged)
+    _add_mcp_servers(rows, host, settings, root, trusted)
     # One listing per process: what it built lives until exit, so the collection Python runs
     # at exit need not walk it (as `run` does once its session is built: cli/run.py).
     gc.freeze()
@@ -85,3 +91,27 @@ def list_plugins(
     if strict and any(row["status"] == "failed" for row in rows):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _add_mcp_servers(rows: list[dict[str, Any]], host: PluginHost, manager: SettingsManager,
+                     root: Path, trusted: bool) -> None:
+    """The MCP servers a session here would have, named in the row of the plugin that runs
+    them (its module's ``mcp_server_names``): names and statuses only, nothing is started
+    (``zpi-host mcp list`` starts them) and no secret is shown."""
+    from ..settings.mcp_sources import MCP_SOURCES, gather_mcp_sources
+
+    by_name = {row["name"]: row for row in rows}
+    for record in host.records:
+        row = by_name.get(record.name)
+        names = getattr(record.plugin, "mcp_server_names", None)
+        if row is None:
+            continue
+        if record.status != "ok" or not callable(names):
+            continue
+        sources, _ = gather_mcp_sources(manager, root, given=None, strict=False,
+                                        trusted=trusted, read_project=True)
+        listed = names({MCP_SOURCES: sources})
+        if listed:
+            contributes = dict(row.get("contributes") or {})
+            contributes["mcp servers"] = listed
+            row["contributes"] = contributes

@@ -96,6 +96,11 @@ def add_assembly_options(parser: Any) -> None:
                         help="load DIR as a ZCode plugin folder (repeatable)")
     parser.add_argument("--base-url", metavar="URL", default=None,
                         help="send the model's requests to URL instead of its base_url")
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE|JSON",
+                        help="MCP servers from a JSON file or string with mcpServers "
+                             "(repeatable; they win over configured servers of the same name)")
+    parser.add_argument("--strict-mcp-config", action="store_true",
+                        help="only the MCP servers of --mcp-config")
     parser.add_argument("--trust-project", action="store_true",
                         help="trust this project folder: its hooks and the plugin folders its "
                              "settings name may run (recorded in your user settings)")
@@ -118,7 +123,18 @@ def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[st
         "exclude_tools": tool_names(args.disallowed_tools) or (),
         **_base_url_override(args, model),
         **({"trust_project": True, "remember_trust": True} if args.trust_project else {}),
+        **_mcp_options(args),
     }
+
+
+def _mcp_options(args: Any) -> dict[str, Any]:
+    """``--mcp-config`` (files or JSON, merged in order) and ``--strict-mcp-config``."""
+    if not args.mcp_config and not args.strict_mcp_config:
+        return {}
+    from ..settings.mcp_sources import mcp_config_arguments
+
+    return {"mcp_servers": mcp_config_arguments(args.mcp_config),
+            "strict_mcp_config": bool(args.strict_mcp_config)}
 
 
 def session_kwargs(args: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 matches a call.
 
 A rule is ``[dimension:]name[(pattern)]``. Names are tool names, case-sensitive, with ``*`` as
-a wildcard (``mcp__*``); a tool rule names the tool in this host's spelling or Claude Code's
+a wildcard (``mcp__*``; ``mcp__server`` alone names every tool of that MCP server, as in Claude
+Code); a tool rule names the tool in this host's spelling or Claude Code's
 (``bash`` or ``Bash``, :mod:`.toolnames`) and matches it under either name. The dimension prefix
 (``tool:``, ``command:``, ``skill:``, ``agent:``) chooses what the rule is about; without one a
 rule is about tools. What the pattern is compared with depends on the tool: a resolved path for

@@ -33,6 +33,8 @@ CLAUDE_SPELLINGS: Mapping[str, tuple[str, ...]] = {
     "task_output": ("TaskOutput",),
     "task_stop": ("TaskStop",),
     "skill": ("Skill",),
+    "list_mcp_resources": ("ListMcpResourcesTool",),
+    "read_mcp_resource": ("ReadMcpResourceTool",),
 }
 
 

@@ -46,7 +46,7 @@ STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
 OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch")
 #: the plugin and service tools those stand in for, hidden under their own names
 OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search", "glob",
-                  "grep")
+                  "grep", "list_mcp_resources", "read_mcp_resource")
 
 
 @attrs.define

@@ -34,11 +34,12 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 #: the one table of spellings that permission rules also match by); ``task_output`` and
 #: ``task_stop`` exist when the task service (zpi-builtins' ``builtins:tasks``) is installed,
 #: ``web_fetch`` and ``web_search`` with the web service (``builtins:web``); ``glob`` and
-#: ``grep`` (Claude's parameters already) with ``builtins:search``
+#: ``grep`` (Claude's parameters already) with ``builtins:search``; the MCP resource tools
+#: (Claude's parameters too) with ``builtins:mcp`` when a server offers resources
 STANDARD_NAMES: Mapping[str, str] = {
     name: CLAUDE_SPELLINGS[name][0] for name in (
         "read", "write", "edit", "bash", "skill", "task_output", "task_stop", "task",
-        "web_fetch", "web_search", "glob", "grep")}
+        "web_fetch", "web_search", "glob", "grep", "list_mcp_resources", "read_mcp_resource")}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000

@@ -161,6 +161,12 @@ def plugins_for(
         guarded += [loosened] if loosened else []
     if options.plugin_dirs or options.zcode_plugin_dirs:
         settings = with_plugin_dirs(settings, options.plugin_dirs, options.zcode_plugin_dirs)
+    from ..settings.mcp_sources import MCP_SOURCES, gather_mcp_sources
+
+    settings[MCP_SOURCES], held = gather_mcp_sources(
+        manager, cwd, given=options.mcp_servers, strict=options.strict_mcp_config,
+        trusted=trusted, read_project=reads_project_files(options))
+    withheld += held
     if options.host is not None:
         return settings, options.host, guarded, withheld
     host = make_host(options, environ, settings, cwd, guarded, trusted=trusted)

@@ -73,6 +73,12 @@ class SessionOptions:
     #: sub-agent types given in code (:class:`~zpi_host.resources.AgentDefinition`); they win
     #: over ``agents/*.md`` files of the same name
     agents: Sequence[Any] = ()
+    #: MCP servers given by the caller (``--mcp-config``, the SDK's ``mcp_servers``): name ->
+    #: a Claude Code server entry, or the path of a JSON file holding ``mcpServers``; they win
+    #: over every configured server of the same name (docs/mcp.md)
+    mcp_servers: Mapping[str, Mapping[str, Any]] | str | Path | None = None
+    #: only the servers of ``mcp_servers`` (``--strict-mcp-config``)
+    strict_mcp_config: bool = False
     #: whether what the project ships (its hooks, the plugin folders its settings name) may
     #: run: True or False decide for this session; None: the user's ``trusted_projects``
     trust_project: bool | None = None
@@ -126,6 +132,13 @@ class SessionOptions:
             if both:
                 problems.append(f"tool(s) {', '.join(both)} are both in tools and "
                                 "exclude_tools")
+        if self.mcp_servers is not None and not isinstance(self.mcp_servers,
+                                                           Mapping | str | Path):
+            problems.append("mcp_servers must be a mapping of server name -> config, or the "
+                            f"path of a JSON file with mcpServers, got {self.mcp_servers!r}")
+        if not isinstance(self.strict_mcp_config, bool):
+            problems.append(f"strict_mcp_config must be True or False, got "
+                            f"{self.strict_mcp_config!r}")
         if self.trust_project not in (None, True, False):
             problems.append(f"trust_project must be True, False or None, got "
                             f"{self.trust_project!r}")

@@ -225,6 +225,18 @@ SCHEMA = Section("", "keep", (
                         "the base URL of a SearXNG-style search API (`/search?format=json`)"),
                 Setting("max_results", whole(1), 8, "results `web_search` shows"),
             )),
+            Section("mcp", "warn", (
+                Setting("enabled", BOOL, True, "MCP servers' tools (`mcp__<server>__<tool>`; "
+                        f"{docs_url('mcp')})"),
+                Setting("startup_timeout", seconds(above_zero=True), 30.0,
+                        "seconds a server may take to start and list its tools (the variable "
+                        "`MCP_TIMEOUT`, in ms as in Claude Code, wins)"),
+                Setting("tool_timeout", seconds(above_zero=True), 600.0,
+                        "seconds one MCP tool call may take (the variable `MCP_TOOL_TIMEOUT`, "
+                        "in ms, wins)"),
+                Setting("max_result_chars", whole(1), 100_000,
+                        "characters of a tool result's text kept before it is cut"),
+            )),
             Section("init", "warn", (
                 Setting("enabled", BOOL, True, "the `/init` command (writes AGENTS.md)"),
             )),

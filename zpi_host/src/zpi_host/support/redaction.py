@@ -37,6 +37,32 @@ def _entries(settings: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return [entry for entry in table.values() if isinstance(entry, Mapping)]
 
 
+def mcp_secrets(settings: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:
+    """The ``env`` and ``headers`` values of the session's MCP servers (as written, and the
+    variables their ``${VAR}`` names hold): tokens the user gave a server, never shown."""
+    import re
+
+    found: list[str] = []
+    gathered = settings.get("mcp_sources")  # settings.mcp_sources.MCP_SOURCES
+    sources = gathered.get("sources") if isinstance(gathered, Mapping) else None
+    for source in sources if isinstance(sources, list) else ():
+        servers = source.get("servers") if isinstance(source, Mapping) else None
+        for entry in servers.values() if isinstance(servers, Mapping) else ():
+            for key in ("env", "headers"):
+                table = entry.get(key) if isinstance(entry, Mapping) else None
+                for value in table.values() if isinstance(table, Mapping) else ():
+                    if not isinstance(value, str):
+                        continue
+                    found.append(value)
+                    found += [environ.get(name, "") for name in
+                              re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)", value)]
+                    # a header "Bearer ${TOKEN}" is also hidden whole, once expanded
+                    found.append(re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}",
+                                        lambda m: environ.get(m.group(1), m.group(2) or ""),
+                                        value))
+    return found
+
+
 def key_variables(settings: Mapping[str, Any] | None) -> frozenset[str]:
     """The environment variables that hold provider keys for these settings."""
     settings = settings or {}
@@ -93,6 +119,7 @@ class Redactor:
         settings = settings or {}
         values = [environ.get(name) for name in key_variables(settings)]
         values += [entry.get("api_key") for entry in _entries(settings, "models")]
+        values += mcp_secrets(settings, environ)
         return cls([v for v in values if isinstance(v, str)])
 
     def __bool__(self) -> bool:

@@ -1,0 +1,130 @@
+"""MCP: the host's cost of a tool call to a stdio server, and servers starting in parallel.
+
+- call: ``--calls`` sequential calls of the test server's ``echo`` (tests/helpers/
+  mcp_servers.py, a real subprocess over stdio) through a session (one model turn per call,
+  the scripted model) against the same number of calls made directly with the ``mcp`` SDK's
+  ``ClientSession`` on a second instance of the same server. Target: host / direct <= 1.2.
+- start: a session with three stdio servers that each take ``--delay`` seconds to start
+  (create_session until it is ready) against one such server started directly with the SDK
+  (connect, initialize, list tools): the slowest server alone. Target <= 1.2 (they start
+  concurrently).
+
+    python benchmarks/mcp_servers.py [--rounds 7] [--calls 20] [--delay 0.3] [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _measure import ainterleave, arguments, atimed, compare, emit
+
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "mcp_servers.py"
+TARGET = 1.2
+
+
+def server(**env: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVER)], "env": env}
+
+
+async def create(root: Path, servers: dict[str, Any], turns: list[Any]) -> Any:
+    from zpi_host.session.assembly import create_session
+    from zpi_host.testing import ScriptedModel
+
+    return await create_session(model="scripted:bench", provider=ScriptedModel(turns), cwd=root,
+                                settings={"plugins": {"builtins": {"title": {"enabled": False}}}},
+                                persist=False, mcp_servers=servers, permission_mode="bypass")
+
+
+@contextlib.asynccontextmanager
+async def direct_client(env: dict[str, str] | None = None) -> Any:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)], env=env)
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(params, errlog=quiet) as streams, \
+                ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            await session.list_tools()
+            yield session
+
+
+async def measure_calls(root: Path, rounds: int, calls: int) -> Any:
+    call = {"tool_calls": [{"name": "mcp__srv__echo", "arguments": {"text": "x"}}]}
+    turns = [call] * calls + ["done"]
+    session = await create(root, {"srv": server()}, turns * (rounds + 1))
+    try:
+        async with direct_client() as client:
+            async def host() -> None:
+                result = await session.run("go")
+                if result.is_error:
+                    raise SystemExit(f"host run failed: {result.error}")
+
+            async def direct() -> None:
+                for _ in range(calls):
+                    answer = await client.call_tool("echo", {"text": "x"})
+                    if answer.content[0].text != "echo: x":
+                        raise SystemExit(f"direct call answered {answer!r}")
+
+            samples = await ainterleave({"host": atimed(host), "direct": atimed(direct)},
+                                        rounds)
+        results = [m for m in session.messages if m.role == "tool"]
+        if len(results) != calls * (rounds + 1) or any(
+                m.is_error or m.content[0].text != "echo: x" for m in results):
+            raise SystemExit("a host call did not return the echo")
+    finally:
+        await session.dispose()
+    return compare(f"mcp_servers: {calls} stdio calls, host vs mcp SDK client",
+                   samples["host"], samples["direct"], target=TARGET,
+                   note="one scripted model turn per host call")
+
+
+async def measure_start(root: Path, rounds: int, delay: float) -> Any:
+    slow = {f"slow{i}": server(MCP_TEST_DELAY=str(delay)) for i in range(3)}
+
+    async def host() -> None:
+        session = await create(root, slow, ["done"])
+        try:
+            if not all(f"mcp__slow{i}__echo" in session.tools for i in range(3)):
+                raise SystemExit(f"a server did not start: {session.warnings}")
+        finally:
+            await session.dispose()
+
+    async def direct() -> None:
+        async with direct_client({"MCP_TEST_DELAY": str(delay)}):
+            pass
+
+    samples = await ainterleave({"host": atimed(host), "direct": atimed(direct)}, rounds)
+    return compare(f"mcp_servers: 3 servers of {delay:g} s start, session ready vs one",
+                   samples["host"], samples["direct"], target=TARGET,
+                   note="create_session with 3 slow servers / the slowest alone")
+
+
+async def amain(rounds: int, calls: int, delay: float) -> int:
+    with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
+        root = Path(tmp).resolve()
+        rows = [await measure_calls(root, rounds, calls),
+                await measure_start(root, rounds, delay)]
+    emit(rows, "mcp_servers")
+    return 0
+
+
+def main() -> int:
+    args = arguments("mcp_servers", __doc__, rounds=7, quick={"rounds": 1, "calls": 3,
+                                                             "delay": 0.05},
+                     options=[("--calls", {"type": int, "default": 20,
+                                           "help": "tool calls per round"}),
+                              ("--delay", {"type": float, "default": 0.3,
+                                           "help": "seconds each slow server takes to start"})],
+                     minimum={"calls": 1})
+    return asyncio.run(amain(args.rounds, args.calls, args.delay))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

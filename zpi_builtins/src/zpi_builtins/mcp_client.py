@@ -1,0 +1,197 @@
+"""The connections of one session to its MCP servers (imports ``mcp``: only when a server is
+configured).
+
+Each server lives in its own asyncio task, which opens the transport and the client session
+and holds them until :meth:`McpConnection.aclose` (the ``mcp`` SDK's anyio scopes must be left
+by the task that entered them). Servers start concurrently, each within the start-up timeout;
+one that fails, times out or dies later has status ``failed`` and an error, and its calls fail
+with that error. A stdio server runs in its own process group (the SDK starts it with
+``start_new_session``), stopped with its children when the connection closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zpi_host.support.redaction import Redactor
+
+from .mcp_config import ServerConfig
+
+__all__ = ["McpConnection", "start_all"]
+
+STDERR_TAIL = 2000
+
+
+class McpConnection:
+    """One server: its config, status (``pending``, ``connected``, ``failed``, ``closed``),
+    the tools, prompts and resources it offered at start."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.status = config.status
+        self.error: str | None = config.error
+        self.tools: list[Any] = []
+        self.prompts: list[Any] = []
+        self.has_resources = False
+        self.session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._stderr: Any = None
+        self.redact = Redactor(config.secrets) if config.secrets else None
+
+    def _clean(self, text: str) -> str:
+        return self.redact.text(text) if self.redact is not None else text
+
+    async def start(self, timeout: float) -> None:
+        """Connect and list the tools within ``timeout`` seconds; never raises."""
+        if self.status != "pending":
+            return
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), timeout)
+        except TimeoutError:
+            self._fail(f"did not start within {timeout:g} s (MCP_TIMEOUT, in ms, or "
+                       "plugins.builtins.mcp.startup_timeout)")
+            await self._stop_task()
+
+    def _fail(self, why: str) -> None:
+        if self.status in ("pending", "connected"):
+            tail = self._stderr_tail()
+            self.status, self.error = "failed", self._clean(why + (f"; its stderr ended: {tail}"
+                                                                   if tail else ""))
+        self._ready.set()
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = self._stderr.read()[-STDERR_TAIL:]
+            return " ".join(text.split())
+        return ""
+
+    async def _run(self) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open(stack)
+                session = await stack.enter_async_context(ClientSession(read, write))
+                started = await session.initialize()
+                capabilities = getattr(started, "capabilities", None)
+                listed = await session.list_tools()
+                self.tools = list(listed.tools)
+                self.has_resources = bool(getattr(capabilities, "resources", None))
+                if getattr(capabilities, "prompts", None):
+                    with contextlib.suppress(Exception):  # prompts are extra: tools still work
+                        self.prompts = list((await session.list_prompts()).prompts)
+                self.session = session
+                self.status = "connected"
+                self._ready.set()
+                await self._closing.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the transport's errors arrive grouped
+            self._fail(_reason(exc))
+        finally:
+            self.session = None
+            if self.status == "connected":
+                self.status = "failed" if not self._closing.is_set() else "closed"
+                if self.status == "failed":
+                    self.error = "the server closed the connection"
+            self._ready.set()
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        if config.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            # closed by the exit stack; its tail explains a server that failed
+            self._stderr = stack.enter_context(tempfile.TemporaryFile(  # noqa: SIM115
+                "w+", encoding="utf-8", errors="replace"))
+            params = StdioServerParameters(command=config.command or "", args=list(config.args),
+                                           env=dict(config.env) or None, cwd=config.cwd,
+                                           encoding_error_handler="replace")
+            streams = await stack.enter_async_context(stdio_client(params,
+                                                                   errlog=self._stderr))
+        elif config.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            streams = await stack.enter_async_context(sse_client(
+                config.url or "", headers=dict(config.headers) or None))
+        else:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            client = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)))
+            streams = await stack.enter_async_context(streamable_http_client(
+                config.url or "", http_client=client))
+        return streams[0], streams[1]
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any], timeout: float) -> Any:
+        """The server's CallToolResult; raises ConnectionError (server not connected),
+        TimeoutError, or the SDK's error."""
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return await asyncio.wait_for(self.session.call_tool(name, dict(arguments)), timeout)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str], timeout: float) -> Any:
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return await asyncio.wait_for(self.session.get_prompt(name, dict(arguments)), timeout)
+
+    async def list_resources(self, timeout: float) -> list[Any]:
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return list((await asyncio.wait_for(self.session.list_resources(), timeout)).resources)
+
+    async def read_resource(self, uri: str, timeout: float) -> list[Any]:
+        if self.session is None or self.status != "connected":
+            raise ConnectionError(self.unavailable())
+        return list((await asyncio.wait_for(self.session.read_resource(uri), timeout)).contents)
+
+    def unavailable(self) -> str:
+        return (f"the MCP server {self.config.name!r} is {self.status}"
+                + (f": {self.error}" if self.error else ""))
+
+    async def _stop_task(self) -> None:
+        task = self._task
+        if task is None or task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, 10.0)
+
+    async def aclose(self) -> None:
+        """Close the session and the transport (a stdio server's process group is stopped)."""
+        self._closing.set()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+            except BaseException:
+                await self._stop_task()
+        if self.status == "connected":
+            self.status = "closed"
+
+
+def _reason(exc: BaseException) -> str:
+    """The first real error of a (grouped) exception, one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def start_all(configs: Sequence[ServerConfig], timeout: float) -> list[McpConnection]:
+    """A connection per config; the pending ones started concurrently."""
+    connections = [McpConnection(c) for c in configs]
+    await asyncio.gather(*(c.start(timeout) for c in connections))
+    return connections
