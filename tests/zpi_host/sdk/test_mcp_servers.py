@@ -26,7 +26,6 @@ from zpi_host.sdk import (
     query,
     tool,
 )
-from zpi_host.sdk.mcp_servers import kernel_takes_mcp_servers
 from zpi_host.tools.base import ImageContent
 
 from .conftest import collect
@@ -340,28 +339,29 @@ def test_bad_server_configs_are_refused_by_name(tmp_path):
     with pytest.raises(UnsupportedOptionError, match="create_sdk_mcp_server"):
         AgentOptions(mcp_servers={"x": {"type": "sdk", "name": "x", "instance": object()}}
                      ).session_kwargs()
-    with pytest.raises(UsageError, match="cannot be read"):
+    with pytest.raises(UsageError, match="no file"):
         AgentOptions(mcp_servers=str(tmp_path / "missing.json")).session_kwargs()
     (tmp_path / "bad.json").write_text("{}")
-    with pytest.raises(UsageError, match="'mcpServers' object"):
+    with pytest.raises(UsageError, match='"mcpServers" object'):
         AgentOptions(mcp_servers=tmp_path / "bad.json").session_kwargs()
     with pytest.raises(UsageError, match="given twice"):
         create_sdk_mcp_server("s", tools=[add_numbers, add_numbers])
 
 
-def test_external_servers_go_to_the_kernel_or_are_refused_by_name(tmp_path):
+def test_external_servers_go_to_the_kernel(tmp_path):
     from zpi_host.sdk import AgentOptions
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"files": {"command": "files-server"}}}))
     options = AgentOptions(mcp_servers=config, strict_mcp_config=True, cwd=tmp_path)
-    if kernel_takes_mcp_servers():
-        kwargs = options.session_kwargs()
-        assert kwargs["mcp_servers"] == {"files": {"command": "files-server"}}
-        assert kwargs["strict_mcp_config"] is True
-    else:
-        with pytest.raises(UnsupportedOptionError, match=r"mcp_servers.*files.*MCP service"):
-            options.session_kwargs()
+    kwargs = options.session_kwargs()
+    assert kwargs["mcp_servers"] == {"files": {"command": "files-server"}}
+    assert kwargs["strict_mcp_config"] is True
+    inline = AgentOptions(mcp_servers=json.dumps({"mcpServers": {"t": {"command": "t"}}}),
+                          cwd=tmp_path).session_kwargs()
+    assert inline["mcp_servers"] == {"t": {"command": "t"}}
+    with pytest.raises(UsageError, match=r"^mcp_servers: no file .*nowhere\.json"):
+        AgentOptions(mcp_servers=str(tmp_path / "nowhere.json"), cwd=tmp_path).session_kwargs()
     # in-process servers alone (strict or not) need no kernel support
     kwargs = AgentOptions(mcp_servers={"calc": calculator()}, strict_mcp_config=True
                           ).session_kwargs()

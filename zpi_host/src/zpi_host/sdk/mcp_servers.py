@@ -5,12 +5,11 @@ file ``{"mcpServers": {...}}``). ``{"type": "sdk", ...}`` configs made by
 ``create_sdk_mcp_server`` are served by the SDK layer itself (:class:`InProcessServers`: their
 tools, statuses and the on/off switch of ``toggle_mcp_server``); stdio, HTTP and SSE configs
 are handed to ``create_session(mcp_servers=..., strict_mcp_config=...)`` by
-:func:`external_mcp_servers` when the kernel takes them.
+:func:`external_mcp_servers`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,9 @@ class McpServerError(UsageError):
 def split_mcp_servers(value: Any) -> tuple[dict[str, SdkMcpServer], dict[str, Any]]:
     """(in-process servers by key, external configs by key) of the ``mcp_servers`` option."""
     if isinstance(value, str | Path):
-        value = _config_file(value)
+        from ..settings.mcp_sources import mcp_config_arguments
+
+        value = mcp_config_arguments([str(value)], option="mcp_servers")
     if not isinstance(value, Mapping):
         raise UsageError(f"mcp_servers must be a dict of server configs or the path of an MCP "
                          f"config file, got {type(value).__name__}")
@@ -59,45 +60,10 @@ def split_mcp_servers(value: Any) -> tuple[dict[str, SdkMcpServer], dict[str, An
     return in_process, external
 
 
-def _config_file(value: str | Path) -> Any:
-    """The ``mcpServers`` of an MCP config given as JSON text or as a file path."""
-    text = str(value)
-    if not text.lstrip().startswith("{"):
-        path = Path(text).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"mcp_servers: the MCP config file {path} cannot be read: "
-                             f"{exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"mcp_servers: {value!s:.100} is not valid JSON: {exc}") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise UsageError(f"mcp_servers: {value!s:.100} must be a JSON object with an "
-                         "'mcpServers' object")
-    return servers
-
-
-def kernel_takes_mcp_servers() -> bool:
-    """Whether ``create_session`` has the ``mcp_servers`` option (the kernel's MCP service)."""
-    from ..session.options import SessionOptions
-
-    return "mcp_servers" in attrs.fields_dict(SessionOptions)
-
-
 def external_mcp_servers(external: Mapping[str, Any], strict: bool) -> dict[str, Any]:
-    """The ``create_session`` options for the servers this layer does not run itself; a
-    kernel without MCP support refuses them by name rather than ignoring them."""
-    if kernel_takes_mcp_servers():
-        return {"mcp_servers": dict(external), "strict_mcp_config": bool(strict)}
-    if external:
-        raise UnsupportedOptionError(
-            "mcp_servers", f"server(s) {', '.join(sorted(external))}: stdio, HTTP and SSE "
-            "servers need the host's MCP service, which this installation does not have; "
-            "in-process servers made with create_sdk_mcp_server work")
-    return {}  # strict_mcp_config: there is no other MCP configuration to ignore
+    """The ``create_session`` options for the servers this layer does not run itself (the
+    kernel's MCP service, ``builtins:mcp``, starts them)."""
+    return {"mcp_servers": dict(external), "strict_mcp_config": bool(strict)}
 
 
 @attrs.define

@@ -65,28 +65,28 @@ def read_mcp_file(path: Path, *, root: Path | None, what: str) -> dict[str, Any]
     return servers
 
 
-def mcp_config_arguments(values: list[str]) -> dict[str, Any]:
+def mcp_config_arguments(values: list[str], option: str = "--mcp-config") -> dict[str, Any]:
     """The servers of ``--mcp-config`` values, each a JSON string (``{"mcpServers": ...}``)
     or a file holding one; a later value wins for the same name. Bad input is a UsageError
-    naming the value."""
+    naming the value (and ``option``, the SDK's ``mcp_servers`` too)."""
     servers: dict[str, Any] = {}
     for value in values:
         if value.lstrip().startswith("{"):
             try:
                 data = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise UsageError(f"--mcp-config: the JSON given is not valid ({exc}); give a "
+                raise UsageError(f"{option}: the JSON given is not valid ({exc}); give a "
                                  "file or a JSON object with \"mcpServers\"") from None
             found = data.get("mcpServers") if isinstance(data, dict) else None
             if not isinstance(found, dict):
-                raise UsageError("--mcp-config: the JSON given must be an object with an "
+                raise UsageError(f"{option}: the JSON given must be an object with an "
                                  "\"mcpServers\" object")
         else:
             path = Path(value).expanduser().absolute()
             try:
                 found = read_mcp_file(path, root=None, what="MCP config file")
             except FileNotFoundError:
-                raise UsageError(f"--mcp-config: no file {path}; give a JSON file or a JSON "
+                raise UsageError(f"{option}: no file {path}; give a JSON file or a JSON "
                                  "string with \"mcpServers\"") from None
         servers.update(found)
     return servers
