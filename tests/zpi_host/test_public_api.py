@@ -105,8 +105,8 @@ PINNED: dict[str, str] = {
         TextDeltaEvent ToolEnd ToolStart ToolUpdateEvent TurnEnd TurnStart WarningEvent
     """,
     "zpi_host.session.ports": """
-        AskUser AskUserError HostPorts ModelPort NobodyToAsk Question QuestionOption
-        SearchBackend SearchBackendError SearchHit SearchPort SessionPorts StoragePort
+        AskUser AskUserError HostPorts McpPort McpRegistry McpServerError ModelPort
+        NobodyToAsk Question QuestionOption offer_mcp_registry SearchBackend SearchBackendError SearchHit SearchPort SessionPorts StoragePort
         SubagentPort TaskError TaskInfo TaskPort TaskRegistry TerminalAsker
         UnknownTaskError check_answers
     """,

@@ -269,7 +269,7 @@ async def test_the_client_reports_toggles_and_reconnects_in_process_servers(scri
         third = [m async for m in client.receive_response()]
         assert not results(third)[0].is_error and isinstance(third[-1], ResultMessage)
 
-        with pytest.raises(McpServerError, match=r"no in-process MCP server.*calc"):
+        with pytest.raises(McpServerError, match=r"no MCP server of that name.*in-process: calc"):
             await client.toggle_mcp_server("nope", enabled=False)
         with pytest.raises(McpServerError, match="reconnect_mcp_server"):
             await client.reconnect_mcp_server("nope")

@@ -58,34 +58,79 @@ class McpService:
         self.connections = connections
         self.tool_timeout = _millis("MCP_TOOL_TIMEOUT", float(config["tool_timeout"]))
         self.max_chars = int(config["max_result_chars"])
+        self.startup_timeout = _millis("MCP_TIMEOUT", float(config["startup_timeout"]))
         self.reported = False
+        #: server name -> the names of the tools made for it (what reconnecting replaces)
+        self.made: dict[str, list[str]] = {}
         #: tools left out (a clash of names, a listing the host cannot use), for the warnings
         self.skipped: list[str] = []
 
     def tools(self) -> list[Tool]:
-        from .mcp_config import tool_prefix
-
         made: list[Tool] = []
-        taken: dict[str, str] = {}
         for connection in self.connections:
-            for offered in connection.tools:
-                try:
-                    tool = self._tool(connection, offered, tool_prefix(connection.config.name))
-                except (ValueError, TypeError, AttributeError) as exc:  # a bad tool listing
-                    self.skipped.append(f"MCP server {connection.config.name!r}: its tool "
-                                        f"{getattr(offered, 'name', '?')!r} is not usable "
-                                        f"({exc}); left out")
-                    continue
-                if tool.name in taken:  # ``a.b`` and ``a_b`` both become ``mcp__a_b__``
-                    self.skipped.append(f"MCP server {connection.config.name!r}: its tool "
-                                        f"name {tool.name} is taken by the server "
-                                        f"{taken[tool.name]!r}; left out (rename a server)")
-                    continue
-                taken[tool.name] = connection.config.name
-                made.append(tool)
+            made += self.server_tools(connection)
         if any(c.has_resources for c in self.connections):
             made += self._resource_tools()
         return made
+
+    def server_tools(self, connection: McpConnection) -> list[Tool]:
+        """The tools of one server, as ``mcp__<server>__<tool>``; a name another server's
+        tool already has is left out (and said in the warnings)."""
+        from .mcp_config import tool_prefix
+
+        server = connection.config.name
+        taken = {n: s for s, names in self.made.items() if s != server for n in names}
+        made: list[Tool] = []
+        for offered in connection.tools:
+            try:
+                tool = self._tool(connection, offered, tool_prefix(server))
+            except (ValueError, TypeError, AttributeError) as exc:  # a bad tool listing
+                self.skipped.append(f"MCP server {server!r}: its tool "
+                                    f"{getattr(offered, 'name', '?')!r} is not usable "
+                                    f"({exc}); left out")
+                continue
+            if tool.name in taken:  # ``a.b`` and ``a_b`` both become ``mcp__a_b__``
+                self.skipped.append(f"MCP server {server!r}: its tool name {tool.name} is "
+                                    f"taken by the server {taken[tool.name]!r}; left out "
+                                    "(rename a server)")
+                continue
+            made.append(tool)
+        self.made[server] = [t.name for t in made]
+        return made
+
+    # -- the host's McpPort side ----------------------------------------------------------
+
+    def statuses(self) -> list[dict[str, Any]]:
+        """Each server in claude-agent-sdk's ``McpServerStatus`` shape (its env and headers
+        never shown)."""
+        from zpi_host.sdk.mcp_servers import tool_info
+
+        out: list[dict[str, Any]] = []
+        for connection in self.connections:
+            config = connection.config
+            entry: dict[str, Any] = {"name": config.name, "status": sdk_status(connection),
+                                     "config": shown_config(connection),
+                                     # Claude Code's name for servers its caller gave
+                                     "scope": "dynamic" if config.scope == "given"
+                                     else config.scope}
+            if connection.error:
+                entry["error"] = connection.error
+            if connection.status == "connected":
+                if connection.server_info is not None:
+                    entry["serverInfo"] = dict(connection.server_info)
+                entry["tools"] = [tool_info(t) for t in connection.tools]
+            out.append(entry)
+        return out
+
+    def tool_names(self, server: str) -> list[str]:
+        return list(self.made.get(server, ()))
+
+    async def reconnect(self, server: str) -> list[Tool]:
+        for connection in self.connections:
+            if connection.config.name == server:
+                await connection.reconnect(self.startup_timeout)
+                return self.server_tools(connection)
+        return []
 
     def _resource_tools(self) -> list[Tool]:
         """``list_mcp_resources`` and ``read_mcp_resource`` (Claude Code's
@@ -277,6 +322,27 @@ class McpService:
                              return_exceptions=True)
 
 
+def sdk_status(connection: McpConnection) -> str:
+    """The status as claude-agent-sdk names it: ``connected``, ``pending``, ``disabled`` (off
+    in the settings) or ``failed`` (failed, closed, invalid, not approved, not trusted: the
+    entry's ``error`` says which)."""
+    if connection.status in ("connected", "pending", "disabled"):
+        return connection.status
+    return "failed"
+
+
+def shown_config(connection: McpConnection) -> dict[str, Any]:
+    """The server's config as ``get_mcp_status()`` shows it: its transport, command and args
+    or URL, with every env and header value blanked out wherever it appears."""
+    config = connection.config
+    if config.transport == "stdio":
+        shown: dict[str, Any] = {"type": "stdio", "command": config.command or "",
+                                 "args": [connection._clean(a) for a in config.args]}
+    else:
+        shown = {"type": config.transport, "url": connection._clean(config.url or "")}
+    return shown
+
+
 def server_rows(connections: list[McpConnection]) -> list[dict[str, Any]]:
     """What ``zpi-host mcp list`` shows of each server: never its env or headers."""
     from .mcp_config import tool_prefix
@@ -326,7 +392,14 @@ def mcp_service(session: Any) -> McpService:
     """The session's servers (taken over from its assembly on first use)."""
     from .runtime import runtime_for
 
-    return runtime_for(session).service(SERVICE, lambda rt: _adopt(rt.settings))
+    return runtime_for(session).service(SERVICE, _attached)
+
+
+def _attached(runtime: Any) -> McpService:
+    """The adopted service, reachable by the front end through ``ports.mcp``."""
+    service = _adopt(runtime.settings)
+    runtime.ports.mcp.attach(service)
+    return service
 
 
 @hookimpl
@@ -350,6 +423,9 @@ async def _start(configs: list[Any], settings: Mapping[str, Any]) -> list[Tool]:
     service = McpService(connections, settings)
     sources = settings.get(MCP_SOURCES)
     _unclaimed[id(sources)] = (sources, service)
+    from zpi_host.session.ports import offer_mcp_registry
+
+    offer_mcp_registry(settings, mcp_service)  # the SDK may ask before the first run
     return service.tools()
 
 
@@ -374,6 +450,9 @@ def zpi_unknown_tool(session: Any, call: Any, available: Any) -> str | None:
 
     for connection in mcp_service(session).connections:
         if name.startswith(tool_prefix(connection.config.name)):
+            if session.ports.mcp.switched_off(connection.config.name):
+                return (f"The MCP server {connection.config.name!r} is switched off for now, "
+                        "so its tools cannot be called.")
             if connection.status == "connected":
                 return (f"The MCP server {connection.config.name!r} is connected but offers "
                         "no such tool.")

@@ -37,6 +37,8 @@ class McpConnection:
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.has_resources = False
+        #: the server's ``serverInfo`` (name, version) once connected
+        self.server_info: dict[str, Any] | None = None
         self.session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -58,6 +60,16 @@ class McpConnection:
             self._fail(f"did not start within {timeout:g} s (MCP_TIMEOUT, in ms, or "
                        "plugins.builtins.mcp.startup_timeout)")
             await self._stop_task()
+
+    async def reconnect(self, timeout: float) -> None:
+        """Close the connection (whatever its state) and start the server again as configured;
+        never raises (a server that fails again has status ``failed`` and an error)."""
+        await self.aclose()
+        self.status, self.error = self.config.status, self.config.error
+        self.tools, self.prompts, self.has_resources, self.server_info = [], [], False, None
+        self._task, self._stderr = None, None
+        self._ready, self._closing = asyncio.Event(), asyncio.Event()
+        await self.start(timeout)
 
     def _fail(self, why: str) -> None:
         if self.status in ("pending", "connected"):
@@ -84,6 +96,9 @@ class McpConnection:
                 read, write = await self._open(stack)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 started = await session.initialize()
+                info = getattr(started, "server_info", None)
+                if info is not None:
+                    self.server_info = {"name": str(info.name), "version": str(info.version)}
                 capabilities = getattr(started, "capabilities", None)
                 listed = await session.list_tools()
                 self.tools = list(listed.tools)
@@ -140,22 +155,34 @@ class McpConnection:
         TimeoutError, or the SDK's error."""
         if self.session is None or self.status != "connected":
             raise ConnectionError(self.unavailable())
-        return await asyncio.wait_for(self.session.call_tool(name, dict(arguments)), timeout)
+        return await self._request(self.session.call_tool(name, dict(arguments)), timeout)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str], timeout: float) -> Any:
         if self.session is None or self.status != "connected":
             raise ConnectionError(self.unavailable())
-        return await asyncio.wait_for(self.session.get_prompt(name, dict(arguments)), timeout)
+        return await self._request(self.session.get_prompt(name, dict(arguments)), timeout)
 
     async def list_resources(self, timeout: float) -> list[Any]:
         if self.session is None or self.status != "connected":
             raise ConnectionError(self.unavailable())
-        return list((await asyncio.wait_for(self.session.list_resources(), timeout)).resources)
+        return list((await self._request(self.session.list_resources(), timeout)).resources)
 
     async def read_resource(self, uri: str, timeout: float) -> list[Any]:
         if self.session is None or self.status != "connected":
             raise ConnectionError(self.unavailable())
-        return list((await asyncio.wait_for(self.session.read_resource(uri), timeout)).contents)
+        return list((await self._request(self.session.read_resource(uri), timeout)).contents)
+
+    async def _request(self, request: Any, timeout: float) -> Any:
+        """The answer to ``request``; a request that finds the connection closed (the server
+        died) marks the server ``failed``, so that its status says so and it can be
+        reconnected."""
+        try:
+            return await asyncio.wait_for(request, timeout)
+        except Exception as exc:
+            if _connection_closed(exc):
+                self._fail("the server closed the connection")
+                self._closing.set()  # its task ends and releases the transport
+            raise
 
     def unavailable(self) -> str:
         return (f"the MCP server {self.config.name!r} is {self.status}"
@@ -180,6 +207,17 @@ class McpConnection:
                 await self._stop_task()
         if self.status == "connected":
             self.status = "closed"
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is the ``mcp`` SDK's "Connection closed" error (the transport ended)."""
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        from mcp_types import CONNECTION_CLOSED
+    except ImportError:  # the mcp releases that keep the codes in mcp.types
+        from mcp.types import CONNECTION_CLOSED  # type: ignore[attr-defined,no-redef]
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
 def _reason(exc: BaseException) -> str:

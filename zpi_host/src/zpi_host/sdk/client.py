@@ -105,7 +105,7 @@ class SDKClient:
             await session.dispose()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages,
-                                      mcp_servers=self._mcp.init_entries)
+                                      mcp_servers=self._init_mcp_servers)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
         self._lock = anyio.Lock()
         wanted = set(WANTED_EVENTS)
@@ -482,19 +482,51 @@ class SDKClient:
         await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
 
     async def get_mcp_status(self) -> dict[str, Any]:
-        """``{"mcpServers": [...]}``: each in-process server's status (``connected`` or
-        ``disabled``), server info and tools, in claude-agent-sdk's shape."""
-        return {"mcpServers": self._mcp_servers().statuses()}
+        """``{"mcpServers": [...]}``: each server's status, server info, config (without
+        secrets), scope and tools, in claude-agent-sdk's shape: the in-process servers
+        (``connected`` or ``disabled``), then the external ones the kernel's MCP service runs
+        (``connected``, ``pending``, ``failed`` with an ``error``, ``disabled``)."""
+        in_process = self._mcp_servers()
+        return {"mcpServers": in_process.statuses() + self.session.ports.mcp.statuses()}
 
     async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
-        """Switch an in-process server's tools off (or on again) from the next request on;
-        an unknown name raises :class:`~.mcp_servers.McpServerError`."""
-        self._mcp_servers().toggle(self.session, server_name, enabled)
+        """Switch a server's tools off (or on again) from the next request on; an external
+        server keeps its connection. An unknown name raises
+        :class:`~.mcp_servers.McpServerError`."""
+        if self._is_in_process(server_name, "toggle_mcp_server"):
+            self._mcp.toggle(self.session, server_name, enabled)
+        else:
+            self.session.ports.mcp.toggle(server_name, enabled)
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
-        """An in-process server has no connection to lose: succeeds for one of them (an
-        unknown name raises :class:`~.mcp_servers.McpServerError`)."""
-        self._mcp_servers().check(server_name, "reconnect_mcp_server")
+        """Connect an external server again (one that died or failed to start): its tools
+        work again from the next request on; if it fails again, ``get_mcp_status()`` says
+        why. An in-process server has no connection to lose: this succeeds for one. An
+        unknown name raises :class:`~.mcp_servers.McpServerError`."""
+        if not self._is_in_process(server_name, "reconnect_mcp_server"):
+            await self.session.ports.mcp.reconnect(server_name)
+
+    def _is_in_process(self, server_name: str, request: str) -> bool:
+        """Whether ``server_name`` is an in-process server; raises McpServerError when the
+        client has no server of that name."""
+        in_process = self._mcp_servers()
+        if server_name in in_process.servers:
+            return True
+        external = self.session.ports.mcp.names()
+        if server_name not in external:
+            from .mcp_servers import McpServerError
+
+            raise McpServerError(
+                f"{request}({server_name!r}): no MCP server of that name (in-process: "
+                f"{', '.join(sorted(in_process.servers)) or 'none'}; external: "
+                f"{', '.join(external) or 'none'})")
+        return False
+
+    def _init_mcp_servers(self) -> list[dict[str, Any]]:
+        """The ``mcp_servers`` of the ``init`` system message: name and status of each."""
+        external = [{"name": e["name"], "status": e["status"]}
+                    for e in self.session.ports.mcp.statuses()]
+        return self._mcp.init_entries() + external
 
     def _mcp_servers(self) -> Any:
         self.session  # noqa: B018 - raises when not connected

@@ -18,15 +18,12 @@ import attrs
 
 from ..contract.hookspecs import hookimpl
 from ..errors import UsageError
+from ..session.ports import McpServerError
 from .mcp_tools import SdkMcpServer, hint, mcp_tool_name
 from .unsupported import UnsupportedOptionError
 
-__all__ = ["InProcessServers", "McpServerError", "external_mcp_servers", "split_mcp_servers"]
-
-
-class McpServerError(UsageError):
-    """A control request (``toggle_mcp_server``, ``reconnect_mcp_server``) for a server the
-    client does not have."""
+__all__ = ["InProcessServers", "McpServerError", "external_mcp_servers", "split_mcp_servers",
+           "tool_info"]
 
 
 def split_mcp_servers(value: Any) -> tuple[dict[str, SdkMcpServer], dict[str, Any]]:
@@ -118,7 +115,7 @@ class InProcessServers:
                                      "scope": "sdk"}
             if key not in self.disabled:
                 entry["serverInfo"] = {"name": server.name, "version": server.version}
-                entry["tools"] = [_tool_info(t) for t in server.tools]
+                entry["tools"] = [tool_info(t) for t in server.tools]
             out.append(entry)
         return out
 
@@ -129,7 +126,9 @@ class InProcessServers:
                                  f"(in-process servers: {known})")
 
 
-def _tool_info(declared: Any) -> dict[str, Any]:
+def tool_info(declared: Any) -> dict[str, Any]:
+    """One tool of ``get_mcp_status()``: name, description and the hints it declares (an
+    in-process tool or an MCP server's listing, either spelling of the hints)."""
     info: dict[str, Any] = {"name": declared.name, "description": declared.description}
     annotations = {wire: bool(value) for wire, value in (
         ("readOnly", hint(declared.annotations, "readOnlyHint")),
