@@ -113,6 +113,11 @@ async def test_the_client_reports_reconnects_and_toggles_external_servers(
         assert tool_results([m async for m in client.receive_response()]) == [
             ("echo: four", False)]
 
+        await client.reconnect_mcp_server("missing")  # fails again: reported, not raised
+        again = {s["name"]: s for s in (await client.get_mcp_status())["mcpServers"]}
+        assert again["missing"]["status"] == "failed" and again["missing"]["error"]
+        assert again["srv"]["status"] == "connected"
+
         with pytest.raises(McpServerError, match=r"external: missing, srv"):
             await client.reconnect_mcp_server("nope")
         with pytest.raises(McpServerError, match=r"toggle_mcp_server\('nope'\)"):

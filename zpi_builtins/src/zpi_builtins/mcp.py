@@ -7,7 +7,8 @@ them concurrently (``zpi_register_tools``, :mod:`.mcp_client`, which is where ``
 imported) and registers each server's tools with its input schema; ``readOnlyHint`` makes a
 tool read-only, otherwise it has side effects. A server that fails costs its tools, never the
 session: the session is told at its start. The connections belong to the session's built-in
-runtime and close when it is disposed.
+runtime and close when it is disposed. The service is the registry behind the session port
+``ports.mcp`` (statuses, reconnecting, switching a server off), which the SDK's client uses.
 """
 
 from __future__ import annotations

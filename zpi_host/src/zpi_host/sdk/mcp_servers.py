@@ -5,7 +5,8 @@ file ``{"mcpServers": {...}}``). ``{"type": "sdk", ...}`` configs made by
 ``create_sdk_mcp_server`` are served by the SDK layer itself (:class:`InProcessServers`: their
 tools, statuses and the on/off switch of ``toggle_mcp_server``); stdio, HTTP and SSE configs
 are handed to ``create_session(mcp_servers=..., strict_mcp_config=...)`` by
-:func:`external_mcp_servers`.
+:func:`external_mcp_servers`; the client reports and controls those through the session port
+``ports.mcp`` (:class:`~zpi_host.session.ports.McpPort`).
 """
 
 from __future__ import annotations
