@@ -4,7 +4,7 @@ result text the model sees.
 The backend asks ``<searxng_url>/search?q=<query>&format=json`` (SearXNG's JSON API; the
 instance must have the ``json`` format enabled in its ``search.formats``) and reads
 ``results[].title/url/content``. The URL is configured by the user (a project's settings
-may not set it: ``zpi_host.session.assembly.USER_ONLY_SETTINGS``), so it is not held to
+may not set it: ``zpi_host.session.project_guards.USER_ONLY_SETTINGS``), so it is not held to
 ``web_fetch``'s public-address rule: a SearXNG on the same machine is the usual set-up.
 """
 
