@@ -4,8 +4,8 @@ A cloned repository is not the user. Hooks of every dialect, plugin folders name
 project's settings and anything else in the project that makes a program run wait for one
 decision per project folder, kept in the USER settings file under ``trusted_projects`` (the
 resolved real paths, like Claude Code's ``hasTrustDialogAccepted`` per project). A project or
-local settings file can never set it (``USER_ONLY_SETTINGS`` in ``session/project_guards.py``). A folder is
-trusted when it, or a folder above it, was trusted.
+local settings file can never set it (``USER_ONLY_SETTINGS`` in ``session/project_guards.py``).
+A folder is trusted when it, or a folder above it, was trusted.
 
 Plugins do not decide: the assembly tells them (``PluginConfig.trusted``) and they hand what
 they held back to ``PluginHost.withhold``; the assembly then asks (``chat``), refuses (a
