@@ -161,7 +161,7 @@ def test_nothing_zcode_loads_nothing(zpi_env, tmp_path):
 
 
 def test_plugin_dir_goes_to_zcode_when_the_folder_has_zcode_plugin(tmp_path):
-    from zpi_host.session.assembly import with_plugin_dirs
+    from zpi_host.settings.plugin_dirs import with_plugin_dirs
 
     zc = copy_plugin("zc-kit", tmp_path)
     dual = copy_plugin("dual", tmp_path)
