@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["DOCS_URL", "AssemblyError", "ContextOverflowError", "HookAnswerError", "HookError",
-           "PluginLoadError", "RunStopped", "UsageError", "ZpiError", "docs_url"]
+__all__ = ["DOCS_URL", "AssemblyError", "ConnectionFailure", "ContextOverflowError",
+           "HookAnswerError", "HookError", "PluginLoadError", "RunStopped", "UsageError",
+           "ZpiError", "docs_url"]
 
 #: where the documentation is published: messages point there, never at a repository path
 DOCS_URL = "https://zpi-host.readthedocs.io/en/latest/"
@@ -21,6 +22,15 @@ class ZpiError(Exception):
 
 class UsageError(ZpiError):
     """Bad options or arguments from the caller (the CLI exits 2)."""
+
+
+class ConnectionFailure(ZpiError):
+    """A service the host needs (a model provider) could not be reached.
+
+    Defined here, below every layer, so that a layer's own connection error (the providers'
+    ``ProviderConnectionError``) can be one, and the SDK's ``CLIConnectionError`` names this
+    class: ``except CLIConnectionError`` catches a provider that cannot be reached.
+    """
 
 
 class PluginLoadError(ZpiError):

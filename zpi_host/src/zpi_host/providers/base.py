@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from ..errors import ZpiError
+from ..errors import ConnectionFailure, ZpiError
 from ..tools.arguments import json_safe_arguments
 from .messages import Message, Usage
 
@@ -64,7 +64,7 @@ class ProviderAuthError(ProviderHTTPError):
     is read from (an environment variable or a setting), never the key itself."""
 
 
-class ProviderConnectionError(ProviderError):
+class ProviderConnectionError(ProviderError, ConnectionFailure):
     """The service could not be reached (refused, DNS, TLS, timeout) before any answer, after
     the retries the ``requests`` settings allow."""
 

@@ -22,6 +22,7 @@ import attrs
 from ..errors import UsageError, ZpiError
 from ..session.ports import TaskError, UnknownTaskError
 from .accounting import Budget, context_usage_dict
+from .errors import NotConnectedError
 from .messages import Message, ResultMessage
 from .options import PERMISSION_MODES, AgentOptions
 
@@ -51,7 +52,10 @@ class End:
 class SDKClient:
     """A conversation that outlives one input; see the module docstring."""
 
-    def __init__(self, options: AgentOptions | None = None) -> None:
+    def __init__(self, options: AgentOptions | None = None, transport: Any = None) -> None:
+        from .transport import refuse_transport
+
+        refuse_transport(transport)
         self.options = options if options is not None else AgentOptions()
         self._session: AgentSession | None = None
         self._group: Any = None
@@ -72,7 +76,7 @@ class SDKClient:
     def session(self) -> AgentSession:
         """The kernel session (after ``connect``)."""
         if self._session is None:
-            raise UsageError("the client is not connected; call connect() or use "
+            raise NotConnectedError("the client is not connected; call connect() or use "
                              "'async with SDKClient(...)'")
         return self._session
 
@@ -302,7 +306,7 @@ class SDKClient:
         input); its messages arrive on ``receive_messages``. ``session_id`` is accepted for
         claude-agent-sdk's signature: a client has one session."""
         if self._group is None:
-            raise UsageError("the client is not connected; call connect() or use "
+            raise NotConnectedError("the client is not connected; call connect() or use "
                              "'async with SDKClient(...)'")
         if isinstance(prompt, str):
             self._group.start_soon(self._run_one, prompt)
@@ -387,7 +391,7 @@ class SDKClient:
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message, as it comes, until the client disconnects."""
         if self._receive is None:
-            raise UsageError("the client is not connected")
+            raise NotConnectedError("the client is not connected")
         async for message in self._receive:
             if isinstance(message, End):
                 if message.error is not None:

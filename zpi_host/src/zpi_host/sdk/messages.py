@@ -12,10 +12,12 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
-    "StreamEvent",
+    "AssistantMessage", "ContentBlock", "ConversationResetMessage", "DeferredToolUse",
+    "HookEventMessage", "Message", "MirrorErrorMessage", "RateLimitEvent", "RateLimitInfo",
+    "ResultMessage", "ServerToolResultBlock", "ServerToolUseBlock", "StreamEvent",
     "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage", "TaskStartedMessage",
-    "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock", "UserMessage",
+    "TaskUpdatedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
+    "UserMessage",
 ]
 
 
@@ -44,7 +46,26 @@ class ToolResultBlock:
     is_error: bool | None = None
 
 
-ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+@attrs.define
+class ServerToolUseBlock:
+    """A tool Anthropic's API runs itself (web search, code execution ...); this host's
+    providers never produce one (docs/sdk.md)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@attrs.define
+class ServerToolResultBlock:
+    """The result of a :class:`ServerToolUseBlock`; never produced here."""
+
+    tool_use_id: str
+    content: dict[str, Any]
+
+
+ContentBlock = (TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ServerToolUseBlock
+                | ServerToolResultBlock)
 
 
 @attrs.define
@@ -55,6 +76,8 @@ class UserMessage:
     uuid: str | None = None
     parent_tool_use_id: str | None = None
     tool_use_result: dict[str, Any] | None = None
+    #: what started the message (``MessageOrigin``); None: not attributed
+    origin: dict[str, Any] | None = None
 
 
 @attrs.define
@@ -71,6 +94,9 @@ class AssistantMessage:
     stop_reason: str | None = None
     session_id: str | None = None
     uuid: str | None = None
+    #: the ``uuid`` of the streamed input this answers, and of every one taken in so far
+    user_message_uuid: str | None = None
+    user_message_uuids: list[str] | None = None
 
 
 @attrs.define
@@ -136,6 +162,36 @@ class TaskNotificationMessage(SystemMessage):
 
 
 @attrs.define
+class TaskUpdatedMessage(SystemMessage):
+    """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
+    changed fields, ``status`` the new status (``TaskUpdatedStatus``)."""
+
+    task_id: str = ""
+    patch: dict[str, Any] = attrs.field(factory=dict)
+    status: str | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@attrs.define
+class HookEventMessage(SystemMessage):
+    """Subtypes ``hook_started`` / ``hook_response``: a hook ran (``include_hook_events``)."""
+
+    hook_event_name: str = ""
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@attrs.define
+class DeferredToolUse:
+    """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@attrs.define
 class ResultMessage:
     """The end of one input: subtype ``success``, ``error_max_turns``,
     ``error_during_execution`` or ``error_max_budget_usd``."""
@@ -153,9 +209,15 @@ class ResultMessage:
     structured_output: Any = None
     model_usage: dict[str, dict[str, Any]] | None = None
     permission_denials: list[dict[str, Any]] | None = None
+    deferred_tool_use: DeferredToolUse | None = None
     errors: list[str] | None = None
+    #: the HTTP status of the failed model request behind an error result, if any
+    api_error_status: int | None = None
     uuid: str | None = None
     terminal_reason: str | None = None
+    origin: dict[str, Any] | None = None
+    user_message_uuid: str | None = None
+    user_message_uuids: list[str] | None = None
 
 
 @attrs.define
@@ -167,6 +229,42 @@ class StreamEvent:
     session_id: str
     event: dict[str, Any]
     parent_tool_use_id: str | None = None
+    user_message_uuid: str | None = None
+    user_message_uuids: list[str] | None = None
 
 
-Message = UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+@attrs.define
+class RateLimitInfo:
+    """Claude's subscription rate limits; never reported here (they need Claude's servers)."""
+
+    status: str
+    resets_at: int | None = None
+    rate_limit_type: str | None = None
+    utilization: float | None = None
+    overage_status: str | None = None
+    overage_resets_at: int | None = None
+    overage_disabled_reason: str | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define
+class RateLimitEvent:
+    """A change of :class:`RateLimitInfo`; never sent here."""
+
+    rate_limit_info: RateLimitInfo
+    uuid: str
+    session_id: str
+
+
+@attrs.define
+class ConversationResetMessage:
+    """The conversation was replaced without ending the connection (``/clear``): history
+    and running totals start again; later messages carry a new ``session_id``."""
+
+    new_conversation_id: str
+    uuid: str
+    session_id: str
+
+
+Message = (UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+           | RateLimitEvent | ConversationResetMessage)

@@ -72,6 +72,11 @@ class ToolPermissionContext:
     agent_id: str | None = None
     blocked_path: str | None = None
     decision_reason: str | None = None
+    #: the prompt's sentence, a short name of the action and a subtitle (None here: the
+    #: kernel's question has none)
+    title: str | None = None
+    display_name: str | None = None
+    description: str | None = None
 
 
 @attrs.define

@@ -11,26 +11,44 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
+import attrs
+
 from .client import End, SDKClient
-from .messages import Message
+from .errors import ResultError
+from .messages import Message, ResultMessage
 from .options import AgentOptions
 
-__all__ = ["query"]
+__all__ = ["query", "result_error"]
 
 
 async def query(prompt: str | AsyncIterable[Mapping[str, Any]],
-                options: AgentOptions | None = None) -> AsyncIterator[Message]:
+                options: AgentOptions | None = None,
+                transport: Any = None) -> AsyncIterator[Message]:
     """Run ``prompt`` with ``options`` and yield every message, ending with the (last)
-    ``ResultMessage``."""
-    client = SDKClient(options)
+    ``ResultMessage``. When that result is an error (``is_error``), :class:`ResultError`
+    is raised after it, as claude-agent-sdk does (its CLI exits after an error result).
+    ``transport`` is refused (there is no CLI to talk to)."""
+    client = SDKClient(options, transport)
     await client.connect()
+    last: Message | None = None
     try:
         client.start_stream(prompt)
         async for message in client.receive_stream:
             if isinstance(message, End):
                 if message.error is not None:
                     raise message.error
-                return
+                break
+            last = message
             yield message
     finally:
         await client.disconnect()
+    if isinstance(last, ResultMessage) and last.is_error:
+        raise result_error(last)
+
+
+def result_error(result: ResultMessage) -> ResultError:
+    """The error that ends a query whose last result failed; ``data`` is the result."""
+    data = attrs.asdict(result, recurse=True)
+    why = "; ".join(result.errors or []) or result.result or result.subtype
+    return ResultError(f"the run ended with an error result ({result.subtype}): {why}",
+                       data=data)

@@ -56,6 +56,8 @@ class SessionMessage:
     session_id: str
     message: dict[str, Any]
     parent_tool_use_id: str | None = None
+    #: the sub-agent whose transcript holds the message (None: the main session)
+    parent_agent_id: str | None = None
 
 
 @attrs.define

@@ -43,7 +43,7 @@ __all__ = [
     "delete_session_via_store", "fork_session_via_store", "get_session_info_from_store",
     "get_session_messages_from_store", "get_subagent_messages_from_store",
     "list_sessions_from_store", "list_subagents_from_store", "rename_session_via_store",
-    "tag_session_via_store",
+    "import_session_to_store", "tag_session_via_store",
 ]
 
 
@@ -65,8 +65,8 @@ def _owner(entries: list[Any], key: SessionKey) -> Any:
     return SessionManager(parse_stored(entries_jsonl(entries), key))
 
 
-async def _load(store: Any, key: SessionKey) -> list[Any] | None:
-    return await store.load(key)  # type: ignore[no-any-return]
+async def _load(session_store: Any, key: SessionKey) -> list[Any] | None:
+    return await session_store.load(key)  # type: ignore[no-any-return]
 
 
 def _info(session_id: str, mtime: int, data: dict[str, Any]) -> SDKSessionInfo:
@@ -79,7 +79,7 @@ def _info(session_id: str, mtime: int, data: dict[str, Any]) -> SDKSessionInfo:
         created_at=_millis(data.get("created_at")))
 
 
-async def list_sessions_from_store(store: Any, directory: str | None = None,
+async def list_sessions_from_store(session_store: Any, directory: str | None = None,
                                    limit: int | None = None, offset: int = 0, *,
                                    project_key: str | None = None) -> list[SDKSessionInfo]:
     """The project's sessions in the store, newest first: from its summaries when it keeps
@@ -87,16 +87,17 @@ async def list_sessions_from_store(store: Any, directory: str | None = None,
     _count(limit, "limit", optional=True)
     _count(offset, "offset", optional=False)
     project = project_key if project_key is not None else project_key_for_directory(directory)
-    if supports(store, "list_session_summaries"):
+    if supports(session_store, "list_session_summaries"):
         infos = [_info(s["session_id"], s["mtime"], s["data"])
-                 for s in checked_listing(await store.list_session_summaries(project), store,
+                 for s in checked_listing(await session_store.list_session_summaries(project),
+                                          session_store,
                                           "list_session_summaries")]
-    elif supports(store, "list_sessions"):
+    elif supports(session_store, "list_sessions"):
         infos = []
-        for listed in checked_listing(await store.list_sessions(project), store,
+        for listed in checked_listing(await session_store.list_sessions(project), session_store,
                                       "list_sessions"):
             key: SessionKey = {"project_key": project, "session_id": listed["session_id"]}
-            entries = await _load(store, key)
+            entries = await _load(session_store, key)
             if entries:
                 infos.append(_info(listed["session_id"], listed["mtime"],
                                    fold_session_summary(None, key, entries)["data"]))
@@ -107,31 +108,32 @@ async def list_sessions_from_store(store: Any, directory: str | None = None,
     return infos[offset:] if limit is None else infos[offset:offset + limit]
 
 
-async def get_session_info_from_store(store: Any, session_id: str,
+async def get_session_info_from_store(session_store: Any, session_id: str,
                                       directory: str | None = None, *,
                                       project_key: str | None = None) -> SDKSessionInfo | None:
     """One session's listing entry, or None when the store does not have it."""
     key = _key(session_id, directory, project_key)
-    entries = await _load(store, key)
+    entries = await _load(session_store, key)
     if entries is None:
         return None
     mtime = 0
-    if supports(store, "list_sessions"):
-        listed = checked_listing(await store.list_sessions(key["project_key"]), store,
+    if supports(session_store, "list_sessions"):
+        listed = checked_listing(await session_store.list_sessions(key["project_key"]),
+                                 session_store,
                                  "list_sessions")
         mtime = next((s["mtime"] for s in listed if s["session_id"] == key["session_id"]), 0)
     return _info(key["session_id"], mtime, fold_session_summary(None, key, entries)["data"])
 
 
 async def get_session_messages_from_store(
-    store: Any, session_id: str, directory: str | None = None, limit: int | None = None,
+    session_store: Any, session_id: str, directory: str | None = None, limit: int | None = None,
     offset: int = 0, *, project_key: str | None = None,
 ) -> list[SessionMessage]:
     """The conversation of a session in the store (``[]`` when it has none)."""
     _count(limit, "limit", optional=True)
     _count(offset, "offset", optional=False)
     key = _key(session_id, directory, project_key)
-    entries = await _load(store, key)
+    entries = await _load(session_store, key)
     if entries is None:
         return []
     pairs = _owner(entries, key).history_entries()
@@ -143,19 +145,19 @@ async def get_session_messages_from_store(
     return out
 
 
-async def list_subagents_from_store(store: Any, session_id: str,
+async def list_subagents_from_store(session_store: Any, session_id: str,
                                     directory: str | None = None, *,
                                     project_key: str | None = None) -> list[str]:
     """The ids of a session's sub-agents in the store, sorted (needs ``list_subkeys``)."""
-    _need(store, "listing sub-agents", "list_subkeys")
+    _need(session_store, "listing sub-agents", "list_subkeys")
     key = _key(session_id, directory, project_key)
-    subkeys = checked_listing(await store.list_subkeys(key), store, "list_subkeys")
+    subkeys = checked_listing(await session_store.list_subkeys(key), session_store, "list_subkeys")
     return sorted(sub[len(SUBAGENT_PREFIX):] for sub in subkeys
                   if sub.startswith(SUBAGENT_PREFIX) and is_agent_id(sub[len(SUBAGENT_PREFIX):]))
 
 
 async def get_subagent_messages_from_store(
-    store: Any, session_id: str, agent_id: str, directory: str | None = None,
+    session_store: Any, session_id: str, agent_id: str, directory: str | None = None,
     limit: int | None = None, offset: int = 0, *, project_key: str | None = None,
 ) -> list[SessionMessage]:
     """A sub-agent's conversation in the store (``[]`` when it has none), validated as a
@@ -166,55 +168,56 @@ async def get_subagent_messages_from_store(
     if not is_agent_id(agent_id):
         return []
     child = subagent_key(key, agent_id)
-    entries = await _load(store, child)
+    entries = await _load(session_store, child)
     if entries is None:
         return []
     return subagent_messages(_owner(entries, child), key["session_id"], limit, offset)
 
 
-async def _append_change(store: Any, key: SessionKey, change: str, value: Any) -> None:
+async def _append_change(session_store: Any, key: SessionKey, change: str, value: Any) -> None:
     from ..transcript.codec import encode_record
 
-    entries = await _load(store, key)
+    entries = await _load(session_store, key)
     if entries is None:
         raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
                                    f"(project {key['project_key']!r})")
     owner = _owner(entries, key)
     record = owner.set_title(value) if change == "title" else owner.set_tags(value)
-    await store.append(key, [encode_record(record)])
+    await session_store.append(key, [encode_record(record)])
 
 
-async def rename_session_via_store(store: Any, session_id: str, title: str,
+async def rename_session_via_store(session_store: Any, session_id: str, title: str,
                                    directory: str | None = None, *,
                                    project_key: str | None = None) -> None:
     """Append a title record to the session in the store."""
-    await _append_change(store, _key(session_id, directory, project_key), "title", title)
+    await _append_change(session_store, _key(session_id, directory, project_key), "title", title)
 
 
-async def tag_session_via_store(store: Any, session_id: str, tag: str | None,
+async def tag_session_via_store(session_store: Any, session_id: str, tag: str | None,
                                 directory: str | None = None, *,
                                 project_key: str | None = None) -> None:
     """Set the session's tag in the store; None clears it."""
-    await _append_change(store, _key(session_id, directory, project_key), "tags",
+    await _append_change(session_store, _key(session_id, directory, project_key), "tags",
                          [] if tag is None else [tag])
 
 
-def _need(store: Any, what: str, *methods: str) -> None:
-    missing = [m for m in methods if not supports(store, m)]
+def _need(session_store: Any, what: str, *methods: str) -> None:
+    missing = [m for m in methods if not supports(session_store, m)]
     if missing:
         raise SessionStoreError(f"{what} through a session store is unsupported by "
-                                f"{type(store).__name__}: it lacks {', '.join(missing)}()")
+                                f"{type(session_store).__name__}: it lacks {', '.join(missing)}()")
 
 
-async def delete_session_via_store(store: Any, session_id: str,
+async def delete_session_via_store(session_store: Any, session_id: str,
                                    directory: str | None = None, *,
                                    project_key: str | None = None) -> None:
     """Delete the session and its sub-transcripts from the store; deleting twice is fine."""
-    _need(store, "deleting a session", "delete", "list_subkeys")
-    await store.delete(_key(session_id, directory, project_key))
+    _need(session_store, "deleting a session", "delete", "list_subkeys")
+    await session_store.delete(_key(session_id, directory, project_key))
 
 
-async def fork_session_via_store(store: Any, session_id: str, directory: str | None = None,
+async def fork_session_via_store(session_store: Any, session_id: str,
+                                 directory: str | None = None,
                                  up_to_message_id: str | None = None,
                                  title: str | None = None, *,
                                  project_key: str | None = None,
@@ -231,9 +234,9 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     from ..transcript.paths import SUBAGENT_NAMESPACE, subagents_folder
     from .sessions import fork_title
 
-    _need(store, "forking a session", "list_subkeys", "delete")
+    _need(session_store, "forking a session", "list_subkeys", "delete")
     key = _key(session_id, directory, project_key)
-    entries = await _load(store, key)
+    entries = await _load(session_store, key)
     if entries is None:
         raise SessionNotFoundError(f"no session {key['session_id']!r} in the session store "
                                    f"(project {key['project_key']!r})")
@@ -241,7 +244,7 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
                if getattr(r, "namespace", None) == SUBAGENT_NAMESPACE
                and isinstance(r.data, dict) and r.data.get("event") == "start"}
     if new_id is not None and new_id.lower() != key["session_id"] and \
-            await _load(store, _key(new_id, directory, project_key)) is not None:
+            await _load(session_store, _key(new_id, directory, project_key)) is not None:
         raise SessionExistsError(f"cannot fork into session id {new_id}: the session store "
                                  f"has a session with that id (project "
                                  f"{key['project_key']!r}); give another id, or none")
@@ -249,9 +252,10 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
         data = fold_session_summary(None, key, entries)["data"]
         title = fork_title(data.get("title"), data.get("first_prompt"))
     agents, others = {}, {}
-    for subpath in checked_listing(await store.list_subkeys(key), store, "list_subkeys"):
+    for subpath in checked_listing(await session_store.list_subkeys(key), session_store,
+                                   "list_subkeys"):
         child_key: SessionKey = {**key, "subpath": subpath}
-        child = await _load(store, child_key)
+        child = await _load(session_store, child_key)
         if child is None:
             continue
         _owner(child, child_key)  # validates the sub-transcript before anything is written
@@ -282,9 +286,57 @@ async def fork_session_via_store(store: Any, session_id: str, directory: str | N
     target: SessionKey = {"project_key": key["project_key"], "session_id": new_id}
     try:
         for subpath, child in others.items():
-            await store.append({**target, "subpath": subpath}, child)
-        await store.append(target, forked)
+            await session_store.append({**target, "subpath": subpath}, child)
+        await session_store.append(target, forked)
     except Exception:
-        await store.delete(target)
+        await session_store.delete(target)
         raise
     return ForkSessionResult(new_id)
+
+
+async def import_session_to_store(session_id: str, store: Any, *,
+                                  directory: str | None = None, include_subagents: bool = True,
+                                  batch_size: int = 500, agent_dir: str | Path | None = None
+                                  ) -> None:
+    """Copy a local session (and, unless ``include_subagents`` is False, its sub-agents'
+    transcripts) into ``store``, ``batch_size`` records per ``append``, under the key
+    a live mirror of it would use: the project key of ``directory``, else of the session's
+    own working directory. Every file is read and validated first; the sub-agents are written
+    before the main transcript, so a resume from the store never finds the main one without
+    them. Records are appended with their ``uuid``, so importing again adds nothing."""
+    from ..transcript.paths import agent_dir as default_agent_dir
+    from ..transcript.paths import check_session_id, find_session
+    from ..transcript.reader import parse_transcript
+    from .sessions import _subagent_files
+
+    if type(batch_size) is not int or batch_size < 1:
+        raise SessionStoreError(f"import_session_to_store: batch_size must be a whole number "
+                                f">= 1, got {batch_size!r}")
+    agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    path = find_session(check_session_id(session_id), agent, directory)
+    if path is None:
+        raise SessionNotFoundError(f"import_session_to_store: no local session {session_id}"
+                                   f"{f' for {directory}' if directory else ''} under {agent}")
+
+    def records(file: Path) -> tuple[list[Any], Any]:
+        data = file.read_bytes()
+        transcript = parse_transcript(data, file)  # a damaged file raises, naming the line
+        complete = data[:transcript.valid_size]  # without a torn last line, as the reader
+        return [json.loads(line) for line in complete.splitlines() if line.strip()], transcript
+
+    main, transcript = records(path)
+    project = project_key_for_directory(directory if directory is not None
+                                        else transcript.header.cwd)
+    key: SessionKey = {"project_key": project, "session_id": session_id}
+    children = ({agent_id: records(file)[0] for agent_id, file in
+                 _subagent_files(session_id, directory, agent).items()}
+                if include_subagents else {})
+    for agent_id, entries in children.items():
+        await _append_batches(store, subagent_key(key, agent_id), entries, batch_size)
+    await _append_batches(store, key, main, batch_size)
+
+
+async def _append_batches(session_store: Any, key: SessionKey, entries: list[Any],
+                          batch_size: int) -> None:
+    for start in range(0, len(entries), batch_size):
+        await session_store.append(key, entries[start:start + batch_size])

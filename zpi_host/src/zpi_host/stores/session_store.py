@@ -20,13 +20,14 @@ import time
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NotRequired, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 from ..errors import UsageError, ZpiError
 
 __all__ = [
     "OPTIONAL_METHODS", "InMemorySessionStore", "SessionKey", "SessionListSubkeysKey",
-    "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreListEntry",
+    "SessionStore", "SessionStoreEntry", "SessionStoreError", "SessionStoreFlushMode",
+    "SessionStoreListEntry",
     "SessionSummaryEntry", "check_key", "checked_listing", "entries_jsonl", "entry_json",
     "fold_session_summary", "hide_passwords",
     "project_key_for_directory", "store_clock_ms", "supports",
@@ -41,13 +42,20 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 FIRST_PROMPT_LIMIT = 200
 
 
-class SessionKey(TypedDict):
-    """A transcript in a store. The main record has no ``subpath``; a sub-agent's is
-    ``subagents/agent-<id>`` (an empty subpath is invalid: leave it out)."""
+class SessionListSubkeysKey(TypedDict):
+    """The key ``list_subkeys`` takes: a session, without ``subpath``."""
 
     project_key: str
     session_id: str
-    subpath: NotRequired[str]
+
+
+class SessionKey(SessionListSubkeysKey, total=False):
+    """A transcript in a store. The main record has no ``subpath``; a sub-agent's is
+    ``subagents/agent-<id>`` (an empty subpath is invalid: leave it out). Optional by the
+    class's ``total=False`` rather than ``NotRequired``, which this module's postponed
+    annotations would hide from ``__required_keys__``."""
+
+    subpath: str
 
 
 #: the subpath of a sub-agent's transcript is this prefix and the agent id
@@ -58,11 +66,6 @@ def subagent_key(key: SessionKey, agent_id: str) -> SessionKey:
     """The key of sub-agent ``agent_id`` of the session ``key``."""
     return {"project_key": key["project_key"], "session_id": key["session_id"],
             "subpath": SUBAGENT_PREFIX + agent_id}
-
-
-class SessionListSubkeysKey(TypedDict):
-    project_key: str
-    session_id: str
 
 
 class SessionStoreListEntry(TypedDict):
@@ -80,8 +83,20 @@ class SessionSummaryEntry(TypedDict):
     data: dict[str, Any]
 
 
-#: one transcript record as a JSON object (``type`` always, ``uuid`` usually)
-SessionStoreEntry = dict[str, Any]
+class _EntryType(TypedDict):
+    type: str
+
+
+class SessionStoreEntry(_EntryType, total=False):
+    """One transcript record as a JSON object: ``type`` always, ``uuid`` and ``timestamp``
+    usually, every other key passed through verbatim."""
+
+    uuid: str
+    timestamp: str
+
+
+#: when mirrored records are flushed to the store: once per input, or after every record
+SessionStoreFlushMode = Literal["batched", "eager"]
 
 
 class SessionStore(Protocol):
@@ -99,15 +114,37 @@ class SessionStore(Protocol):
         key was never written."""
         ...
 
+    # The optional methods. A store that subclasses this Protocol and leaves one out inherits
+    # its default, which raises NotImplementedError; :func:`supports` counts it as absent.
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """The main transcripts of ``project_key`` with their last-append times."""
+        raise NotImplementedError
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """The summaries kept by ``append`` for ``project_key``'s sessions."""
+        raise NotImplementedError
+
+    async def delete(self, key: SessionKey) -> None:
+        """Remove ``key`` (a main key: its sub-transcripts too)."""
+        raise NotImplementedError
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """The subpaths stored under a session."""
+        raise NotImplementedError
+
 
 class SessionStoreError(ZpiError):
     """A session store refused or failed an operation (its message names which)."""
 
 
 def supports(store: Any, method: str) -> bool:
-    """Whether ``store`` implements the optional ``method`` (a method that raises
+    """Whether ``store`` implements the optional ``method``: it has it, and not only as the
+    default inherited from :class:`SessionStore` (another method that raises
     NotImplementedError when called counts as absent only at call time)."""
-    return callable(getattr(store, method, None))
+    if not callable(getattr(store, method, None)):
+        return False
+    return getattr(type(store), method, None) is not getattr(SessionStore, method, None)
 
 
 def check_key(key: Any, *, subpath_allowed: bool = True) -> None:

@@ -1,0 +1,339 @@
+"""The shapes of the ``hooks`` option's Python callbacks: what a callback receives (one
+TypedDict per event), what it may return, and the callback's type; claude-agent-sdk's names
+and keys. The callbacks run on the Claude adapter's hook engine (``hook_callbacks.py``), which
+builds these inputs and reads these answers; docs/sdk.md says which events this host fires.
+
+No ``from __future__ import annotations`` here: ``NotRequired`` in a TypedDict must be
+evaluated for ``__required_keys__`` to be right.
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "AsyncHookJSONOutput", "BackgroundTaskSummary", "BaseHookInput",
+    "CwdChangedHookSpecificOutput", "ElicitationHookSpecificOutput",
+    "ElicitationResultHookSpecificOutput", "FileChangedHookSpecificOutput", "HookCallback",
+    "HookContext", "HookEffort", "HookEvent", "HookInput", "HookJSONOutput",
+    "HookSpecificOutput", "MessageDisplayHookSpecificOutput", "NotificationHookInput",
+    "NotificationHookSpecificOutput", "PermissionDeniedHookSpecificOutput",
+    "PermissionRequestHookInput", "PermissionRequestHookSpecificOutput",
+    "PostModelSwitchHookSpecificOutput", "PostToolBatchHookSpecificOutput",
+    "PostToolUseFailureHookInput", "PostToolUseFailureHookSpecificOutput",
+    "PostToolUseHookInput", "PostToolUseHookSpecificOutput", "PreCompactHookInput",
+    "PreModelSwitchHookSpecificOutput", "PreToolUseHookInput", "PreToolUseHookSpecificOutput",
+    "SessionCronSummary", "SessionStartHookSpecificOutput", "StopHookInput",
+    "StopHookSpecificOutput", "SubagentStartHookInput", "SubagentStartHookSpecificOutput",
+    "SubagentStopHookInput", "SubagentStopHookSpecificOutput", "SyncHookJSONOutput",
+    "UserPromptExpansionHookSpecificOutput", "UserPromptSubmitHookInput",
+    "UserPromptSubmitHookSpecificOutput", "WorktreeCreateHookSpecificOutput",
+]
+
+#: the events a ``hooks`` option may name
+HookEvent = (
+    Literal["PreToolUse"] | Literal["PostToolUse"] | Literal["PostToolUseFailure"]
+    | Literal["UserPromptSubmit"] | Literal["Stop"] | Literal["SubagentStop"]
+    | Literal["PreCompact"] | Literal["Notification"] | Literal["SubagentStart"]
+    | Literal["PermissionRequest"]
+)
+
+
+# ------------------------------------------------------------------------------ inputs
+
+class HookEffort(TypedDict):
+    """The reasoning level of the turn a hook runs in."""
+
+    level: str
+
+
+class BaseHookInput(TypedDict):
+    """The keys every event's input has."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    permission_mode: NotRequired[str]
+    prompt_id: NotRequired[str]
+    effort: NotRequired[HookEffort]
+
+
+class _AgentKeys(TypedDict, total=False):
+    """Which sub-agent a tool event comes from (absent in the main session)."""
+
+    agent_id: str
+    agent_type: str
+
+
+class PreToolUseHookInput(BaseHookInput, _AgentKeys):
+    hook_event_name: Literal["PreToolUse"]
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+
+
+class PostToolUseHookInput(BaseHookInput, _AgentKeys):
+    hook_event_name: Literal["PostToolUse"]
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_response: Any
+    tool_use_id: str
+    duration_ms: NotRequired[int]
+
+
+class PostToolUseFailureHookInput(BaseHookInput, _AgentKeys):
+    hook_event_name: Literal["PostToolUseFailure"]
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    error: str
+    is_interrupt: NotRequired[bool]
+    duration_ms: NotRequired[int]
+
+
+class UserPromptSubmitHookInput(BaseHookInput):
+    hook_event_name: Literal["UserPromptSubmit"]
+    prompt: str
+
+
+class BackgroundTaskSummary(TypedDict):
+    """A background task still running when the session stops (Stop, SubagentStop)."""
+
+    id: str
+    type: str
+    status: str
+    description: str
+    command: NotRequired[str]
+    agent_type: NotRequired[str]
+    server: NotRequired[str]
+    tool: NotRequired[str]
+    name: NotRequired[str]
+
+
+class SessionCronSummary(TypedDict):
+    """A scheduled wake-up of the session (this host schedules none)."""
+
+    id: str
+    schedule: str
+    recurring: bool
+    prompt: str
+
+
+class StopHookInput(BaseHookInput):
+    hook_event_name: Literal["Stop"]
+    stop_hook_active: bool
+    last_assistant_message: NotRequired[str]
+    background_tasks: NotRequired[list[BackgroundTaskSummary]]
+    session_crons: NotRequired[list[SessionCronSummary]]
+
+
+class SubagentStopHookInput(BaseHookInput):
+    hook_event_name: Literal["SubagentStop"]
+    stop_hook_active: bool
+    agent_id: str
+    agent_transcript_path: str
+    agent_type: str
+    last_assistant_message: NotRequired[str]
+    background_tasks: NotRequired[list[BackgroundTaskSummary]]
+    session_crons: NotRequired[list[SessionCronSummary]]
+
+
+class PreCompactHookInput(BaseHookInput):
+    hook_event_name: Literal["PreCompact"]
+    trigger: Literal["manual", "auto"]
+    custom_instructions: str | None
+
+
+class NotificationHookInput(BaseHookInput):
+    hook_event_name: Literal["Notification"]
+    message: str
+    title: NotRequired[str]
+    notification_type: str
+
+
+class SubagentStartHookInput(BaseHookInput):
+    hook_event_name: Literal["SubagentStart"]
+    agent_id: str
+    agent_type: str
+
+
+class PermissionRequestHookInput(BaseHookInput, _AgentKeys):
+    hook_event_name: Literal["PermissionRequest"]
+    tool_name: str
+    tool_input: dict[str, Any]
+    permission_suggestions: NotRequired[list[Any]]
+
+
+HookInput = (
+    PreToolUseHookInput | PostToolUseHookInput | PostToolUseFailureHookInput
+    | UserPromptSubmitHookInput | StopHookInput | SubagentStopHookInput | PreCompactHookInput
+    | NotificationHookInput | SubagentStartHookInput | PermissionRequestHookInput
+)
+
+
+# ----------------------------------------------------------------------------- answers
+
+class PreToolUseHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PreToolUse"]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask", "defer"]]
+    permissionDecisionReason: NotRequired[str]
+    updatedInput: NotRequired[dict[str, Any]]
+    additionalContext: NotRequired[str]
+
+
+class PostToolUseHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolUse"]
+    additionalContext: NotRequired[str]
+    updatedToolOutput: NotRequired[Any]
+    updatedMCPToolOutput: NotRequired[Any]
+
+
+class PostToolUseFailureHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolUseFailure"]
+    additionalContext: NotRequired[str]
+
+
+class UserPromptSubmitHookSpecificOutput(TypedDict):
+    hookEventName: Literal["UserPromptSubmit"]
+    additionalContext: NotRequired[str]
+    sessionTitle: NotRequired[str]
+    suppressOriginalPrompt: NotRequired[bool]
+
+
+class UserPromptExpansionHookSpecificOutput(TypedDict):
+    hookEventName: Literal["UserPromptExpansion"]
+    additionalContext: NotRequired[str]
+    suppressOriginalPrompt: NotRequired[bool]
+
+
+class SessionStartHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SessionStart"]
+    additionalContext: NotRequired[str]
+    initialUserMessage: NotRequired[str]
+    sessionTitle: NotRequired[str]
+    watchPaths: NotRequired[list[str]]
+    reloadSkills: NotRequired[bool]
+
+
+class NotificationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Notification"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStartHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStart"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionRequestHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionRequest"]
+    decision: dict[str, Any]
+
+
+class PostToolBatchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostToolBatch"]
+    additionalContext: NotRequired[str]
+
+
+class StopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Stop"]
+    additionalContext: NotRequired[str]
+
+
+class SubagentStopHookSpecificOutput(TypedDict):
+    hookEventName: Literal["SubagentStop"]
+    additionalContext: NotRequired[str]
+
+
+class PermissionDeniedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PermissionDenied"]
+    retry: NotRequired[bool]
+
+
+class PreModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PreModelSwitch"]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask"]]
+    permissionDecisionReason: NotRequired[str]
+
+
+class PostModelSwitchHookSpecificOutput(TypedDict):
+    hookEventName: Literal["PostModelSwitch"]
+    additionalContext: NotRequired[str]
+
+
+class ElicitationHookSpecificOutput(TypedDict):
+    hookEventName: Literal["Elicitation"]
+    action: NotRequired[Literal["accept", "decline", "cancel"]]
+    content: NotRequired[dict[str, Any]]
+
+
+class ElicitationResultHookSpecificOutput(TypedDict):
+    hookEventName: Literal["ElicitationResult"]
+    action: NotRequired[Literal["accept", "decline", "cancel"]]
+    content: NotRequired[dict[str, Any]]
+
+
+class CwdChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["CwdChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class FileChangedHookSpecificOutput(TypedDict):
+    hookEventName: Literal["FileChanged"]
+    watchPaths: NotRequired[list[str]]
+
+
+class WorktreeCreateHookSpecificOutput(TypedDict):
+    hookEventName: Literal["WorktreeCreate"]
+    worktreePath: str
+
+
+class MessageDisplayHookSpecificOutput(TypedDict):
+    hookEventName: Literal["MessageDisplay"]
+    displayContent: NotRequired[str]
+
+
+HookSpecificOutput = (
+    PreToolUseHookSpecificOutput | PostToolUseHookSpecificOutput
+    | PostToolUseFailureHookSpecificOutput | UserPromptSubmitHookSpecificOutput
+    | SessionStartHookSpecificOutput | NotificationHookSpecificOutput
+    | SubagentStartHookSpecificOutput | PermissionRequestHookSpecificOutput
+    | UserPromptExpansionHookSpecificOutput | PostToolBatchHookSpecificOutput
+    | StopHookSpecificOutput | SubagentStopHookSpecificOutput
+    | PermissionDeniedHookSpecificOutput | PreModelSwitchHookSpecificOutput
+    | PostModelSwitchHookSpecificOutput | ElicitationHookSpecificOutput
+    | ElicitationResultHookSpecificOutput | CwdChangedHookSpecificOutput
+    | FileChangedHookSpecificOutput | WorktreeCreateHookSpecificOutput
+    | MessageDisplayHookSpecificOutput
+)
+
+
+class AsyncHookJSONOutput(TypedDict):
+    """``{"async_": True}``: the callback's answer comes later (``async`` on the wire)."""
+
+    async_: Literal[True]
+    asyncTimeout: NotRequired[int]
+
+
+class SyncHookJSONOutput(TypedDict):
+    """A callback's answer; ``continue_`` is ``continue`` on the wire (a Python keyword)."""
+
+    continue_: NotRequired[bool]
+    suppressOutput: NotRequired[bool]
+    stopReason: NotRequired[str]
+    decision: NotRequired[Literal["block"]]
+    systemMessage: NotRequired[str]
+    reason: NotRequired[str]
+    hookSpecificOutput: NotRequired[HookSpecificOutput]
+
+
+HookJSONOutput = AsyncHookJSONOutput | SyncHookJSONOutput
+
+
+class HookContext(TypedDict):
+    """The third argument of a callback; ``signal`` is always None."""
+
+    signal: Any | None
+
+
+#: ``async (input, tool_use_id, context) -> answer``
+HookCallback = Callable[[HookInput, str | None, HookContext], Awaitable[HookJSONOutput]]
