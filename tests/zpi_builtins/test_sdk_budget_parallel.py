@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.sdk_messages import collect
 from helpers.web_server import web_server
 
 from zpi_host.sdk import AgentDefinition, AgentOptions, query
@@ -45,8 +46,8 @@ async def test_forty_parallel_sub_agents_stop_at_the_budget(zpi_model_server, tm
     zpi_model_server.add_turns({"tool_calls": calls, "usage": CENT},
                                *[{"text": "ok", "usage": CENT}] * 40,
                                {"text": "all done", "usage": CENT})
-    messages = [m async for m in query(prompt="fan out", options=options(
-        zpi_model_server, tmp_path, agents={"helper": HELPER}))]
+    messages = await collect(query(prompt="fan out", options=options(
+        zpi_model_server, tmp_path, agents={"helper": HELPER})))
     result = messages[-1]
     assert (result.subtype, result.is_error) == ("error_max_budget_usd", True), result.errors
     # each request is estimated at the largest seen ($0.01), so no more start than the
@@ -69,8 +70,8 @@ async def test_thirty_webfetch_prompts_stop_at_the_budget(zpi_model_server, tmp_
         zpi_model_server.add_turns({"tool_calls": calls, "usage": CENT},
                                    *[{"text": "answer", "usage": CENT}] * 30,
                                    {"text": "all done", "usage": CENT})
-        messages = [m async for m in query(prompt="fetch all", options=options(
-            zpi_model_server, tmp_path, web_model=web_model))]
+        messages = await collect(query(prompt="fetch all", options=options(
+            zpi_model_server, tmp_path, web_model=web_model)))
     result = messages[-1]
     assert (result.subtype, result.is_error) == ("error_max_budget_usd", True), result.errors
     # before the ledger, the 30 side requests were never checked (nor, to another model

@@ -9,6 +9,7 @@ import uuid
 
 import attrs
 import pytest
+from helpers.sdk_messages import collect
 
 from zpi_host.sdk import (
     AgentDefinition,
@@ -247,8 +248,8 @@ async def test_the_budget_is_checked_before_each_child_request(project, zpi_mode
     delegating_turns(zpi_model_server)
     # the parent's first request (12e-6 USD) and the child's first (120e-6) fit; the child's
     # second request would exceed 100e-6, so it is not sent
-    messages = [m async for m in query(prompt="count a.txt", options=options(
-        zpi_model_server, tmp_path, max_budget_usd=100e-6))]
+    messages = await collect(query(prompt="count a.txt", options=options(
+        zpi_model_server, tmp_path, max_budget_usd=100e-6)))
     result = messages[-1]
     assert (result.subtype, result.is_error) == ("error_max_budget_usd", True)
     assert len(zpi_model_server.requests) == 2

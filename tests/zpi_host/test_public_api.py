@@ -17,28 +17,111 @@ PINNED: dict[str, str] = {
         __version__ create_session hookimpl hookspec tool
     """,
     "zpi_host.errors": """
-        AssemblyError ContextOverflowError DOCS_URL HookAnswerError HookError
+        AssemblyError ConnectionFailure ContextOverflowError DOCS_URL HookAnswerError HookError
         PluginLoadError RunStopped UsageError ZpiError docs_url
     """,
     "zpi_host.sdk": """
-        AgentDefinition AgentOptions AssistantMessage ClaudeAgentOptions ClaudeSDKClient
-        ContentBlock ForkSessionResult HookMatcher InMemorySessionStore
-        McpSdkServerConfig McpServerError Message MirrorErrorMessage NULL_PERMISSION
-        PermissionResult PermissionResultAllow
-        PermissionResultDeny PermissionRuleValue PermissionUpdate PostgresSessionStore
-        ResultMessage SDKClient SDKSessionInfo SQLiteSessionStore SdkMcpTool SessionKey
-        SessionMessage SessionStore SessionStoreError StreamEvent SystemMessage
-        TaskError TaskNotificationMessage TaskProgressMessage TaskStartedMessage
-        TextBlock ThinkingBlock ToolAnnotations ToolPermissionContext ToolResultBlock
-        ToolUseBlock
-        UnknownTaskError UnsupportedOptionError UserMessage delete_session
-        delete_session_via_store fold_session_summary fork_session
-        fork_session_via_store get_session_info get_session_info_from_store
-        get_session_messages get_session_messages_from_store get_subagent_messages
-        create_sdk_mcp_server get_subagent_messages_from_store list_sessions
-        list_sessions_from_store
-        list_subagents list_subagents_from_store project_key_for_directory query
-        rename_session rename_session_via_store tag_session tag_session_via_store tool
+        AgentDefinition AgentOptions AssistantMessage BackgroundTaskSummary
+        BaseHookInput CLIConnectionError CLIJSONDecodeError CLINotFoundError
+        CanUseTool CanUseToolShadowedWarning ClaudeAgentOptions ClaudeSDKClient
+        ClaudeSDKError ContentBlock ContextUsageCategory ContextUsageResponse
+        ConversationResetMessage CwdChangedHookSpecificOutput DeferredToolUse
+        EffortLevel ElicitationHookSpecificOutput
+        ElicitationResultHookSpecificOutput FastModeDisabledReason FastModeState
+        FileChangedHookSpecificOutput ForkSessionResult HookCallback HookContext
+        HookEffort HookEventMessage HookInput HookJSONOutput HookMatcher
+        InMemorySessionStore McpSdkServerConfig McpServerConfig
+        McpServerConnectionStatus McpServerError McpServerInfo McpServerStatus
+        McpServerStatusConfig McpStatusResponse McpToolAnnotations McpToolInfo
+        Message MessageDisplayHookSpecificOutput MessageOrigin MessageOriginKind
+        MirrorErrorMessage ModelUsage NULL_PERMISSION NotificationHookInput
+        NotificationHookSpecificOutput PermissionDeniedHookSpecificOutput
+        PermissionMode PermissionRequestHookInput
+        PermissionRequestHookSpecificOutput PermissionResult PermissionResultAllow
+        PermissionResultDeny PermissionRuleValue PermissionUpdate
+        PostModelSwitchHookSpecificOutput PostToolBatchHookSpecificOutput
+        PostToolUseFailureHookInput PostToolUseFailureHookSpecificOutput
+        PostToolUseHookInput PostToolUseHookSpecificOutput PostgresSessionStore
+        PreCompactHookInput PreModelSwitchHookSpecificOutput PreToolUseHookInput
+        PreToolUseHookSpecificOutput ProcessError RateLimitEvent RateLimitInfo
+        RateLimitStatus RateLimitType ResultError ResultMessage SDKClient
+        SDKSessionInfo SQLiteSessionStore SandboxIgnoreViolations
+        SandboxNetworkConfig SandboxSettings SdkBeta SdkMcpTool SdkPluginConfig
+        ServerToolName ServerToolResultBlock ServerToolUseBlock SessionCronSummary
+        SessionKey SessionListSubkeysKey SessionMessage
+        SessionStartHookSpecificOutput SessionStore SessionStoreEntry
+        SessionStoreError SessionStoreFlushMode SessionStoreListEntry
+        SessionSummaryEntry SettingSource StopHookInput StopHookSpecificOutput
+        StreamEvent SubagentStartHookInput SubagentStartHookSpecificOutput
+        SubagentStopHookInput SubagentStopHookSpecificOutput SystemInitData
+        SystemInitMcpServer SystemInitPlugin SystemInitPluginError SystemMessage
+        TERMINAL_TASK_STATUSES TaskBudget TaskError TaskNotificationMessage
+        TaskNotificationOriginSubkind TaskNotificationStatus TaskProgressMessage
+        TaskStartedMessage TaskUpdatedMessage TaskUpdatedStatus TaskUsage TextBlock
+        ThinkingBlock ThinkingConfig ThinkingConfigAdaptive ThinkingConfigDisabled
+        ThinkingConfigEnabled ToolAnnotations ToolPermissionContext ToolResultBlock
+        ToolUseBlock Transport UnknownTaskError UnsupportedOptionError UserMessage
+        UserPromptExpansionHookSpecificOutput UserPromptSubmitHookInput
+        UserPromptSubmitHookSpecificOutput WorktreeCreateHookSpecificOutput
+        __version__ create_sdk_mcp_server delete_session delete_session_via_store
+        fold_session_summary fork_session fork_session_via_store get_session_info
+        get_session_info_from_store get_session_messages
+        get_session_messages_from_store get_subagent_messages
+        get_subagent_messages_from_store import_session_to_store list_sessions
+        list_sessions_from_store list_subagents list_subagents_from_store
+        project_key_for_directory query rename_session rename_session_via_store
+        tag_session tag_session_via_store tool
+    """,
+    "zpi_host.sdk.types": """
+        AgentDefinition AssistantMessage AssistantMessageError AsyncHookJSONOutput
+        BackgroundTaskSummary BaseHookInput CanUseTool CanUseToolShadowedWarning
+        ClaudeAgentOptions ContentBlock ContextUsageCategory ContextUsageResponse
+        ControlErrorResponse ControlResponse ConversationResetMessage
+        CwdChangedHookSpecificOutput DeferredToolUse EffortLevel
+        ElicitationHookSpecificOutput ElicitationResultHookSpecificOutput
+        FastModeDisabledReason FastModeState FileChangedHookSpecificOutput
+        HookCallback HookContext HookEffort HookEvent HookEventMessage HookInput
+        HookJSONOutput HookMatcher HookSpecificOutput McpClaudeAIProxyServerConfig
+        McpHttpServerConfig McpSSEServerConfig McpSdkServerConfig
+        McpSdkServerConfigStatus McpServerConfig McpServerConnectionStatus
+        McpServerInfo McpServerStatus McpServerStatusConfig McpStatusResponse
+        McpStdioServerConfig McpToolAnnotations McpToolInfo Message
+        MessageDisplayHookSpecificOutput MessageOrigin MessageOriginKind
+        MirrorErrorMessage ModelUsage NotificationHookInput
+        NotificationHookSpecificOutput PermissionBehavior
+        PermissionDeniedHookSpecificOutput PermissionMode PermissionRequestHookInput
+        PermissionRequestHookSpecificOutput PermissionResult PermissionResultAllow
+        PermissionResultDeny PermissionRuleValue PermissionUpdate
+        PermissionUpdateDestination PostModelSwitchHookSpecificOutput
+        PostToolBatchHookSpecificOutput PostToolUseFailureHookInput
+        PostToolUseFailureHookSpecificOutput PostToolUseHookInput
+        PostToolUseHookSpecificOutput PreCompactHookInput
+        PreModelSwitchHookSpecificOutput PreToolUseHookInput
+        PreToolUseHookSpecificOutput RateLimitEvent RateLimitInfo RateLimitStatus
+        RateLimitType ResultMessage SDKControlInitializeRequest
+        SDKControlInterruptRequest SDKControlMcpMessageRequest
+        SDKControlMcpReconnectRequest SDKControlMcpToggleRequest
+        SDKControlPermissionRequest SDKControlRequest SDKControlResponse
+        SDKControlRewindFilesRequest SDKControlSetPermissionModeRequest
+        SDKControlStopTaskRequest SDKHookCallbackRequest SDKSessionInfo
+        SandboxIgnoreViolations SandboxNetworkConfig SandboxSettings SdkBeta
+        SdkPluginConfig ServerToolName ServerToolResultBlock ServerToolUseBlock
+        SessionCronSummary SessionKey SessionListSubkeysKey SessionMessage
+        SessionStartHookSpecificOutput SessionStore SessionStoreEntry
+        SessionStoreFlushMode SessionStoreListEntry SessionSummaryEntry
+        SettingSource StopHookInput StopHookSpecificOutput StreamEvent
+        SubagentStartHookInput SubagentStartHookSpecificOutput SubagentStopHookInput
+        SubagentStopHookSpecificOutput SyncHookJSONOutput SystemInitData
+        SystemInitMcpServer SystemInitPlugin SystemInitPluginError SystemMessage
+        SystemPromptCustom SystemPromptFile SystemPromptPreset
+        TERMINAL_TASK_STATUSES TaskBudget TaskNotificationMessage
+        TaskNotificationOriginSubkind TaskNotificationStatus TaskProgressMessage
+        TaskStartedMessage TaskUpdatedMessage TaskUpdatedStatus TaskUsage TextBlock
+        ThinkingBlock ThinkingConfig ThinkingConfigAdaptive ThinkingConfigDisabled
+        ThinkingConfigEnabled ThinkingDisplay ToolPermissionContext ToolResultBlock
+        ToolUseBlock ToolsPreset UserMessage UserPromptExpansionHookSpecificOutput
+        UserPromptSubmitHookInput UserPromptSubmitHookSpecificOutput
+        WorktreeCreateHookSpecificOutput
     """,
     "zpi_host.testing": """
         FakeDistribution FunctionModel ModelServer ScriptedModel install_distribution

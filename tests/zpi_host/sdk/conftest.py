@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sdk_messages import collect as collect  # the tests here import it from here
 
 from zpi_host.sdk import AgentOptions
 from zpi_host.testing import ScriptedModel
@@ -92,5 +93,3 @@ def scripted(zpi_env: Any, zpi_model_server: Any, tmp_path: Path) -> Backend:
     return Backend("scripted", zpi_model_server, cwd, zpi_env.agent_dir)
 
 
-async def collect(stream: Any) -> list[Any]:
-    return [message async for message in stream]

@@ -216,6 +216,23 @@ def test_types_are_the_same_objects_as_the_package_names() -> None:
                        if getattr(zpi_host.sdk, n) is not getattr(sdk_types, n)] == []
 
 
+def test_docs_list_every_name_with_a_status() -> None:
+    """docs/sdk.md, "Every name of claude-agent-sdk": one row per pinned name, with one of
+    the statuses the section explains."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "sdk.md").read_text(encoding="utf-8")
+    section = text.split("## Every name of claude-agent-sdk", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[2]
+    data = _pinned()
+    assert set(rows) == set(data["all"]) | set(data["types"])
+    statuses = {"same", "differs", "type only", "never sent", "never raised",
+                "UnsupportedOptionError"}
+    assert {n: st for n, st in rows.items() if st not in statuses} == {}
+
+
 @pytest.mark.parametrize(("pinned", "ours", "expected"), [
     (["record", [["a", True], ["b", False]]], "record_ab_required", "has a default there"),
     (["record", [["a", True], ["b", False]]], "record_a", "fields"),

@@ -21,7 +21,8 @@ class Event:
     type: str
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self, recurse=True, value_serializer=_serialize)
+        return attrs.asdict(self, recurse=True, value_serializer=_serialize,
+                            filter=lambda field, _: not field.metadata.get("internal"))
 
 
 def _serialize(inst: Any, field: Any, value: Any) -> Any:

@@ -65,10 +65,11 @@ DEFAULT_MAX_STOP_CONTINUATIONS = 8
 
 
 class _Outcome:
-    __slots__ = ("error", "stop_reason", "text")
+    __slots__ = ("cause", "error", "stop_reason", "text")
 
-    def __init__(self, text: str, stop_reason: str, error: str | None = None) -> None:
-        self.text, self.stop_reason, self.error = text, stop_reason, error
+    def __init__(self, text: str, stop_reason: str, error: str | None = None,
+                 cause: ZpiError | None = None) -> None:
+        self.text, self.stop_reason, self.error, self.cause = text, stop_reason, error, cause
 
 
 class AgentLoop:
@@ -143,7 +144,7 @@ class AgentLoop:
             stop_reason=outcome.stop_reason,
             model_usage={k: _minus(v, model_usage_before.get(k, Usage()))
                          for k, v in s.model_usage.items()},
-            error=outcome.error,
+            error=outcome.error, failure=outcome.cause,
             total_cost_usd=s.total_cost_usd - sum(cost_before.values()),
             model_cost_usd={k: v - cost_before.get(k, 0.0)
                             for k, v in s.model_cost_usd.items()},
@@ -168,7 +169,7 @@ class AgentLoop:
             if isinstance(last, AssistantMessage) and not last.tool_calls and self.turns:
                 return _Outcome(last.text, "hook_stopped")  # stopped when it would stop
             return _Outcome(f"stopped by a hook: {exc}", "hook_stopped")
-        return _Outcome("", "error", str(exc))
+        return _Outcome("", "error", str(exc), exc)
 
     # ------------------------------------------------------------------------ the run
 

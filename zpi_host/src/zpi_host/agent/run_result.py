@@ -30,3 +30,6 @@ class RunResult:
     model_cost_usd: Mapping[str, float] = attrs.field(factory=dict)
     unpriced_models: tuple[str, ...] = ()
     denials: tuple[Any, ...] = ()
+    #: the typed error that ended a failed run (what the SDK raises by), not serialized
+    failure: BaseException | None = attrs.field(default=None, eq=False, repr=False,
+                                                metadata={"internal": True})

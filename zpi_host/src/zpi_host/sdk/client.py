@@ -69,6 +69,8 @@ class SDKClient:
         self._resynced: list[Any] = []  # mirrors sending sub-agent records the store lacks
         self._resume_choice: Any = None  # what the store had of the resumed session
         self._mcp: Any = None  # InProcessServers, after connect
+        #: the typed error that ended the last input's run (None when it did not fail)
+        self.last_failure: BaseException | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -338,6 +340,7 @@ class SDKClient:
             started = time.perf_counter()
             self._send.send_nowait(translator.init_message(self._mode))
             run = await self._run(session, text, started)
+            self.last_failure = run.failure
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
@@ -608,5 +611,5 @@ def _failed_run(session: AgentSession, exc: Exception, started: float) -> RunRes
     what = str(exc) if isinstance(exc, ZpiError) else f"{type(exc).__name__}: {exc}"
     return RunResult(result=what, is_error=True, num_turns=0, session_id=session.session_id,
                      usage=Usage(), duration_ms=int((time.perf_counter() - started) * 1000),
-                     stop_reason="error", error=what)
+                     stop_reason="error", error=what, failure=exc)
 

@@ -19,7 +19,8 @@ from ..errors import ConnectionFailure, UsageError, ZpiError
 
 __all__ = [
     "CLIConnectionError", "CLIJSONDecodeError", "CLINotFoundError", "CanUseToolShadowedWarning",
-    "ClaudeSDKError", "NotConnectedError", "ProcessError", "ResultError",
+    "ClaudeSDKError", "ConnectionResultError", "NotConnectedError", "ProcessError",
+    "ResultError", "shadowing",
 ]
 
 #: the base of what the SDK raises: this host's base error
@@ -81,6 +82,12 @@ class ResultError(ProcessError):
         super().__init__(message, exit_code=exit_code)
 
 
+class ConnectionResultError(ResultError, CLIConnectionError):
+    """A query failed because a service it needs (the model provider) could not be reached:
+    both a :class:`ResultError` and a ``CLIConnectionError``; ``__cause__`` is the
+    provider's error."""
+
+
 class CLIJSONDecodeError(ClaudeSDKError):
     """claude-agent-sdk's "could not decode the CLI's output"; never raised here."""
 
@@ -98,3 +105,28 @@ class NotConnectedError(UsageError, CLIConnectionError):
 class CanUseToolShadowedWarning(UserWarning):
     """``can_use_tool`` will never be asked: the permission mode or ``allowed_tools``
     answer every call first (``bypassPermissions``, or an allow rule for every tool)."""
+
+
+def _whole_tool(entry: str) -> str | None:
+    """The tool an allow rule allows every call of (``Read``, ``Read()``, ``Read(*)``)."""
+    entry = entry.strip()
+    if not entry:
+        return None
+    name, paren, rest = entry.partition("(")
+    if not paren:
+        return entry
+    return name if name and rest in (")", "*)") else None
+
+
+def shadowing(permission_mode: str | None, allowed_tools: list[str]) -> str | None:
+    """Why ``can_use_tool`` will not be asked for some calls (the text of
+    :class:`CanUseToolShadowedWarning`), or None."""
+    if permission_mode == "bypassPermissions":
+        return ("can_use_tool is never asked: permission_mode 'bypassPermissions' allows every "
+                "call that no deny rule refuses; use a PreToolUse hook to see every call")
+    tools = list(dict.fromkeys(t for e in allowed_tools if (t := _whole_tool(e)) is not None))
+    if not tools:
+        return None
+    return (f"can_use_tool is never asked for {', '.join(tools)}: an allowed_tools entry "
+            "naming a whole tool allows its calls first; narrow the entry to some calls, or "
+            "use a PreToolUse hook")

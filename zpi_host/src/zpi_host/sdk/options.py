@@ -170,6 +170,14 @@ class AgentOptions:
         from .option_types import check_option_types
 
         check_option_types(self)
+        if self.can_use_tool is not None:
+            from .errors import CanUseToolShadowedWarning, shadowing
+
+            why = shadowing(self.permission_mode, list(self.allowed_tools))
+            if why is not None:
+                import warnings
+
+                warnings.warn(why, CanUseToolShadowedWarning, stacklevel=3)
         if self.session_store is not None:  # first: its conflicts say more than "unsupported"
             self._check_store()
         elif self.project_key is not None:

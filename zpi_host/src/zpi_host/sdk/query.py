@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
+from ..errors import ConnectionFailure
 from .client import End, SDKClient
-from .errors import ResultError
+from .errors import ConnectionResultError, ResultError
 from .messages import Message, ResultMessage
 from .options import AgentOptions
 
@@ -43,12 +44,16 @@ async def query(prompt: str | AsyncIterable[Mapping[str, Any]],
     finally:
         await client.disconnect()
     if isinstance(last, ResultMessage) and last.is_error:
-        raise result_error(last)
+        raise result_error(last, client.last_failure)
 
 
-def result_error(result: ResultMessage) -> ResultError:
-    """The error that ends a query whose last result failed; ``data`` is the result."""
+def result_error(result: ResultMessage, failure: BaseException | None = None) -> ResultError:
+    """The error that ends a query whose last result failed; ``data`` is the result. When
+    the run failed because a service could not be reached (``failure``, the run's typed
+    error), it is a :class:`ConnectionResultError`, also a ``CLIConnectionError``."""
     data = attrs.asdict(result, recurse=True)
     why = "; ".join(result.errors or []) or result.result or result.subtype
-    return ResultError(f"the run ended with an error result ({result.subtype}): {why}",
-                       data=data)
+    kind = ConnectionResultError if isinstance(failure, ConnectionFailure) else ResultError
+    error = kind(f"the run ended with an error result ({result.subtype}): {why}", data=data)
+    error.__cause__ = failure
+    return error

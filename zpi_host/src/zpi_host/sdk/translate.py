@@ -192,6 +192,7 @@ class Translator:
                                  "tool_input": self.inputs.get(d.call_id, {})}
                                 for d in run.denials],
             errors=errors, uuid=str(uuids.uuid4()),
+            api_error_status=getattr(run.failure, "status", None) if error else None,
             terminal_reason=("max_budget" if budget.exceeded else
                              TERMINAL_REASONS.get(run.stop_reason, "completed")),
         )

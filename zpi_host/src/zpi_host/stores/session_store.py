@@ -20,7 +20,7 @@ import time
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, cast
 
 from ..errors import UsageError, ZpiError
 
@@ -372,7 +372,7 @@ class InMemorySessionStore:
                 if uuid in seen:
                     continue
                 seen.add(uuid)
-            fresh.append(copy.deepcopy(dict(entry)))
+            fresh.append(cast(SessionStoreEntry, copy.deepcopy(dict(entry))))
         stored.extend(fresh)
         mtime = self._clock = self._mtimes[slot] = store_clock_ms(self._clock)
         if not slot[2]:
