@@ -146,6 +146,11 @@ async def test_an_unconnected_client_raises_cli_connection_error() -> None:
         await client.query("hi")
     with pytest.raises(UsageError):  # what this host's own callers catch
         await client.query("hi")
+    from zpi_host.sdk import TaskError
+
+    for expected in (CLIConnectionError, TaskError):
+        with pytest.raises(expected, match="not connected"):
+            await client.stop_task("t1")
 
 
 def test_can_use_tool_shadowed_warns_when_the_callback_will_not_be_asked(tmp_path: Any) -> None:

@@ -22,7 +22,7 @@ import attrs
 from ..errors import UsageError, ZpiError
 from ..session.ports import TaskError, UnknownTaskError
 from .accounting import Budget, context_usage_dict
-from .errors import NotConnectedError
+from .errors import NotConnectedError, TaskNotConnectedError
 from .messages import Message, ResultMessage
 from .options import PERMISSION_MODES, AgentOptions
 
@@ -484,8 +484,9 @@ class SDKClient:
         An unknown id or another session's task raises :class:`~zpi_host.session.ports.TaskError`
         (``UnknownTaskError`` for an unknown one); after ``disconnect`` too."""
         if self._session is None:
-            raise TaskError(f"stop_task({task_id!r}): the client is not connected (after "
-                            "disconnect its tasks were stopped with its session)")
+            raise TaskNotConnectedError(
+                f"stop_task({task_id!r}): the client is not connected (after disconnect its "
+                "tasks were stopped with its session)")
         await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
 
     async def get_mcp_status(self) -> dict[str, Any]:

@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConnectionFailure, UsageError, ZpiError
+from ..session.ports import TaskError
 
 __all__ = [
     "CLIConnectionError", "CLIJSONDecodeError", "CLINotFoundError", "CanUseToolShadowedWarning",
     "ClaudeSDKError", "ConnectionResultError", "NotConnectedError", "ProcessError",
-    "ResultError", "shadowing",
+    "ResultError", "TaskNotConnectedError", "shadowing",
 ]
 
 #: the base of what the SDK raises: this host's base error
@@ -100,6 +101,11 @@ class CLIJSONDecodeError(ClaudeSDKError):
 class NotConnectedError(UsageError, CLIConnectionError):
     """A client method that needs a connection was called before ``connect()`` or after
     ``disconnect()``: a ``UsageError`` here, a ``CLIConnectionError`` to claude-agent-sdk."""
+
+
+class TaskNotConnectedError(TaskError, CLIConnectionError):
+    """``stop_task`` before ``connect()`` or after ``disconnect()``: a ``TaskError`` here, a
+    ``CLIConnectionError`` to claude-agent-sdk."""
 
 
 class CanUseToolShadowedWarning(UserWarning):
