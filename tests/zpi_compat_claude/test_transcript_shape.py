@@ -71,7 +71,6 @@ async def test_a_ralph_like_stop_hook_finds_the_last_answer(zpi_env, zpi_plugins
 
 async def test_the_hook_transcript_is_compact_and_claude_shaped(tmp_path):
     from zpi_compat_claude.hooks.transcript import transcript_for
-
     from zpi_host.providers.messages import AssistantMessage, TextContent, UserMessage
 
     messages = [UserMessage((TextContent("hi"),)),
