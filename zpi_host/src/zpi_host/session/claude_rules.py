@@ -15,8 +15,8 @@ from .project_guards import reads_project_files
 
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy
-    from .claude_permissions import ClaudePermissions
     from ..settings.manager import SettingsManager
+    from .claude_permissions import ClaudePermissions
     from .options import SessionOptions
 
 
@@ -45,8 +45,8 @@ def claude_permissions(options: SessionOptions, manager: SettingsManager,
     if not read_user and not reads_project_files(options):
         return None
     from ..permissions.modes import CLAUDE_MODES
-    from .claude_permissions import read_claude_permissions
     from ..settings.trust import project_root
+    from .claude_permissions import read_claude_permissions
 
     environ = options.environ if options.environ is not None else os.environ
     found = read_claude_permissions(cwd, environ, trusted=trusted, read_user=read_user,
