@@ -134,6 +134,7 @@ class Dialect:
 CLAUDE = Dialect(
     name="claude",
     product="Claude Code",
+    handler_types=frozenset({"command", "http", "prompt"}),
     input_extras=frozenset({"prompt_id", "duration_ms", "background_tasks",
                             "permission_suggestions"}),
     marker_env={"CLAUDECODE": "1"},
