@@ -64,9 +64,9 @@ def walk_imports(path: Path, text: str, read: Callable[[Path], str | None],
         target = resolve_import(token, path)
         if target is None or os.path.realpath(target) in seen:
             continue
-        seen.add(os.path.realpath(target))
         body = read(target)
         if body is None:
-            continue
+            continue  # refused here (outside this file's folder) may still be read elsewhere
+        seen.add(os.path.realpath(target))
         yield target, body
         yield from walk_imports(target, body, read, seen, depth + 1)
