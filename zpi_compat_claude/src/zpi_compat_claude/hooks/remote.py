@@ -27,8 +27,10 @@ from .runner import CommandOutcome
 
 if TYPE_CHECKING:
     from ..dialect import Dialect
-    from .engine import ReadyHandler
     from .output import HandlerResult
+
+#: the engine's ``ReadyHandler`` (not imported: the engine imports this module)
+ReadyHandler = Any
 
 #: the purpose of a prompt hook's side request (``request.purpose``)
 PURPOSE = "hook"
