@@ -31,6 +31,8 @@ class PersonalDir:
     #: ``~`` is the dialect's home folder, ``~user`` the user's home, ``.`` the project
     base: str
     path: str
+    #: ``skills``, ``commands``, ``agents`` folders; ``context``: its ``CLAUDE.md`` (Claude
+    #: Code's user memory ``~/.claude/CLAUDE.md``, the project's ``.claude/CLAUDE.md``)
     parts: tuple[str, ...]
     #: how messages name it (``~/.claude``)
     label: str
@@ -134,6 +136,7 @@ class Dialect:
 CLAUDE = Dialect(
     name="claude",
     product="Claude Code",
+    handler_types=frozenset({"command", "http", "prompt"}),
     input_extras=frozenset({"prompt_id", "duration_ms", "background_tasks",
                             "permission_suggestions"}),
     marker_env={"CLAUDECODE": "1"},
@@ -141,7 +144,8 @@ CLAUDE = Dialect(
     exit2_deny="{event}:{tool} hook error: {reason}",
     output_replacement_mcp_only=True,
     personal_dirs=(
-        PersonalDir("user", "~", "", ("skills", "commands", "agents"), "~/.claude"),
-        PersonalDir("project", ".", ".claude", ("skills", "commands", "agents"), ".claude"),
+        PersonalDir("user", "~", "", ("skills", "commands", "agents", "context"), "~/.claude"),
+        PersonalDir("project", ".", ".claude", ("skills", "commands", "agents", "context"),
+                    ".claude"),
     ),
 )

@@ -314,7 +314,8 @@ def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str,
     someone installed). Commands named in ``taken`` (command -> the earlier folder that has
     it) are skipped. None when the folder has none of them. ``confine``: the project, for a
     folder of the project (its files may not link out of it)."""
-    present = [part for part in parts if (path / part).is_dir()]
+    present = [part for part in parts if (path / part).is_dir()
+               or (part == "context" and (path / "CLAUDE.md").is_file())]
     if not present:
         return None
     warnings: list[str] = []

@@ -82,7 +82,8 @@ def _nothing_to_load(host: Any) -> bool:
     home = Path(os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude"))
     cwd = Path(host.config.cwd or os.getcwd())
     return not any((folder / part).is_dir() for folder in (home, cwd / ".claude")
-                   for part in ("skills", "commands", "agents"))
+                   for part in ("skills", "commands", "agents")) and not any(
+        (folder / "CLAUDE.md").is_file() for folder in (home, cwd / ".claude"))
 
 
 def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:

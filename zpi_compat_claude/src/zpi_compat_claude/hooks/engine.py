@@ -69,6 +69,11 @@ class ReadyHandler:
     argv: tuple[str, ...] | None = None
     #: bytes of stdout used (None: all the runner captured)
     output_cap: int | None = None
+    #: ``command``, ``http`` (``command`` is the URL) or ``prompt`` (the prompt text)
+    kind: str = "command"
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env: tuple[str, ...] = ()
+    model: str | None = None
 
 
 def _short(command: str, limit: int = 80) -> str:
@@ -152,6 +157,11 @@ class HookEngine(Hookable):
 
     def _ready(self, event: str, handler: CommandHandler, substitute: Callable[[str], str],
                key: int) -> ReadyHandler | None:
+        if handler.kind != "command":  # the URL or prompt is used as written
+            timeout = handler.timeout_s if handler.timeout_s is not None else self.timeout_s
+            return ReadyHandler(handler.command, "", timeout, handler.once, key, None, None,
+                                handler.kind, handler.headers, handler.allowed_env,
+                                handler.model)
         try:
             command = substitute(handler.command)
             argv = None if handler.args is None else tuple(
@@ -314,6 +324,12 @@ class HookEngine(Hookable):
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
+            if handler.kind != "command":
+                from .remote import call_remote
+
+                results[index] = await call_remote(event, handler, payload, data, env,
+                                                   session, self.dialect)
+                return
             results[index] = await self._call_handler(event, handler, payload, data, env, cwd)
 
         if len(handlers) == 1 or self.dialect.sequential_handlers:

@@ -139,7 +139,7 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
 
 def make_permissions(
     options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
-    warnings: list[str],
+    warnings: list[str], trusted: bool = True,
 ) -> PermissionPolicy:
     """The session's permission policy. A project's settings may not switch the checks off:
     ``bypass`` from ``.zpi/settings.json`` is ignored with a warning (choose it in user
@@ -158,11 +158,26 @@ def make_permissions(
                             "to bypass (it would switch off permission checks for whoever "
                             f"opens it); using {mode or 'default'}. Choose bypass with "
                             "--permission-mode bypass or in your user settings.")
-    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
-                        deny=options.deny, add_dirs=options.add_dirs,
-                        can_use_tool=options.can_use_tool, interactive=options.interactive,
-                        default=options.permission_default,
-                        no_approver_hint=options.no_approver_hint)
+    from .claude_rules import claude_permissions, with_claude_permissions
+
+    claude = claude_permissions(options, manager, settings, cwd, trusted, warnings)
+    mode = options.permission_mode
+    if mode is None and claude is not None and claude.mode is not None and \
+            not _mode_set(settings, manager):
+        mode = claude.mode
+    policy = build_policy(settings, cwd=cwd, mode=mode, allow=options.allow,
+                          deny=options.deny, add_dirs=options.add_dirs,
+                          can_use_tool=options.can_use_tool, interactive=options.interactive,
+                          default=options.permission_default,
+                          no_approver_hint=options.no_approver_hint)
+    return policy if claude is None else with_claude_permissions(policy, claude, warnings)
+
+
+def _mode_set(settings: Mapping[str, Any], manager: SettingsManager) -> bool:
+    """Whether this host's own settings files choose a permission mode (it wins over the
+    ``defaultMode`` of Claude's files)."""
+    return any(isinstance(manager.layer(s).get("permissions"), Mapping) and
+               "mode" in manager.layer(s)["permissions"] for s in ("user", *PROJECT_SCOPES))
 
 
 def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
@@ -381,6 +396,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
                                                         trusted)
         if withheld:
             if await decide_trust(options, settings_manager, cwd, withheld):
+                trusted = True
                 settings, host, guarded, _ = plugins_for(options, environ, settings_manager,
                                                          cwd, trusted=True)
             else:
@@ -396,7 +412,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
             warnings.append(moved)
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
-        permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
+        permissions = make_permissions(options, settings_manager, settings, cwd, warnings,
+                                       trusted)
         entry = choose_model(options, store, settings, environ)
         provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)

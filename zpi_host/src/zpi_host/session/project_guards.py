@@ -180,6 +180,8 @@ USER_ONLY_SETTINGS = {
                                        "on your machine, without asking",
     "compat.claude.settings_sources": "it would switch on the hooks of the Claude settings "
                                       "files the repository ships",
+    "compat.claude.read_permissions": "it would switch off the deny rules of your Claude "
+                                      "settings files",
     "trusted_projects": "it would trust a project in your stead",
 }
 

@@ -323,6 +323,9 @@ SCHEMA = Section("", "keep", (
             Setting("settings_sources", list_of(one_of("user", "project", "local")), [],
                     "Claude settings files whose hooks run (user settings only; a project's "
                     "files run once the project is trusted)"),
+            Setting("read_permissions", BOOL, True,
+                    "apply the permissions of Claude's settings files (user settings only; a "
+                    "project's allow rules and directories once the project is trusted)"),
             Setting("plugins", objects_by_name("{\"options\": {...}}"), {},
                     "options per Claude plugin"),
             Setting("hook_timeout", or_null(seconds(above_zero=True)), None,
