@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
-from .client import End, SDKClient
+from .client import SDKClient
 from .messages import Message
 from .options import AgentOptions
+from .stream_parts import End
 
 __all__ = ["query"]
 

@@ -1,0 +1,105 @@
+"""The controls of an SDKClient while it is connected: interrupt, permission mode, model,
+context usage, background tasks and the server info of the ``init`` message.
+
+A mixin of :class:`~.client.SDKClient`; it shares the client's state.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from ..session.ports import TaskError
+from .accounting import context_usage_dict
+from .options import PERMISSION_MODES
+
+if TYPE_CHECKING:
+    from ..session.agent_session import AgentSession
+    from .options import AgentOptions
+
+__all__ = ["MODE_RULE_SOURCE", "ClientControls"]
+
+#: where the mode allowances of ``acceptEdits`` come from (removed when the mode changes)
+MODE_RULE_SOURCE = "permission mode acceptEdits"
+
+
+class ClientControls:
+    """Requests a program makes of a connected client between or during inputs."""
+
+    options: AgentOptions
+    _session: AgentSession | None
+    _mode: str
+    _translator: Any
+
+    if TYPE_CHECKING:  # the client's own, declared for the type checker
+        @property
+        def session(self) -> AgentSession: ...
+
+    async def interrupt(self) -> None:
+        """Stop the input that runs now; its result comes with ``error_during_execution``."""
+        self.session.abort()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Change the permission mode for the calls that follow."""
+        self._apply_mode(mode)
+
+    def _apply_mode(self, mode: str) -> None:
+        if mode not in PERMISSION_MODES:
+            raise UsageError(f"unknown permission mode {mode!r}; use one of "
+                             f"{', '.join(PERMISSION_MODES)}")
+        from ..permissions import parse_rule
+
+        policy = self.session.permissions if self._session is not None else None
+        self._mode = mode
+        if policy is None:
+            return
+        kernel, extra = PERMISSION_MODES[mode]
+        policy.mode = kernel  # type: ignore[assignment]
+        policy.rules.allow[:] = [r for r in policy.rules.allow if r.source != MODE_RULE_SOURCE]
+        for rule in extra:
+            policy.rules.add("allow", parse_rule(rule, source=MODE_RULE_SOURCE))
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
+        None: the model the session started with."""
+        from ..providers.catalog import resolve_model
+        from ..providers.factories import collect_providers, from_environment
+
+        session = self.session
+        if session.is_running:
+            raise UsageError("set_model: wait for the current response to finish")
+        spec = model or self.options.model
+        if spec is None:
+            raise UsageError("set_model: no model given and none was chosen in the options")
+        environ = {**os.environ, **{str(k): str(v) for k, v in self.options.env.items()}}
+        entry = from_environment(resolve_model(spec, session.settings), environ)
+        factories = await collect_providers(session.host, session.settings)
+        if entry.provider not in factories:
+            raise UsageError(f"unknown model provider {entry.provider!r} (installed: "
+                             f"{', '.join(sorted(factories)) or 'none'})")
+        provider = factories[entry.provider].create(entry, session.settings)
+        old, session.provider, session.model_entry = session.provider, provider, entry
+        session.store.append("model_change", provider=provider.name, model=provider.model)
+        if old is not self.options.provider:
+            await old.aclose()
+
+    async def get_context_usage(self) -> dict[str, Any]:
+        """How full the context is; never calls the model."""
+        session = self.session
+        return context_usage_dict(session.get_context_usage(), session.view.model)
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task of this session (the registry ``TaskOutput``/``TaskStop``
+        use) and wait until its processes are gone; its ``TaskNotificationMessage``
+        (status ``stopped``) is on the stream. Stopping a task that already ended succeeds.
+        An unknown id or another session's task raises :class:`~zpi_host.session.ports.TaskError`
+        (``UnknownTaskError`` for an unknown one); after ``disconnect`` too."""
+        if self._session is None:
+            raise TaskError(f"stop_task({task_id!r}): the client is not connected (after "
+                            "disconnect its tasks were stopped with its session)")
+        await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
+
+    async def get_server_info(self) -> dict[str, Any]:
+        """What the ``init`` system message says."""
+        return dict(self._translator.init_message(self._mode).data)
