@@ -235,3 +235,21 @@ async def test_an_unpriced_model_costs_nothing_and_is_flagged(backend):
     result = (await collect(query("hi", backend.options(model=f"{backend.kind}:bare"))))[-1]
     usage = result.model_usage[f"{backend.kind}/bare"]
     assert (usage["unpriced"], usage["costUSD"], result.total_cost_usd) == (True, 0.0, 0.0)
+
+
+async def test_streamed_inputs_share_one_budget(backend):
+    """The budget is the query's: a second streamed input does not start it again."""
+    if backend.kind == "scripted":
+        pytest.skip("the scripted model is not priced")
+    costly = {"text": "spent", "usage": {"input_tokens": 2000, "output_tokens": 0}}  # $0.002
+    backend.turns(costly, costly, costly)
+
+    async def prompts():
+        for text in ("one", "two", "three"):
+            yield {"type": "user", "message": {"role": "user", "content": text}}
+
+    options = backend.options(max_budget_usd=0.003)
+    results = [m for m in await collect(query(prompts(), options))
+               if isinstance(m, ResultMessage)]
+    assert [r.subtype for r in results] == ["success", "success", "error_max_budget_usd"]
+    assert len(backend.requests()) == 2  # the third input was refused before its request
