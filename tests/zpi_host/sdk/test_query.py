@@ -161,8 +161,14 @@ async def test_a_model_error_ends_with_error_during_execution(backend):
 async def test_default_mode_without_approver_denies_and_reports_denials(backend):
     backend.turns({"tool_calls": [{"name": "Write", "arguments": {
         "file_path": "x.txt", "content": "no"}}]}, "I could not write.")
-    result = (await collect(query("write x", backend.options())))[-1]
+    messages = await collect(query("write x", backend.options()))
+    result = messages[-1]
     assert not (backend.cwd / "x.txt").exists()
+    denied = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    # the model (and the program's log) read how to allow it in the SDK's options
+    assert denied.is_error and "allowed_tools=['Write" in denied.content
+    assert "can_use_tool" in denied.content and "permission_mode='acceptEdits'" in denied.content
+    assert "--allow" not in denied.content
     assert result.subtype == "success"
     assert len(result.permission_denials) == 1
     denial = result.permission_denials[0]
