@@ -47,3 +47,5 @@ async def test_with_the_project_source_they_are(zpi_env, tmp_path, sources):
     assert "hello" in init.data["slash_commands"]
     assert "tidy" in init.data["skills"]
     assert "rev" in init.data["agents"]
+    folder = next(p for p in init.data["plugins"] if p["name"] == "claude:project")
+    assert folder["path"] == str(tmp_path / "project" / ".claude")

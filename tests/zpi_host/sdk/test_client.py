@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,6 +121,10 @@ async def test_get_context_usage_never_calls_the_model(backend):
 
 
 async def test_connect_with_a_prompt_and_an_unconnected_client(scripted):
+    commands = scripted.cwd / ".zpi" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: says hello\nargument-hint: NAME\n---\nGreet $ARGUMENTS\n")
     client = SDKClient(scripted.turns("hello").options())
     with pytest.raises(UsageError, match="not connected"):
         await client.interrupt()
@@ -132,6 +137,11 @@ async def test_connect_with_a_prompt_and_an_unconnected_client(scripted):
     await client.disconnect()  # twice is fine
     assert messages[-1].result == "hello"
     assert info["session_id"] == messages[-1].session_id
+    assert {"name": "greet", "description": "says hello", "argumentHint": "NAME"} in \
+        info["commands"]
+    # each plugin says where it lives: the kernel's own are modules of zpi_host
+    tools = next(p for p in info["plugins"] if p["name"] == "zpi.tools")
+    assert "zpi_host" in tools["path"] and Path(tools["path"]).exists()
 
 
 def test_importing_the_sdk_is_cheap_and_the_cli_listing_does_not_load_it():

@@ -101,5 +101,11 @@ class ClientControls:
         await self._session.ports.tasks.stop(task_id, "stopped by stop_task")
 
     async def get_server_info(self) -> dict[str, Any]:
-        """What the ``init`` system message says."""
-        return dict(self._translator.init_message(self._mode).data)
+        """What the ``init`` system message says, and ``commands`` as claude-agent-sdk's
+        initialize answer has them (``name``, ``description``, ``argumentHint``)."""
+        info = dict(self._translator.init_message(self._mode).data)
+        resources = self.session.resources
+        info["commands"] = [{"name": c.name, "description": c.description,
+                             "argumentHint": c.argument_hint or ""}
+                            for c in (resources.commands if resources else ())]
+        return info
