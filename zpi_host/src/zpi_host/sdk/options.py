@@ -469,7 +469,7 @@ class AgentOptions:
             allow.append(SUBAGENTS_ALLOWED)
         out: dict[str, Any] = {"permission_mode": mode, "allow": allow, "deny": deny}
         if self.can_use_tool is None:  # a denial says how to allow it in the SDK's words
-            from .permissions import sdk_no_approver_hint
+            from .no_approver import sdk_no_approver_hint
 
             out["no_approver_hint"] = sdk_no_approver_hint
         return out

@@ -20,7 +20,6 @@ from ..permissions import PermissionAllow, PermissionContext, PermissionDeny
 __all__ = [
     "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
     "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext", "sdk_approver",
-    "sdk_no_approver_hint",
 ]
 
 #: the error code of a ``can_use_tool`` that returned None
@@ -140,14 +139,3 @@ def sdk_approver(can_use_tool: Callable[..., Any], session: Callable[[], Any],
 
     return approve
 
-
-def sdk_no_approver_hint(context: PermissionContext) -> str:
-    """How to allow a call that needs approval in an SDK session without ``can_use_tool``,
-    in the SDK's words (its options), not the CLI's flags."""
-    rules = context.suggestions or (context.tool,)
-    ways = [f"allowed_tools=[{', '.join(repr(r) for r in rules)}]",
-            "a can_use_tool callback"]
-    if context.source == "mode" and context.tool in ("Write", "Edit", "write", "edit"):
-        ways.insert(0, "permission_mode='acceptEdits'")
-    return (f"needs approval and this session has no can_use_tool callback to ask; to allow "
-            f"it, pass {', or '.join(ways)} in the options")

@@ -14,7 +14,7 @@ disconnect and waits, shielded, until it has.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Mapping
 from typing import Any
 
 from .client import SDKClient
@@ -106,7 +106,7 @@ class QueryOwner:
             raise error
 
 
-def spawn_owner_task(run: Callable[[], Awaitable[None]]) -> None:
+def spawn_owner_task(run: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run ``run`` in a task of its own that no caller's cancel scope contains (asyncio: a
     loop task kept referenced until it ends; trio: a system task, as ``run`` never raises)."""
     import sniffio
@@ -119,7 +119,7 @@ def spawn_owner_task(run: Callable[[], Awaitable[None]]) -> None:
         return
     import asyncio
 
-    task = asyncio.get_running_loop().create_task(run())  # type: ignore[arg-type]
+    task = asyncio.get_running_loop().create_task(run())
     _RUNNING.add(task)
     task.add_done_callback(_RUNNING.discard)
 
