@@ -100,6 +100,28 @@ async def test_set_model_switches_the_model_for_the_next_request(backend):
     assert f"{backend.kind}/other-model" in second[-1].model_usage
 
 
+async def test_set_model_none_goes_back_to_the_model_from_settings(backend, zpi_env):
+    """The model came from the environment (``ZPI_MODEL``), not the options: None restores
+    it after a switch."""
+    if backend.kind == "scripted":
+        pytest.skip("needs a provider factory: the loopback server")
+    backend.turns("one", "two", "three")
+    options = backend.options(model=None)
+    zpi_env.set("ZPI_MODEL", "priced")
+    async with SDKClient(options) as client:
+        await client.query("a")
+        [m async for m in client.receive_response()]
+        await client.set_model(f"{backend.kind}:other-model")
+        await client.query("b")
+        [m async for m in client.receive_response()]
+        await client.set_model(None)
+        await client.query("c")
+        [m async for m in client.receive_response()]
+        await client.set_model(None)  # already there: nothing to do
+    assert [r["model"] for r in backend.requests()] == ["test-model", "other-model",
+                                                        "test-model"]
+
+
 async def test_get_context_usage_never_calls_the_model(backend):
     backend.turns({"text": "ok", "usage": {"input_tokens": 1234, "output_tokens": 5}})
     async with SDKClient(backend.options()) as client:

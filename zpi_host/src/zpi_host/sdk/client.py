@@ -56,6 +56,7 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
         self._resynced: list[Any] = []  # mirrors sending sub-agent records the store lacks
         self._resume_choice: Any = None  # what the store had of the resumed session
         self._mcp: Any = None  # InProcessServers, after connect
+        self._started_model: tuple[Any, Any] = (None, None)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -86,6 +87,7 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
                 if str(name) not in session.hidden_variables:
                     session.view.set_environment(str(name), str(value))
             self._session = session
+            self._started_model = (session.provider, session.model_entry)
             self._apply_mode(self._mode)
             if self.options.session_store is not None:
                 self._attach_mirror(session)
@@ -122,6 +124,10 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
         try:
             # aborts the running input and waits until it has recorded its interrupted calls
             await session.dispose()
+            started = self._started_model[0]
+            if started is not None and started is not session.provider and \
+                    started is not self.options.provider:
+                await started.aclose()  # kept open by set_model for set_model(None)
         finally:
             try:
                 await self._close_mirror(session)

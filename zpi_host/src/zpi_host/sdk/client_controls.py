@@ -31,6 +31,8 @@ class ClientControls:
     _session: AgentSession | None
     _mode: str
     _translator: Any
+    #: (provider, catalog entry) the session started with: what ``set_model(None)`` restores
+    _started_model: tuple[Any, Any]
 
     if TYPE_CHECKING:  # the client's own, declared for the type checker
         @property
@@ -62,26 +64,44 @@ class ClientControls:
 
     async def set_model(self, model: str | None = None) -> None:
         """Use ``model`` (``PROVIDER:MODEL`` or a catalog name) from the next request on;
-        None: the model the session started with."""
+        None: the model the session started with, wherever it came from (the options,
+        settings, ``ZPI_MODEL``, the resumed session)."""
         from ..providers.catalog import resolve_model
-        from ..providers.factories import collect_providers, from_environment
+        from ..providers.factories import from_environment
 
         session = self.session
         if session.is_running:
             raise UsageError("set_model: wait for the current response to finish")
-        spec = model or self.options.model
-        if spec is None:
-            raise UsageError("set_model: no model given and none was chosen in the options")
-        environ = {**os.environ, **{str(k): str(v) for k, v in self.options.env.items()}}
-        entry = from_environment(resolve_model(spec, session.settings), environ)
+        started_provider, started_entry = self._started_model
+        if model is None:
+            if session.provider is started_provider:
+                return  # already the model it started with
+            if started_provider is self.options.provider or started_entry is None:
+                await self._use_model(started_provider, started_entry)
+                return
+            entry = started_entry
+        else:
+            environ = {**os.environ, **{str(k): str(v) for k, v in self.options.env.items()}}
+            entry = from_environment(resolve_model(model, session.settings), environ)
+        await self._use_model(await self._provider_for(entry), entry)
+
+    async def _provider_for(self, entry: Any) -> Any:
+        from ..providers.factories import collect_providers
+
+        session = self.session
         factories = await collect_providers(session.host, session.settings)
         if entry.provider not in factories:
             raise UsageError(f"unknown model provider {entry.provider!r} (installed: "
                              f"{', '.join(sorted(factories)) or 'none'})")
-        provider = factories[entry.provider].create(entry, session.settings)
+        return factories[entry.provider].create(entry, session.settings)
+
+    async def _use_model(self, provider: Any, entry: Any) -> None:
+        """Switch the session to ``provider``; the one replaced is closed unless the program
+        gave it (``options.provider``) or it is the one the session started with."""
+        session = self.session
         old, session.provider, session.model_entry = session.provider, provider, entry
         session.store.append("model_change", provider=provider.name, model=provider.model)
-        if old is not self.options.provider:
+        if old is not self.options.provider and old is not self._started_model[0]:
             await old.aclose()
 
     async def get_context_usage(self) -> dict[str, Any]:
