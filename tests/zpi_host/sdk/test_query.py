@@ -259,3 +259,28 @@ async def test_streamed_inputs_share_one_budget(backend):
                if isinstance(m, ResultMessage)]
     assert [r.subtype for r in results] == ["success", "success", "error_max_budget_usd"]
     assert len(backend.requests()) == 2  # the third input was refused before its request
+
+
+async def test_tool_use_result_has_claude_codes_shape(scripted):
+    """Bash: ``stdout``, ``stderr``, ``interrupted``, ``isImage`` as claude-agent-sdk gives
+    them; Write and Edit as Claude Code reports them."""
+    scripted.turns(
+        {"tool_calls": [{"name": "Bash", "arguments": {
+            "command": "echo out; echo err >&2"}}]},
+        {"tool_calls": [{"name": "Write", "arguments": {"file_path": "n.txt",
+                                                        "content": "a\n"}}]},
+        {"tool_calls": [{"name": "Edit", "arguments": {
+            "file_path": "n.txt", "old_string": "a", "new_string": "b"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "exit 3"}}]},
+        "done")
+    messages = await collect(query("go", scripted.options(
+        permission_mode="bypassPermissions")))
+    bash, write, edit, failed = [m.tool_use_result for m in messages
+                                 if isinstance(m, UserMessage)]
+    assert bash == {"stdout": "out", "stderr": "err", "interrupted": False, "isImage": False}
+    assert write == {"type": "create", "filePath": str(scripted.cwd / "n.txt"),
+                     "content": "a\n"}
+    assert edit == {"filePath": str(scripted.cwd / "n.txt"), "oldString": "a",
+                    "newString": "b", "replaceAll": False, "userModified": False}
+    assert failed["stdout"] == "" and failed["interrupted"] is False
+    assert (scripted.cwd / "n.txt").read_text() == "b\n"

@@ -113,6 +113,10 @@ def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
     return "error_during_execution" if run.is_error else "success"
 
 
+def _text_of(content: Any) -> str:
+    return "\n".join(c.text for c in content if isinstance(c, TextContent))
+
+
 def plugin_path(plugin: Any) -> str | None:
     """Where a plugin lives, for the ``init`` message's ``path``: what it says
     (``plugin_path``: a Claude or ZCode folder), else the file of the module that defines it;
@@ -224,8 +228,12 @@ class Translator:
             result = event.result
             block = ToolResultBlock(result.call_id, result_content(result.content),
                                     result.is_error)
-            details = dict(result.details) if result.details else None
-            return [UserMessage([block], tool_use_result=details)]
+            from .tool_results import claude_tool_result
+
+            structured = claude_tool_result(
+                result.tool_name, result.details, _text_of(result.content),
+                self.inputs.get(result.call_id, {}), result.is_error)
+            return [UserMessage([block], tool_use_result=structured)]
         if isinstance(event, TextDeltaEvent):
             return self._delta("text", "text_delta", event.text)
         if isinstance(event, ReasoningDeltaEvent):
