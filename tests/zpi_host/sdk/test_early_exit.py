@@ -55,3 +55,24 @@ def test_break_in_a_plain_asyncio_program(scripted):
 
     assert asyncio.run(main()) == "finished"
     assert errors == []
+
+
+def test_break_under_trio(scripted):
+    """The owner task is a trio system task under trio."""
+    trio = pytest.importorskip("trio")
+    scripted.turns("first answer", "never asked")
+    options = scripted.options()
+
+    async def main() -> list[str]:
+        seen = []
+        async for message in query("hello", options):
+            seen.append(type(message).__name__)
+            if isinstance(message, AssistantMessage):
+                break
+        async with contextlib.aclosing(query("again", options)) as stream:
+            async for message in stream:
+                seen.append(type(message).__name__)
+                break
+        return seen
+
+    assert trio.run(main) == ["SystemMessage", "AssistantMessage", "SystemMessage"]
