@@ -55,7 +55,7 @@ class QueryOwner:
         self.connected = anyio.Event()
         self.stopping = anyio.Event()
         self.done = anyio.Event()
-        self.error: BaseException | None = None  # from connect
+        self.error: BaseException | None = None  # from connect (or starting the input)
         self.close_error: Exception | None = None  # from disconnect
 
     async def start(self) -> None:
@@ -81,6 +81,9 @@ class QueryOwner:
                 return
             try:
                 self.client.start_stream(self.prompt)
+            except Exception as exc:  # handed to start(), as a connect error is
+                self.error = exc
+                return
             finally:
                 self.connected.set()
             await self.stopping.wait()
