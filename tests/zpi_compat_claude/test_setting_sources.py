@@ -41,6 +41,18 @@ async def test_without_the_project_source_its_claude_files_are_not_read(
     assert "claude:project" not in [p["name"] for p in init.data["plugins"]]
 
 
+@pytest.mark.parametrize(("sources", "seen"), [([], False), (["user"], True),
+                                               (["project"], False), (None, True)])
+async def test_the_users_claude_folder_comes_with_the_user_source(
+        zpi_env, tmp_path, sources, seen):
+    """``~/.claude/commands`` is the user's: ``[]`` (no source) reads none of it."""
+    mine = zpi_env.home / ".claude" / "commands"
+    mine.mkdir(parents=True)
+    (mine / "mine.md").write_text("---\ndescription: mine\n---\nmine\n")
+    init = await init_of(project(tmp_path), zpi_env.agent_dir, sources)
+    assert ("mine" in init.data["slash_commands"]) is seen
+
+
 @pytest.mark.parametrize("sources", [["project"], None])
 async def test_with_the_project_source_they_are(zpi_env, tmp_path, sources):
     init = await init_of(project(tmp_path), zpi_env.agent_dir, sources)
