@@ -37,6 +37,28 @@ NOT_A_PROGRAM = {
                                  "claude-agent-sdk: it does not run with python either)",
 }
 
+def calls(name: str, arguments: dict) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+#: example -> the model's first turns (its tool calls), before the plain answers
+TURNS = {
+    # the callback redirects the write into ./safe_output/ and allows the command
+    "tool_permission_callback.py": [
+        calls("Write", {"file_path": "hello.py", "content": "print('hello world')\n"}),
+        calls("Bash", {"command": "python3 safe_output/hello.py"})],
+    # the first prompt lists the tools (an answer), the second adds with the in-process tool
+    "mcp_calculator.py": [{"text": ANSWER}, calls("mcp__calc__add", {"a": 15, "b": 27})],
+}
+
+#: example -> more that its output must show
+ALSO = {
+    "tool_permission_callback.py": ["Redirecting write from hello.py to ./safe_output/hello.py",
+                                    "Allowing bash command: python3 safe_output/hello.py",
+                                    "hello world"],
+    "mcp_calculator.py": ["Using tool: mcp__calc__add", "15 + 27 = 42"],
+}
+
 #: example -> what its output must show (default: the model's answer)
 OUTCOME = {
     "plugin_example.py": "claude:demo-plugin (path: ",  # the plugin loaded, with its folder
@@ -96,17 +118,20 @@ ARGUMENTS = {"hooks.py": ["all"], "setting_sources.py": ["all"], "streaming_mode
 
 
 @pytest.fixture
-def model_env(tmp_path, zpi_model_server):
+def model_env(request, tmp_path, zpi_model_server):
     """A home, an agent dir and an Anthropic-format loopback model for a child process."""
     home = tmp_path / "home"
     (home / ".zpi" / "agent").mkdir(parents=True)
+    zpi_model_server.add_turns(*TURNS.get(request.node.callspec.params.get("program"), []))
     zpi_model_server.add_turns(*[{"text": ANSWER, "usage": {"input_tokens": 10,
                                                               "output_tokens": 5}}] * 80)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ZPI_", "ANTHROPIC_",
                                                                     "OPENAI_"))}
     env.update(HOME=str(home), ZPI_AGENT_DIR=str(home / ".zpi" / "agent"),
                ANTHROPIC_BASE_URL=zpi_model_server.base_url, ANTHROPIC_API_KEY="sk-ant-test",
-               ZPI_MODEL="anthropic:claude-sonnet-4-5", PYTHONUNBUFFERED="1")
+               ZPI_MODEL="anthropic:claude-sonnet-4-5", PYTHONUNBUFFERED="1",
+               # no title requests: the scripted turns answer the programs' own requests
+               ZPI_DISABLE_PLUGINS="builtins:title")
     return env
 
 
@@ -123,6 +148,7 @@ def test_the_example_runs_against_a_loopback_model(program, model_env, tmp_path,
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert "❌" not in done.stdout, done.stdout[-3000:]  # the examples' own checks
     expected = OUTCOME.get(program, ANSWER)
-    assert expected in done.stdout, done.stdout[-2000:]
+    for shown in [expected, *ALSO.get(program, [])]:
+        assert shown in done.stdout, done.stdout[-3000:]
     if expected == ANSWER:
         assert zpi_model_server.requests, "the program never asked the model"
