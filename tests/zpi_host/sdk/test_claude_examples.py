@@ -49,6 +49,10 @@ TURNS = {
         calls("Bash", {"command": "python3 safe_output/hello.py"})],
     # the first prompt lists the tools (an answer), the second adds with the in-process tool
     "mcp_calculator.py": [{"text": ANSWER}, calls("mcp__calc__add", {"a": 15, "b": 27})],
+    # the third query's first answer costs more than its $0.0001: the next request is refused
+    "max_budget_usd.py": [{"text": ANSWER}, {"text": ANSWER}, {
+        **calls("Read", {"file_path": "README.md"}),
+        "usage": {"input_tokens": 1000, "output_tokens": 0}}],
 }
 
 #: example -> more that its output must show
@@ -57,6 +61,7 @@ ALSO = {
                                     "Allowing bash command: python3 safe_output/hello.py",
                                     "hello world"],
     "mcp_calculator.py": ["Using tool: mcp__calc__add", "15 + 27 = 42"],
+    "max_budget_usd.py": ["Status: error_max_budget_usd", "Budget limit exceeded!"],
 }
 
 #: example -> what its output must show (default: the model's answer)
