@@ -121,6 +121,8 @@ async def test_agents_option_the_agent_tool_child_history_and_cost_once(
     assert child_messages[0].message["content"] == "How many lines has a.txt?"
     (call,) = next(b for b in messages if type(b).__name__ == "AssistantMessage").content
     assert {m.parent_tool_use_id for m in child_messages} == {call.id}
+    # started by the main session, not by another sub-agent
+    assert {m.parent_agent_id for m in child_messages} == {None}
     assert [m.type for m in get_subagent_messages(result.session_id, agent_id, str(project),
                                                   limit=1, offset=1)] == ["assistant"]
     assert get_subagent_messages(result.session_id, "no-such-agent", str(project)) == []

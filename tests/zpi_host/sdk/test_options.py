@@ -144,6 +144,28 @@ async def test_a_string_system_prompt_replaces_the_prompt(scripted):
         "Always answer in French.")
 
 
+async def test_no_system_prompt_sends_none_of_the_hosts(backend):
+    """``system_prompt=None`` (the default): no coding prompt, as claude-agent-sdk sends
+    none; with no context file nor skill, the request has no system prompt at all."""
+    backend.turns("a")
+    await collect(query("hi", backend.options()))
+    request = backend.requests()[0]
+    if backend.kind == "scripted":
+        assert request.system_prompt == ""
+    elif backend.kind == "anthropic":
+        assert "system" not in request
+    else:
+        assert [m["role"] for m in request["messages"]] == ["user"]
+
+
+async def test_no_system_prompt_keeps_the_context_files(scripted):
+    (scripted.cwd / "AGENTS.md").write_text("project rule")
+    scripted.turns("a")
+    await collect(query("hi", scripted.options()))
+    prompt = scripted.scripted.requests[0].system_prompt
+    assert "project rule" in prompt and "coding agent" not in prompt
+
+
 async def test_tools_picks_and_disallowed_tools_removes(scripted):
     scripted.turns("a", "b")
     messages = await collect(query("hi", scripted.options(tools=["Read", "Bash"])))

@@ -168,6 +168,11 @@ class ClaudeFolderPlugin(Hookable):
         self.folder = folder
         self.warnings = folder.warnings
 
+    @property
+    def plugin_path(self) -> str:
+        """The folder this plugin was loaded from (the SDK's ``init`` message shows it)."""
+        return str(self.folder.source)
+
     @hookimpl
     def zpi_register_resources(self) -> list[ResourceSource] | None:
         folder = self.folder

@@ -356,8 +356,8 @@ class AgentOptions:
 
     def _prompt(self) -> dict[str, Any]:
         prompt = self.system_prompt
-        if prompt is None:
-            return {}
+        if prompt is None:  # as claude-agent-sdk: no coding prompt (a preset asks for one);
+            return {"base_prompt": False}  # the context files and skills still go in
         if isinstance(prompt, str):
             return {"system_prompt": prompt}
         if isinstance(prompt, Mapping):
@@ -475,7 +475,12 @@ class AgentOptions:
         allow = list(self.allowed_tools)
         if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:
             allow.append(SUBAGENTS_ALLOWED)
-        return {"permission_mode": mode, "allow": allow, "deny": deny}
+        out: dict[str, Any] = {"permission_mode": mode, "allow": allow, "deny": deny}
+        if self.can_use_tool is None:  # a denial says how to allow it in the SDK's words
+            from .no_approver import sdk_no_approver_hint
+
+            out["no_approver_hint"] = sdk_no_approver_hint
+        return out
 
 
 #: claude-agent-sdk's name

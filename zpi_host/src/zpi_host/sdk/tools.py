@@ -238,9 +238,17 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
             field = _CLAUDE_FIELDS.get(exc.field or "", exc.field)
             raise ToolArgumentError(name, field, exc.problem) from None
 
+    changes: dict[str, Any] = {}
+    if name == "Bash":  # its stdout and stderr apart, for tool_use_result (tool_results.py)
+        run = kernel_tool.execute
+
+        def execute(args: Any, ctx: Any) -> Any:
+            return run(args, attrs.evolve(ctx, streams_apart=True))
+
+        changes["execute"] = execute
     return attrs.evolve(kernel_tool, name=name,
                         description=DESCRIPTIONS.get(name, kernel_tool.description),
-                        parameters=schema, prepare=prepare)
+                        parameters=schema, prepare=prepare, **changes)
 
 
 #: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise

@@ -9,7 +9,9 @@ builds the ``init`` system message and the ``ResultMessage`` of each input.
 from __future__ import annotations
 
 import json
+import os
 import time
+import types
 import uuid as uuids
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -111,6 +113,25 @@ def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
     return "error_during_execution" if run.is_error else "success"
 
 
+def _text_of(content: Any) -> str:
+    return "\n".join(c.text for c in content if isinstance(c, TextContent))
+
+
+def plugin_path(plugin: Any) -> str | None:
+    """Where a plugin lives, for the ``init`` message's ``path``: what it says
+    (``plugin_path``: a Claude or ZCode folder), else the file of the module that defines it;
+    None when neither is known (a plugin made at run time)."""
+    declared = getattr(plugin, "plugin_path", None)
+    if isinstance(declared, str | os.PathLike):
+        return str(declared)
+    import sys
+
+    module = plugin if isinstance(plugin, types.ModuleType) else \
+        sys.modules.get(type(plugin).__module__)
+    where = getattr(module, "__file__", None)
+    return str(where) if isinstance(where, str) else None
+
+
 TERMINAL_REASONS = {"max_turns": "max_turns", "aborted": "aborted_streaming",
                     "interrupted": "aborted_tools", "blocked": "prompt_blocked",
                     "hook_stopped": "hook_stopped", "error": "error"}
@@ -156,7 +177,8 @@ class Translator:
             "slash_commands": [c.name for c in resources.commands] if resources else [],
             "skills": [k.name for k in resources.skills] if resources else [],
             "agents": [a.name for a in resources.agents] if resources else [],
-            "plugins": [{"name": r.name, "source": r.source, "version": r.version}
+            "plugins": [{"name": r.name, "path": plugin_path(r.plugin), "source": r.source,
+                         "version": r.version}
                         for r in s.host.records if r.status == "ok"],
             "apiKeySource": "none", "output_style": "default",
             "zpi_host_version": __version__,
@@ -207,8 +229,12 @@ class Translator:
             result = event.result
             block = ToolResultBlock(result.call_id, result_content(result.content),
                                     result.is_error)
-            details = dict(result.details) if result.details else None
-            return [UserMessage([block], tool_use_result=details)]
+            from .tool_results import claude_tool_result
+
+            structured = claude_tool_result(
+                result.tool_name, result.details, _text_of(result.content),
+                self.inputs.get(result.call_id, {}), result.is_error)
+            return [UserMessage([block], tool_use_result=structured)]
         if isinstance(event, TextDeltaEvent):
             return self._delta("text", "text_delta", event.text)
         if isinstance(event, ReasoningDeltaEvent):

@@ -360,15 +360,16 @@ def choose_reasoning(
 
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
-    tools: list[Any], append: str | None, replace: str | None = None,
+    tools: list[Any], append: str | None, replace: str | None = None, base: bool = True,
 ) -> tuple[str, tuple[Any, ...]]:
     """The base prompt, context files, skills, instructions and ``append``; ``replace``
-    (the ``system_prompt`` option) stands instead of all but ``append``."""
+    (the ``system_prompt`` option) stands instead of all but ``append``; ``base`` False
+    leaves the base prompt out."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
     if replace is not None:
         parts = [replace]
     else:
-        parts = [BASE_PROMPT.format(cwd=cwd)]
+        parts = [BASE_PROMPT.format(cwd=cwd)] if base else []
         parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
         parts += [i.text for i in instructions]
     if append:
@@ -428,7 +429,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
                              hide_tools=options.hide_tools)
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
-                                                  options.system_prompt)
+                                                  options.system_prompt,
+                                                  options.base_prompt)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings, environ)
         if store is None:

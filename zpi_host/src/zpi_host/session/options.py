@@ -67,6 +67,10 @@ class SessionOptions:
     #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
     zcode_plugin_dirs: Sequence[str | Path] = ()
     system_prompt: str | None = None
+    #: False: the host's own coding prompt is left out; the context files, skill list,
+    #: plugins' instructions and ``append_system_prompt`` still go in (the SDK's
+    #: ``system_prompt=None``, as claude-agent-sdk sends no system prompt of its own then)
+    base_prompt: bool = True
     plugins: Mapping[str, Any] = attrs.field(factory=dict)
     #: a :class:`~zpi_host.session.ports.HostPorts`: how services ask the user and reach a terminal
     ports: Any = None

@@ -204,8 +204,10 @@ async def run_subagent(
         raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: "
                             f"{verdict.reason}")
     agent_id = new_uuid()
+    started_by = getattr(parent, "parent", None)  # a sub-agent's link: it started this one
     link_data = {"agent_id": agent_id, "agent_type": agent_type, "tool_call_id": tool_call_id,
-                 "description": description}
+                 "description": description,
+                 "parent_agent_id": getattr(started_by, "agent_id", None)}
     link = SubagentLink(parent, agent_type, agent_id, tool_call_id)
     provider, entry, own_provider = await _child_model(parent, agent_type, definition)
     try:
