@@ -27,6 +27,7 @@ from .options import PERMISSION_MODES, AgentOptions
 
 if TYPE_CHECKING:
     from ..agent.events import Event
+    from ..agent.file_checkpoints import RewindReport
     from ..session.agent_session import AgentSession, RunResult
 
 __all__ = ["ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"]
@@ -105,12 +106,15 @@ class SDKClient:
             await session.dispose()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages,
-                                      mcp_servers=self._init_mcp_servers)
+                                      mcp_servers=self._init_mcp_servers,
+                                      echo_prompts=self.options.echo_prompts)
         self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
         self._lock = anyio.Lock()
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)
+        if self.options.echo_prompts:
+            wanted.add("turn_start")
         session.subscribe(self._on_event, wanted)
         group = anyio.create_task_group()
         await group.__aenter__()
@@ -416,6 +420,12 @@ class SDKClient:
         return self._receive
 
     # ------------------------------------------------------------------ control
+
+    async def rewind_files(self, user_message_id: str) -> RewindReport:
+        """Put the files a tool changed since user message ``user_message_id`` back as they
+        were then (a file created since is deleted); needs ``enable_file_checkpointing=True``.
+        Returns what was restored (claude-agent-sdk returns None)."""
+        return self.session.rewind_files(user_message_id)
 
     async def interrupt(self) -> None:
         """Stop the input that runs now; its result comes with ``error_during_execution``."""

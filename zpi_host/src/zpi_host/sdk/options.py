@@ -69,7 +69,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "permission_prompt_tool_name": "permission prompts through an MCP tool are not supported; "
                                    "use can_use_tool",
     "cli_path": "there is no Claude Code CLI: this host runs the agent in-process",
-    "extra_args": "there is no CLI to pass flags to",
     "max_buffer_size": "there is no CLI output buffer",
     "user": "running as another user is not supported",
     "include_hook_events": "hook events are not reported as messages",
@@ -80,10 +79,13 @@ UNSUPPORTED: Mapping[str, str] = {
     "resume_drops_turn": "not implemented",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
-    "enable_file_checkpointing": "file checkpoints are not implemented",
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
 }
+
+#: the ``extra_args`` flags of Claude Code's CLI this host understands: the prompt of each
+#: input is sent back as a ``UserMessage`` carrying its uuid (what ``rewind_files`` takes)
+EXTRA_ARGS = ("replay-user-messages",)
 
 #: as in Claude Code, starting a sub-agent (``Agent``) needs no approval in any mode; its tool
 #: calls are checked one by one, and ``agent:NAME`` deny rules still deny
@@ -178,6 +180,11 @@ class AgentOptions:
         for name, why in UNSUPPORTED.items():
             if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
+        unknown_flags = sorted(set(self.extra_args) - set(EXTRA_ARGS))
+        if unknown_flags:
+            raise UnsupportedOptionError(
+                "extra_args", f"there is no CLI to pass {', '.join(unknown_flags)} to; only "
+                f"{', '.join(EXTRA_ARGS)} is understood")
         self._mcp()
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
@@ -220,10 +227,6 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
-        if self.enable_file_checkpointing:
-            raise UsageError("session_store cannot be combined with enable_file_checkpointing: "
-                             "file checkpoints live beside the local session and are not "
-                             "mirrored, so another host could not restore them")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
@@ -247,6 +250,7 @@ class AgentOptions:
             "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
             "session_id": None if self.fork_session else self.session_id,
             "persist": bool(self.persist_session),
+            "file_checkpoints": bool(self.enable_file_checkpointing),
         }
         if self.model is not None:
             kwargs["model"] = self.model
@@ -283,6 +287,13 @@ class AgentOptions:
         kwargs.update(self._permissions())
         kwargs.update(self._mcp())
         return kwargs
+
+    @property
+    def echo_prompts(self) -> bool:
+        """Whether each input's prompt comes back as a ``UserMessage`` with its uuid: asked
+        with ``extra_args={"replay-user-messages": None}``, and on with file checkpoints (the
+        uuid is what ``rewind_files`` takes)."""
+        return self.enable_file_checkpointing or "replay-user-messages" in self.extra_args
 
     def in_process_servers(self) -> dict[str, Any]:
         """The ``create_sdk_mcp_server`` servers of ``mcp_servers``, by key."""

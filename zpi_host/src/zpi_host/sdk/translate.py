@@ -30,6 +30,7 @@ from ..agent.events import (
 )
 from ..providers.messages import AssistantMessage as KernelAssistant
 from ..providers.messages import TextContent, ThinkingContent, ToolCallContent, Usage
+from ..providers.messages import UserMessage as KernelUser
 from ..tools.base import ImageContent
 from .accounting import Budget, model_usage, usage_dict
 from .messages import (
@@ -120,9 +121,13 @@ class Translator:
     """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
 
     def __init__(self, session: AgentSession, *, partial: bool = False,
-                 mcp_servers: Callable[[], list[dict[str, Any]]] = list) -> None:
+                 mcp_servers: Callable[[], list[dict[str, Any]]] = list,
+                 echo_prompts: bool = False) -> None:
         self.session = session
         self.partial = partial
+        #: each input's prompt sent back as a UserMessage with its uuid (at its first turn)
+        self.echo_prompts = echo_prompts
+        self._echoed = ""
         #: the ``mcp_servers`` entries of the ``init`` message, as they are at each input
         self.mcp_servers = mcp_servers
         self.inputs: dict[str, dict[str, Any]] = {}
@@ -214,9 +219,11 @@ class Translator:
             return self._delta("thinking", "thinking_delta", event.text)
         if isinstance(event, TurnStart):
             self._block, self._index = None, -1
-            return [self._stream({"type": "message_start", "message": {
-                "role": "assistant", "model": self.session.view.model, "content": []}})] \
-                if self.partial else []
+            out = self._echo()
+            if self.partial:
+                out.append(self._stream({"type": "message_start", "message": {
+                    "role": "assistant", "model": self.session.view.model, "content": []}}))
+            return out
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
         if isinstance(event, SystemMessageEvent):  # a hook's systemMessage
@@ -268,6 +275,17 @@ class Translator:
         out.append(self._stream({"type": "content_block_delta", "index": self._index,
                                  "delta": {"type": delta, kind: text}}))
         return out
+
+    def _echo(self) -> list[Message]:
+        """The prompt of the input now running, once, with its transcript uuid."""
+        s = self.session
+        uuid = s.prompt_uuid
+        if not self.echo_prompts or not uuid or uuid == self._echoed:
+            return []
+        self._echoed = uuid
+        text = next((m.text_content for i, m in zip(s.message_ids, s.messages, strict=False)
+                     if i == uuid and isinstance(m, KernelUser)), "")
+        return [UserMessage(text, uuid=uuid)]
 
     def _close_block(self) -> list[Message]:
         if self._block is None:

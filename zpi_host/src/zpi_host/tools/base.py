@@ -160,6 +160,9 @@ class ToolContext:
     #: pages its own output (``read``) stays within it, so the output protection never cuts
     #: a hole in the middle of its result; None: no session limit known
     output_limit: int | None = None
+    #: called with a file's resolved path before a tool changes it (the session's file
+    #: checkpoints, ``agent/file_checkpoints.py``); None: nothing is kept
+    before_change: Callable[[Path], None] | None = None
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved
