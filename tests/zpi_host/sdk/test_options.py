@@ -25,12 +25,12 @@ pytestmark = pytest.mark.anyio
 UNSUPPORTED_VALUES = {
     "fallback_model": "openai:gpt-4o", "betas": ["x"],
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
-    "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
+    "max_buffer_size": 10, "user": "bob",
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
     "resume_session_at": "u1", "resume_drops_turn": "u1",
     "skills": "all",
     "sandbox": {"enabled": True},
-    "enable_file_checkpointing": True, "task_budget": {"total": 1},
+    "task_budget": {"total": 1},
     "client_app": "me",
 }
 
@@ -41,6 +41,13 @@ def test_the_alias_is_the_same_class():
 
 def test_every_refusal_is_tested():
     assert set(UNSUPPORTED) == set(UNSUPPORTED_VALUES)
+
+
+async def test_extra_args_understands_only_replay_user_messages(scripted):
+    options = scripted.turns("x").options(extra_args={"--x": None,
+                                                      "replay-user-messages": None})
+    with pytest.raises(UnsupportedOptionError, match=r"option 'extra_args'.*--x"):
+        await collect(query("hi", options))
 
 
 @pytest.mark.parametrize("name", sorted(UNSUPPORTED_VALUES))

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINT_NAMESPACE", "MAX_FILE_BYTES", "MAX_SESSION_BYTES", "REWIND_NAMESPACE",
-    "FileCheckpoints", "RewindError", "RewindReport", "check_enabled", "rewind_files",
-    "rewind_session",
+    "FileCheckpoints", "RewindError", "RewindPoint", "RewindReport", "check_enabled",
+    "read_rewind_points", "rewind_files", "rewind_points", "rewind_session",
 ]
 
 REWIND_NAMESPACE = "zpi.file_rewind"
@@ -255,6 +255,45 @@ def rewind_session(session_id: str, message_id: str, *, cwd: Path | str,
     roots = WorkspaceRoots(Path(cwd), tuple(Path(d) for d in add_dirs))
     with SessionManager.open(session_id, agent_dir=agent_dir) as store:
         return rewind_files(store, message_id, roots)
+
+
+@attrs.frozen
+class RewindPoint:
+    """A user message a session's files can be rewound to: its uuid, its prompt, and how
+    many files a tool changed since (0: rewinding would change nothing)."""
+
+    message_id: str
+    prompt: str
+    files: int
+
+
+def rewind_points(records: Sequence[Record]) -> list[RewindPoint]:
+    """Every user message of ``records`` (a session's) with the files changed since."""
+    from ..transcript.records import UserRecord
+
+    points: list[tuple[str, str, int]] = []
+    paths: list[set[str]] = []
+    for index, record in enumerate(records):
+        if isinstance(record, UserRecord):
+            points.append((record.uuid, record.message.text_content, index))
+    for _, _, index in points:
+        paths.append({str(d.get("path")) for d in checkpoint_data(records[index:])})
+    return [RewindPoint(uuid, text, len(files))
+            for (uuid, text, _), files in zip(points, paths, strict=True)]
+
+
+def read_rewind_points(session_id: str, *, agent_dir: Path | str | None = None
+                       ) -> list[RewindPoint]:
+    """:func:`rewind_points` of a saved session, read without opening it for writing."""
+    from ..transcript.errors import SessionNotFoundError
+    from ..transcript.paths import locate
+    from ..transcript.reader import read_transcript
+
+    path = locate(session_id, agent_dir=agent_dir)
+    if path is None:
+        raise SessionNotFoundError(f"no saved session {session_id!r}; 'zpi-host sessions "
+                                   "list --all' shows them")
+    return rewind_points(read_transcript(path).records)
 
 
 def check_enabled(checkpoints: FileCheckpoints | None) -> FileCheckpoints:
