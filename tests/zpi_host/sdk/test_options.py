@@ -27,7 +27,6 @@ UNSUPPORTED_VALUES = {
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
     "max_buffer_size": 10, "user": "bob",
     "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
-    "resume_session_at": "u1", "resume_drops_turn": "u1",
     "skills": "all",
     "sandbox": {"enabled": True},
     "task_budget": {"total": 1},

@@ -164,6 +164,16 @@ class SDKClient:
             del kwargs["continue_recent"]  # nothing to continue: a new session
             self.options = attrs.evolve(options, continue_conversation=False,
                                         fork_session=False)
+        elif options.resume_session_at is not None:
+            from .resume_at import fork_at
+
+            source = kwargs.get("resume") or self._latest(kwargs)
+            assert source is not None  # continue_conversation without a session starts anew
+            kwargs["resume"] = fork_at(source, options.resume_session_at,
+                                       options.resume_drops_turn,
+                                       agent_dir=kwargs.get("agent_dir"),
+                                       new_id=options.session_id)
+            kwargs.pop("continue_recent", None)
         elif options.fork_session and options.session_store is None:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)

@@ -74,9 +74,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "include_hook_events": "hook events are not reported as messages",
     "forward_subagent_text": "sub-agent text is not forwarded",
     "verbatim_prompts": "not applicable",
-    "resume_session_at": "resuming at a given message is not implemented; fork_session() "
-                         "with up_to then resume the fork",
-    "resume_drops_turn": "not implemented",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
     "task_budget": "task budgets are not implemented",
@@ -200,6 +197,13 @@ class AgentOptions:
         if self.resume is not None and self.continue_conversation:
             raise UsageError("resume and continue_conversation both choose the session; "
                              "give one")
+        if self.resume_session_at is not None and self.resume is None \
+                and not self.continue_conversation:
+            raise UsageError("resume_session_at names an entry of the resumed session; give "
+                             "resume (or continue_conversation) too")
+        if self.resume_drops_turn is not None and self.resume_session_at is None:
+            raise UsageError("resume_drops_turn checks a resume_session_at resume; give "
+                             "resume_session_at too")
         if self.fork_session and self.resume is None and not self.continue_conversation:
             raise UsageError("fork_session forks the session given by resume (or "
                              "continue_conversation); give one of them")
@@ -227,6 +231,11 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
+        if self.resume_session_at is not None:
+            raise UsageError("resume_session_at resumes a local session at an entry; with a "
+                             "session_store it is refused (the store's mirror is not where a "
+                             "truncated copy is made): fork_session_via_store(up_to_message_id"
+                             "=...) then resume the fork")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
