@@ -22,7 +22,8 @@ PINNED: dict[str, str] = {
     """,
     "zpi_host.sdk": """
         AgentDefinition AgentOptions AssistantMessage ClaudeAgentOptions ClaudeSDKClient
-        ContentBlock ForkSessionResult HookMatcher InMemorySessionStore
+        ContentBlock ConversationResetMessage ForkSessionResult HookMatcher
+        InMemorySessionStore
         McpSdkServerConfig McpServerError Message MirrorErrorMessage NULL_PERMISSION
         PermissionResult PermissionResultAllow
         PermissionResultDeny PermissionRuleValue PermissionUpdate PostgresSessionStore

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .messages import (
         AssistantMessage,
         ContentBlock,
+        ConversationResetMessage,
         Message,
         MirrorErrorMessage,
         ResultMessage,
@@ -92,8 +93,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"),
                     "client"),
     **dict.fromkeys((
-        "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
-        "StreamEvent",
+        "AssistantMessage", "ContentBlock", "ConversationResetMessage", "Message",
+        "MirrorErrorMessage", "ResultMessage", "StreamEvent",
         "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
         "TaskStartedMessage", "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock",
         "UserMessage"), "messages"),

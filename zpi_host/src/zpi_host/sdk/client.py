@@ -84,9 +84,22 @@ class SDKClient:
             raise UsageError("the client is already connected")
         import anyio
 
+        session = await self._create_session()
+        await self._adopt(session)
+        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
+        self._lock = anyio.Lock()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        self._start_mirrors()
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def _adopt(self, session: AgentSession) -> None:
+        """Make ``session`` the client's: environment, mode, mirror, observers, translator,
+        subscription (at connect, and after ``/clear``)."""
         from .translate import Translator
 
-        session = await self._create_session()
         try:
             if self.options.resume is not None or self.options.continue_conversation:
                 from .accounting import restore_totals
@@ -108,23 +121,18 @@ class SDKClient:
         self._translator = Translator(session, partial=self.options.include_partial_messages,
                                       mcp_servers=self._init_mcp_servers,
                                       echo_prompts=self.options.echo_prompts)
-        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
-        self._lock = anyio.Lock()
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)
         if self.options.echo_prompts:
             wanted.add("turn_start")
         session.subscribe(self._on_event, wanted)
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
+
+    def _start_mirrors(self) -> None:
         if self._mirror is not None:
-            group.start_soon(self._mirror.run)
+            self._group.start_soon(self._mirror.run)
         for mirror in self._resynced:
-            group.start_soon(mirror.run)
-        if prompt is not None:
-            await self.query(prompt)
+            self._group.start_soon(mirror.run)
 
     async def _create_session(self) -> AgentSession:
         from ..session.assembly import create_session
@@ -340,6 +348,13 @@ class SDKClient:
     async def _run_one(self, text: str, finish_tasks: bool = False) -> None:
         """One input and its result; ``finish_tasks`` (a plain ``query()`` with a string):
         background tasks still running are stopped and awaited before the result."""
+        if text.strip() == "/clear":
+            async with self._lock:
+                from .clear import clear_conversation
+
+                for message in await clear_conversation(self):
+                    self._send.send_nowait(message)
+            return
         session = self.session
         async with self._lock:
             translator = self._translator

@@ -12,8 +12,8 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "AssistantMessage", "ContentBlock", "Message", "MirrorErrorMessage", "ResultMessage",
-    "StreamEvent",
+    "AssistantMessage", "ContentBlock", "ConversationResetMessage", "Message",
+    "MirrorErrorMessage", "ResultMessage", "StreamEvent",
     "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage", "TaskStartedMessage",
     "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock", "UserMessage",
 ]
@@ -169,4 +169,17 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
-Message = UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+@attrs.define
+class ConversationResetMessage:
+    """The conversation was replaced without ending the client (``/clear``): the history is
+    empty and the totals of later results start again from zero. ``new_conversation_id`` is
+    an opaque key for a UI; the next messages carry the new ``session_id``, ``session_id``
+    here is the one that was reset."""
+
+    new_conversation_id: str
+    uuid: str
+    session_id: str
+
+
+Message = (UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+           | ConversationResetMessage)

@@ -1,0 +1,38 @@
+"""``/clear`` in an SDK client: a ConversationResetMessage, and a new empty session."""
+
+from __future__ import annotations
+
+import pytest
+
+from zpi_host.sdk import ConversationResetMessage, HookMatcher, ResultMessage, SDKClient
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_clear_replaces_the_conversation_and_keeps_the_client(scripted):
+    seen = []
+
+    async def record(data, tool_use_id, context):
+        seen.append((data["hook_event_name"], data.get("source") or data.get("reason")))
+        return {}
+
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    scripted.turns({"text": "first", "usage": usage}, {"text": "after clear", "usage": usage})
+    hooks = {event: [HookMatcher(hooks=[record])] for event in ("SessionStart", "SessionEnd")}
+    async with SDKClient(scripted.options(hooks=hooks)) as client:
+        await client.query("remember the word apple")
+        before = [m async for m in client.receive_response()]
+        await client.query("/clear")
+        cleared = [m async for m in client.receive_response()]
+        await client.query("what was the word?")
+        after = [m async for m in client.receive_response()]
+    old_id = before[-1].session_id
+    reset, result = cleared
+    assert isinstance(reset, ConversationResetMessage) and reset.session_id == old_id
+    assert reset.new_conversation_id and reset.new_conversation_id != result.session_id
+    assert isinstance(result, ResultMessage) and result.num_turns == 0
+    assert result.session_id != old_id and after[-1].session_id == result.session_id
+    history = scripted.requests()[-1].messages
+    assert [m.role for m in history] == ["user"]  # nothing of the old conversation
+    assert "apple" not in str(history)
+    assert ("SessionEnd", "clear") in seen and ("SessionStart", "clear") in seen
