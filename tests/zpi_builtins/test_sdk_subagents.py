@@ -85,6 +85,19 @@ def project(zpi_env, tmp_path):
     return tmp_path / "project"
 
 
+async def test_forward_subagent_text_puts_the_childs_text_on_the_stream(
+        project, zpi_model_server, tmp_path, zpi_env):
+    delegating_turns(zpi_model_server)
+    messages = [m async for m in query(prompt="count a.txt", options=options(
+        zpi_model_server, tmp_path, forward_subagent_text=True))]
+    child_stream = [m for m in messages if getattr(m, "parent_tool_use_id", None)]
+    assert [(type(m).__name__, type(m.content[0]).__name__) for m in child_stream] == [
+        ("AssistantMessage", "ToolUseBlock"), ("UserMessage", "ToolResultBlock"),
+        ("AssistantMessage", "TextBlock")]
+    assert child_stream[-1].content[0].text == "2"
+    assert messages[-1].result == "a.txt has 2 lines"
+
+
 async def test_agents_option_the_agent_tool_child_history_and_cost_once(
         project, zpi_model_server, tmp_path, zpi_env):
     delegating_turns(zpi_model_server)

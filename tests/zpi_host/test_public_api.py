@@ -30,7 +30,8 @@ PINNED: dict[str, str] = {
         ResultMessage SDKClient SDKSessionInfo SQLiteSessionStore SdkMcpTool SessionKey
         SessionMessage SessionStore SessionStoreError StreamEvent SystemMessage
         TaskError TaskNotificationMessage TaskProgressMessage TaskStartedMessage
-        TextBlock ThinkingBlock ToolAnnotations ToolPermissionContext ToolResultBlock
+        TaskUpdatedMessage TextBlock ThinkingBlock ToolAnnotations ToolPermissionContext
+        ToolResultBlock
         ToolUseBlock
         UnknownTaskError UnsupportedOptionError UserMessage delete_session
         delete_session_via_store fold_session_summary fork_session

@@ -26,7 +26,7 @@ UNSUPPORTED_VALUES = {
     "fallback_model": "openai:gpt-4o", "betas": ["x"],
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
     "max_buffer_size": 10, "user": "bob",
-    "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
+    "include_hook_events": True, "verbatim_prompts": True,
     "skills": "all",
     "sandbox": {"enabled": True},
     "task_budget": {"total": 1},

@@ -120,7 +120,8 @@ class SDKClient:
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages,
                                       mcp_servers=self._init_mcp_servers,
-                                      echo_prompts=self.options.echo_prompts)
+                                      echo_prompts=self.options.echo_prompts,
+                                      forward_subagent_text=self.options.forward_subagent_text)
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)

@@ -15,6 +15,7 @@ __all__ = [
     "AssistantMessage", "ContentBlock", "ConversationResetMessage", "Message",
     "MirrorErrorMessage", "ResultMessage", "StreamEvent",
     "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage", "TaskStartedMessage",
+    "TaskUpdatedMessage",
     "TextBlock", "ThinkingBlock", "ToolResultBlock", "ToolUseBlock", "UserMessage",
 ]
 
@@ -133,6 +134,20 @@ class TaskNotificationMessage(SystemMessage):
     session_id: str = ""
     tool_use_id: str | None = None
     usage: dict[str, int] | None = None
+
+
+@attrs.define
+class TaskUpdatedMessage(SystemMessage):
+    """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
+    changed fields (``status``, ``end_time``). Sent when a task ends, just before its
+    ``TaskNotificationMessage``, with the raw status: ``completed``, ``failed`` or ``killed``
+    (a stopped task)."""
+
+    task_id: str = ""
+    patch: dict[str, Any] = attrs.field(factory=dict)
+    status: str | None = None
+    session_id: str | None = None
+    uuid: str | None = None
 
 
 @attrs.define

@@ -72,7 +72,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "max_buffer_size": "there is no CLI output buffer",
     "user": "running as another user is not supported",
     "include_hook_events": "hook events are not reported as messages",
-    "forward_subagent_text": "sub-agent text is not forwarded",
     "verbatim_prompts": "not applicable",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",

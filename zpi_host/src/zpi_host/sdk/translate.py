@@ -43,6 +43,7 @@ from .messages import (
     TaskNotificationMessage,
     TaskProgressMessage,
     TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -53,7 +54,7 @@ from .messages import (
 if TYPE_CHECKING:
     from ..session.agent_session import AgentSession, RunResult
 
-__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message"]
+__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message", "task_updated"]
 
 
 def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
@@ -104,6 +105,18 @@ def task_message(event: Event, session_id: str) -> SystemMessage:
     return cls(event.type, data, **fields)
 
 
+def task_updated(event: TaskNotification, session_id: str) -> TaskUpdatedMessage:
+    """A task's end as claude-agent-sdk's ``task_updated``: the raw status (``killed`` for a
+    stopped task) and the end time in milliseconds since the epoch."""
+    info = event.info
+    status = "killed" if info.status == "stopped" else info.status
+    patch = {"status": status, "end_time": int(time.time() * 1000)}
+    fields: dict[str, Any] = {"task_id": info.task_id, "patch": patch, "status": status,
+                              "session_id": session_id, "uuid": str(uuids.uuid4())}
+    return TaskUpdatedMessage("task_updated", {"type": "system", "subtype": "task_updated",
+                                               **fields}, **fields)
+
+
 def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
     if budget_exceeded:
         return "error_max_budget_usd"
@@ -122,11 +135,13 @@ class Translator:
 
     def __init__(self, session: AgentSession, *, partial: bool = False,
                  mcp_servers: Callable[[], list[dict[str, Any]]] = list,
-                 echo_prompts: bool = False) -> None:
+                 echo_prompts: bool = False, forward_subagent_text: bool = False) -> None:
         self.session = session
         self.partial = partial
         #: each input's prompt sent back as a UserMessage with its uuid (at its first turn)
         self.echo_prompts = echo_prompts
+        #: a sub-agent's text and thinking forwarded too, not only its tool calls
+        self.forward_subagent_text = forward_subagent_text
         self._echoed = ""
         #: the ``mcp_servers`` entries of the ``init`` message, as they are at each input
         self.mcp_servers = mcp_servers
@@ -230,7 +245,9 @@ class Translator:
             return [SystemMessage("hook_message", {"message": event.message,
                                                    "source": event.source})]
         if isinstance(event, TaskStarted | TaskProgress | TaskNotification):
-            return [task_message(event, self.session.session_id)]
+            ended = [task_updated(event, self.session.session_id)] \
+                if isinstance(event, TaskNotification) else []
+            return [*ended, task_message(event, self.session.session_id)]
         if isinstance(event, CompactionEvent):
             r = event.result
             return [SystemMessage("compact_boundary", {"compact_metadata": {
@@ -239,11 +256,13 @@ class Translator:
         return []
 
     def subagent(self, event: Event, parent_tool_use_id: str) -> list[Message]:
-        """A sub-agent's event as claude-agent-sdk reports it by default: its tool calls and
-        their results only (no text), marked with the parent's call that started it."""
+        """A sub-agent's event as claude-agent-sdk reports it: its tool calls and their
+        results (with ``forward_subagent_text`` its text and thinking too), marked with the
+        parent's call that started it."""
         if isinstance(event, MessageEnd):
             calls: list[ContentBlock] = [b for b in assistant_blocks(event.message)
-                                         if isinstance(b, ToolUseBlock)]
+                                         if self.forward_subagent_text
+                                         or isinstance(b, ToolUseBlock)]
             if not calls:
                 return []
             message = event.message
