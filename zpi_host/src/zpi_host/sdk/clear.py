@@ -11,20 +11,18 @@ budget and the totals of later results start from zero, and the input's messages
 from __future__ import annotations
 
 import uuid as uuids
-from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 
 from .messages import ConversationResetMessage, Message, ResultMessage
 
-if TYPE_CHECKING:
-    from .client import SDKClient
-
 __all__ = ["clear_conversation"]
 
 
-async def clear_conversation(client: SDKClient) -> list[Message]:
-    """End the client's session, start a new one in its place; the messages to send."""
+async def clear_conversation(client: Any) -> list[Message]:
+    """End the ``SDKClient``'s session, start a new one in its place; the messages to send
+    (``client`` is untyped here: the client imports this module, not the other way)."""
     from .accounting import Budget
 
     old = client.session

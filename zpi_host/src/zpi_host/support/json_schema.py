@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["SchemaProblem", "check_schema", "path_text", "problems"]
+__all__ = ["InvalidSchemaError", "SchemaProblem", "check_schema", "path_text", "problems"]
 
 #: JSON's names for Python's values
 _KINDS: Mapping[type, str] = {dict: "object", list: "array", str: "string", bool: "boolean",
@@ -48,25 +48,38 @@ def path_text(path: Sequence[str | int], root: str = "") -> str:
     return out
 
 
+class InvalidSchemaError(ValueError):
+    """A schema its draft does not accept: values cannot be checked against it."""
+
+
 def check_schema(schema: Any) -> str | None:
     """Why ``schema`` is not a JSON schema its draft accepts (None: it is)."""
     if not isinstance(schema, Mapping):
         return f"a JSON schema must be an object, got {_kind(schema)}"
+    return _schema_problem(_key(schema))
+
+
+@lru_cache(maxsize=256)
+def _schema_problem(key: str) -> str | None:
     from jsonschema.exceptions import SchemaError
 
     try:
-        _validator_class(_key(schema)).check_schema(schema)
+        _validator_class(key).check_schema(json.loads(key))
     except SchemaError as exc:
         return f"{path_text(list(exc.path), '$')}: {exc.message}"
     return None
 
 
 def problems(value: Any, schema: Mapping[str, Any]) -> list[SchemaProblem]:
-    """Every problem of ``value`` against ``schema`` (a checked schema), in document order;
-    ``[]``: it fits."""
-    validator = _validator(_key(schema))
+    """Every problem of ``value`` against ``schema``, in document order; ``[]``: it fits.
+    Raises :class:`InvalidSchemaError` for a schema that is not one."""
+    key = _key(schema)
+    problem = _schema_problem(key)
+    if problem is not None:
+        raise InvalidSchemaError(problem)
+    errors = _validator(key).iter_errors(value)
     out: list[SchemaProblem] = []
-    for error in sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path]):
+    for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
         out += _worded(error)
     return out
 
