@@ -101,6 +101,11 @@ class SDKClient:
         from .translate import Translator
 
         try:
+            if self.options.fallback_model is not None:
+                from .fallback import attach_fallback
+
+                await attach_fallback(session, self.options.fallback_model,
+                                      {str(k): str(v) for k, v in self.options.env.items()})
             if self.options.resume is not None or self.options.continue_conversation:
                 from .accounting import restore_totals
 

@@ -63,7 +63,6 @@ class HookMatcher:
 
 #: options refused when set (not None, not False, not empty), with the reason
 UNSUPPORTED: Mapping[str, str] = {
-    "fallback_model": "a fallback model is not implemented",
     "betas": "Anthropic beta headers are not passed through; set them in the model's "
              "'headers' in settings",
     "permission_prompt_tool_name": "permission prompts through an MCP tool are not supported; "
