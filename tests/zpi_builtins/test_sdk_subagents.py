@@ -321,3 +321,27 @@ async def test_interrupt_closes_the_sub_agents_open_call_in_its_transcript(
     closing = [r for r in branch if r.TYPE == "tool_result"]
     assert len(closing) == 1 and closing[0].message.is_error
     assert "interrupted" in closing[0].message.content[0].text
+
+
+async def test_a_subagents_file_changes_are_checkpointed_under_the_parents_prompt(
+        project, zpi_model_server, tmp_path, zpi_env):
+    from zpi_host.sdk import ClaudeSDKClient, UserMessage
+
+    writer = AgentDefinition(description="writes files", prompt="You write files.",
+                             tools=["Write"])
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Agent", "arguments": {
+            "subagent_type": "writer", "description": "write", "prompt": "write b.txt"}}]},
+        {"tool_calls": [{"name": "Write", "arguments": {"file_path": "b.txt",
+                                                        "content": "by the child\n"}}]},
+        {"text": "written"}, {"text": "the child wrote b.txt"})
+    async with ClaudeSDKClient(options(zpi_model_server, tmp_path, agents={"writer": writer},
+                                       enable_file_checkpointing=True)) as client:
+        await client.query("have b.txt written")
+        messages = [m async for m in client.receive_response()]
+        assert (project / "b.txt").read_text() == "by the child\n"
+        (prompt,) = [m for m in messages if isinstance(m, UserMessage)
+                     and isinstance(m.content, str)]
+        report = await client.rewind_files(prompt.uuid)
+    assert report.deleted == (str(project / "b.txt"),)
+    assert not (project / "b.txt").exists()
