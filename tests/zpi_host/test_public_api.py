@@ -22,7 +22,7 @@ PINNED: dict[str, str] = {
     """,
     "zpi_host.sdk": """
         AgentDefinition AgentOptions AssistantMessage ClaudeAgentOptions ClaudeSDKClient
-        ContentBlock ConversationResetMessage ForkSessionResult HookMatcher
+        ContentBlock ConversationResetMessage ForkSessionResult HookEventMessage HookMatcher
         InMemorySessionStore
         McpSdkServerConfig McpServerError Message MirrorErrorMessage NULL_PERMISSION
         PermissionResult PermissionResultAllow

@@ -26,7 +26,7 @@ UNSUPPORTED_VALUES = {
     "betas": ["x"],
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
     "max_buffer_size": 10, "user": "bob",
-    "include_hook_events": True, "verbatim_prompts": True,
+    "verbatim_prompts": True,
     "skills": "all",
     "sandbox": {"enabled": True},
     "task_budget": {"total": 1},

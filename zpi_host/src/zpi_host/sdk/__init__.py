@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         AssistantMessage,
         ContentBlock,
         ConversationResetMessage,
+        HookEventMessage,
         Message,
         MirrorErrorMessage,
         ResultMessage,
@@ -94,7 +95,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ClaudeSDKClient", "SDKClient", "TaskError", "UnknownTaskError"),
                     "client"),
     **dict.fromkeys((
-        "AssistantMessage", "ContentBlock", "ConversationResetMessage", "Message",
+        "AssistantMessage", "ContentBlock", "ConversationResetMessage", "HookEventMessage",
+        "Message",
         "MirrorErrorMessage", "ResultMessage", "StreamEvent",
         "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage",
         "TaskStartedMessage", "TaskUpdatedMessage", "TextBlock", "ThinkingBlock",

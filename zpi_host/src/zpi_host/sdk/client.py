@@ -150,7 +150,12 @@ class SDKClient:
         if options.hooks:
             from .hook_callbacks import callback_hooks_plugin
 
-            plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
+            hooks = options.hooks
+            if options.include_hook_events:
+                from .hook_events import reporting_hooks
+
+                hooks = reporting_hooks(hooks, self._report)
+            plugins["sdk-hooks"] = callback_hooks_plugin(hooks)
         from .mcp_servers import InProcessServers
 
         self._mcp = InProcessServers(options.in_process_servers())
@@ -255,6 +260,11 @@ class SDKClient:
         session.subagent_observers.append(SubagentMirrors(
             options.session_store, key, flush_mode=options.session_store_flush,
             on_error=self._mirror_error, start_soon=lambda run: self._group.start_soon(run)))
+
+    def _report(self, message: Message) -> None:
+        """A message from outside the session's events (a hook's run), on the stream."""
+        if self._send is not None:
+            self._send.send_nowait(message)
 
     def _mirror_error(self, key: Any, error: str) -> None:
         from .messages import MirrorErrorMessage

@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "AssistantMessage", "ContentBlock", "ConversationResetMessage", "Message",
+    "AssistantMessage", "ContentBlock", "ConversationResetMessage", "HookEventMessage",
+    "Message",
     "MirrorErrorMessage", "ResultMessage", "StreamEvent",
     "SystemMessage", "TaskNotificationMessage", "TaskProgressMessage", "TaskStartedMessage",
     "TaskUpdatedMessage",
@@ -92,6 +93,17 @@ class MirrorErrorMessage(SystemMessage):
 
     key: dict[str, Any] | None = None
     error: str = ""
+
+
+@attrs.define
+class HookEventMessage(SystemMessage):
+    """Subtype ``hook_started`` (a ``hooks=`` callback begins) or ``hook_response`` (it
+    answered: ``data`` has ``output``, ``exit_code`` and ``outcome``), with
+    ``include_hook_events``; ``hook_event_name`` is the event (``PreToolUse`` ...)."""
+
+    hook_event_name: str = ""
+    session_id: str | None = None
+    uuid: str | None = None
 
 
 @attrs.define

@@ -70,7 +70,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "cli_path": "there is no Claude Code CLI: this host runs the agent in-process",
     "max_buffer_size": "there is no CLI output buffer",
     "user": "running as another user is not supported",
-    "include_hook_events": "hook events are not reported as messages",
     "verbatim_prompts": "not applicable",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
