@@ -249,16 +249,17 @@ def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any])
 
 def _check_with_schema(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
     """:func:`_check_object` by ``jsonschema``: the first problem names its argument (a
-    nested one as ``items[0].name``), the next ones follow as "also"."""
+    nested one as ``items[0].name``), the next ones follow as "also". A schema that is not a
+    valid JSON schema checks nothing (the tool, or its server, checks the arguments)."""
     from ..support.json_schema import InvalidSchemaError, path_text, problems
 
     given = {k: v for k, v in args.items() if v is not None}
     try:
         checked = problems(given, schema)
-    except InvalidSchemaError as exc:
-        raise ToolArgumentError(tool, None, f"the tool's parameter schema is not a valid JSON "
-                                            f"schema ({exc}); the tool needs fixing, not the "
-                                            "arguments") from None
+    except InvalidSchemaError:
+        # a sloppy schema (an MCP server's ``"type": "any"``) must not make the tool unusable:
+        # the arguments go to the tool, which checks them itself
+        return dict(args)
     found = [p for p in checked
              if not (p.keyword == "required" and p.path and p.path[-1] in args
                      and len(p.path) == 1)]
