@@ -36,3 +36,22 @@ async def test_clear_replaces_the_conversation_and_keeps_the_client(scripted):
     assert [m.role for m in history] == ["user"]  # nothing of the old conversation
     assert "apple" not in str(history)
     assert ("SessionEnd", "clear") in seen and ("SessionStart", "clear") in seen
+
+
+async def test_clear_with_a_session_store_mirrors_the_new_session(scripted):
+    from zpi_host.sdk import InMemorySessionStore, project_key_for_directory
+
+    store = InMemorySessionStore()
+    scripted.turns("first", "second")
+    async with SDKClient(scripted.options(session_store=store)) as client:
+        await client.query("one")
+        before = [m async for m in client.receive_response()]
+        await client.query("/clear")
+        cleared = [m async for m in client.receive_response()]
+        await client.query("two")
+        [m async for m in client.receive_response()]
+    project = project_key_for_directory(scripted.cwd)
+    new = await store.load({"project_key": project, "session_id": cleared[-1].session_id})
+    old = await store.load({"project_key": project, "session_id": before[-1].session_id})
+    assert [e["type"] for e in new].count("user") == 1 and "two" in str(new)
+    assert "two" not in str(old)

@@ -32,6 +32,7 @@ async def clear_conversation(client: Any) -> list[Message]:
                                   fork_session=False, session_id=None, resume_session_at=None,
                                   resume_drops_turn=None)
     client._session = None
+    client._resume_choice = None  # the store holds nothing of the new session
     session = await client._create_session()
     session.start_source = "clear"
     await client._adopt(session)
