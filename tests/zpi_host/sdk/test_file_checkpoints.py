@@ -179,3 +179,17 @@ async def test_the_cli_lists_points_and_rewinds_only_inside_its_directory(script
     assert (scripted.cwd / "f.txt").read_text() == "orig\n"
     refused = cli(sid, uuid, "--store", "sqlite:" + str(tmp_path / "s.db"))
     assert refused.returncode == 2 and "without --store" in refused.stderr
+
+
+async def test_a_path_that_is_a_symlink_now_is_not_written_through(scripted, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    scripted.turns(_write("g.txt", "made\n"), "done")
+    options = scripted.options(enable_file_checkpointing=True, permission_mode="acceptEdits")
+    async with SDKClient(options) as client:
+        uuid, _ = await _input(client, "make g")
+        (scripted.cwd / "g.txt").unlink()
+        (scripted.cwd / "g.txt").symlink_to(outside)
+        report = await client.rewind_files(uuid)
+    assert report.not_restored and "leads elsewhere now" in report.not_restored[0][1]
+    assert outside.read_text() == "keep me\n" and (scripted.cwd / "g.txt").is_symlink()
