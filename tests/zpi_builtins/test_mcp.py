@@ -363,7 +363,8 @@ async def test_resources_are_listed_and_read_through_the_resource_tools(zpi_env,
     (listed, e1), (read, e2), (bad, e3) = tool_results(session)
     assert not e1 and "notes://readme" in listed and "srv" in listed
     assert not e2 and read == "the notes say hello"
-    assert e3 and "must be one of srv" in bad
+    # the schema's enum, checked by the tool argument validator, names the argument
+    assert e3 and "invalid argument 'server'" in bad and 'must be one of ["srv"]' in bad
     assert session.tools["list_mcp_resources"].metadata.read_only
 
 

@@ -235,6 +235,8 @@ class ToolCallRunner:
             judged_paths={j.raw: j for j in verdict.judged},
             streams_apart=call.id in session.streams_apart,
             output_limit=self.output_limit,
+            before_change=(session.file_checkpoints.before_change
+                           if session.file_checkpoints is not None else None),
         )
 
 

@@ -81,10 +81,28 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
             raise UsageError("the client is already connected")
         import anyio
 
+        session = await self._create_session()
+        await self._adopt(session)
+        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
+        self._lock = anyio.Lock()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        self._start_mirrors()
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def _adopt(self, session: AgentSession) -> None:
+        """Make ``session`` the client's: environment, mode, mirror, observers, translator,
+        subscription (at connect, and after ``/clear``)."""
         from .translate import Translator
 
-        session = await self._create_session()
         try:
+            if self.options.fallback_model is not None:
+                from .fallback import attach_fallback
+
+                await attach_fallback(session, self.options.fallback_model,
+                                      {str(k): str(v) for k, v in self.options.env.items()})
             if self.options.resume is not None or self.options.continue_conversation:
                 from .accounting import restore_totals
 
@@ -104,22 +122,26 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
             await session.dispose()
             raise
         self._translator = Translator(session, partial=self.options.include_partial_messages,
-                                      mcp_servers=self._init_mcp_servers)
-        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
-        self._lock = anyio.Lock()
+                                      mcp_servers=self._init_mcp_servers,
+                                      echo_prompts=self.options.echo_prompts,
+                                      forward_subagent_text=self.options.forward_subagent_text)
         wanted = set(WANTED_EVENTS)
         if self.options.include_partial_messages:
             wanted.update(PARTIAL_EVENTS)
+        if self.options.echo_prompts:
+            wanted.add("turn_start")
         session.subscribe(self._on_event, wanted)
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
+
+    def _start_mirrors(self) -> None:
         if self._mirror is not None:
-            group.start_soon(self._mirror.run)
+            self._group.start_soon(self._mirror.run)
         for mirror in self._resynced:
-            group.start_soon(mirror.run)
-        if prompt is not None:
-            await self.query(prompt)
+            self._group.start_soon(mirror.run)
+
+    def _report(self, message: Message) -> None:
+        """A message from outside the session's events (a hook's run), on the stream."""
+        if self._send is not None:
+            self._send.send_nowait(message)
 
     async def disconnect(self) -> None:
         """Stop what runs, end the session (``zpi_session_end``) and release it."""
@@ -184,6 +206,13 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
     async def _run_one(self, text: str, finish_tasks: bool = False) -> None:
         """One input and its result; ``finish_tasks`` (a plain ``query()`` with a string):
         background tasks still running are stopped and awaited before the result."""
+        if text.strip() == "/clear":
+            async with self._lock:
+                from .clear import clear_conversation
+
+                for message in await clear_conversation(self):
+                    self._send.send_nowait(message)
+            return
         session = self.session
         async with self._lock:
             translator = self._translator

@@ -15,6 +15,7 @@ from .errors import TaskNotConnectedError
 from .options import PERMISSION_MODES
 
 if TYPE_CHECKING:
+    from ..agent.file_checkpoints import RewindReport
     from ..session.agent_session import AgentSession
     from .options import AgentOptions
 
@@ -37,6 +38,12 @@ class ClientControls:
     if TYPE_CHECKING:  # the client's own, declared for the type checker
         @property
         def session(self) -> AgentSession: ...
+
+    async def rewind_files(self, user_message_id: str) -> RewindReport:
+        """Put the files a tool changed since user message ``user_message_id`` back as they
+        were then (a file created since is deleted); needs ``enable_file_checkpointing=True``.
+        Returns what was restored (claude-agent-sdk returns None)."""
+        return self.session.rewind_files(user_message_id)
 
     async def interrupt(self) -> None:
         """Stop the input that runs now; its result comes with ``error_during_execution``."""

@@ -39,6 +39,8 @@ class ClientSetup:
 
         def _apply_mode(self, mode: str) -> None: ...
 
+        def _report(self, message: Any) -> None: ...
+
     async def _create_session(self) -> AgentSession:
         from ..session.assembly import create_session
         from .tools import StandardToolsPlugin
@@ -49,7 +51,12 @@ class ClientSetup:
         if options.hooks:
             from .hook_callbacks import callback_hooks_plugin
 
-            plugins["sdk-hooks"] = callback_hooks_plugin(options.hooks)
+            hooks = options.hooks
+            if options.include_hook_events:
+                from .hook_events import reporting_hooks
+
+                hooks = reporting_hooks(hooks, self._report)
+            plugins["sdk-hooks"] = callback_hooks_plugin(hooks)
         from .mcp_servers import InProcessServers
 
         self._mcp = InProcessServers(options.in_process_servers())
@@ -77,6 +84,16 @@ class ClientSetup:
             del kwargs["continue_recent"]  # nothing to continue: a new session
             self.options = attrs.evolve(options, continue_conversation=False,
                                         fork_session=False)
+        elif options.resume_session_at is not None:
+            from .resume_at import fork_at
+
+            source = kwargs.get("resume") or self._latest(kwargs)
+            assert source is not None  # continue_conversation without a session starts anew
+            kwargs["resume"] = fork_at(source, options.resume_session_at,
+                                       options.resume_drops_turn,
+                                       agent_dir=kwargs.get("agent_dir"),
+                                       new_id=options.session_id)
+            kwargs.pop("continue_recent", None)
         elif options.fork_session and options.session_store is None:
             kwargs["resume"] = self._fork(kwargs)
             kwargs.pop("continue_recent", None)

@@ -63,27 +63,23 @@ class HookMatcher:
 
 #: options refused when set (not None, not False, not empty), with the reason
 UNSUPPORTED: Mapping[str, str] = {
-    "fallback_model": "a fallback model is not implemented",
     "betas": "Anthropic beta headers are not passed through; set them in the model's "
              "'headers' in settings",
     "permission_prompt_tool_name": "permission prompts through an MCP tool are not supported; "
                                    "use can_use_tool",
     "cli_path": "there is no Claude Code CLI: this host runs the agent in-process",
-    "extra_args": "there is no CLI to pass flags to",
     "max_buffer_size": "there is no CLI output buffer",
     "user": "running as another user is not supported",
-    "include_hook_events": "hook events are not reported as messages",
-    "forward_subagent_text": "sub-agent text is not forwarded",
     "verbatim_prompts": "not applicable",
-    "resume_session_at": "resuming at a given message is not implemented; fork_session() "
-                         "with up_to then resume the fork",
-    "resume_drops_turn": "not implemented",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
-    "enable_file_checkpointing": "file checkpoints are not implemented",
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
 }
+
+#: the ``extra_args`` flags of Claude Code's CLI this host understands: the prompt of each
+#: input is sent back as a ``UserMessage`` carrying its uuid (what ``rewind_files`` takes)
+EXTRA_ARGS = ("replay-user-messages",)
 
 #: as in Claude Code, starting a sub-agent (``Agent``) needs no approval in any mode; its tool
 #: calls are checked one by one, and ``agent:NAME`` deny rules still deny
@@ -186,6 +182,11 @@ class AgentOptions:
         for name, why in UNSUPPORTED.items():
             if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
+        unknown_flags = sorted(set(self.extra_args) - set(EXTRA_ARGS))
+        if unknown_flags:
+            raise UnsupportedOptionError(
+                "extra_args", f"there is no CLI to pass {', '.join(unknown_flags)} to; only "
+                f"{', '.join(EXTRA_ARGS)} is understood")
         self._mcp()
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
@@ -201,6 +202,13 @@ class AgentOptions:
         if self.resume is not None and self.continue_conversation:
             raise UsageError("resume and continue_conversation both choose the session; "
                              "give one")
+        if self.resume_session_at is not None and self.resume is None \
+                and not self.continue_conversation:
+            raise UsageError("resume_session_at names an entry of the resumed session; give "
+                             "resume (or continue_conversation) too")
+        if self.resume_drops_turn is not None and self.resume_session_at is None:
+            raise UsageError("resume_drops_turn checks a resume_session_at resume; give "
+                             "resume_session_at too")
         if self.fork_session and self.resume is None and not self.continue_conversation:
             raise UsageError("fork_session forks the session given by resume (or "
                              "continue_conversation); give one of them")
@@ -228,10 +236,11 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
-        if self.enable_file_checkpointing:
-            raise UsageError("session_store cannot be combined with enable_file_checkpointing: "
-                             "file checkpoints live beside the local session and are not "
-                             "mirrored, so another host could not restore them")
+        if self.resume_session_at is not None:
+            raise UsageError("resume_session_at resumes a local session at an entry; with a "
+                             "session_store it is refused (the store's mirror is not where a "
+                             "truncated copy is made): fork_session_via_store(up_to_message_id"
+                             "=...) then resume the fork")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
@@ -255,6 +264,7 @@ class AgentOptions:
             "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
             "session_id": None if self.fork_session else self.session_id,
             "persist": bool(self.persist_session),
+            "file_checkpoints": bool(self.enable_file_checkpointing),
         }
         if self.model is not None:
             kwargs["model"] = self.model
@@ -291,6 +301,13 @@ class AgentOptions:
         kwargs.update(self._permissions())
         kwargs.update(self._mcp())
         return kwargs
+
+    @property
+    def echo_prompts(self) -> bool:
+        """Whether each input's prompt comes back as a ``UserMessage`` with its uuid: asked
+        with ``extra_args={"replay-user-messages": None}``, and on with file checkpoints (the
+        uuid is what ``rewind_files`` takes)."""
+        return self.enable_file_checkpointing or "replay-user-messages" in self.extra_args
 
     def in_process_servers(self) -> dict[str, Any]:
         """The ``create_sdk_mcp_server`` servers of ``mcp_servers``, by key."""

@@ -32,6 +32,7 @@ from ..agent.events import (
 )
 from ..providers.messages import AssistantMessage as KernelAssistant
 from ..providers.messages import TextContent, ThinkingContent, ToolCallContent, Usage
+from ..providers.messages import UserMessage as KernelUser
 from ..tools.base import ImageContent
 from .accounting import Budget, model_usage, usage_dict
 from .messages import (
@@ -44,6 +45,7 @@ from .messages import (
     TaskNotificationMessage,
     TaskProgressMessage,
     TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -54,7 +56,7 @@ from .messages import (
 if TYPE_CHECKING:
     from ..session.agent_session import AgentSession, RunResult
 
-__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message"]
+__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message", "task_updated"]
 
 
 def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
@@ -105,6 +107,18 @@ def task_message(event: Event, session_id: str) -> SystemMessage:
     return cls(event.type, data, **fields)
 
 
+def task_updated(event: TaskNotification, session_id: str) -> TaskUpdatedMessage:
+    """A task's end as claude-agent-sdk's ``task_updated``: the raw status (``killed`` for a
+    stopped task) and the end time in milliseconds since the epoch."""
+    info = event.info
+    status = "killed" if info.status == "stopped" else info.status
+    patch = {"status": status, "end_time": int(time.time() * 1000)}
+    fields: dict[str, Any] = {"task_id": info.task_id, "patch": patch, "status": status,
+                              "session_id": session_id, "uuid": str(uuids.uuid4())}
+    return TaskUpdatedMessage("task_updated", {"type": "system", "subtype": "task_updated",
+                                               **fields}, **fields)
+
+
 def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
     if budget_exceeded:
         return "error_max_budget_usd"
@@ -141,9 +155,15 @@ class Translator:
     """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
 
     def __init__(self, session: AgentSession, *, partial: bool = False,
-                 mcp_servers: Callable[[], list[dict[str, Any]]] = list) -> None:
+                 mcp_servers: Callable[[], list[dict[str, Any]]] = list,
+                 echo_prompts: bool = False, forward_subagent_text: bool = False) -> None:
         self.session = session
         self.partial = partial
+        #: each input's prompt sent back as a UserMessage with its uuid (at its first turn)
+        self.echo_prompts = echo_prompts
+        #: a sub-agent's text and thinking forwarded too, not only its tool calls
+        self.forward_subagent_text = forward_subagent_text
+        self._echoed = ""
         #: the ``mcp_servers`` entries of the ``init`` message, as they are at each input
         self.mcp_servers = mcp_servers
         self.inputs: dict[str, dict[str, Any]] = {}
@@ -241,16 +261,20 @@ class Translator:
             return self._delta("thinking", "thinking_delta", event.text)
         if isinstance(event, TurnStart):
             self._block, self._index = None, -1
-            return [self._stream({"type": "message_start", "message": {
-                "role": "assistant", "model": self.session.view.model, "content": []}})] \
-                if self.partial else []
+            out = self._echo()
+            if self.partial:
+                out.append(self._stream({"type": "message_start", "message": {
+                    "role": "assistant", "model": self.session.view.model, "content": []}}))
+            return out
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
         if isinstance(event, SystemMessageEvent):  # a hook's systemMessage
             return [SystemMessage("hook_message", {"message": event.message,
                                                    "source": event.source})]
         if isinstance(event, TaskStarted | TaskProgress | TaskNotification):
-            return [task_message(event, self.session.session_id)]
+            ended = [task_updated(event, self.session.session_id)] \
+                if isinstance(event, TaskNotification) else []
+            return [*ended, task_message(event, self.session.session_id)]
         if isinstance(event, CompactionEvent):
             r = event.result
             return [SystemMessage("compact_boundary", {"compact_metadata": {
@@ -259,11 +283,13 @@ class Translator:
         return []
 
     def subagent(self, event: Event, parent_tool_use_id: str) -> list[Message]:
-        """A sub-agent's event as claude-agent-sdk reports it by default: its tool calls and
-        their results only (no text), marked with the parent's call that started it."""
+        """A sub-agent's event as claude-agent-sdk reports it: its tool calls and their
+        results (with ``forward_subagent_text`` its text and thinking too), marked with the
+        parent's call that started it."""
         if isinstance(event, MessageEnd):
             calls: list[ContentBlock] = [b for b in assistant_blocks(event.message)
-                                         if isinstance(b, ToolUseBlock)]
+                                         if self.forward_subagent_text
+                                         or isinstance(b, ToolUseBlock)]
             if not calls:
                 return []
             message = event.message
@@ -295,6 +321,17 @@ class Translator:
         out.append(self._stream({"type": "content_block_delta", "index": self._index,
                                  "delta": {"type": delta, kind: text}}))
         return out
+
+    def _echo(self) -> list[Message]:
+        """The prompt of the input now running, once, with its transcript uuid."""
+        s = self.session
+        uuid = s.prompt_uuid
+        if not self.echo_prompts or not uuid or uuid == self._echoed:
+            return []
+        self._echoed = uuid
+        text = next((m.text_content for i, m in zip(s.message_ids, s.messages, strict=False)
+                     if i == uuid and isinstance(m, KernelUser)), "")
+        return [UserMessage(text, uuid=uuid)]
 
     def _close_block(self) -> list[Message]:
         if self._block is None:

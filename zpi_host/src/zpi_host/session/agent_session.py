@@ -21,6 +21,7 @@ from .view import SessionView
 if TYPE_CHECKING:
     from ..agent.compaction import CompactionResult
     from ..agent.context_usage import ContextUsage
+    from ..agent.file_checkpoints import RewindReport
     from .ports import HostPorts
     from .subagents import SubagentResult
 
@@ -73,6 +74,19 @@ class AgentSession(SessionState):
                 await job()
             except Exception as exc:
                 self.warnings.append(f"work after the run failed: {type(exc).__name__}: {exc}")
+
+    def rewind_files(self, message_id: str) -> RewindReport:
+        """Put back every file a tool changed since user message ``message_id`` (the uuid of
+        its transcript record) and say what was done; needs ``file_checkpoints=True``. Not
+        while a run is in progress. What the chat's ``/rewind`` and the SDK's
+        ``rewind_files`` call."""
+        from ..agent.file_checkpoints import check_enabled
+
+        checkpoints = check_enabled(self.file_checkpoints)
+        if self.is_running:
+            raise UsageError("files cannot be rewound while an input runs; wait for its "
+                             "result (or interrupt it) first")
+        return checkpoints.rewind(message_id, self.permissions.roots)
 
     async def compact(self, instructions: str | None = None) -> CompactionResult | None:
         """Summarise the older part of the history now (``zpi_before_compact`` may cancel:

@@ -494,7 +494,7 @@ def _session(
         if changes:
             warnings.append("plugins changed since this session was last used: "
                             + "; ".join(changes) + " (continuing with what is installed now)")
-    return AgentSession(
+    session = AgentSession(
         host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
         reasoning_level=reasoning, spill_dir=spill,
@@ -506,3 +506,8 @@ def _session(
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
         ports=options.ports,
     )
+    if options.file_checkpoints:
+        from ..agent.file_checkpoints import FileCheckpoints
+
+        session.file_checkpoints = FileCheckpoints(store, lambda: session.prompt_uuid)
+    return session

@@ -94,6 +94,9 @@ class SessionOptions:
     #: refuse to start (:class:`~zpi_host.settings.trust.UntrustedProjectError`) when the
     #: project is not trusted and would run something (a non-interactive ``run``)
     refuse_untrusted: bool = False
+    #: keep each file as it was before a tool first changes it in a user message, so that
+    #: ``AgentSession.rewind_files`` can put it back (docs/sessions.md, "File checkpoints")
+    file_checkpoints: bool = False
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:
