@@ -113,6 +113,8 @@ class AgentSession(SessionState):
         self._disposed = True
         if self.is_running and self._run_done is not None:
             await self._run_done.wait()  # the aborted run records its interrupted calls
+        if self.parent is None:  # servers started for a session that never ran close too
+            self.ports.mcp.take_offered()
         try:
             if self.session_started and self.parent is None:
                 with contextlib.suppress(RunStopped):  # no run left to stop
