@@ -5,9 +5,10 @@ Tools: ``echo`` (read-only), ``add``, ``big`` (a result of N characters), ``imag
 PNG), ``fail`` (an error result), ``sleep`` (never answers within a short timeout), ``env``
 (a variable of its environment), ``grow`` (adds the tool ``extra`` and sends
 ``notifications/tools/list_changed``; with ``MCP_TEST_GROWN`` naming a file, it writes the
-file, and a server started while the file exists offers ``extra`` from the start). ``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout
-first; ``MCP_TEST_HANG=1`` makes it never answer the handshake; ``MCP_TEST_PIDFILE`` names a
-file it writes its process id to; ``MCP_TEST_DELAY`` (seconds) delays its start.
+file, and a server started while the file exists offers ``extra`` from the start).
+``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout first; ``MCP_TEST_HANG=1`` makes it
+never answer the handshake; ``MCP_TEST_PIDFILE`` names a file it writes its process id to;
+``MCP_TEST_DELAY`` (seconds) delays its start.
 """
 
 import base64

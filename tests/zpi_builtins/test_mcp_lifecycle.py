@@ -9,7 +9,6 @@ import asyncio
 import os
 import signal
 import sys
-from pathlib import Path
 
 import pytest
 from helpers.builtins import builtins_settings, scripted_session

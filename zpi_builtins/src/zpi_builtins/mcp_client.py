@@ -107,9 +107,8 @@ class McpConnection:
         return ""
 
     async def _run(self) -> None:
-        from mcp import ClientSession
-
         import anyio
+        from mcp import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -164,9 +163,9 @@ class McpConnection:
         session's receive loop (a request awaited here would wait for itself)."""
         from mcp import types
 
-        if isinstance(message, types.ToolListChangedNotification) and self.session is not None:
-            if self._refresh is None or self._refresh.done():
-                self._refresh = asyncio.get_running_loop().create_task(self._list_again())
+        if (isinstance(message, types.ToolListChangedNotification) and self.session is not None
+                and (self._refresh is None or self._refresh.done())):
+            self._refresh = asyncio.get_running_loop().create_task(self._list_again())
 
     async def _list_again(self) -> None:
         session = self.session
