@@ -41,6 +41,11 @@ SERVICE = "mcp"
 _unclaimed: dict[int, tuple[Any, McpService]] = {}
 
 
+def startup_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds a server has to start: ``MCP_TIMEOUT`` (ms), else the setting."""
+    return _millis("MCP_TIMEOUT", float(service_settings(settings, SERVICE)["startup_timeout"]))
+
+
 def _millis(name: str, fallback: float) -> float:
     """Seconds from the variable ``name`` (milliseconds, as Claude Code reads it)."""
     raw = os.environ.get(name, "").strip()
@@ -63,6 +68,8 @@ class McpService:
         self.reported = False
         #: server name -> the names of the tools made for it (what reconnecting replaces)
         self.made: dict[str, list[str]] = {}
+        #: server name -> those tools (what a sub-agent that names the server gets)
+        self.tools_of: dict[str, list[Tool]] = {}
         #: tools left out (a clash of names, a listing the host cannot use), for the warnings
         self.skipped: list[str] = []
         #: what happened to servers after their start (died, changed their tools), told to
@@ -117,6 +124,7 @@ class McpService:
                 continue
             made.append(tool)
         self.made[server] = [t.name for t in made]
+        self.tools_of[server] = made
         return made
 
     # -- the host's McpPort side ----------------------------------------------------------

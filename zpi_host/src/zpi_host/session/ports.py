@@ -396,13 +396,23 @@ class SubagentPort:
 
         return agent_types(self._session.resources)
 
+    def definition(self, agent_type: str) -> Any:
+        """The :class:`~zpi_host.resources.AgentDefinition` of ``agent_type`` (None:
+        ``general-purpose`` or an unknown type)."""
+        resources = self._session.resources
+        return resources.agent(agent_type) if resources is not None else None
+
     async def run(self, agent_type: str, prompt: str, *, description: str = "",
-                  tool_call_id: str = "", max_turns: int | None = None) -> Any:
+                  tool_call_id: str = "", max_turns: int | None = None,
+                  extra_tools: Sequence[Any] = ()) -> Any:
         """Run a child to its end: a :class:`~zpi_host.session.subagents.SubagentResult`; raises
-        :class:`~zpi_host.session.subagents.SubagentError` when it cannot start."""
+        :class:`~zpi_host.session.subagents.SubagentError` when it cannot start.
+        ``extra_tools``: tools the child gets besides its definition's (the tools of the MCP
+        servers its definition names; the caller owns what they hold)."""
         return await self._session.run_subagent(agent_type, prompt, max_turns=max_turns,
                                                 description=description,
-                                                tool_call_id=tool_call_id)
+                                                tool_call_id=tool_call_id,
+                                                extra_tools=extra_tools)
 
 
 class SearchBackend(Protocol):
