@@ -5,9 +5,9 @@ Each server lives in its own asyncio task, which opens the transport and the cli
 and holds them until :meth:`McpConnection.aclose` (the ``mcp`` SDK's anyio scopes must be left
 by the task that entered them). Servers start concurrently, each within the start-up timeout;
 one that fails, times out or dies later has status ``failed`` and an error, and its calls fail
-with that error. The messages from the transport pass through the connection on their way to
-the client session, so a server that dies while idle (its stdout or stream ends) is ``failed``
-at once, not at its next call. A ``notifications/tools/list_changed`` is recorded with the
+with that error. The client session reads the transport through :class:`WatchedStream`, so a
+server that dies while idle (its stdout or stream ends) is ``failed`` at once, not at its next
+call. A ``notifications/tools/list_changed`` is recorded with the
 server's new list (the session's tools stay as they were: its snapshot). A stdio server runs in
 its own process group (the SDK starts it with ``start_new_session``), stopped with its children
 when the connection closes.
@@ -107,19 +107,14 @@ class McpConnection:
         return ""
 
     async def _run(self) -> None:
-        import anyio
         from mcp import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
                 source, write = await self._open(stack)
-                # the transport's messages pass through ``_relay``, which sees the stream end
-                sink, read = anyio.create_memory_object_stream[Any](0)
-                relays = await stack.enter_async_context(anyio.create_task_group())
-                stack.callback(relays.cancel_scope.cancel)  # before the group is left
-                relays.start_soon(self._relay, source, sink)
                 session = await stack.enter_async_context(ClientSession(
-                    read, write, message_handler=self._on_message))
+                    WatchedStream(source, self._ended), write,
+                    message_handler=self._on_message))
                 started = await session.initialize()
                 info = getattr(started, "server_info", None)
                 if info is not None:
@@ -147,13 +142,9 @@ class McpConnection:
                     self.error = "the server closed the connection"
             self._ready.set()
 
-    async def _relay(self, source: Any, sink: Any) -> None:
-        """Hand the transport's messages to the client session; when the transport's stream
-        ends (a stdio server exited, a stream was cut) while the server is connected, it is
-        ``failed`` now and its task lets the transport go."""
-        async with sink:
-            async for item in source:
-                await sink.send(item)
+    def _ended(self) -> None:
+        """The transport's stream ended (a stdio server exited, a stream was cut): a server
+        that was connected is ``failed`` now, and its task lets the transport go."""
         if self.status == "connected" and not self._closing.is_set():
             self._fail("the server closed the connection")
             self._closing.set()
@@ -237,7 +228,8 @@ class McpConnection:
         died) marks the server ``failed``, so that its status says so and it can be
         reconnected."""
         try:
-            return await asyncio.wait_for(request, timeout)
+            async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
+                return await request
         except Exception as exc:
             if _connection_closed(exc):
                 self._fail("the server closed the connection")
@@ -269,6 +261,49 @@ class McpConnection:
                 await self._stop_task()
         if self.status == "connected":
             self.status = "closed"
+
+
+class WatchedStream:
+    """The transport's read stream as the client session reads it (the ``mcp`` SDK's
+    ``ReadStream`` protocol), telling ``on_end`` when it ends: how a server that dies while
+    idle is seen at once, without a task or a hop per message."""
+
+    def __init__(self, source: Any, on_end: Callable[[], None]) -> None:
+        self._source = source
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:  # the sender's context, where the transport keeps one
+        return getattr(self._source, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._source.receive()
+        except anyio.EndOfStream:
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._source.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._source.aclose()
+
+    async def __aenter__(self) -> WatchedStream:
+        await self._source.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._source.__aexit__(*exc)  # type: ignore[no-any-return]
 
 
 def changed_names(connection: McpConnection) -> list[str]:
