@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers.cli import zpi
 from helpers.mcp_servers import SERVER_FILE
 
