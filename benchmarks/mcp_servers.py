@@ -28,6 +28,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +116,20 @@ async def measure_calls(root: Path, rounds: int, calls: int) -> list[Any]:
                     if answer.content[0].text != "echo: x":
                         raise SystemExit(f"direct call answered {answer!r}")
 
+            cpu: dict[str, list[float]] = {"host": [], "direct": []}
+
+            def cpu_timed(name: str, fn: Any) -> Any:
+                async def run() -> float:
+                    started, wall = time.process_time(), time.perf_counter()
+                    await fn()
+                    wall = time.perf_counter() - wall
+                    cpu[name].append(time.process_time() - started)
+                    return wall
+                return run
+
             try:
-                samples = await ainterleave({"host": atimed(host),
-                                             "direct": atimed(through_tool),
+                samples = await ainterleave({"host": cpu_timed("host", host),
+                                             "direct": cpu_timed("direct", through_tool),
                                              "bare": atimed(bare)}, rounds)
             finally:
                 await plain.dispose()
@@ -131,6 +143,10 @@ async def measure_calls(root: Path, rounds: int, calls: int) -> list[Any]:
     return [compare(f"mcp_servers: {calls} stdio calls, host MCP tool vs SDK client in a tool",
                     samples["host"], samples["direct"], target=TARGET,
                     note="same turns either side; the direct side's tool calls the SDK client"),
+            compare(f"mcp_servers: {calls} stdio calls, the same, this process's CPU time",
+                    cpu["host"][1:], cpu["direct"][1:], op="", target=None,
+                    note="process_time of the host process (the servers are other processes); "
+                    "no target"),
             compare(f"mcp_servers: {calls} stdio calls, host turns vs bare SDK calls",
                     samples["host"], samples["bare"], op="", target=None,
                     note="one scripted model turn per host call; no target")]
