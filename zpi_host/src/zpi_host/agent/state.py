@@ -398,7 +398,7 @@ class SessionState:
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
                            max_turns: int | None = None, description: str = "",
-                           tool_call_id: str = "") -> Any:
+                           tool_call_id: str = "", extra_tools: Sequence[Any] = ()) -> Any:
         """Run ``prompt`` in a child session (``AgentSession.run_subagent``)."""
         raise NotImplementedError
 

@@ -219,7 +219,10 @@ class Command:
 
 @attrs.frozen
 class AgentDefinition:
-    """A sub-agent type: the body is its system prompt; ``tools`` None means all tools."""
+    """A sub-agent type: the body is its system prompt; ``tools`` None means all tools;
+    ``mcp_servers`` the MCP servers its sub-agents get besides (Claude Code's ``mcpServers``:
+    each the name of a session's server, or ``{name: config}`` of servers started for the
+    sub-agent alone)."""
 
     name: str
     description: str
@@ -230,6 +233,7 @@ class AgentDefinition:
     origin: str = "plugin"
     namespace: str | None = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False, repr=False)
+    mcp_servers: tuple[Any, ...] | None = attrs.field(default=None, hash=False)
 
 
 @attrs.frozen

@@ -169,6 +169,29 @@ def check_code_command(command: Any) -> str | None:
     return None
 
 
+#: the origins whose agents' ``mcpServers`` apply (Claude Code ignores them for plugin agents)
+MCP_AGENT_ORIGINS = ("agent", "project", "sdk option agents")
+
+
+def agent_mcp_servers(value: Any, where: str) -> tuple[Any, ...] | None:
+    """``mcpServers`` of an agent definition: a list whose items are server names or objects
+    of ``name: config`` (an object alone is taken as one such item)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, Mapping) else value
+    if not isinstance(items, list | tuple):
+        raise Invalid(f"{where} must be a list of MCP server names or {{name: config}} "
+                      f"objects, got {value!r}")
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            continue
+        if isinstance(item, Mapping) and item and all(isinstance(k, str) for k in item):
+            continue
+        raise Invalid(f"{where}: {item!r} is neither a server name nor an object of "
+                      "server name -> config")
+    return tuple(item.strip() if isinstance(item, str) else dict(item) for item in items)
+
+
 def build_agent(
     path: Path, metadata: Mapping[str, Any], body: str, namespace: str | None, origin: str
 ) -> AgentDefinition:
@@ -179,8 +202,10 @@ def build_agent(
         raise Invalid(problem)
     description = _text(metadata, "description", required=True)
     assert description is not None
+    servers = agent_mcp_servers(metadata.get("mcpServers"), "'mcpServers'") \
+        if origin in MCP_AGENT_ORIGINS else None
     return AgentDefinition(
         qualified(namespace, name), description, body,
         tools=_tools(metadata, "tools"), model=_text(metadata, "model"), path=path,
-        origin=origin, namespace=namespace, metadata=dict(metadata),
+        origin=origin, namespace=namespace, metadata=dict(metadata), mcp_servers=servers,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent.run_result import RunResult
@@ -107,13 +108,15 @@ class AgentSession(SessionState):
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
                            max_turns: int | None = None, description: str = "",
-                           tool_call_id: str = "") -> SubagentResult:
+                           tool_call_id: str = "", extra_tools: Sequence[Any] = (),
+                           ) -> SubagentResult:
         """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
         ``general-purpose``); see :mod:`zpi_host.session.subagents`."""
         from .subagents import run_subagent  # start-up: most sessions start no sub-agent
 
         return await run_subagent(self, agent_type, prompt, max_turns=max_turns,
-                                  description=description, tool_call_id=tool_call_id)
+                                  description=description, tool_call_id=tool_call_id,
+                                  extra_tools=extra_tools)
 
     # ------------------------------------------------------------------ ending
 
@@ -127,6 +130,8 @@ class AgentSession(SessionState):
         self._disposed = True
         if self.is_running and self._run_done is not None:
             await self._run_done.wait()  # the aborted run records its interrupted calls
+        if self.parent is None:  # servers started for a session that never ran close too
+            self.ports.mcp.take_offered()
         try:
             if self.session_started and self.parent is None:
                 with contextlib.suppress(RunStopped):  # no run left to stop

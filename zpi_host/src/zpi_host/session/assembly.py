@@ -388,6 +388,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
     store = open_store(options, agent_dir)
     opened = store is not None and options.session_manager is None
     provider = None
+    settings: Mapping[str, Any] | None = None
     try:
         cwd = resolve_cwd(options.cwd)
         moved = recorded_cwd_warning(store, cwd)
@@ -447,6 +448,9 @@ async def create_session(**kwargs: Any) -> AgentSession:
         session.redactor = session.store.redactor = redactor_for(settings, environ)
         return session
     except BaseException:
+        from .ports import discard_mcp_registry
+
+        await discard_mcp_registry(settings)  # MCP servers it started do not outlive it
         if provider is not None and options.provider is None:
             await provider.aclose()
         if opened and store is not None:

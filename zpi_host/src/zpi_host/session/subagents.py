@@ -21,7 +21,7 @@ may stop, in place of the session start and stop hooks.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -187,17 +187,22 @@ def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
 async def run_subagent(
     parent: SessionState, agent_type: str, prompt: str, *, max_turns: int | None = None,
     description: str = "", tool_call_id: str = "", exclude_tools: Collection[str] = (),
+    extra_tools: Sequence[Any] = (),
 ) -> SubagentResult:
     """Run ``prompt`` in a child session of ``parent`` until it stops; the child's last text
     (or its error) is the result. Raises :class:`SubagentError` before anything runs when the
     agent type is unknown, denied by an ``agent:`` rule, or names a tool the child cannot
-    have."""
+    have. ``extra_tools`` are added to the child's (the tools of the MCP servers its
+    definition names), replacing a tool of the same name; never one that starts sub-agents."""
     from ..tools.file_state import FileReadState
     from ..transcript.records import new_uuid
     if not isinstance(agent_type, str) or not agent_type:
         raise SubagentError("the agent type must be a non-empty string")
     definition = _definition(parent, agent_type)
     tools = _child_tools(parent, agent_type, definition, exclude_tools)
+    if extra_tools:
+        added = {t.name: t for t in extra_tools if not t.metadata.spawns_subagents}
+        tools = [t for t in tools if t.name not in added] + list(added.values())
     verdict = await parent.permissions.check_named("agents", agent_type, prompt,
                                                    call_id=tool_call_id)
     if not verdict.allowed:
