@@ -94,8 +94,9 @@ GREP_PARAMETERS: Mapping[str, Any] = {
 
 GLOB_DESCRIPTION = """\
 Find files by name with a glob pattern (** spans folders, {a,b} alternatives); the newest \
-files come first. Files ignored by .gitignore, hidden files and folders (.git ...) and \
-symlinks are left out. Use it instead of `find` or `ls -R`."""
+files come first. Hidden files and folders (.env, .claude/...) are included; files ignored \
+by .gitignore, version-control folders (.git ...) and symlinks are left out. Use it instead \
+of `find` or `ls -R`."""
 
 GREP_DESCRIPTION = """\
 Search file contents with a regular expression (ripgrep syntax). output_mode chooses what \
@@ -258,13 +259,14 @@ def _newest_first(items: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
 
 
 def execute_glob(args: GlobArgs, ctx: ToolContext) -> ToolResult:
-    from .search_files import compile_glob, walk_files
+    from .search_files import FileFilter, compile_glob, walk_files
 
     root = _root(ctx, args.path, "glob")
     regex = compile_glob(args.pattern)
     problems: list[str] = []
-    found = _newest_first([(rel, path) for rel, path in walk_files(root, problems=problems)
-                           if regex.match(rel)])
+    # hidden names are kept, as Claude Code's Glob keeps them (.env, .claude/...)
+    walk = walk_files(root, FileFilter(hidden=True), problems=problems)
+    found = _newest_first([(rel, path) for rel, path in walk if regex.match(rel)])
     prefix = _shown(root, _real_cwd(ctx))
     details = {"path": str(root), "pattern": args.pattern, "files": len(found)}
     if problems:

@@ -138,7 +138,8 @@ DESCRIPTIONS: Mapping[str, str] = {
     "WebSearch": "Search the web; returns result titles, URLs and snippets. allowed_domains or "
                  "blocked_domains filter the results by domain.",
     "Glob": "Find files by name with a glob pattern (**/*.py, src/**/*.{ts,tsx}); newest "
-            "first. Files ignored by .gitignore, hidden files and symlinks are left out.",
+            "first. Hidden files (.env, .claude/...) are included; files ignored by "
+            ".gitignore, version-control folders and symlinks are left out.",
     "Grep": "Search file contents with a regular expression (ripgrep syntax). output_mode: "
             "files_with_matches (default), content (lines, with -n, -A/-B/-C) or count; "
             "narrow with glob or type. Ignored, hidden and binary files are skipped.",
