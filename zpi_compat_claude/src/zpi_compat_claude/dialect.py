@@ -116,6 +116,9 @@ class Dialect:
     exit2_deny: str = "{reason}"
     #: PostToolUse ``updatedToolOutput`` applies to MCP tools (``mcp__*``) only
     output_replacement_mcp_only: bool = False
+    #: a first line of stdout ``{"async": true, "asyncTimeout": ms}`` sends the handler to
+    #: the background (its later output is its answer)
+    async_answers: bool = False
 
     def plugin(self, name: str) -> str:
         """The registered name of plugin ``name``: ``claude:name``."""
@@ -140,6 +143,7 @@ CLAUDE = Dialect(
     stop_feedback="{event} hook feedback: {reason}",
     exit2_deny="{event}:{tool} hook error: {reason}",
     output_replacement_mcp_only=True,
+    async_answers=True,
     personal_dirs=(
         PersonalDir("user", "~", "", ("skills", "commands", "agents"), "~/.claude"),
         PersonalDir("project", ".", ".claude", ("skills", "commands", "agents"), ".claude"),
