@@ -1,11 +1,12 @@
-"""Service ``builtins:search``: the read-only ``glob`` and ``grep`` tools.
+"""Service ``builtins:search``: the read-only ``glob``, ``grep`` and ``ls`` tools.
 
 ``glob`` lists the files a ``**`` pattern matches, newest first. ``grep`` searches file
 contents with a regular expression, through ripgrep when ``rg`` is on PATH and in pure Python
 otherwise (setting ``plugins.builtins.search.ripgrep``), with the same results: which files are
 searched is decided by :mod:`.search_files` (``.gitignore``, hidden names, no symlinks) and the
-engines of :mod:`.search_grep` report lines by number, formatted here. Their parameters are
-Claude's (``-i``, ``-n``, ``-A`` ...), so the SDK's ``Glob`` and ``Grep`` are these tools under
+engines of :mod:`.search_grep` report lines by number, formatted here. ``ls``
+(:mod:`.search_ls`) draws a folder's tree by the same rules. Their parameters are Claude's
+(``-i``, ``-n``, ``-A`` ...), so the SDK's ``Glob``, ``Grep`` and ``LS`` are these tools under
 those names. Paths are judged like ``read``'s (``PATH_ARGUMENTS``): a folder outside the
 workspace needs approval, and rules such as ``grep(src/**)`` name them. Long results are
 spilled by the loop like every tool's (``tools.output_limit_bytes``).
@@ -42,9 +43,9 @@ __all__ = ["glob_tool", "grep_tool", "zpi_register_tools"]
 
 SERVICE = "search"
 #: shown by ``zpi-host --list-plugins``
-contributes = {"tools": ["glob", "grep"]}
+contributes = {"tools": ["glob", "grep", "ls"]}
 
-PATH_ARGUMENTS.update({"glob": ("path",), "grep": ("path",)})
+PATH_ARGUMENTS.update({"glob": ("path",), "grep": ("path",), "ls": ("path",)})
 READ_TOOLS.add("grep")  # it may search what the host hands the model (spilled output)
 
 MODES = ("content", "files_with_matches", "count")
@@ -405,4 +406,6 @@ def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> list[Tool] | N
     if not enabled(settings, SERVICE):
         return None
     use_ripgrep = service_settings(settings, SERVICE)["ripgrep"] != "off"
-    return [glob_tool(), grep_tool(use_ripgrep)]
+    from .search_ls import ls_tool  # its module (and attrs class) when a session is made
+
+    return [glob_tool(), grep_tool(use_ripgrep), ls_tool()]

@@ -8,10 +8,10 @@ decides; ``.rgignore`` beats ``.ignore`` beats ``.gitignore``; ``.gitignore`` fi
 first folder holding ``.git`` do not count. Names starting with a dot (``.git`` among them) are
 skipped, unless the filter keeps hidden names (glob's, as Claude Code's Glob does: ``.env``,
 ``.claude/...``), which still leaves out version-control folders (:data:`VCS_FOLDERS`) and
-what the ignore files ignore. Symlinks are never followed (neither to files nor to folders), so a walk cannot leave
-the folder it was given. Only regular files are yielded. Include globs (grep's ``glob``)
-override every other rule for what they match, as ``rg --glob`` does; a type (grep's
-``type``) narrows what is left.
+what the ignore files ignore. Symlinks are never followed (neither to files nor to folders),
+so a walk cannot leave the folder it was given. Only regular files are yielded. Include globs
+(grep's ``glob``) override every other rule for what they match, as ``rg --glob`` does; a
+type (grep's ``type``) narrows what is left.
 
 Gitignore patterns are matched with ``pathspec`` (``GitIgnoreSpec``), a well-kept library
 that follows git's documented rules (negation, anchoring, directory-only patterns, ``**``),
@@ -30,8 +30,8 @@ import attrs
 
 from .search_types import FILE_TYPES
 
-__all__ = ["FILE_TYPES", "IGNORE_FILES", "VCS_FOLDERS", "FileFilter", "GlobArgs", "GlobError", "compile_glob",
-           "ignore_file_problems", "walk_files"]
+__all__ = ["FILE_TYPES", "IGNORE_FILES", "VCS_FOLDERS", "FileFilter", "GlobArgs", "GlobError",
+           "compile_glob", "ignore_file_problems", "walk_files", "walk_tree"]
 
 #: ignore files, strongest first (ripgrep's order)
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
@@ -244,6 +244,40 @@ def walk_files(root: Path, file_filter: FileFilter = FileFilter(),
                 continue
             if regular and _keep_file(levels, path, rel, entry.name, file_filter):
                 yield rel, Path(path)
+
+
+def walk_tree(root: Path, file_filter: FileFilter = FileFilter(),
+              problems: list[str] | None = None, skip: FileFilter | None = None,
+              ) -> Iterator[tuple[str, bool]]:
+    """The folders and files under the folder ``root`` (a real path) that the rules keep,
+    depth first in name order, as (path relative to ``root`` with ``/``, is a folder): what
+    ``ls`` shows. A symlink is listed as a file and never followed; ``skip``: globs of
+    names or paths left out with everything below them (``ls``'s ``ignore``)."""
+    problems = [] if problems is None else problems
+    top = str(root).rstrip("/") + "/"
+
+    def walk(folder: str, levels: list[_Level]) -> Iterator[tuple[str, bool]]:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = folder + entry.name
+            rel = path[len(top):]
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if skip is not None and skip.glob_match(rel, entry.name, is_dir):
+                continue
+            if is_dir:
+                if _keep_folder(levels, path, rel, entry.name, file_filter):
+                    yield rel, True
+                    yield from walk(path + "/", [*levels, _level(path + "/", problems)])
+            elif _keep_file(levels, path, rel, entry.name, file_filter):
+                yield rel, False
+
+    yield from walk(top, [*_parents(top.rstrip("/") or "/", problems), _level(top, problems)])
 
 
 def ignore_file_problems(root: Path, file_filter: FileFilter = FileFilter()) -> list[str]:
