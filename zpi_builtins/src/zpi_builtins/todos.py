@@ -72,6 +72,15 @@ def prepare_todos(arguments: Mapping[str, Any]) -> list[dict[str, str]]:
     todos = arguments["todos"]
     out = []
     for i, item in enumerate(todos):
+        if not isinstance(item, Mapping):
+            raise ToolArgumentError(NAME, f"todos[{i}]", "must be an object with content, "
+                                    "status and activeForm")
+        for field in sorted(set(item) - {"content", "status", "activeForm"}):
+            raise ToolArgumentError(NAME, f"todos[{i}].{field}", "is not a field of a todo "
+                                    "(known: content, status, activeForm)")
+        for field in ("content", "status", "activeForm"):
+            if not isinstance(item.get(field), str):
+                raise ToolArgumentError(NAME, f"todos[{i}].{field}", "is required (a string)")
         for field in ("content", "activeForm"):
             if not item[field].strip():
                 raise ToolArgumentError(NAME, f"todos[{i}].{field}", "must not be empty")
@@ -101,15 +110,17 @@ class TodoList:
 
 def last_list(messages: Sequence[Any]) -> list[dict[str, str]]:
     """The list the last successful todo call in ``messages`` left (empty when it finished
-    every item, or when there is none)."""
+    every item, or when there is none). A call without a result (the one running now, or one
+    a crash interrupted) left nothing."""
     from zpi_host.providers.messages import AssistantMessage, ToolResultMessage
 
-    failed = {m.call_id for m in messages if isinstance(m, ToolResultMessage) and m.is_error}
+    succeeded = {m.call_id for m in messages
+                 if isinstance(m, ToolResultMessage) and not m.is_error}
     for message in reversed(messages):
         if not isinstance(message, AssistantMessage):
             continue
         for call in reversed(message.tool_calls):
-            if call.name in (NAME, "TodoWrite") and call.id not in failed:
+            if call.name in (NAME, "TodoWrite") and call.id in succeeded:
                 try:
                     todos = prepare_todos(call.arguments)
                 except ToolArgumentError:
