@@ -55,7 +55,8 @@ async def test_claude_codes_tools_under_their_names(zpi_env, zpi_model_server, t
             "notebook_path": "n.ipynb", "cell_id": "c1", "new_source": "print(2)"}}]},
         {"text": "done"})
     messages = [m async for m in query(prompt="work", options=loopback_sdk_options(
-        server, ws, permission_mode="acceptEdits"))]
+        server, ws, permission_mode="acceptEdits",
+        tools=["TodoWrite", "LS", "Read", "NotebookRead", "NotebookEdit", "MultiEdit"]))]
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     init = next(m for m in messages if isinstance(m, SystemMessage))
     tools = set(init.data["tools"])
@@ -82,13 +83,22 @@ async def test_claude_codes_tools_under_their_names(zpi_env, zpi_model_server, t
         "notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"}
 
 
-async def test_disallowing_edit_removes_multiedit_too(zpi_env, zpi_model_server, tmp_path):
-    server = zpi_model_server
-    server.add_turns({"text": "ok"})
-    messages = [m async for m in query(prompt="x", options=loopback_sdk_options(
-        server, tmp_path, disallowed_tools=["Edit", "TodoWrite"]))]
-    tools = set(next(m for m in messages if isinstance(m, SystemMessage)).data["tools"])
-    assert not {"Edit", "MultiEdit", "TodoWrite"} & tools and "Write" in tools
+async def test_multiedit_only_when_named_and_disallowing_edit_removes_it(
+        zpi_env, zpi_model_server, tmp_path):
+    async def tools_of(**fields):
+        server = zpi_model_server
+        server.add_turns({"text": "ok"})
+        messages = [m async for m in query(prompt="x", options=loopback_sdk_options(
+            server, tmp_path, **fields))]
+        return set(next(m for m in messages if isinstance(m, SystemMessage)).data["tools"])
+
+    default = await tools_of()
+    assert {"Edit", "TodoWrite", "LS", "NotebookEdit"} <= default  # Claude Code's set
+    assert "MultiEdit" not in default
+    assert "MultiEdit" in await tools_of(tools=["Edit", "MultiEdit"])
+    removed = await tools_of(tools=["Edit", "MultiEdit", "Write", "TodoWrite"],
+                             disallowed_tools=["Edit", "TodoWrite"])
+    assert removed == {"Write"}
 
 
 async def test_an_agent_in_claudes_spelling_gets_the_sdk_tools(zpi_env, zpi_model_server,

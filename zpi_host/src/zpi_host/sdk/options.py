@@ -40,6 +40,9 @@ KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: ``Bash`` or ``bash``) they are removed (other names there are deny rules only: a tool this
 #: session may not have is not an error)
 STANDARD_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep")
+#: standard tools the model sees only when ``tools`` names them: ``MultiEdit`` (``edit`` with
+#: several edits, all or none), which Claude Code's default set no longer has
+ON_REQUEST_TOOLS = ("MultiEdit",)
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
 #: builtins:web's, builtins:todos', builtins:search's ``ls`` and builtins:notebooks' tools);
@@ -427,9 +430,13 @@ class AgentOptions:
         named = [n for names in self._removed_tools().values() for n in names]
         removed = [n for n in named if n in STANDARD_TOOLS]
         optional = [n for n in named if n in OPTIONAL_STANDARD_TOOLS]
-        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
-                               "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
+        # a standard tool Claude Code's default set no longer has (MultiEdit) is there when
+        # ``tools`` names it
+        asked = set(tools) if isinstance(tools, list | tuple) else set()
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
+                               "hide_tools": [*OPTIONAL_TOOLS, *optional, *(
+                                   n for n in ON_REQUEST_TOOLS if n not in asked)]}
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":
                 raise UsageError(f"tools must be a list of names or {{'type': 'preset', "
