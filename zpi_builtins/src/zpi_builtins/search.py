@@ -93,6 +93,24 @@ GREP_PARAMETERS: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 
+LS_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "The folder to list (absolute, or relative "
+                                                  "to the working directory)."},
+        "ignore": {"type": "array", "items": {"type": "string"},
+                   "description": "Glob patterns of names or paths to leave out "
+                                  "(node_modules, *.log, build/)."},
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+LS_DESCRIPTION = """\
+List a folder's files and subfolders as a tree. Files ignored by .gitignore, hidden names and \
+what ignore names are left out. Prefer glob and grep when you know what you are looking for."""
+
+
 GLOB_DESCRIPTION = """\
 Find files by name with a glob pattern (** spans folders, {a,b} alternatives); the newest \
 files come first. Hidden files and folders (.env, .claude/...) are included; files ignored \
@@ -289,6 +307,27 @@ def glob_tool() -> Tool:
                 execute=execute_glob, metadata=_READ_ONLY, prepare=prepare_glob)
 
 
+# ------------------------------------------------------------------------------ ls
+
+
+def ls_tool() -> Tool:
+    """``ls`` (Claude Code's ``LS``): its code, in :mod:`.search_ls`, is imported at the
+    first call."""
+
+    def prepare(arguments: Mapping[str, Any]) -> Any:
+        from .search_ls import prepare_ls
+
+        return prepare_ls(arguments)
+
+    def execute(args: Any, ctx: ToolContext) -> ToolResult:
+        from .search_ls import execute_ls
+
+        return execute_ls(args, ctx)
+
+    return Tool(name="ls", description=LS_DESCRIPTION, parameters=LS_PARAMETERS,
+                execute=execute, metadata=_READ_ONLY, prepare=prepare)
+
+
 # ------------------------------------------------------------------------------ grep
 
 
@@ -406,6 +445,4 @@ def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> list[Tool] | N
     if not enabled(settings, SERVICE):
         return None
     use_ripgrep = service_settings(settings, SERVICE)["ripgrep"] != "off"
-    from .search_ls import ls_tool  # its module (and attrs class) when a session is made
-
     return [glob_tool(), grep_tool(use_ripgrep), ls_tool()]

@@ -16,34 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
+from zpi_host.tools import ToolArgumentError, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["LS_PARAMETERS", "LsArgs", "ls_tool", "prepare_ls"]
+__all__ = ["LsArgs", "execute_ls", "prepare_ls"]
 
 NAME = "ls"
 #: entries shown at most (Claude Code's LS stops at the same number)
 MAX_ENTRIES = 1000
-
-LS_PARAMETERS: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "The folder to list (absolute, or relative "
-                                                  "to the working directory)."},
-        "ignore": {"type": "array", "items": {"type": "string"},
-                   "description": "Glob patterns of names or paths to leave out "
-                                  "(node_modules, *.log, build/)."},
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
-LS_DESCRIPTION = """\
-List a folder's files and subfolders as a tree. Files ignored by .gitignore, hidden names and \
-what ignore names are left out. Prefer glob and grep when you know what you are looking for."""
-
 
 @attrs.frozen
 class LsArgs:
@@ -54,6 +36,7 @@ class LsArgs:
 def prepare_ls(arguments: Mapping[str, Any]) -> LsArgs:
     from zpi_host.tools.base import _check_object
 
+    from .search import LS_PARAMETERS
     from .search_files import GlobError, compile_glob
 
     _check_object(NAME, LS_PARAMETERS, arguments)
@@ -117,10 +100,3 @@ def execute_ls(args: LsArgs, ctx: ToolContext) -> ToolResult:
     if problems:
         details["ignore_file_problems"] = problems
     return ToolResult.text(text, details=details)
-
-
-def ls_tool() -> Tool:
-    return Tool(name=NAME, description=LS_DESCRIPTION, parameters=LS_PARAMETERS,
-                execute=execute_ls, prepare=prepare_ls,
-                metadata=ToolMetadata(read_only=True, concurrency_safe=True,
-                                      side_effects=False))
