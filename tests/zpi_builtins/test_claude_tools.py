@@ -204,7 +204,7 @@ def test_edits_replace_insert_and_delete_as_claudes_notebook_edit():
                       shown="n.ipynb")
     with pytest.raises(ToolArgumentError, match="cell_type"):
         prepare_edit({"notebook_path": "n.ipynb", "new_source": "x", "edit_mode": "insert"})
-    with pytest.raises(ToolArgumentError, match=".ipynb"):
+    with pytest.raises(ToolArgumentError, match=r"\.ipynb"):
         prepare_edit({"notebook_path": "n.py", "new_source": "x", "cell_id": "a"})
 
 
@@ -249,13 +249,9 @@ async def test_notebook_edit_is_an_edit_to_the_permission_modes(zpi_env, tmp_pat
 # ------------------------------------------------------------------------------ agents
 
 
-AGENT = """---
-name: explorer
-description: explores code
-tools: Glob, Grep, LS, Read, NotebookRead, WebFetch, TodoWrite, WebSearch, BashOutput, KillShell, ExitPlanMode
----
-You explore code.
-"""
+AGENT = ("---\nname: explorer\ndescription: explores code\n"
+         "tools: Glob, Grep, LS, Read, NotebookRead, WebFetch, TodoWrite, WebSearch, "
+         "BashOutput, KillShell, ExitPlanMode\n---\nYou explore code.\n")
 
 
 async def test_an_agent_naming_claudes_tools_gets_this_hosts_and_loses_the_rest(

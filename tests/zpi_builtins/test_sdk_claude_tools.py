@@ -65,8 +65,9 @@ async def test_claude_codes_tools_under_their_names(zpi_env, zpi_model_server, t
     uses = [b for m in messages if isinstance(m, AssistantMessage) for b in m.content
             if isinstance(b, ToolUseBlock)]
     assert uses[0].name == "TodoWrite" and uses[0].input == {"todos": TODOS}
-    todo, listed, read, shown, failed, edited, notebook = tool_results(messages)
+    todo, listed, read_a, shown, failed, edited, notebook = tool_results(messages)
     assert not todo.is_error and "Todos have been modified" in todo.content
+    assert not read_a.is_error and "alpha = 1" in read_a.content
     assert listed.content.splitlines() == [f"- {ws}/", "  - a.py", "  - n.ipynb"]
     assert '<cell id="c1">print(1)' in shown.content
     # MultiEdit: all or none (the second edit does not apply, so nothing is written)

@@ -78,7 +78,8 @@ def _output_text(output: Mapping[str, Any]) -> str:
     if kind == "stream":
         text = _text(output.get("text"))
     elif kind in ("execute_result", "display_data"):
-        data = output.get("data") if isinstance(output.get("data"), Mapping) else {}
+        raw = output.get("data")
+        data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         text = _text(data.get("text/plain"))
         images = [k for k in data if isinstance(k, str) and k.startswith("image/")]
         if images:

@@ -317,6 +317,7 @@ def ls_tool() -> Tool:
     def prepare(arguments: Mapping[str, Any]) -> Any:
         from .search_ls import prepare_ls
 
+        _check("ls", LS_PARAMETERS, arguments)
         return prepare_ls(arguments)
 
     def execute(args: Any, ctx: ToolContext) -> ToolResult:

@@ -34,12 +34,10 @@ class LsArgs:
 
 
 def prepare_ls(arguments: Mapping[str, Any]) -> LsArgs:
-    from zpi_host.tools.base import _check_object
-
-    from .search import LS_PARAMETERS
+    """The arguments once the schema check (``search.LS_PARAMETERS``, in the tool's
+    ``prepare``) passed: the path not empty, each ``ignore`` glob readable."""
     from .search_files import GlobError, compile_glob
 
-    _check_object(NAME, LS_PARAMETERS, arguments)
     path = arguments["path"]
     if not path.strip():
         raise ToolArgumentError(NAME, "path", "must not be empty")
