@@ -201,3 +201,4 @@ async def test_skills_are_found_by_folder_and_named_by_their_frontmatter(zpi_env
         await session.dispose()
     assert {"kit:writing-rules", "kit:plain", "kit:bad-name", "project-skill"} <= names
     assert "writing-rules" in session.system_prompt and "project-skill" in session.system_prompt
+
