@@ -102,3 +102,14 @@ async def test_an_async_hook_does_not_hold_up_the_event_and_answers_later(
     told = [e for e in events if getattr(e, "type", "") == "system"]
     assert any("checked in the background" in e.message for e in told)
     assert not any(d.level != "message" for d in hooks.diagnostics), list(hooks.diagnostics)
+
+
+async def test_a_background_handler_is_stopped_at_its_async_timeout(tmp_path):
+    script = ("import time; print('{\"async\": true, \"asyncTimeout\": 300}', flush=True); "
+              "time.sleep(600)")
+    outcome = await run_command(f"{PY} -c {json.dumps(script)}", shell="bash", stdin=b"{}",
+                                env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path, timeout_s=30,
+                                detect_async=True)
+    assert outcome.background is not None and outcome.background.timeout_s == 0.3
+    final = await outcome.background.finish()
+    assert final.timed_out and final.exit_code is None and final.stdout == ""
