@@ -121,7 +121,8 @@ def test_http_and_prompt_handlers_are_read():
     (cmd(timeout="5"), '"timeout" must be a number', True),
     (cmd(once="yes"), '"once" must be true or false', True),
     (cmd(extra=1), "unknown field 'extra' ignored", True),
-    (cmd(**{"async": True}), '"async" handlers are not supported', True),
+    (cmd(**{"async": "yes"}), '"async" must be true or false', True),
+    (cmd(**{"asyncRewake": True}), '"asyncRewake" is not supported', True),
     (cmd(**{"if": "Bash(git *)"}), 'the "if" filter is not supported', True),
 ])
 def test_bad_handlers(handler, expected, kept):
@@ -130,6 +131,13 @@ def test_bad_handlers(handler, expected, kept):
     assert bool(config) is kept
     if kept:  # a bad timeout falls back to the default (None: the plugin's)
         assert config.events["PreToolUse"][0].handlers[0].timeout_s is None
+
+
+def test_async_handlers_are_marked_to_run_in_the_background():
+    config, problems = parse_hooks({"PostToolUse": [{"hooks": [cmd(**{"async": True}),
+                                                               cmd()]}]}, "w")
+    assert problems == []
+    assert [h.run_async for h in config.events["PostToolUse"][0].handlers] == [True, False]
 
 
 def test_bad_groups():

@@ -177,12 +177,12 @@ async def test_tools_picks_and_disallowed_tools_removes(scripted):
     messages = await collect(query("hi", scripted.options(tools=["Read", "Bash"])))
     assert messages[0].data["tools"] == ["Read", "Bash"]
     messages = await collect(query("hi", scripted.options(
-        disallowed_tools=["Bash", "Write", "Grep", "WebSearch", "NotebookEdit"])))
+        disallowed_tools=["Bash", "Write", "Grep", "WebSearch", "ExitPlanMode"])))
     assert messages[0].data["tools"] == ["Read", "Edit", "Glob"]
     warnings = [m.data["message"] for m in messages
                 if isinstance(m, SystemMessage) and m.subtype == "warning"]
     # no noise about Bash, Write, nor WebSearch (builtins:web's, absent here, like TaskOutput)
-    assert len(warnings) == 1 and "NotebookEdit" in warnings[0]
+    assert len(warnings) == 1 and "ExitPlanMode" in warnings[0]
     scripted.turns("c")
     messages = await collect(query("hi", scripted.options(tools=[])))
     assert messages[0].data["tools"] == []

@@ -118,6 +118,9 @@ class Dialect:
     exit2_deny: str = "{reason}"
     #: PostToolUse ``updatedToolOutput`` applies to MCP tools (``mcp__*``) only
     output_replacement_mcp_only: bool = False
+    #: a first line of stdout ``{"async": true, "asyncTimeout": ms}`` sends the handler to
+    #: the background (its later output is its answer)
+    async_answers: bool = False
 
     def plugin(self, name: str) -> str:
         """The registered name of plugin ``name``: ``claude:name``."""
@@ -133,6 +136,25 @@ class Dialect:
         return self.manifest_paths[0]
 
 
+def _former_spellings() -> dict[str, str]:
+    """A matcher's name for a tool -> the name hooks see it by, and back: Claude Code's former
+    spellings (``BashOutput``, ``KillShell``, ``KillBash``, ``Agent``) match what this host
+    shows hooks (``TaskOutput``, ``TaskStop``, ``Task``: :mod:`.hooks.toolnames`), so a
+    plugin written for either version of Claude Code matches the same calls. ``MultiEdit``
+    is its own tool to hooks (the SDK's), not an alias of ``Edit``."""
+    from zpi_host.permissions.toolnames import CLAUDE_SPELLINGS
+
+    out: dict[str, str] = {}
+    for host, spellings in CLAUDE_SPELLINGS.items():
+        seen = "Task" if host == "task" else spellings[0]  # hooks.toolnames.CLAUDE_NAMES
+        others = [s for s in spellings if s not in (seen, "MultiEdit")]
+        for other in others:
+            out[other] = seen
+        if others:
+            out[seen] = others[0]
+    return out
+
+
 CLAUDE = Dialect(
     name="claude",
     product="Claude Code",
@@ -143,6 +165,8 @@ CLAUDE = Dialect(
     stop_feedback="{event} hook feedback: {reason}",
     exit2_deny="{event}:{tool} hook error: {reason}",
     output_replacement_mcp_only=True,
+    async_answers=True,
+    matcher_aliases=_former_spellings(),
     personal_dirs=(
         PersonalDir("user", "~", "", ("skills", "commands", "agents", "context"), "~/.claude"),
         PersonalDir("project", ".", ".claude", ("skills", "commands", "agents", "context"),

@@ -89,6 +89,8 @@ class CommandHandler:
     allowed_env: tuple[str, ...] = ()
     #: ``prompt``: the model to ask (None: the session's)
     model: str | None = None
+    #: ``"async": true``: runs in the background; the event does not wait for it
+    run_async: bool = False
 
 
 @record
@@ -177,13 +179,20 @@ def _handler(raw: Any, where: str, problems: list[str],
     if not isinstance(once, bool):
         problems.append(f"{where}: \"once\" must be true or false, got {once!r}; ignored")
         once = False
-    if raw.get("async") or raw.get("asyncRewake"):
-        problems.append(f"{where}: \"async\" handlers are not supported: it runs like any "
-                        "other handler and the event waits for it")
+    run_async = raw.get("async", False)
+    if not isinstance(run_async, bool):
+        problems.append(f"{where}: \"async\" must be true or false, got {run_async!r}; "
+                        "ignored")
+        run_async = False
+    if raw.get("asyncRewake"):
+        problems.append(f"{where}: \"asyncRewake\" is not supported: the handler runs in "
+                        "the background as with \"async\", and its exit code 2 does not "
+                        "wake the model")
+        run_async = True
     if raw.get("if") is not None:
         problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
                         "every event its matcher matches")
-    return CommandHandler(command, timeout, shell, once, where, args)
+    return CommandHandler(command, timeout, shell, once, where, args, run_async=run_async)
 
 
 def _remote_handler(kind: str, raw: Mapping[str, Any], where: str, problems: list[str],

@@ -74,6 +74,8 @@ class ReadyHandler:
     headers: tuple[tuple[str, str], ...] = ()
     allowed_env: tuple[str, ...] = ()
     model: str | None = None
+    #: ``"async": true``: run in the background from the start
+    run_async: bool = False
 
 
 def _short(command: str, limit: int = 80) -> str:
@@ -132,6 +134,8 @@ class HookEngine(Hookable):
         self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
         self._once_done: set[tuple[str, int]] = set()
         self._data_ready = False
+        #: handlers answering in the background (``async``), until they end
+        self._background: set[Any] = set()
         self._has_once = any(h.once for groups in hooks.events.values() for g in groups
                              for h in g.handlers)
         self._prepare(hooks, substitute)
@@ -180,8 +184,10 @@ class HookEngine(Hookable):
         if argv is not None:
             import shlex
 
-            return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap)
-        return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap)
+            return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap,
+                                run_async=handler.run_async)
+        return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap,
+                            run_async=handler.run_async)
 
     def hook_events(self) -> list[str]:
         """The Claude events this object runs handlers for (for ``--list-plugins``)."""
@@ -343,6 +349,8 @@ class HookEngine(Hookable):
         # redacted before it is logged or shown
         redact = getattr(session, "redact", None) or str
         for handler, result in zip(handlers, results, strict=True):
+            if result.later is not None:
+                self._in_background(event, handler, result.later, session)
             for problem in result.problems:
                 self._report(event, handler.command, redact(problem))
             for message in result.messages:
@@ -356,14 +364,67 @@ class HookEngine(Hookable):
         """Run one handler: its command with the event's JSON (``data``, the encoded
         ``payload``) on stdin. A subclass may answer otherwise (the SDK calls Python callbacks
         with ``payload``) and keeps matching, combining and reporting."""
-        from .output import interpret
+        from .output import HandlerResult, interpret
         from .runner import run_command
 
         argv = None if handler.argv is None else project_dir_filled(handler.argv, cwd)
-        outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
-                                    env=env, cwd=cwd, timeout_s=handler.timeout_s,
-                                    **({} if argv is None else {"program": argv}))
+
+        async def run(detect_async: bool) -> Any:
+            return await run_command(handler.command, shell=handler.shell, stdin=data,
+                                     env=env, cwd=cwd, timeout_s=handler.timeout_s,
+                                     detect_async=detect_async,
+                                     **({} if argv is None else {"program": argv}))
+
+        if handler.run_async:  # "async": true in the configuration: nothing to wait for
+            async def later() -> HandlerResult:
+                outcome = await run(False)
+                return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
+
+            return HandlerResult(later=later())
+        outcome = await run(self.dialect.async_answers)
+        if outcome.background is not None:  # it answered {"async": true} first
+            async def finished() -> HandlerResult:
+                final = await outcome.background.finish()
+                return interpret(event, cap_output(final, handler.output_cap), self.dialect)
+
+            return HandlerResult(later=finished())
         return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
+
+    def _in_background(self, event: str, handler: ReadyHandler, later: Any,
+                       session: Any) -> None:
+        """Let a handler that answers later (``async``) run beside the session, as Claude
+        Code does: the event did not wait for it; when it ends, its ``additionalContext``
+        (and plain context) reaches the model before its next request, its ``systemMessage``
+        the user, its problems the warnings. A decision it gives comes too late and is
+        ignored, with a warning. Still running when the event loop ends (the session's
+        process exits), it is cancelled and its processes stopped."""
+        import asyncio
+
+        async def deliver() -> None:
+            result = await later
+            redact = getattr(session, "redact", None) or str
+            warn = getattr(session, "warn", None)
+            notes = [*result.problems, *result.messages]
+            if result.block or result.stop or result.permission is not None or \
+                    result.updated_input is not None or result.updated_output is not None:
+                notes.append("it answered in the background (async), after the event: its "
+                             "decision is ignored")
+            for note in notes:
+                self._report(event, handler.command, redact(note))
+                if callable(warn):
+                    warn(str(self.diagnostics[-1]))
+            context = join_texts(result.contexts)
+            add_context = getattr(session, "add_context", None)
+            if context and callable(add_context):
+                add_context(redact(context), self.name)
+            tell = getattr(session, "tell_user", None)
+            for message in result.system_messages:
+                if callable(tell):
+                    tell(redact(message), self.name)
+
+        task = asyncio.get_running_loop().create_task(deliver())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def dialect_environment(self, cwd: Path) -> dict[str, str]:
         """The dialect's names for the plugin's root, data folder and the project

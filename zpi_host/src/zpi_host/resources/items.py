@@ -85,6 +85,9 @@ class ResourceSource:
     name (with ``attrs.evolve``) when a plugin returns the source. ``confine``: the folder
     every file of the source must resolve inside (a project's files, which its repository
     ships, may not link out of the project); None: anywhere (the user's own files).
+    ``skills_named_by_frontmatter``: a skill's frontmatter ``name`` names it even when it
+    differs from its folder's, as Claude Code names skills (the Claude adapter's folders);
+    otherwise the two must be equal (the Agent Skills rule).
     """
 
     root: Path = attrs.field(converter=Path)
@@ -95,6 +98,7 @@ class ResourceSource:
     )
     origin: str = "plugin"
     confine: Path | None = attrs.field(default=None, kw_only=True)
+    skills_named_by_frontmatter: bool = attrs.field(default=False, kw_only=True)
 
 
 def qualified(namespace: str | None, name: str) -> str:

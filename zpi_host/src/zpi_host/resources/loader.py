@@ -179,7 +179,8 @@ class ResourceLoader:
             scan.watch(path)
             try:
                 metadata, _ = read_frontmatter(path, root=source.confine)
-                skill = build_skill(folder, path, metadata, source.namespace, source.origin)
+                skill = build_skill(folder, path, metadata, source.namespace, source.origin,
+                                    name_may_differ=source.skills_named_by_frontmatter)
             except FrontmatterError as exc:
                 scan.report(path, "skill", _problem(exc), source.origin)
             except Invalid as exc:

@@ -95,16 +95,20 @@ def _argument_hint(metadata: Mapping[str, Any]) -> str | None:
 
 
 def build_skill(
-    folder: Path, path: Path, metadata: Mapping[str, Any], namespace: str | None, origin: str
+    folder: Path, path: Path, metadata: Mapping[str, Any], namespace: str | None, origin: str,
+    *, name_may_differ: bool = False,
 ) -> Skill:
-    """``skills/<folder>/SKILL.md``: the name defaults to the folder name and must equal it."""
+    """``skills/<folder>/SKILL.md``: the name defaults to the folder name and must equal it,
+    unless ``name_may_differ`` (Claude Code's rule: the frontmatter ``name`` names it)."""
     name = _text(metadata, "name")
     if name is None or name == "":
         name = folder.name
+    elif name_may_differ and skill_name_problem(name) is not None:
+        name = folder.name  # Claude Code's names: an unusable one falls back to the folder's
     problem = skill_name_problem(name)
     if problem:
         raise Invalid(problem)
-    if name != folder.name:
+    if name != folder.name and not name_may_differ:
         raise Invalid(f"skill name {name!r} differs from its folder name {folder.name!r}; "
                       "rename one so they match")
     description = _text(metadata, "description", required=True)

@@ -28,7 +28,7 @@ __all__ = [
 #: Claude's permission modes -> (this host's mode, extra allow rules)
 PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "default": ("ask", ()),
-    "acceptEdits": ("ask", ("Edit", "Write")),
+    "acceptEdits": ("ask", ("Edit", "Write", "NotebookEdit")),
     "plan": ("plan", ()),
     "bypassPermissions": ("bypass", ()),
     "dontAsk": ("ask", ()),
@@ -39,14 +39,20 @@ KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: the tools the SDK layer adds; named bare in ``disallowed_tools`` (in either spelling:
 #: ``Bash`` or ``bash``) they are removed (other names there are deny rules only: a tool this
 #: session may not have is not an error)
-STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+STANDARD_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep")
+#: standard tools the model sees only when ``tools`` names them: ``MultiEdit`` (``edit`` with
+#: several edits, all or none), which Claude Code's default set no longer has
+ON_REQUEST_TOOLS = ("MultiEdit",)
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
-#: builtins:web's tools); removed bare like STANDARD_TOOLS
-OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch")
+#: builtins:web's, builtins:todos', builtins:search's ``ls`` and builtins:notebooks' tools);
+#: removed bare like STANDARD_TOOLS
+OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch",
+                           "TodoWrite", "LS", "NotebookRead", "NotebookEdit")
 #: the plugin and service tools those stand in for, hidden under their own names
 OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search", "glob",
-                  "grep", "list_mcp_resources", "read_mcp_resource")
+                  "grep", "list_mcp_resources", "read_mcp_resource", "todo_write", "ls",
+                  "notebook_read", "notebook_edit")
 
 
 @attrs.define
@@ -446,12 +452,16 @@ class AgentOptions:
     def _tool_selection(self) -> dict[str, Any]:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
-        named = self._removed_tools().values()
+        named = [n for names in self._removed_tools().values() for n in names]
         removed = [n for n in named if n in STANDARD_TOOLS]
         optional = [n for n in named if n in OPTIONAL_STANDARD_TOOLS]
-        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
-                               "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
+        # a standard tool Claude Code's default set no longer has (MultiEdit) is there when
+        # ``tools`` names it
+        asked = set(tools) if isinstance(tools, list | tuple) else set()
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
+                               "hide_tools": [*OPTIONAL_TOOLS, *optional, *(
+                                   n for n in ON_REQUEST_TOOLS if n not in asked)]}
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":
                 raise UsageError(f"tools must be a list of names or {{'type': 'preset', "
@@ -471,15 +481,18 @@ class AgentOptions:
                                  if mcp_tool_name(key, t.name) not in picked]
         return out
 
-    def _removed_tools(self) -> dict[str, str]:
-        """The bare names in ``disallowed_tools`` that name a standard tool, in either spelling
-        (``Bash`` or ``bash``), each with the standard name it removes."""
+    def _removed_tools(self) -> dict[str, tuple[str, ...]]:
+        """The bare names in ``disallowed_tools`` that name a standard tool, in any spelling
+        (``Bash`` or ``bash``; ``Edit`` also removes ``MultiEdit``, the same tool), each with
+        the standard names it removes."""
         standard = {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, ...]] = {}
         for entry in self.disallowed_tools:
-            name = next((n for n in same_tool(entry) if n in standard), None)
-            if name is not None:
-                out[entry] = name
+            names = tuple(n for n in same_tool(entry) if n in standard)
+            if entry in standard and entry != "Edit":
+                names = (entry,)  # MultiEdit alone leaves Edit; Edit takes MultiEdit too
+            if names:
+                out[entry] = names
         return out
 
     def _permissions(self) -> dict[str, Any]:

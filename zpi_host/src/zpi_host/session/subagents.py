@@ -88,17 +88,25 @@ def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None
 
 def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
                  exclude: Collection[str]) -> list[Any]:
+    """The child's tools: the parent's (never one that starts sub-agents), or those its
+    definition names, in either spelling (:func:`~zpi_host.permissions.toolnames.pick_tools`:
+    ``Read`` is ``read`` in the CLI). A name the child cannot have (no such tool here, or
+    the parent lacks it) is left out with a warning naming it, as Claude Code leaves out a
+    tool it does not know, so the agent still starts."""
+    from ..permissions.toolnames import pick_tools
+
     tools = {n: t for n, t in parent.tools.items()
              if n not in exclude and not t.metadata.spawns_subagents}
     if definition is None or definition.tools is None:
         return list(tools.values())
-    unknown = [n for n in definition.tools if n not in tools]
-    if unknown:
+    picked, missing = pick_tools(definition.tools, tools)
+    if missing:
         where = definition.path or f"defined by {definition.origin}"
-        raise SubagentError(f"agent {agent_type!r} ({where}) names tool(s) "
-                            f"{', '.join(unknown)} that its sub-agents cannot have; available: "
-                            f"{', '.join(sorted(tools)) or 'none'}")
-    return [tools[n] for n in definition.tools]
+        parent.warnings.append(
+            f"agent {agent_type!r} ({where}) names tool(s) {', '.join(missing)} that this "
+            f"session's sub-agents cannot have; it runs without them (available: "
+            f"{', '.join(sorted(tools)) or 'none'})")
+    return [tools[n] for n in picked]
 
 
 INHERIT = "inherit"
@@ -191,9 +199,10 @@ async def run_subagent(
 ) -> SubagentResult:
     """Run ``prompt`` in a child session of ``parent`` until it stops; the child's last text
     (or its error) is the result. Raises :class:`SubagentError` before anything runs when the
-    agent type is unknown, denied by an ``agent:`` rule, or names a tool the child cannot
-    have. ``extra_tools`` are added to the child's (the tools of the MCP servers its
-    definition names), replacing a tool of the same name; never one that starts sub-agents."""
+    agent type is unknown or denied by an ``agent:`` rule; a tool the definition names that
+    the child cannot have is left out with a warning. ``extra_tools`` are added to the child's
+    (the tools of the MCP servers its definition names), replacing a tool of the same name;
+    never one that starts sub-agents."""
     from ..tools.file_state import FileReadState
     from ..transcript.records import new_uuid
     if not isinstance(agent_type, str) or not agent_type:

@@ -195,6 +195,14 @@ SCHEMA = Section("", "keep", (
                 Setting("model", or_null(STRING), None,
                         "the model that writes titles (null: the session's model)"),
             )),
+            Section("todos", "warn", (
+                Setting("enabled", BOOL, True, "the `todo_write` tool (Claude Code's "
+                        "`TodoWrite`): the model's task list"),
+            )),
+            Section("notebooks", "warn", (
+                Setting("enabled", BOOL, True, "the `notebook_read` and `notebook_edit` tools "
+                        "for Jupyter notebooks"),
+            )),
             Section("subagents", "warn", (
                 Setting("enabled", BOOL, True, "the `task` tool, which starts sub-agents"),
                 Setting("max_turns", or_null(whole(1)), None,
@@ -290,7 +298,7 @@ SCHEMA = Section("", "keep", (
                         "`prune` drops them from the context"),
             )),
             Section("search", "warn", (
-                Setting("enabled", BOOL, True, "the `glob` and `grep` tools"),
+                Setting("enabled", BOOL, True, "the `glob`, `grep` and `ls` tools"),
                 Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "
                         "when `rg` is on PATH (auto) or always in pure Python (off)"),
             )),
