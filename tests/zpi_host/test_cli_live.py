@@ -12,7 +12,8 @@ from zpi_host.agent.events import (
     ToolStart,
     ToolUpdateEvent,
 )
-from zpi_host.cli.live import LiveDisplay, key_argument, size_of
+from zpi_host.cli.live import LiveDisplay, key_argument
+from zpi_host.cli.tool_lines import outcome
 from zpi_host.providers.messages import TextContent, ToolResultMessage
 from zpi_host.session.ports import TaskInfo
 
@@ -105,7 +106,7 @@ def test_key_argument_and_size():
     assert key_argument({"x": 1, "other": "first string"}) == "first string"
     assert key_argument("not a mapping") == ""
     one = ToolResultMessage("c", "t", (TextContent("hello"),))
-    assert size_of(one) == "5 bytes"
+    assert outcome(one) == "1 line"
 
 
 def test_the_model_and_commands_cannot_drive_the_terminal():

@@ -67,6 +67,7 @@ class Chat:
         self.out = sys.stdout
         self._asking: Any = None  # an anyio.Lock, made in the event loop
         self._distrusted = False  # the user said no to trusting the project: not asked again
+        self.last_thinking = ""  # the model's last reasoning, whole (Ctrl-O shows it)
         self.builtins: dict[str, Callable[[str], Awaitable[None]]] = {
             "help": self._help, "model": self._model, "compact": self._compact,
             "clear": self._clear, "resume": self._resume, "cost": self._cost,
@@ -138,12 +139,18 @@ class Chat:
             if unsubscribe is not None:
                 unsubscribe()
             self.live = None
+        if live is not None and live.last_thinking:
+            self.last_thinking = live.last_thinking
         if signals.code is not None:
             self._say("interrupted: the run stopped; the session goes on", error=True)
         elif result.is_error:
             self._say(f"error: {result.result}", error=True)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, self.out), file=self.out, flush=True)
+        if live is not None:
+            from .tool_lines import footer
+
+            live.footer(footer(result))
 
     # ----------------------------------------------------------------- session handling
 

@@ -379,6 +379,10 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
             print_error(result.result)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, sys.stdout))
+        if live is not None:
+            from .tool_lines import footer
+
+            live.footer(footer(result))
     else:
         print(json.dumps(result_dict(result)), flush=True)
     if timings is not None:
@@ -390,13 +394,14 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
 
 def live_display(verbose: bool = False) -> LiveDisplay | None:
     """The live display when stdout and stderr are a terminal, else None; ``verbose`` shows
-    the model's reasoning whole."""
+    the model's reasoning whole. The model's Markdown is rendered when rich is installed."""
     from .live import LiveDisplay, colours_wanted, wanted
+    from .markdown import available
 
     if not wanted(sys.stdout, sys.stderr):
         return None
     return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr),
-                       verbose=verbose)
+                       verbose=verbose, markdown=available())
 
 
 def paused(call: Any, current: Callable[[], LiveDisplay | None]) -> Any:
