@@ -65,6 +65,9 @@ def test_a_chat_runs_prompts_in_one_session_and_ctrl_c_stops_only_the_run(tmp_pa
     chat.term.send("\x03")  # Ctrl-C: SIGINT for the run
     chat.expect(r"✗ bash sleep 30 · error: interrupted")
     chat.expect(r"interrupted: the run stopped; the session goes on")
+    # the Ctrl-C line clears the spinner first: it stands alone on the screen
+    assert "\r\x1b[Kzpi-host: SIGINT: stopping the run" in chat.term.output
+    assert "zpi-host: SIGINT: stopping the run (again to exit at once)" in chat.term.screen
     chat.say("are you there?")
     chat.expect(r"still here")
     chat.say("/cost")
@@ -118,7 +121,8 @@ def test_ask_mode_asks_on_the_terminal_while_the_display_waits(tmp_path):
     term.read_until(r"allow\? \[y\]es")
     term.send("y\r")
     assert term.finish() == 0
-    assert "│ approved-and-ran" in term.text and term.text.rstrip().endswith("done")
+    assert "│ approved-and-ran" in term.text and term.screen[-2] == "done"
+    assert re.fullmatch(r"2 turns · 0 in, 0 out tokens · \$0\.0000 · \d+\.\ds", term.screen[-1])
 
 
 def test_the_approval_question_shows_every_control_character_of_the_command(tmp_path):
@@ -166,6 +170,9 @@ def test_a_run_at_a_terminal_asks_about_an_edit_with_its_diff(tmp_path):
     shown = term.read_until(r"allow\? \[y\]es")
     assert re.search(r"edit:\s*\n\s+greet\.py\s*\n\s+\+1 -1 lines \(.*greet\.py\)", shown)
     assert re.search(r'\n\s+-    return "Helo"\s*\n\s+\+    return "Hello"', shown)
+    # the question's diff is coloured as the display's is
+    assert '\x1b[31m-    return "Helo"\x1b[0m' in term.output
+    assert '\x1b[32m+    return "Hello"\x1b[0m' in term.output
     term.send("y\r")
     assert term.finish() == 0
     assert '"Hello"' in (tmp_path / "greet.py").read_text()

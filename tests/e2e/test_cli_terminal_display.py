@@ -87,3 +87,17 @@ def test_output_counts_say_what_they_count(tmp_path: Path) -> None:
     line = next(line for line in term.screen if line.startswith("✓ bash seq"))
     assert re.search(r" · 100000 lines, kept \d+ \(its start and end\) · ", line)
     assert "  │ 100000" in term.screen
+
+
+def test_without_rich_the_text_streams_as_it_comes(tmp_path: Path) -> None:
+    from tests.e2e.test_cli_terminal import environment
+    from tests.helpers.cli import zpi_without
+    from tests.helpers.terminal import Terminal
+
+    command = zpi_without(tmp_path, "rich")
+    model = script(tmp_path, {"text": MARKDOWN})
+    term = Terminal([*command, "run", "--model", model, "plan it"], cwd=tmp_path,
+                    env=environment(tmp_path))
+    assert term.finish() == 0, term.text
+    assert term.screen[0] == "# Plan" and "```python" in term.screen
+    assert re.fullmatch(FOOTER, term.screen[-1])

@@ -201,11 +201,12 @@ class Chat:
 
     async def _approve(self, name: str, arguments: Any, context: Any) -> Any:
         """Ask on the terminal whether a call may run (Ctrl-C at the question: no)."""
-        from ..permissions.approver import answer_decision, approval_question
+        from ..permissions.approver import answer_decision, approval_question, wants_colour
 
-        about, question = approval_question(name, arguments, context)
-        try:
-            answer = await self._at_prompt(about, question)
+        about, question = approval_question(name, arguments, context,
+                                            colour=wants_colour(self.out))
+        try:  # the question shows every control character already: printed as it is
+            answer = await self._at_prompt(about, question, safe=True)
         except KeyboardInterrupt:
             answer = "n"
         return answer_decision(answer, name, context)
@@ -244,10 +245,12 @@ class Chat:
             answers[q.question] = TerminalAsker.parse(q, line.strip())
         return answers
 
-    async def _at_prompt(self, about: str, question: str) -> str | None:
+    async def _at_prompt(self, about: str, question: str, *, safe: bool = False
+                         ) -> str | None:
         """Print ``about``, then read one line at ``question`` through prompt-toolkit (a
         question stopped by the run's end leaves no reader behind), one question at a time
-        even for parallel calls, with the live display paused. None at end of input."""
+        even for parallel calls, with the live display paused. None at end of input;
+        ``safe``: ``about`` shows its control characters already (its escapes are ours)."""
         import anyio
         from prompt_toolkit import PromptSession
 
@@ -258,7 +261,8 @@ class Chat:
             if live is not None:
                 live.pause()
             try:
-                print(shown(about, self.out, exact=True), file=self.out, flush=True)
+                print(about if safe else shown(about, self.out, exact=True), file=self.out,
+                      flush=True)
                 try:
                     answer: str = await PromptSession().prompt_async(question)
                 except EOFError:
