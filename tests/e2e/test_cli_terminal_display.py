@@ -101,3 +101,24 @@ def test_without_rich_the_text_streams_as_it_comes(tmp_path: Path) -> None:
     assert term.finish() == 0, term.text
     assert term.screen[0] == "# Plan" and "```python" in term.screen
     assert re.fullmatch(FOOTER, term.screen[-1])
+
+
+def test_the_plugin_table_fits_the_terminal_and_wide_keeps_it_whole(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.e2e.test_cli_terminal import EXE, environment
+    from tests.helpers.terminal import Terminal
+
+    for columns in (80, 100, 120):
+        term = Terminal([EXE, "--list-plugins"], cwd=tmp_path, env=environment(tmp_path),
+                        columns=columns)
+        assert term.finish() == 0, term.text
+        assert max(len(line) for line in term.screen) <= columns, term.screen
+        assert "    contributes: tools: bash, edit, read, write" in term.screen
+    term = Terminal([EXE, "--list-plugins", "--wide"], cwd=tmp_path,
+                    env=environment(tmp_path), columns=80)
+    assert term.finish() == 0, term.text
+    piped = subprocess.run([EXE, "--list-plugins"], capture_output=True, text=True,
+                           cwd=tmp_path, env=environment(tmp_path), timeout=60)
+    assert term.screen == piped.stdout.rstrip("\n").split("\n")  # --wide: the piped table
+    assert max(len(line) for line in term.screen) > 80

@@ -26,7 +26,7 @@ from .startup import import_plugin_modules, pause_gc, resume_gc
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
 
-LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict", "--wide"})
 LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
 
 
@@ -140,6 +140,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
                         help="list every plugin: where it came from, its hooks, what it "
                              "contributes, its status")
     parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
+    parser.add_argument("--wide", action="store_true",
+                        help="with --list-plugins on a terminal: every column on one line, "
+                             "however wide (default: fit the terminal's width)")
     parser.add_argument("--strict", action="store_true",
                         help="with --list-plugins: exit 1 when a plugin failed to load; with "
                              "a command: a plugin that fails to load is an error")
@@ -255,6 +258,7 @@ def _main(argv: Sequence[str] | None) -> int:
         cwd = listing["--cwd"]
         return list_plugins(blocked, as_json=bool(listing["--json"]),
                             strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
+                            wide=bool(listing["--wide"]),
                             plugin_dirs=listing["--plugin-dir"],
                             zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     only = given_command(rest)
@@ -280,6 +284,7 @@ def _main(argv: Sequence[str] | None) -> int:
             from .list_plugins import list_plugins
 
             return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
+                                wide=args.wide,
                                 plugin_dirs=args.plugin_dir,
                                 zcode_plugin_dirs=args.zcode_plugin_dir,
                                 modules=import_plugin_modules(modules, args.cwd))

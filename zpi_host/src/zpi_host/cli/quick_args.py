@@ -33,7 +33,7 @@ TOP_OPTIONS: Options = {
     "--plugin-dir": ("plugin_dir", "append"), "--zcode-plugin-dir": ("zcode_plugin_dir", "append"),
 }
 #: the top-level flags a run never gives (they ask for something else): False
-TOP_FLAGS = ("version", "list_plugins", "json")
+TOP_FLAGS = ("version", "list_plugins", "json", "wide")
 
 #: the options of ``run`` (cli/run.py: add_run_parser)
 RUN_OPTIONS: Options = {
