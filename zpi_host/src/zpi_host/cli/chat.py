@@ -52,6 +52,9 @@ def chat_command(args: Any, blocked: list[str]) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliUsageError("chat needs a terminal; to run one prompt from a script use "
                             "zpi-host run PROMPT (or zpi-host run - < file)")
+    from .picker import resolve_pick
+
+    resolve_pick(args)  # -r alone: the session is picked before the chat starts
     import anyio
 
     return anyio.run(Chat(args, blocked).main)

@@ -49,7 +49,8 @@ RUN_OPTIONS: Options = {
     "--verbose": ("verbose", "flag"), "--permission-mode": ("permission_mode", PERMISSION_MODES),
     "--allow": ("allow", "append"), "--deny": ("deny", "append"),
     "--add-dir": ("add_dir", "append"), "--resume": ("resume", "value"),
-    "--continue": ("continue_recent", "flag"), "--no-session": ("no_session", "flag"),
+    "-r": ("resume", "value"), "--continue": ("continue_recent", "flag"),
+    "-c": ("continue_recent", "flag"), "--no-session": ("no_session", "flag"),
     "--session-store": ("session_store", "value"), "--project-key": ("project_key", "value"),
 }
 #: defaults other than False (flags), None (values) and [] (lists)

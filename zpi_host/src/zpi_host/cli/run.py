@@ -59,11 +59,15 @@ def add_permission_options(parser: Any) -> None:
 
 
 def add_session_options(parser: Any) -> None:
-    """``--resume``, ``--continue``, ``--no-session`` (run and chat)."""
+    """``-r``/``--resume``, ``-c``/``--continue``, ``--no-session`` (run and chat)."""
+    from .picker import PICK
+
     session = parser.add_mutually_exclusive_group()
-    session.add_argument("--resume", metavar="ID", default=None,
-                         help="continue the session ID (see: zpi-host sessions list)")
-    session.add_argument("--continue", dest="continue_recent", action="store_true",
+    session.add_argument("-r", "--resume", metavar="ID", nargs="?", const=PICK, default=None,
+                         help="continue the session ID (a prefix will do; see: zpi-host "
+                              "sessions list); without ID on a terminal: pick one of the "
+                              "recent sessions")
+    session.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
                          help="continue the most recent session of this directory")
     session.add_argument("--no-session", action="store_true",
                          help="keep the session in memory only (no transcript file)")
@@ -194,6 +198,9 @@ def run_command(args: Any, blocked: list[str]) -> int:
             "--project-key chooses a session store's scope; use it with --session-store"),
             EXIT_USAGE)
     try:
+        from .picker import resolve_pick
+
+        resolve_pick(args)
         args.prompt = read_prompt(args.prompt, sys.stdin)
         if args.resume:
             from ..session.assembly import resolve_agent_dir
