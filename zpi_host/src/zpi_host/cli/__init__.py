@@ -99,7 +99,7 @@ def versions() -> list[tuple[str, str]]:
 
 
 #: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
-COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp")
+COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp", "completion")
 
 
 def given_command(args: Sequence[str]) -> str | None:
@@ -312,6 +312,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .mcp import mcp_command
 
             return mcp_command(args, blocked)
+        if args.command == "completion":
+            from .completion import completion_command
+
+            return completion_command(args)
     except CliUsageError as exc:
         print_error(exc)
         return EXIT_USAGE
