@@ -108,3 +108,14 @@ def test_the_fish_script_loads_in_fish_and_completes(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     offered = [line.split("\t")[0] for line in out.stdout.splitlines()]
     assert "--verbose" in offered and session_id in offered and "list" in offered
+
+
+@pytest.mark.parametrize("command", [(), ("run",), ("chat",), ("prompt",), ("sessions",),
+                                     ("models",), ("mcp",), ("completion",)])
+def test_every_command_has_examples_in_its_help(tmp_path: Path, command: tuple[str, ...]):
+    out = subprocess.run([EXE, *command, "--help"], capture_output=True, text=True,
+                         cwd=tmp_path, env=shell_env(tmp_path), timeout=60)
+    assert out.returncode == 0, out.stderr
+    examples = out.stdout.split("examples:\n", 1)[1].splitlines()
+    assert examples[0].startswith("  zpi-host") or examples[0].startswith("  source")
+    assert all("zpi-host" in line for line in examples[:2])

@@ -131,8 +131,14 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     parser = argparse.ArgumentParser(
         prog="zpi-host",
         description="A plugin-driven host for coding agents.",
-        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command; "
-               "-p MODULE loads the Python module MODULE as a plugin for this command.",
+        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command;\n"
+               "-p MODULE loads the Python module MODULE as a plugin for this command.\n\n"
+               "examples:\n  zpi-host                          # a chat, on a terminal\n"
+               "  zpi-host run \"fix the typo in greet.py\" --permission-mode acceptEdits\n"
+               "  zpi-host --list-plugins\n  zpi-host sessions list\n"
+               "  source <(zpi-host completion bash)\n\n"
+               "zpi-host COMMAND --help shows each command's options and examples.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of the installed zpi distributions")

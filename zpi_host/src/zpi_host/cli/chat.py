@@ -33,11 +33,20 @@ HELP = {
 
 
 def add_chat_parser(commands: Any) -> None:
+    import argparse
+
     from .run import add_assembly_options, add_permission_options, add_session_options
 
     chat = commands.add_parser(
         "chat", help="an interactive session (also: zpi-host alone, on a terminal)",
-        description="Talk to the agent: each line is a prompt; /help lists the commands.")
+        description="Talk to the agent: each line is a prompt; /help lists the commands.",
+        epilog="examples:\n  zpi-host chat\n  zpi-host chat -c                 # continue "
+               "this directory's last session\n  zpi-host chat -r                 # pick a "
+               "recent session\n  zpi-host chat --model sonnet --permission-mode "
+               "acceptEdits\n\nin the chat: Tab completes /commands, their arguments and "
+               "@file mentions;\nCtrl-O shows the last reasoning whole; Ctrl-C stops a run; "
+               "Ctrl-D leaves.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_assembly_options(chat)
     add_permission_options(chat)
     add_session_options(chat)

@@ -20,9 +20,22 @@ if TYPE_CHECKING:
     from .signals import RunSignals
 
 
+RUN_EXAMPLES = """examples:
+  zpi-host run "fix the failing test" --permission-mode acceptEdits
+  zpi-host run -c "now add a test for it"          # continue this directory's last session
+  zpi-host run "what changed?" -r                  # pick a recent session (on a terminal)
+  zpi-host run --allow 'bash(pytest:*)' "run the tests and fix what fails"
+  zpi-host run --image screenshot.png "what is wrong in this dialog?"
+  git diff | zpi-host run - --output-format json   # the prompt from stdin, a JSON result"""
+
+
 def add_run_parser(commands: Any) -> None:
+    import argparse
+
     run = commands.add_parser("run", help="run the agent on a prompt",
-                              description="Run the agent on PROMPT until it stops.")
+                              description="Run the agent on PROMPT until it stops.",
+                              epilog=RUN_EXAMPLES,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("prompt", nargs="?", default=None,
                      help="what the agent should do; '-' or no PROMPT with piped input: read "
                           "it from stdin")
