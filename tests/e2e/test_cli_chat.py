@@ -311,3 +311,49 @@ def test_a_failed_model_switch_keeps_the_old_session(tmp_path):
     (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
     assert transcript.stem == session_id
     assert "still there?" in transcript.read_text()
+
+
+def test_tab_completes_commands_and_mentions_and_a_mention_sends_the_file(tmp_path):
+    (tmp_path / "notes.txt").write_text("the secret word is kiwi\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/app.py").write_text("print('hi')\n")
+    model = script(tmp_path,
+                   {"thinking": "The notes name a fruit.", "text": "It is kiwi.",
+                    "usage": {"input_tokens": 900, "output_tokens": 5}},
+                   {"text": "ok"})
+    chat = Chat(tmp_path, "--model", model)
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("/mod\t")  # one command starts so: Tab completes it
+    chat.expect(r"/model")
+    chat.term.send("\r")
+    chat.expect(r"model: scripted")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("what does @no\t")
+    chat.expect(r"@notes\.txt")
+    chat.term.send(" say?\r")
+    chat.expect(r"It is kiwi\.")
+    chat.expect(r"1 turn · 900 in, 5 out tokens")  # the footer of each turn
+    chat.say("/context")
+    shown = chat.expect(r"tool_results: \d+")
+    block = shown[shown.rindex("context: "):]
+    total = int(re.search(r"context: (?:about )?(\d+) tokens", block).group(1))
+    parts = [int(n) for n in re.findall(r"^\s+\w+: (\d+)\s*$", block, re.MULTILINE)]
+    assert len(parts) == 4 and sum(parts) == total  # the categories add up to the total
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\x0f")  # Ctrl-O: the last reasoning, whole
+    chat.expect(r"The notes name a fruit\.")
+    chat.prompts += 1  # the prompt is drawn again under what Ctrl-O printed
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("@src/\t")
+    chat.expect(r"@src/app\.py")
+    chat.term.send("\r")
+    chat.expect(r"\bok\b")
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    text = transcript.read_text()
+    assert "what does @notes.txt say?" in text
+    assert '<file path=\\"notes.txt\\">\\nthe secret word is kiwi\\n</file>' in text
+    assert '<file path=\\"src/app.py\\">' in text

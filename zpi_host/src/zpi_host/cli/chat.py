@@ -30,6 +30,10 @@ HELP = {
     "/permissions": "the permission mode, rules and workspace roots",
     "/exit": "leave (also Ctrl-D)",
 }
+#: what /help says about the keys
+KEYS = ("Alt-Enter or a trailing \\ starts a new line; Tab completes /commands, their "
+        "arguments and @file mentions (the file's text goes with the prompt); Ctrl-O shows the "
+        "last reasoning whole; Ctrl-C stops a run.")
 
 
 def add_chat_parser(commands: Any) -> None:
@@ -137,9 +141,17 @@ class Chat:
             self._say(f"error: {exc}", error=True)
 
     async def _run(self, text: str) -> None:
-        """One run, shown live; the first Ctrl-C aborts it and the session stays open."""
+        """One run, shown live; the first Ctrl-C aborts it and the session stays open.
+        ``@path`` mentions bring the files' contents (:mod:`.chat_input`)."""
+        from pathlib import Path
+
+        from .chat_input import expand_mentions
         from .run import live_display, run_live
         from .signals import RunSignals
+
+        text, notes = expand_mentions(text, Path(self.session.view.cwd))
+        for note in notes:
+            self._say(note, dim=True)
 
         live = self.live = live_display()
         unsubscribe = self.session.subscribe(live) if live is not None else None
@@ -159,7 +171,7 @@ class Chat:
             self._say(f"error: {result.result}", error=True)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, self.out), file=self.out, flush=True)
-        if live is not None:
+        if live is not None and result.num_turns:
             from .tool_lines import footer
 
             live.footer(footer(result))
@@ -317,8 +329,41 @@ class Chat:
             history: Any = FileHistory(str(agent_dir / "chat_history"))
         except OSError:
             history = InMemoryHistory()
+        @keys.add("c-o")  # Ctrl-O: the model's last reasoning, whole (as Claude Code's)
+        def _thinking(event: Any) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            text = self.last_thinking.strip() or "(no reasoning shown yet in this chat)"
+            run_in_terminal(lambda: self._say(text, dim=True))
+
+        from pathlib import Path
+
+        from .chat_input import ChatCompleter
+
+        completer = ChatCompleter(lambda: Path(self.session.view.cwd), self._command_names,
+                                  self._argument_values)
         return PromptSession(history=history, key_bindings=keys, multiline=True,
-                             prompt_continuation="  ")
+                             prompt_continuation="  ", completer=completer,
+                             complete_while_typing=False)
+
+    def _command_names(self) -> dict[str, str]:
+        """The slash commands Tab completes: the chat's own, then the session's."""
+        names = {name.split()[0][1:]: about for name, about in HELP.items()}
+        names["exit"] = HELP["/exit"]
+        resources = self.session.resources if self.session is not None else None
+        for command in resources.commands if resources is not None else ():
+            names.setdefault(command.name, command.description or "(a command)")
+        return names
+
+    def _argument_values(self, name: str) -> list[str]:
+        """What Tab completes after ``/model `` (the catalog's models) and ``/resume ``
+        (this directory's sessions)."""
+        from .completion import _values
+
+        kinds = {"model": "models", "resume": "sessions"}
+        if name not in kinds or self.session is None:
+            return []
+        return _values(kinds[name], str(self.session.view.cwd))
 
     # ------------------------------------------------------------------ slash commands
 
@@ -331,7 +376,7 @@ class Chat:
             lines.append("")
             lines += [f"/{c.name.ljust(width - 1)}  {c.description or '(a command)'}"
                       for c in own]
-        lines.append("\nAlt-Enter or a trailing \\ starts a new line; Ctrl-C stops a run.")
+        lines.append("\n" + KEYS)
         self._say("\n".join(lines))
 
     async def _model(self, argument: str) -> None:
@@ -374,16 +419,7 @@ class Chat:
                   f"cost ${self.session.total_cost_usd:.4f}")
 
     async def _context(self, argument: str) -> None:
-        usage = self.session.get_context_usage()
-        about = "about " if usage.estimated else ""
-        total = "unknown" if usage.total_tokens is None else f"{about}{usage.total_tokens}"
-        window = usage.context_window
-        share = f" of {window} ({usage.fraction_used:.0%})" if window and \
-            usage.fraction_used is not None else ""
-        lines = [f"context: {total} tokens{share}"]
-        lines += [f"  {name}: {'?' if c.tokens is None else c.tokens}"
-                  for name, c in usage.categories.items()]
-        self._say("\n".join(lines))
+        self._say("\n".join(context_lines(self.session.get_context_usage())))
 
     async def _permissions(self, argument: str) -> None:
         from ..session.assembly import INTERNAL_RULE_SOURCES
@@ -413,10 +449,41 @@ class Chat:
 
         return resolve_agent_dir(None, os.environ)
 
-    def _say(self, text: str, *, error: bool = False) -> None:
-        from .live import RED, RESET, colours_wanted
+    def _say(self, text: str, *, error: bool = False, dim: bool = False) -> None:
+        from .live import DIM, RED, RESET, colours_wanted
 
         text = shown(text, self.out)
-        if error and colours_wanted(self.out):
-            text = f"{RED}{text}{RESET}"
+        if (error or dim) and colours_wanted(self.out):
+            text = f"{RED if error else DIM}{text}{RESET}"
         print(text, file=self.out, flush=True)
+
+
+def context_lines(usage: Any) -> list[str]:
+    """``/context``: the total, then the categories, which add up to it. The provider counts
+    the whole request; the categories are character estimates, so when both are known they
+    are shown as shares of the provider's count (largest remainders), and said to be."""
+    about = "about " if usage.estimated else ""
+    total = usage.total_tokens
+    window = usage.context_window
+    share = f" of {window} ({usage.fraction_used:.0%})" if window and \
+        usage.fraction_used is not None else ""
+    lines = [f"context: {'unknown' if total is None else f'{about}{total}'} tokens{share}"]
+    parts = {name: c.tokens for name, c in usage.categories.items()}
+    known = {name: tokens for name, tokens in parts.items() if tokens is not None}
+    estimated = sum(known.values())
+    if total is not None and len(known) == len(parts) and estimated and estimated != total:
+        parts = dict(apportion(known, total))
+        lines[0] += " (the categories: estimated shares of it)"
+    lines += [f"  {name}: {'?' if tokens is None else tokens}" for name, tokens in parts.items()]
+    return lines
+
+
+def apportion(parts: dict[str, int], total: int) -> dict[str, int]:
+    """``parts`` scaled to sum to ``total`` exactly (largest remainder)."""
+    whole = sum(parts.values())
+    exact = {name: value * total / whole for name, value in parts.items()}
+    shares = {name: int(value) for name, value in exact.items()}
+    left = total - sum(shares.values())
+    for name in sorted(exact, key=lambda n: exact[n] - shares[n], reverse=True)[:left]:
+        shares[name] += 1
+    return shares

@@ -399,7 +399,7 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
             print_error(result.result)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, sys.stdout))
-        if live is not None:
+        if live is not None and result.num_turns:
             from .tool_lines import footer
 
             live.footer(footer(result))
