@@ -45,7 +45,7 @@ RUN_OPTIONS: Options = {
     "--zcode-plugin-dir": ("run_zcode_plugin_dir", "append"), "--base-url": ("base_url", "value"),
     "--trust-project": ("trust_project", "flag"),
     "--mcp-config": ("mcp_config", "append"), "--strict-mcp-config": ("strict_mcp_config", "flag"),
-    "--max-turns": ("max_turns", "int"), "--output-format": ("output_format", OUTPUT_FORMATS),
+    "--max-turns": ("max_turns", "int"), "--image": ("images", "append"), "--output-format": ("output_format", OUTPUT_FORMATS),
     "--verbose": ("verbose", "flag"), "--permission-mode": ("permission_mode", PERMISSION_MODES),
     "--allow": ("allow", "append"), "--deny": ("deny", "append"),
     "--add-dir": ("add_dir", "append"), "--resume": ("resume", "value"),

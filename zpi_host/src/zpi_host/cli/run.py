@@ -41,6 +41,9 @@ def add_run_parser(commands: Any) -> None:
                           "it from stdin")
     add_assembly_options(run)
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
+    run.add_argument("--image", dest="images", action="append", default=[], metavar="FILE",
+                     help="attach the image FILE (PNG, JPEG, GIF, WebP) to the prompt, for a "
+                          "model that reads images (repeatable)")
     run.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     run.add_argument("--verbose", action="store_true",
                      help="show the model's reasoning whole on a terminal; after the run, "
@@ -215,6 +218,9 @@ def run_command(args: Any, blocked: list[str]) -> int:
 
         resolve_pick(args)
         args.prompt = read_prompt(args.prompt, sys.stdin)
+        from .images import read_images
+
+        args.image_content = read_images(args.images, args.run_cwd or args.cwd)
         if args.resume:
             from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
@@ -383,9 +389,18 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         session.subscribe(live)
     elif fmt == "text":
         session.subscribe(_print_activity)
+    images = getattr(args, "image_content", ())
+    if images:
+        from .images import check_vision
+
+        try:
+            check_vision(session.model_entry, session.view.model)
+        except CliUsageError as exc:
+            await session.dispose()
+            return startup_error(args, exc, EXIT_USAGE)
     signals.on_first(session.abort)
     try:
-        result = await run_live(session, args.prompt, live)
+        result = await run_live(session, args.prompt, live, images)
     finally:
         signals.on_first(None)
         try:  # a plain run ends its background commands before its result
@@ -460,16 +475,20 @@ def terminal_ports(stdin: Any, stderr: Any,
                      terminal=stderr if stderr.isatty() else None)
 
 
-async def run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
-    """Run the session; with a live display, its spinner turns beside the run."""
+async def run_live(session: Any, prompt: str, live: LiveDisplay | None,
+                   images: Any = ()) -> Any:
+    """Run the session (``images`` go with the prompt); with a live display, its spinner
+    turns beside the run."""
     if live is None:
-        return await session.run(prompt)
+        return await session.run(prompt, images=images) if images else \
+            await session.run(prompt)
     import anyio
 
     async with anyio.create_task_group() as group:
         group.start_soon(live.animate)
         try:
-            return await session.run(prompt)
+            return await (session.run(prompt, images=images) if images else
+                          session.run(prompt))
         finally:
             live.close()
             group.cancel_scope.cancel()

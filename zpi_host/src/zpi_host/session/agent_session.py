@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent.run_result import RunResult
@@ -20,6 +21,7 @@ from .view import SessionView
 
 if TYPE_CHECKING:
     from ..agent.compaction import CompactionResult
+    from ..tools.base import ImageContent
     from ..agent.context_usage import ContextUsage
     from .ports import HostPorts
     from .subagents import SubagentResult
@@ -43,8 +45,10 @@ class AgentSession(SessionState):
 
     # ------------------------------------------------------------------ running
 
-    async def run(self, prompt: str) -> RunResult:
-        """Send ``prompt`` and run until the model stops, max turns, an error or ``abort()``."""
+    async def run(self, prompt: str, *, images: Sequence[ImageContent] = ()) -> RunResult:
+        """Send ``prompt`` (with ``images``, for a vision model: they follow the text in the
+        same user message) and run until the model stops, max turns, an error or
+        ``abort()``."""
         if self._disposed:
             raise UsageError("this session was disposed; create a new one")
         if self.is_running:
@@ -56,7 +60,7 @@ class AgentSession(SessionState):
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
         try:
-            result = self.redactor.value(await AgentLoop(self).run(prompt))
+            result = self.redactor.value(await AgentLoop(self).run(prompt, images=images))
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None
