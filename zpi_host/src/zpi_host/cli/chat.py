@@ -149,16 +149,20 @@ class Chat:
         from .run import live_display, run_live
         from .signals import RunSignals
 
-        text, notes = expand_mentions(text, Path(self.session.view.cwd))
+        text, notes, images = expand_mentions(text, Path(self.session.view.cwd))
         for note in notes:
             self._say(note, dim=True)
+        if images:
+            from .images import check_vision
+
+            check_vision(self.session.model_entry, self.session.view.model, "an @image")
 
         live = self.live = live_display()
         unsubscribe = self.session.subscribe(live) if live is not None else None
         try:
             with RunSignals() as signals:
                 signals.on_first(self.session.abort)
-                result = await run_live(self.session, text, live)
+                result = await run_live(self.session, text, live, images)
         finally:
             if unsubscribe is not None:
                 unsubscribe()

@@ -6,7 +6,8 @@ A mention names a file of the working directory (``@src/app.py``); the prompt ke
 mention and gets the file's text after it, in a ``<file path="...">`` block, so the model
 reads it without a tool call, as Claude Code's ``@`` does. Only regular text files inside the
 working directory are read (no-follow, at most :data:`MENTION_BYTES`); anything else stays a
-plain word (an e-mail address, a decorator).
+plain word (an e-mail address, a decorator). A mentioned image (PNG, JPEG, GIF, WebP) is
+attached to the prompt as an image instead, for a vision model.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ def mentioned_paths(text: str) -> list[str]:
     return [m.group(1).rstrip(".,;:!?)") for m in _MENTION.finditer(text)]
 
 
-def expand_mentions(text: str, cwd: Path) -> tuple[str, list[str]]:
-    """``text`` with a ``<file>`` block for each mentioned file, and notes for the person
-    about mentions that were not included (too big, not text)."""
+def expand_mentions(text: str, cwd: Path) -> tuple[str, list[str], list[Any]]:
+    """``text`` with a ``<file>`` block for each mentioned text file, notes for the person
+    about mentions that were not included (too big, not text), and the images mentioned
+    (PNG, JPEG, GIF, WebP: attached to the prompt as images)."""
     blocks: list[str] = []
     notes: list[str] = []
+    images: list[Any] = []
     seen: set[str] = set()
     for given in mentioned_paths(text):
         if given in seen:
@@ -46,11 +49,14 @@ def expand_mentions(text: str, cwd: Path) -> tuple[str, list[str]]:
         if isinstance(content, _Skipped):
             notes.append(f"@{given}: {content.why}; not included")
             continue
+        if not isinstance(content, str):  # an image
+            images.append(content)
+            continue
         end = "" if content.endswith("\n") else "\n"
         blocks.append(f'<file path="{given}">\n{content}{end}</file>')
     if not blocks:
-        return text, notes
-    return text + "\n\n" + "\n\n".join(blocks), notes
+        return text, notes, images
+    return text + "\n\n" + "\n\n".join(blocks), notes, images
 
 
 class _Skipped:
@@ -58,10 +64,13 @@ class _Skipped:
         self.why = why
 
 
-def _read_mentioned(cwd: Path, given: str) -> str | _Skipped | None:
-    """The text of the file ``given`` names inside ``cwd``; None when it names none."""
+def _read_mentioned(cwd: Path, given: str) -> Any:
+    """The text (or the ImageContent) of the file ``given`` names inside ``cwd``; None when
+    it names none."""
     from ..errors import ZpiError
     from ..fs.nofollow import open_regular
+    from ..tools.base import ImageContent
+    from ..tools.read import MAX_IMAGE_BYTES, sniff_image
 
     root = cwd.resolve()
     target = (root / given).resolve()
@@ -72,9 +81,14 @@ def _read_mentioned(cwd: Path, given: str) -> str | _Skipped | None:
     except (OSError, ZpiError):
         return None
     try:
-        if st.st_size > MENTION_BYTES:
-            return _Skipped(f"{st.st_size} bytes (a mention reads at most {MENTION_BYTES})")
-        data = os.read(fd, MENTION_BYTES + 1)
+        head = os.read(fd, 16)
+        mime = sniff_image(head)
+        most = MAX_IMAGE_BYTES if mime else MENTION_BYTES
+        if st.st_size > most:
+            return _Skipped(f"{st.st_size} bytes (a mention reads at most {most})")
+        data = head + os.read(fd, most + 1)
+        if mime:
+            return ImageContent.from_bytes(data, mime)
     except OSError as exc:
         return _Skipped(f"cannot be read ({exc})")
     finally:

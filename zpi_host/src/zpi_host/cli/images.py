@@ -52,11 +52,11 @@ def read_images(paths: Sequence[str], cwd: str | None) -> list[Any]:
     return images
 
 
-def check_vision(entry: Any, model: str) -> None:
+def check_vision(entry: Any, model: str, what: str = "--image") -> None:
     """Refuse images for a model the catalog knows and says cannot read them (a model the
     catalog does not know is given them: its provider says if it cannot)."""
     if entry is not None and not entry.vision:
-        raise CliUsageError(f"--image: the model {model} cannot read images (the model "
+        raise CliUsageError(f"{what}: the model {model} cannot read images (the model "
                             "catalog says it has no vision); choose a vision model with "
                             "--model, or set \"vision\": true for it under 'models' in "
                             f"settings.json (see {docs_url('models')})")
