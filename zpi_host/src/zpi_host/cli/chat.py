@@ -362,12 +362,12 @@ class Chat:
     def _argument_values(self, name: str) -> list[str]:
         """What Tab completes after ``/model `` (the catalog's models) and ``/resume ``
         (this directory's sessions)."""
-        from .completion import _values
+        from .completion import completion_values
 
         kinds = {"model": "models", "resume": "sessions"}
         if name not in kinds or self.session is None:
             return []
-        return _values(kinds[name], str(self.session.view.cwd))
+        return completion_values(kinds[name], str(self.session.view.cwd))
 
     # ------------------------------------------------------------------ slash commands
 

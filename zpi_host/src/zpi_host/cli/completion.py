@@ -22,7 +22,7 @@ from typing import Any
 from .exits import EXIT_OK
 
 SHELLS = ("bash", "zsh", "fish")
-VALUE_KINDS = ("sessions", "models", "commands")
+VALUE_KINDS = ("sessions", "models")
 #: options whose value is a directory or a file (completed by the shell's own)
 PATH_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir", "--add-dir", "--image",
                 "--mcp-config")
@@ -50,7 +50,7 @@ def completion_command(args: Any) -> int:
     from .exits import CliUsageError
 
     if args.values is not None:
-        for value in _values(args.values, args.cwd):
+        for value in completion_values(args.values, args.cwd):
             print(value)
         return EXIT_OK
     if args.shell is None:
@@ -249,7 +249,7 @@ def fish_script(tree: dict[str, list[Option]]) -> str:
 
 # ---------------------------------------------------------------------------- values
 
-def _values(kind: str, cwd: str | None) -> list[str]:
+def completion_values(kind: str, cwd: str | None) -> list[str]:
     """What ``--values KIND`` prints; nothing when it cannot be told (never an error)."""
     try:
         return _find_values(kind, Path(cwd or ".").expanduser().resolve())
@@ -265,16 +265,11 @@ def _find_values(kind: str, cwd: Path) -> list[str]:
         from ..transcript import list_sessions
 
         return [str(i.session_id) for i in list_sessions(cwd, agent_dir=agent_dir)]
+    from ..providers.catalog import list_models
     from ..settings.manager import SettingsManager
 
     settings = SettingsManager(agent_dir, cwd).snapshot()
-    if kind == "models":
-        from ..providers.catalog import list_models
-
-        names: list[str] = []
-        for entry in list_models(settings):  # the catalog's names, then PROVIDER:MODEL
-            names += [entry.name, *entry.aliases, f"{entry.provider}:{entry.model}"]
-        return list(dict.fromkeys(names))
-    from .chat import HELP
-
-    return [name.split()[0] for name in HELP]
+    names: list[str] = []
+    for entry in list_models(settings):  # the catalog's names, then PROVIDER:MODEL
+        names += [entry.name, *entry.aliases, f"{entry.provider}:{entry.model}"]
+    return list(dict.fromkeys(names))

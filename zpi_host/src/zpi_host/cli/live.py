@@ -219,9 +219,9 @@ class LiveDisplay:
         width = self._width()
         under: list[str] = []
         if result.is_error:
-            what, tail = error_summary(result)
+            what, last = error_summary(result)
             mark, said = self._paint("✗", RED), what
-            under = [self._paint("  │ " + one_line(line, width - 5), RED) for line in tail]
+            under = [self._paint("  │ " + one_line(line, width - 5), RED) for line in last]
         else:
             mark, said = self._paint("✓", GREEN), outcome(result)
             details = result.details if isinstance(result.details, dict) else {}

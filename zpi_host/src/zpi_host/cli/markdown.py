@@ -9,8 +9,8 @@ tables, code, links) at an import cost paid only on a terminal: about 120 ms for
 streamed as it comes.
 
 Streaming never re-flows what is shown: text is held until a block is complete (a blank line
-outside a code fence, the end of a fence, or a heading line), then that block is rendered and written once. What
-is held when the message ends is rendered then. Text goes through
+outside a code fence, the end of a fence, or a heading line), then that block is rendered and
+written once. What is held when the message ends is rendered then. Text goes through
 :func:`~zpi_host.support.terminal_text.for_terminal` before rich sees it, and links are shown
 as ``text (url)`` rather than terminal hyperlinks, so the model cannot drive the terminal.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from ..support.terminal_text import for_terminal
 
@@ -138,7 +138,8 @@ def _markdown_class() -> Any:
     from rich.markdown import Heading, Markdown
 
     class LeftHeading(Heading):
-        LEVEL_ALIGN = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+        LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(
+            ("h1", "h2", "h3", "h4", "h5", "h6"), "left")
 
     class LeftMarkdown(Markdown):
         elements = {**Markdown.elements, "heading_open": LeftHeading}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -142,7 +142,8 @@ def _loaded(rows: list[dict[str, Any]]) -> str:
     return f"\n{ok} of {len(rows)} plugins loaded"
 
 
-def _narrow_table(rows: list[dict[str, Any]], cells: list[tuple[str, ...]], width: int) -> str:
+def _narrow_table(rows: list[dict[str, Any]], cells: Sequence[tuple[str, ...]],
+                  width: int) -> str:
     """The table within ``width`` columns: name, source, distribution and status on the
     plugin's line (the distribution, then the name, cut with an ellipsis when they do not
     fit), its hooks and contributions wrapped on the lines under it (``--wide``: one line)."""

@@ -21,8 +21,8 @@ from .view import SessionView
 
 if TYPE_CHECKING:
     from ..agent.compaction import CompactionResult
-    from ..tools.base import ImageContent
     from ..agent.context_usage import ContextUsage
+    from ..tools.base import ImageContent
     from .ports import HostPorts
     from .subagents import SubagentResult
 
