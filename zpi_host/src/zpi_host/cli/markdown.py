@@ -142,6 +142,6 @@ def _markdown_class() -> Any:
             ("h1", "h2", "h3", "h4", "h5", "h6"), "left")
 
     class LeftMarkdown(Markdown):
-        elements = {**Markdown.elements, "heading_open": LeftHeading}
+        elements: ClassVar[dict[str, Any]] = {**Markdown.elements, "heading_open": LeftHeading}
 
     return LeftMarkdown

@@ -431,10 +431,10 @@ def live_display(verbose: bool = False) -> LiveDisplay | None:
     """The live display when stdout and stderr are a terminal, else None; ``verbose`` shows
     the model's reasoning whole. The model's Markdown is rendered when rich is installed."""
     from .live import LiveDisplay, colours_wanted, wanted
-    from .markdown import available
 
     if not wanted(sys.stdout, sys.stderr):
         return None
+    from .markdown import available
     return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr),
                        verbose=verbose, markdown=available())
 
