@@ -158,3 +158,19 @@ def test_verbose_shows_the_reasoning_dimmed_under_its_line():
     assert lines[:3] == [f"{dim}✻ thinking… 6 words{reset}", f"{dim}  First read a.py.{reset}",
                          f"{dim}  Then edit it.{reset}"]  # no escape of the model reaches it
     assert "\x1b[31m" not in err.getvalue()
+
+
+def test_markdown_is_written_a_block_at_a_time_and_never_redrawn():
+    out, err, clock = io.StringIO(), io.StringIO(), Clock()
+    live = LiveDisplay(out, err, colour=False, clock=clock, markdown=True)
+    for piece in ("# Ti", "tle\nSome **bo", "ld** text\n", "\n- one\n- two", ""):
+        live(TextDeltaEvent(piece))
+        if piece == "tle\nSome **bo":
+            assert out.getvalue() == "Title\n"  # the heading is complete; the rest waits
+    assert out.getvalue() == "Title\n\nSome bold text\n"
+    live(ToolStart("c1", "read", {"path": "a.py"}))  # a call: what is held is shown first
+    assert out.getvalue().endswith("Some bold text\n\n • one\n • two\n")
+    assert live.streamed == "# Title\nSome **bold** text\n\n- one\n- two"
+    live(TextDeltaEvent("```\n\x1b]0;owned\x07code\n```\n"))
+    live.close()
+    assert "owned" not in out.getvalue() and "code" in out.getvalue()

@@ -94,7 +94,10 @@ class MarkdownStream:
         return None
 
     def _write(self, block: str) -> None:
-        rendered = self.render(block)
+        try:
+            rendered = self.render(block)
+        except Exception:  # a renderer's bug must not lose the model's words: shown plain
+            rendered = for_terminal(block).rstrip("\n") + "\n"
         if self.blocks:
             self.out.write("\n")
         self.out.write(rendered)
