@@ -13,9 +13,8 @@ from typing import Any, TextIO
 
 from ..support.terminal_text import for_terminal
 from .exits import CliUsageError
+from .quick_args import PICK
 
-#: what ``-r`` alone leaves in ``args.resume``: pick one (never a session id: ids are UUIDs)
-PICK = "?pick"
 #: sessions the picker lists
 RECENT = 10
 

@@ -17,6 +17,9 @@ from types import SimpleNamespace
 from typing import Any
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+#: what ``-r`` alone leaves in ``args.resume``: pick one (cli/picker.py; never a session id:
+#: ids are UUIDs)
+PICK = "?pick"
 #: the CLI's older names, kept so scripts that pass them work: the same as these modes
 MODE_ALIASES = {"ask": "default", "bypass": "bypassPermissions"}
 #: ``--permission-mode``: Claude Code's names (permissions/modes.py: CLAUDE_MODES), then the

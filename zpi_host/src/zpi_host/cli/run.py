@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import docs_url
 from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, print_error, print_warning
-from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
+from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES, PICK
 from .startup import import_plugin_modules, resume_gc
 
 if TYPE_CHECKING:
@@ -76,8 +76,6 @@ def add_permission_options(parser: Any) -> None:
 
 def add_session_options(parser: Any) -> None:
     """``-r``/``--resume``, ``-c``/``--continue``, ``--no-session`` (run and chat)."""
-    from .picker import PICK
-
     session = parser.add_mutually_exclusive_group()
     session.add_argument("-r", "--resume", metavar="ID", nargs="?", const=PICK, default=None,
                          help="continue the session ID (a prefix will do; see: zpi-host "
@@ -214,13 +212,15 @@ def run_command(args: Any, blocked: list[str]) -> int:
             "--project-key chooses a session store's scope; use it with --session-store"),
             EXIT_USAGE)
     try:
-        from .picker import resolve_pick
+        if args.resume == PICK:  # -r alone: the person picks the session
+            from .picker import resolve_pick
 
-        resolve_pick(args)
+            resolve_pick(args)
         args.prompt = read_prompt(args.prompt, sys.stdin)
-        from .images import read_images
+        if args.images:
+            from .images import read_images
 
-        args.image_content = read_images(args.images, args.run_cwd or args.cwd)
+            args.image_content = read_images(args.images, args.run_cwd or args.cwd)
         if args.resume:
             from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
