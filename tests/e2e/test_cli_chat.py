@@ -65,6 +65,9 @@ def test_a_chat_runs_prompts_in_one_session_and_ctrl_c_stops_only_the_run(tmp_pa
     chat.term.send("\x03")  # Ctrl-C: SIGINT for the run
     chat.expect(r"✗ bash sleep 30 · error: interrupted")
     chat.expect(r"interrupted: the run stopped; the session goes on")
+    # the Ctrl-C line clears the spinner first: it stands alone on the screen
+    assert "\r\x1b[Kzpi-host: SIGINT: stopping the run" in chat.term.output
+    assert "zpi-host: SIGINT: stopping the run (again to exit at once)" in chat.term.screen
     chat.say("are you there?")
     chat.expect(r"still here")
     chat.say("/cost")
@@ -118,7 +121,8 @@ def test_ask_mode_asks_on_the_terminal_while_the_display_waits(tmp_path):
     term.read_until(r"allow\? \[y\]es")
     term.send("y\r")
     assert term.finish() == 0
-    assert "│ approved-and-ran" in term.text and term.text.rstrip().endswith("done")
+    assert "│ approved-and-ran" in term.text and term.screen[-2] == "done"
+    assert re.fullmatch(r"2 turns · 0 in, 0 out tokens · \$0\.0000 · \d+\.\ds", term.screen[-1])
 
 
 def test_the_approval_question_shows_every_control_character_of_the_command(tmp_path):
@@ -166,6 +170,9 @@ def test_a_run_at_a_terminal_asks_about_an_edit_with_its_diff(tmp_path):
     shown = term.read_until(r"allow\? \[y\]es")
     assert re.search(r"edit:\s*\n\s+greet\.py\s*\n\s+\+1 -1 lines \(.*greet\.py\)", shown)
     assert re.search(r'\n\s+-    return "Helo"\s*\n\s+\+    return "Hello"', shown)
+    # the question's diff is coloured as the display's is
+    assert '\x1b[31m-    return "Helo"\x1b[0m' in term.output
+    assert '\x1b[32m+    return "Hello"\x1b[0m' in term.output
     term.send("y\r")
     assert term.finish() == 0
     assert '"Hello"' in (tmp_path / "greet.py").read_text()
@@ -304,3 +311,49 @@ def test_a_failed_model_switch_keeps_the_old_session(tmp_path):
     (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
     assert transcript.stem == session_id
     assert "still there?" in transcript.read_text()
+
+
+def test_tab_completes_commands_and_mentions_and_a_mention_sends_the_file(tmp_path):
+    (tmp_path / "notes.txt").write_text("the secret word is kiwi\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/app.py").write_text("print('hi')\n")
+    model = script(tmp_path,
+                   {"thinking": "The notes name a fruit.", "text": "It is kiwi.",
+                    "usage": {"input_tokens": 900, "output_tokens": 5}},
+                   {"text": "ok"})
+    chat = Chat(tmp_path, "--model", model)
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("/mod\t")  # one command starts so: Tab completes it
+    chat.expect(r"/model")
+    chat.term.send("\r")
+    chat.expect(r"model: scripted")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("what does @no\t")
+    chat.expect(r"@notes\.txt")
+    chat.term.send(" say?\r")
+    chat.expect(r"It is kiwi\.")
+    chat.expect(r"1 turn · 900 in, 5 out tokens")  # the footer of each turn
+    chat.say("/context")
+    shown = chat.expect(r"tool_results: \d+")
+    block = shown[shown.rindex("context: "):]
+    total = int(re.search(r"context: (?:about )?(\d+) tokens", block).group(1))
+    parts = [int(n) for n in re.findall(r"^\s+\w+: (\d+)\s*$", block, re.MULTILINE)]
+    assert len(parts) == 4 and sum(parts) == total  # the categories add up to the total
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\x0f")  # Ctrl-O: the last reasoning, whole
+    chat.expect(r"The notes name a fruit\.")
+    chat.prompts += 1  # the prompt is drawn again under what Ctrl-O printed
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("@src/\t")
+    chat.expect(r"@src/app\.py")
+    chat.term.send("\r")
+    chat.expect(r"\bok\b")
+    assert chat.leave() == 0
+    (transcript,) = (tmp_path / "agent/sessions").rglob("*.jsonl")
+    text = transcript.read_text()
+    assert "what does @notes.txt say?" in text
+    assert '<file path=\\"notes.txt\\">\\nthe secret word is kiwi\\n</file>' in text
+    assert '<file path=\\"src/app.py\\">' in text

@@ -63,6 +63,9 @@ RUN_DEFERRED = (
     "frontmatter", "html", "httpx", "zpi_host.fs.files", "argparse", "zpi_host.permissions.results",
     "zpi_builtins.memory_store", "zpi_host.agent.compaction", "zpi_host.session.subagents",
     "zpi_host.tools.bash_run", "zpi_host.tools.output",
+    # the terminal's: Markdown rendering and the live display's lines are for a terminal only
+    "rich", "markdown_it", "pygments", "zpi_host.cli.markdown", "zpi_host.cli.images",
+    "zpi_host.cli.completion", "zpi_host.cli.picker",
 )
 
 

@@ -20,6 +20,8 @@ EXE = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host")
 SCRIPT = str(REPO / "examples/demo/script.jsonl")
 ANSWER = 'Fixed the typo in greet.py: it now prints "Hello, world!".'
 TIME = r"\d+\.\ds"
+#: the footer a run on a terminal ends with
+FOOTER = r"\d+ turns? · \d+ in, \d+ out tokens · \$\d+\.\d{4} · \d+\.\ds"
 #: what the demo passes (examples/demo/run.sh): its edit and its command run unasked
 DEMO = ("--permission-mode", "acceptEdits", "--allow", "bash(python3 greet.py)")
 
@@ -60,11 +62,18 @@ def test_the_demo_streams_text_and_one_line_per_tool_call(tmp_path, demo):
         "Let me read greet.py.",
         rf"✓ read greet.py · 6 lines · {TIME}",
         "The greeting is misspelled; fixing it.",
-        rf"✓ edit greet.py · \d+ bytes · {TIME}",
+        rf"✓ edit greet.py · \+1 -1 lines · {TIME}",
+        re.escape("  @@ -1,5 +1,5 @@"),  # the edit's diff, coloured (below)
+        "   def greet\\(name\\):",
+        re.escape('  -    return "Helo, " + name + "!"'),
+        re.escape('  +    return "Hello, " + name + "!"'),
+        "   ", "   ",
+        "   if __name__ == \"__main__\":",
         "Now run it to check.",
-        rf"✓ bash python3 greet.py · 13 bytes · {TIME}",
+        rf"✓ bash python3 greet.py · 1 line · {TIME}",
         "  │ Hello, world!",
         re.escape(ANSWER),
+        "4 turns · 3770 in, 99 out tokens · \\$0\\.0000 · " + TIME,  # the footer
     ]
     assert len(screen) == len(expected), screen
     for line, pattern in zip(screen, expected, strict=True):
@@ -73,6 +82,8 @@ def test_the_demo_streams_text_and_one_line_per_tool_call(tmp_path, demo):
     # the command may take a few); colours are on
     assert re.search(rf"[{SPINNER}] bash python3 greet\.py · {TIME}", term.text)
     assert "\x1b[32m✓\x1b[0m" in term.output and "\x1b[36m⠋" in term.output
+    assert '\x1b[31m-    return "Helo, "' in term.output
+    assert '\x1b[32m+    return "Hello, "' in term.output
 
 
 def test_no_color_turns_colours_off_but_keeps_the_display(tmp_path, demo):
@@ -81,7 +92,7 @@ def test_no_color_turns_colours_off_but_keeps_the_display(tmp_path, demo):
                              NO_COLOR="1")
     assert code == 0, term.text
     assert not re.search(r"\x1b\[[0-9;]*m", term.output)
-    assert term.screen[-1] == ANSWER and term.screen[2].startswith("✓ read greet.py")
+    assert term.screen[-2] == ANSWER and term.screen[2].startswith("✓ read greet.py")
 
 
 def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_path):
@@ -97,7 +108,8 @@ def test_a_failed_call_shows_its_whole_error_and_bash_shows_its_output_tail(tmp_
     assert "error:" in error and not error.endswith("…")
     bash = screen.index(next(line for line in screen if line.startswith("✓ bash for i")))
     assert screen[bash + 1:bash + 4] == ["  │ line 3", "  │ line 4", "  │ line 5"]
-    assert "\x1b[31m✗" in term.output and screen[-1] == "done"
+    assert "\x1b[31m✗" in term.output and screen[-2] == "done"
+    assert re.fullmatch(FOOTER, screen[-1])
 
 
 def test_the_model_and_its_commands_cannot_drive_the_terminal(tmp_path):
@@ -113,7 +125,7 @@ def test_the_model_and_its_commands_cannot_drive_the_terminal(tmp_path):
     assert "\x1b]" not in term.output and "\x1b[2J" not in term.output
     assert "\x1b[31m" not in term.output and "\u202e" not in term.output
     assert "Sure, running it." in term.screen and "  │ red" in term.screen
-    assert term.screen[-1] == "done <U+202E>evil"
+    assert term.screen[-2] == "done <U+202E>evil"
     import subprocess
 
     piped = subprocess.run([EXE, "run", "--allow", "bash", "--model", model, "go"],
@@ -133,7 +145,7 @@ def test_retries_and_warnings_get_their_own_yellow_lines(tmp_path):
     assert code == 0, term.text
     assert "rate limited, retrying in 0.2 s, attempt 2 of 4" in term.screen
     assert "\x1b[33mrate limited, retrying" in term.output
-    assert term.screen[-1] == "hello there"
+    assert term.screen[-2] == "hello there"
     assert "settings.json" in term.text  # --base-url copies the settings: still reported
     code, term = on_terminal(tmp_path, "--model", script(tmp_path, {"text": "hi"}), "hi",
                              cwd=tmp_path)

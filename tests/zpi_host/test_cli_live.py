@@ -12,7 +12,8 @@ from zpi_host.agent.events import (
     ToolStart,
     ToolUpdateEvent,
 )
-from zpi_host.cli.live import LiveDisplay, key_argument, size_of
+from zpi_host.cli.live import LiveDisplay, key_argument
+from zpi_host.cli.tool_lines import outcome
 from zpi_host.providers.messages import TextContent, ToolResultMessage
 from zpi_host.session.ports import TaskInfo
 
@@ -105,7 +106,7 @@ def test_key_argument_and_size():
     assert key_argument({"x": 1, "other": "first string"}) == "first string"
     assert key_argument("not a mapping") == ""
     one = ToolResultMessage("c", "t", (TextContent("hello"),))
-    assert size_of(one) == "5 bytes"
+    assert outcome(one) == "1 line"
 
 
 def test_the_model_and_commands_cannot_drive_the_terminal():
@@ -190,3 +191,19 @@ def test_plain_text_mode_prints_the_todo_line_too():
                                     details={"oldTodos": [], "newTodos": todos}))
     assert _activity_line(end) == "  todos 0/1: ○ Plan"
     assert _activity_line(result("c2", "read", "text")) is None
+
+
+def test_markdown_is_written_a_block_at_a_time_and_never_redrawn():
+    out, err, clock = io.StringIO(), io.StringIO(), Clock()
+    live = LiveDisplay(out, err, colour=False, clock=clock, markdown=True)
+    for piece in ("# Ti", "tle\nSome **bo", "ld** text\n", "\n- one\n- two", ""):
+        live(TextDeltaEvent(piece))
+        if piece == "tle\nSome **bo":
+            assert out.getvalue() == "Title\n"  # the heading is complete; the rest waits
+    assert out.getvalue() == "Title\n\nSome bold text\n"
+    live(ToolStart("c1", "read", {"path": "a.py"}))  # a call: what is held is shown first
+    assert out.getvalue().endswith("Some bold text\n\n • one\n • two\n")
+    assert live.streamed == "# Title\nSome **bold** text\n\n- one\n- two"
+    live(TextDeltaEvent("```\n\x1b]0;owned\x07code\n```\n"))
+    live.close()
+    assert "owned" not in out.getvalue() and "code" in out.getvalue()

@@ -338,3 +338,18 @@ def test_later_claimants_keep_the_first_loaded_plugins_names():
     assert set(failed) == {"late", "twice"}
     assert "'read' is already registered by plugin 'kernel'" in failed["late"]
     assert "registers the tool 'y' twice" in failed["twice"]
+
+
+def test_the_plugin_table_fits_a_narrow_width_and_cuts_long_names() -> None:
+    from zpi_host.contract.diagnostics import format_table
+
+    rows = [{"name": "claude:" + "n" * 60, "distribution": "zpi-compat-claude",
+             "version": "0.1.0", "source": "claude folder", "hooks": ["zpi_before_tool"] * 9,
+             "contributes": {"commands": ["c" * 70]}, "status": "failed",
+             "error": "it broke", "warnings": []}]
+    narrow = format_table(rows, 60).split("\n")
+    assert all(len(line) <= 60 for line in narrow if not line.startswith("    failed:"))
+    assert narrow[1].startswith("claude:nnn") and "…" in narrow[1]
+    assert narrow[2].startswith("    hooks: before_tool, before_tool")
+    assert "    failed: it broke" in narrow
+    assert format_table(rows) == format_table(rows, 10_000)  # wide enough: the same table

@@ -231,3 +231,20 @@ async def test_a_stream_that_breaks_is_recorded_with_its_error_and_not_replayed(
     resent = zpi_model_server.requests[1].json["messages"]
     assert resent[-1] == {"role": "user", "content": "go on"}
     assert isinstance(session.messages[-2], UserMessage)
+
+
+async def test_images_go_with_the_prompt_and_survive_a_resume(zpi_env, tmp_path):
+    from zpi_host.tools.base import ImageContent, TextContent
+
+    image = ImageContent.from_bytes(b"\x89PNG\r\n\x1a\nfake", "image/png")
+    model = ScriptedModel(["a picture"])
+    session = await create_session(model="t:m", provider=model, cwd=tmp_path, host=host())
+    await session.run("what is this?", images=[image])
+    await session.dispose()
+    assert model.requests[0].messages[-1].content == (TextContent("what is this?"), image)
+    again_model = ScriptedModel(["still a picture"])
+    again = await create_session(model="t:m", provider=again_model, cwd=tmp_path, host=host(),
+                                 resume=session.session_id)
+    await again.run("and now?")
+    await again.dispose()
+    assert again_model.requests[0].messages[0].content == (TextContent("what is this?"), image)

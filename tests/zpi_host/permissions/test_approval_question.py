@@ -202,3 +202,19 @@ async def test_a_failing_hint_still_denies_with_the_hosts_words(ws):
                          command="ls -l")
     assert result.behavior == "deny" and result.unapproved
     assert f"{NO_APPROVER} (the no_approver_hint failed: RuntimeError: no words)" in result.reason
+
+
+def test_the_diff_is_coloured_on_request_and_its_control_characters_stay_visible():
+    preview = ("+1 -1 lines (/w/a.txt)\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n"
+               "-old\x1b]0;t\x07\n+new\n")
+    context = PermissionContext(cwd=Path("."), mode="ask", reason="ask mode",
+                                suggestions=("edit",), preview=preview)
+    about, _ = approval_question("edit", {"path": "a.txt"}, context, colour=True)
+    lines = about.splitlines()
+    assert "    +1 -1 lines (/w/a.txt)" in lines  # the summary line is not a diff line
+    assert "    --- a/a.txt" in lines and "    +++ b/a.txt" in lines
+    assert "    \x1b[36m@@ -1 +1 @@\x1b[0m" in lines
+    assert "    \x1b[31m-old^[]0;t^G\x1b[0m" in lines  # the file's escapes shown, not run
+    assert "    \x1b[32m+new\x1b[0m" in lines
+    plain, _ = approval_question("edit", {"path": "a.txt"}, context)
+    assert "\x1b" not in plain

@@ -41,7 +41,9 @@ def test_creates_file_and_parents(ctx: ToolContext, tmp_path: Path) -> None:
     target = tmp_path / "pkg" / "sub" / "mod.py"
     assert target.read_bytes() == b"a = 1\nb = 2\n"
     assert result.text_content == "Created pkg/sub/mod.py (12 bytes, 2 lines)"
-    assert result.details == {"path": str(target), "bytes": 12, "created": True}
+    assert result.details == {"path": str(target), "bytes": 12, "created": True,
+                              "diff": "--- a/pkg/sub/mod.py\n+++ b/pkg/sub/mod.py\n"
+                                      "@@ -0,0 +1,2 @@\n+a = 1\n+b = 2\n"}
     assert ctx.file_state is not None
     assert ctx.file_state.get(target) == FileFingerprint.of(target)
 

@@ -59,6 +59,9 @@ from .state import HistoryView
 from .toolcalls import ToolCallRunner, interrupted_result, is_parallel_safe, not_run_result
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..providers.messages import ImageContent
     from .state import SessionState
 
 DEFAULT_MAX_STOP_CONTINUATIONS = 8
@@ -99,7 +102,7 @@ class AgentLoop:
         self._recording = anyio.Lock()
         self._usage, self._stop_reason = Usage(), "end_turn"
 
-    async def run(self, prompt: str) -> RunResult:
+    async def run(self, prompt: str, *, images: Sequence[ImageContent] = ()) -> RunResult:
         started = time.perf_counter()
         s = self.s
         usage_before, model_usage_before = s.usage, dict(s.model_usage)
@@ -111,7 +114,7 @@ class AgentLoop:
         with anyio.CancelScope() as scope:
             s._cancel_scope = scope
             try:
-                outcome = await self._run(prompt)
+                outcome = await self._run(prompt, tuple(images))
             except anyio.get_cancelled_exc_class():
                 # cancelled from outside (a sub-agent whose parent was interrupted, a client
                 # disconnecting): the calls in flight are closed as the abort closes them
@@ -173,7 +176,7 @@ class AgentLoop:
 
     # ------------------------------------------------------------------------ the run
 
-    async def _run(self, prompt: str) -> _Outcome:
+    async def _run(self, prompt: str, images: tuple[ImageContent, ...] = ()) -> _Outcome:
         s, hooks = self.s, self.hooks
         if s.wants_event("run_start"):
             await s.emit(RunStart(prompt))
@@ -190,7 +193,7 @@ class AgentLoop:
         # the prompt's context comes before the prompt, in the same user turn
         for context in decision.contexts:
             s.add_message(ContextMessage(context.value, context.plugin))
-        s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
+        s.add_message(UserMessage((TextContent(await expand_prompt(s, prompt)), *images)))
         if s.parent is None:
             s.prompt_uuid = s.message_ids[-1]
         continuations = 0

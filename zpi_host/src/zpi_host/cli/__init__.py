@@ -26,7 +26,7 @@ from .startup import import_plugin_modules, pause_gc, resume_gc
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
 
-LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict"})
+LISTING_FLAGS = frozenset({"--list-plugins", "--json", "--strict", "--wide"})
 LISTING_OPTIONS = ("--cwd", "--plugin-dir", "--zcode-plugin-dir")  # each takes a value
 
 
@@ -99,7 +99,7 @@ def versions() -> list[tuple[str, str]]:
 
 
 #: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
-COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp")
+COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp", "completion")
 
 
 def given_command(args: Sequence[str]) -> str | None:
@@ -131,8 +131,14 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     parser = argparse.ArgumentParser(
         prog="zpi-host",
         description="A plugin-driven host for coding agents.",
-        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command; "
-               "-p MODULE loads the Python module MODULE as a plugin for this command.",
+        epilog="-p no:NAME (repeatable, any position) blocks the plugin NAME for this command;\n"
+               "-p MODULE loads the Python module MODULE as a plugin for this command.\n\n"
+               "examples:\n  zpi-host                          # a chat, on a terminal\n"
+               "  zpi-host run \"fix the typo in greet.py\" --permission-mode acceptEdits\n"
+               "  zpi-host --list-plugins\n  zpi-host sessions list\n"
+               "  source <(zpi-host completion bash)\n\n"
+               "zpi-host COMMAND --help shows each command's options and examples.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of the installed zpi distributions")
@@ -140,6 +146,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
                         help="list every plugin: where it came from, its hooks, what it "
                              "contributes, its status")
     parser.add_argument("--json", action="store_true", help="with --list-plugins: JSON output")
+    parser.add_argument("--wide", action="store_true",
+                        help="with --list-plugins on a terminal: every column on one line, "
+                             "however wide (default: fit the terminal's width)")
     parser.add_argument("--strict", action="store_true",
                         help="with --list-plugins: exit 1 when a plugin failed to load; with "
                              "a command: a plugin that fails to load is an error")
@@ -255,6 +264,7 @@ def _main(argv: Sequence[str] | None) -> int:
         cwd = listing["--cwd"]
         return list_plugins(blocked, as_json=bool(listing["--json"]),
                             strict=bool(listing["--strict"]), cwd=cwd[-1] if cwd else None,
+                            wide=bool(listing["--wide"]),
                             plugin_dirs=listing["--plugin-dir"],
                             zcode_plugin_dirs=listing["--zcode-plugin-dir"])
     only = given_command(rest)
@@ -280,6 +290,7 @@ def _main(argv: Sequence[str] | None) -> int:
             from .list_plugins import list_plugins
 
             return list_plugins(blocked, as_json=args.json, strict=args.strict, cwd=args.cwd,
+                                wide=args.wide,
                                 plugin_dirs=args.plugin_dir,
                                 zcode_plugin_dirs=args.zcode_plugin_dir,
                                 modules=import_plugin_modules(modules, args.cwd))
@@ -307,6 +318,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .mcp import mcp_command
 
             return mcp_command(args, blocked)
+        if args.command == "completion":
+            from .completion import completion_command
+
+            return completion_command(args)
     except CliUsageError as exc:
         print_error(exc)
         return EXIT_USAGE

@@ -30,14 +30,27 @@ HELP = {
     "/permissions": "the permission mode, rules and workspace roots",
     "/exit": "leave (also Ctrl-D)",
 }
+#: what /help says about the keys
+KEYS = ("Alt-Enter or a trailing \\ starts a new line; Tab completes /commands, their "
+        "arguments and @file mentions (the file's text goes with the prompt); Ctrl-O shows the "
+        "last reasoning whole; Ctrl-C stops a run.")
 
 
 def add_chat_parser(commands: Any) -> None:
+    import argparse
+
     from .run import add_assembly_options, add_permission_options, add_session_options
 
     chat = commands.add_parser(
         "chat", help="an interactive session (also: zpi-host alone, on a terminal)",
-        description="Talk to the agent: each line is a prompt; /help lists the commands.")
+        description="Talk to the agent: each line is a prompt; /help lists the commands.",
+        epilog="examples:\n  zpi-host chat\n  zpi-host chat -c                 # continue "
+               "this directory's last session\n  zpi-host chat -r                 # pick a "
+               "recent session\n  zpi-host chat --model sonnet --permission-mode "
+               "acceptEdits\n\nin the chat: Tab completes /commands, their arguments and "
+               "@file mentions;\nCtrl-O shows the last reasoning whole; Ctrl-C stops a run; "
+               "Ctrl-D leaves.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_assembly_options(chat)
     add_permission_options(chat)
     add_session_options(chat)
@@ -52,6 +65,9 @@ def chat_command(args: Any, blocked: list[str]) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliUsageError("chat needs a terminal; to run one prompt from a script use "
                             "zpi-host run PROMPT (or zpi-host run - < file)")
+    from .picker import resolve_pick
+
+    resolve_pick(args)  # -r alone: the session is picked before the chat starts
     import anyio
 
     return anyio.run(Chat(args, blocked).main)
@@ -67,6 +83,7 @@ class Chat:
         self.out = sys.stdout
         self._asking: Any = None  # an anyio.Lock, made in the event loop
         self._distrusted = False  # the user said no to trusting the project: not asked again
+        self.last_thinking = ""  # the model's last reasoning, whole (Ctrl-O shows it)
         self.builtins: dict[str, Callable[[str], Awaitable[None]]] = {
             "help": self._help, "model": self._model, "compact": self._compact,
             "clear": self._clear, "resume": self._resume, "cost": self._cost,
@@ -124,26 +141,44 @@ class Chat:
             self._say(f"error: {exc}", error=True)
 
     async def _run(self, text: str) -> None:
-        """One run, shown live; the first Ctrl-C aborts it and the session stays open."""
+        """One run, shown live; the first Ctrl-C aborts it and the session stays open.
+        ``@path`` mentions bring the files' contents (:mod:`.chat_input`)."""
+        from pathlib import Path
+
+        from .chat_input import expand_mentions
         from .run import live_display, run_live
         from .signals import RunSignals
+
+        text, notes, images = expand_mentions(text, Path(self.session.view.cwd))
+        for note in notes:
+            self._say(note, dim=True)
+        if images:
+            from .images import check_vision
+
+            check_vision(self.session.model_entry, self.session.view.model, "an @image")
 
         live = self.live = live_display()
         unsubscribe = self.session.subscribe(live) if live is not None else None
         try:
             with RunSignals() as signals:
                 signals.on_first(self.session.abort)
-                result = await run_live(self.session, text, live)
+                result = await run_live(self.session, text, live, images)
         finally:
             if unsubscribe is not None:
                 unsubscribe()
             self.live = None
+        if live is not None and live.last_thinking:
+            self.last_thinking = live.last_thinking
         if signals.code is not None:
             self._say("interrupted: the run stopped; the session goes on", error=True)
         elif result.is_error:
             self._say(f"error: {result.result}", error=True)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, self.out), file=self.out, flush=True)
+        if live is not None and result.num_turns:
+            from .tool_lines import footer
+
+            live.footer(footer(result))
 
     # ----------------------------------------------------------------- session handling
 
@@ -194,11 +229,12 @@ class Chat:
 
     async def _approve(self, name: str, arguments: Any, context: Any) -> Any:
         """Ask on the terminal whether a call may run (Ctrl-C at the question: no)."""
-        from ..permissions.approver import answer_decision, approval_question
+        from ..permissions.approver import answer_decision, approval_question, wants_colour
 
-        about, question = approval_question(name, arguments, context)
-        try:
-            answer = await self._at_prompt(about, question)
+        about, question = approval_question(name, arguments, context,
+                                            colour=wants_colour(self.out))
+        try:  # the question shows every control character already: printed as it is
+            answer = await self._at_prompt(about, question, safe=True)
         except KeyboardInterrupt:
             answer = "n"
         return answer_decision(answer, name, context)
@@ -237,10 +273,12 @@ class Chat:
             answers[q.question] = TerminalAsker.parse(q, line.strip())
         return answers
 
-    async def _at_prompt(self, about: str, question: str) -> str | None:
+    async def _at_prompt(self, about: str, question: str, *, safe: bool = False
+                         ) -> str | None:
         """Print ``about``, then read one line at ``question`` through prompt-toolkit (a
         question stopped by the run's end leaves no reader behind), one question at a time
-        even for parallel calls, with the live display paused. None at end of input."""
+        even for parallel calls, with the live display paused. None at end of input;
+        ``safe``: ``about`` shows its control characters already (its escapes are ours)."""
         import anyio
         from prompt_toolkit import PromptSession
 
@@ -251,7 +289,8 @@ class Chat:
             if live is not None:
                 live.pause()
             try:
-                print(shown(about, self.out, exact=True), file=self.out, flush=True)
+                print(about if safe else shown(about, self.out, exact=True), file=self.out,
+                      flush=True)
                 try:
                     answer: str = await PromptSession().prompt_async(question)
                 except EOFError:
@@ -294,8 +333,41 @@ class Chat:
             history: Any = FileHistory(str(agent_dir / "chat_history"))
         except OSError:
             history = InMemoryHistory()
+        @keys.add("c-o")  # Ctrl-O: the model's last reasoning, whole (as Claude Code's)
+        def _thinking(event: Any) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            text = self.last_thinking.strip() or "(no reasoning shown yet in this chat)"
+            run_in_terminal(lambda: self._say(text, dim=True))
+
+        from pathlib import Path
+
+        from .chat_input import ChatCompleter
+
+        completer = ChatCompleter(lambda: Path(self.session.view.cwd), self._command_names,
+                                  self._argument_values)
         return PromptSession(history=history, key_bindings=keys, multiline=True,
-                             prompt_continuation="  ")
+                             prompt_continuation="  ", completer=completer,
+                             complete_while_typing=False)
+
+    def _command_names(self) -> dict[str, str]:
+        """The slash commands Tab completes: the chat's own, then the session's."""
+        names = {name.split()[0][1:]: about for name, about in HELP.items()}
+        names["exit"] = HELP["/exit"]
+        resources = self.session.resources if self.session is not None else None
+        for command in resources.commands if resources is not None else ():
+            names.setdefault(command.name, command.description or "(a command)")
+        return names
+
+    def _argument_values(self, name: str) -> list[str]:
+        """What Tab completes after ``/model `` (the catalog's models) and ``/resume ``
+        (this directory's sessions)."""
+        from .completion import completion_values
+
+        kinds = {"model": "models", "resume": "sessions"}
+        if name not in kinds or self.session is None:
+            return []
+        return completion_values(kinds[name], str(self.session.view.cwd))
 
     # ------------------------------------------------------------------ slash commands
 
@@ -308,7 +380,7 @@ class Chat:
             lines.append("")
             lines += [f"/{c.name.ljust(width - 1)}  {c.description or '(a command)'}"
                       for c in own]
-        lines.append("\nAlt-Enter or a trailing \\ starts a new line; Ctrl-C stops a run.")
+        lines.append("\n" + KEYS)
         self._say("\n".join(lines))
 
     async def _model(self, argument: str) -> None:
@@ -351,16 +423,7 @@ class Chat:
                   f"cost ${self.session.total_cost_usd:.4f}")
 
     async def _context(self, argument: str) -> None:
-        usage = self.session.get_context_usage()
-        about = "about " if usage.estimated else ""
-        total = "unknown" if usage.total_tokens is None else f"{about}{usage.total_tokens}"
-        window = usage.context_window
-        share = f" of {window} ({usage.fraction_used:.0%})" if window and \
-            usage.fraction_used is not None else ""
-        lines = [f"context: {total} tokens{share}"]
-        lines += [f"  {name}: {'?' if c.tokens is None else c.tokens}"
-                  for name, c in usage.categories.items()]
-        self._say("\n".join(lines))
+        self._say("\n".join(context_lines(self.session.get_context_usage())))
 
     async def _permissions(self, argument: str) -> None:
         from ..session.assembly import INTERNAL_RULE_SOURCES
@@ -390,10 +453,41 @@ class Chat:
 
         return resolve_agent_dir(None, os.environ)
 
-    def _say(self, text: str, *, error: bool = False) -> None:
-        from .live import RED, RESET, colours_wanted
+    def _say(self, text: str, *, error: bool = False, dim: bool = False) -> None:
+        from .live import DIM, RED, RESET, colours_wanted
 
         text = shown(text, self.out)
-        if error and colours_wanted(self.out):
-            text = f"{RED}{text}{RESET}"
+        if (error or dim) and colours_wanted(self.out):
+            text = f"{RED if error else DIM}{text}{RESET}"
         print(text, file=self.out, flush=True)
+
+
+def context_lines(usage: Any) -> list[str]:
+    """``/context``: the total, then the categories, which add up to it. The provider counts
+    the whole request; the categories are character estimates, so when both are known they
+    are shown as shares of the provider's count (largest remainders), and said to be."""
+    about = "about " if usage.estimated else ""
+    total = usage.total_tokens
+    window = usage.context_window
+    share = f" of {window} ({usage.fraction_used:.0%})" if window and \
+        usage.fraction_used is not None else ""
+    lines = [f"context: {'unknown' if total is None else f'{about}{total}'} tokens{share}"]
+    parts = {name: c.tokens for name, c in usage.categories.items()}
+    known = {name: tokens for name, tokens in parts.items() if tokens is not None}
+    estimated = sum(known.values())
+    if total is not None and len(known) == len(parts) and estimated and estimated != total:
+        parts = dict(apportion(known, total))
+        lines[0] += " (the categories: estimated shares of it)"
+    lines += [f"  {name}: {'?' if tokens is None else tokens}" for name, tokens in parts.items()]
+    return lines
+
+
+def apportion(parts: dict[str, int], total: int) -> dict[str, int]:
+    """``parts`` scaled to sum to ``total`` exactly (largest remainder)."""
+    whole = sum(parts.values())
+    exact = {name: value * total / whole for name, value in parts.items()}
+    shares = {name: int(value) for name, value in exact.items()}
+    left = total - sum(shares.values())
+    for name in sorted(exact, key=lambda n: exact[n] - shares[n], reverse=True)[:left]:
+        shares[name] += 1
+    return shares

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def list_plugins(
     blocked: Sequence[str], *, as_json: bool, strict: bool, cwd: str | None,
     plugin_dirs: Sequence[str] = (), zcode_plugin_dirs: Sequence[str] = (),
-    modules: Mapping[str, object] | None = None,
+    modules: Mapping[str, object] | None = None, wide: bool = False,
 ) -> int:
     from ..contract.diagnostics import format_table, plugin_rows
     from ..contract.plugins import PluginConfig, PluginHost
@@ -87,10 +87,20 @@ def list_plugins(
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(shown(format_table(rows), sys.stdout, exact=True))
+        print(shown(format_table(rows, None if wide else _terminal_width()), sys.stdout,
+                    exact=True))
     if strict and any(row["status"] == "failed" for row in rows):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _terminal_width() -> int | None:
+    """The width of the terminal stdout is (None: a pipe or a file gets the table whole)."""
+    if not sys.stdout.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
 
 
 def _add_mcp_servers(rows: list[dict[str, Any]], host: PluginHost, manager: SettingsManager,

@@ -1,13 +1,15 @@
 """The live display of ``zpi-host run`` in text mode on a terminal.
 
-The answer streams to stdout as it arrives; the model's reasoning is collapsed, as Claude Code
-shows it: while it streams the status line says "thinking", then one dim line on stderr
+The answer streams to stdout as it arrives, as Markdown rendered block by block when rich is
+installed (:mod:`.markdown`), else as it comes; the model's reasoning is collapsed, as Claude
+Code shows it: while it streams the status line says "thinking", then one dim line on stderr
 ("✻ thinking… 120 words"), with the text itself under it, dimmed, with ``--verbose``. Every
 tool call gets a status line on stderr (a
 spinner, the tool, its key argument, the elapsed time and the last line of its output) that
-becomes a one-line outcome when the call ends; retries and warnings get their own coloured
-lines. Plain ANSI escapes, no library: a status line at the bottom and four colours are all it
-needs, and it costs no import time (rich would add 30-60 ms and a dependency).
+becomes a one-line outcome when the call ends, with what matters under it (a coloured diff of
+an edit or a write, the end of a command's output, a failed command's last lines: see
+:mod:`.tool_lines`); retries and warnings get their own coloured lines. The status line and
+the colours are plain ANSI escapes (no import time); only the Markdown needs rich.
 
 Text that comes from elsewhere (the model, a command's output, a plugin's message) goes through
 :func:`~zpi_host.support.terminal_text.for_terminal` first: it must not drive the terminal.
@@ -26,17 +28,31 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..support.terminal_text import for_terminal
+from .tool_lines import (
+    BOLD,
+    CYAN,
+    DIFF_TOOLS,
+    DIM,
+    GREEN,
+    RED,
+    RESET,
+    TAIL_LINES,
+    YELLOW,
+    diff_lines,
+    error_summary,
+    outcome,
+    output_tail,
+    text_of,
+)
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds between two frames of the spinner
-#: bash output lines shown under a finished call
-TAIL_LINES = 3
 #: arguments that say what a call is about, in order of preference
 KEY_ARGUMENTS = ("command", "pattern", "path", "file_path", "url", "query", "description",
                  "prompt", "name")
 
-RESET, BOLD, DIM = "\x1b[0m", "\x1b[1m", "\x1b[2m"
-RED, GREEN, YELLOW, CYAN = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m"
+__all__ = ["BOLD", "CYAN", "DIM", "GREEN", "RED", "RESET", "YELLOW", "LiveDisplay",
+           "colours_wanted", "wanted"]
 CLEAR_LINE = "\r\x1b[K"
 
 
@@ -73,15 +89,6 @@ def one_line(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
-
-
-def size_of(result: Any) -> str:
-    """A tool result's size: lines when it has several, else bytes."""
-    text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    if lines > 1:
-        return f"{lines} lines"
-    return f"{len(text.encode())} bytes"
 
 
 def retry_text(event: Any) -> str:
@@ -149,10 +156,17 @@ class LiveDisplay:
     status line is drawn only at the start of a line and cleared before anything else."""
 
     def __init__(self, out: TextIO, err: TextIO, *, colour: bool,
-                 clock: Any = time.monotonic, verbose: bool = False) -> None:
+                 clock: Any = time.monotonic, verbose: bool = False,
+                 markdown: bool = False) -> None:
         self.out, self.err, self.colour, self.clock = out, err, colour, clock
         self.verbose = verbose  # reasoning shown whole, not only its summary line
         self.thinking: list[str] = []  # the reasoning streamed since the last text or call
+        self.last_thinking = ""  # the reasoning shown last, whole (chat's key expands it)
+        self.markdown = None
+        if markdown:  # the model's text rendered as Markdown, block by block
+            from .markdown import MarkdownStream
+
+            self.markdown = MarkdownStream(out, colour=colour, width=self._width)
         self.calls: dict[str, Call] = {}
         self.waiting_since: float | None = None  # waiting for the model's first words
         self.at_line_start = True
@@ -185,6 +199,7 @@ class LiveDisplay:
         if not self.thinking:
             return
         text, self.thinking = "".join(self.thinking), []
+        self.last_thinking = text
         words = len(text.split())
         self._line(self._paint(f"✻ thinking… {words} word{'s' if words != 1 else ''}", DIM))
         if self.verbose:
@@ -197,6 +212,10 @@ class LiveDisplay:
         if not event.text:
             return
         self._clear_status()
+        if self.markdown is not None:  # written a block at a time, whole lines
+            self.markdown.feed(event.text)
+            self.streamed += event.text
+            return
         self.out.write(for_terminal(event.text))
         self.out.flush()
         self.streamed += event.text
@@ -205,12 +224,12 @@ class LiveDisplay:
     def _on_message_end(self, event: Any) -> None:
         self._end_thinking()
         self.waiting_since = None
-        self._end_line()
+        self._end_text()
 
     def _on_tool_start(self, event: Any) -> None:
         self._end_thinking()
         self.waiting_since = None
-        self._end_line()
+        self._end_text()
         self.calls[event.call_id] = Call(event.name, event.arguments, self.clock())
 
     def _on_tool_update(self, event: Any) -> None:
@@ -222,29 +241,30 @@ class LiveDisplay:
         result = event.result
         call = self.calls.pop(result.call_id, None) or Call(result.tool_name, {}, self.clock())
         took = elapsed(self.clock() - call.started)
-        if result.is_error:
-            first = for_terminal(next((c.text for c in result.content
-                                       if getattr(c, "type", "") == "text"), "error"))
-            first_line = first.strip().splitlines()[0] if first.strip() else "error"
-            mark, outcome = self._paint("✗", RED), f"error: {first_line}"
-        else:
-            mark, outcome = self._paint("✓", GREEN), size_of(result)
         width = self._width()
-        tail = f" · {outcome} · {took}"
+        under: list[str] = []
+        if result.is_error:
+            what, last = error_summary(result)
+            mark, said = self._paint("✗", RED), what
+            under = [self._paint("  │ " + one_line(line, width - 5), RED) for line in last]
+        else:
+            mark, said = self._paint("✓", GREEN), outcome(result)
+            details = result.details if isinstance(result.details, dict) else {}
+            if call.name in DIFF_TOOLS and isinstance(details.get("diff"), str):
+                under = diff_lines(details["diff"], self.colour, width)
+            elif call.name == "bash":
+                under = [self._paint(line, DIM)
+                         for line in output_tail(text_of(result), TAIL_LINES, width)]
+        tail = f" · {said} · {took}"
         # an error's first line is shown whole (it often ends with the fix); the call is cut
         room = max(width - 3 - (len(tail) if not result.is_error else len(took) + 3), 20)
         head = one_line(f"{call.name} {call.key}".rstrip(), room)
-        lines = [f"{mark} {self._paint(call.name, BOLD)}{head[len(call.name):]}"
-                 f" · {outcome}" + self._paint(f" · {took}", DIM)]
+        self._line(f"{mark} {self._paint(call.name, BOLD)}{head[len(call.name):]}"
+                   f" · {said}" + self._paint(f" · {took}", DIM))
         todos = todo_line(result, width - 2) if not result.is_error else None
         if todos is not None:
-            lines.append(self._paint("  " + todos, CYAN))
-        if call.name == "bash" and not result.is_error:
-            text = for_terminal("".join(c.text for c in result.content
-                                        if getattr(c, "type", "") == "text"))
-            shown = [line for line in text.splitlines() if line.strip()][-TAIL_LINES:]
-            lines += [self._paint("  │ " + one_line(line, width - 5), DIM) for line in shown]
-        for line in lines:
+            under.insert(0, self._paint("  " + todos, CYAN))
+        for line in under:
             self._line(line)
 
     def _on_retry(self, event: Any) -> None:
@@ -277,12 +297,12 @@ class LiveDisplay:
         """Clear the status line and leave the cursor at the start of a line."""
         self.closed = True
         self._clear_status()
-        self._end_line()
+        self._end_text()
 
     def pause(self) -> None:
         """Stop drawing (a question is being asked on the terminal) until ``resume``."""
         self._clear_status()
-        self._end_line()
+        self._end_text()
         self.paused += 1
 
     def resume(self) -> None:
@@ -329,6 +349,18 @@ class LiveDisplay:
             self.out.write("\n")
             self.out.flush()
             self.at_line_start = True
+
+    def _end_text(self) -> None:
+        """The model's text so far shown whole (Markdown held back is rendered), the cursor
+        at the start of a line."""
+        if self.markdown is not None:
+            self._clear_status()
+            self.markdown.flush()
+        self._end_line()
+
+    def footer(self, text: str) -> None:
+        """A last dim line: what the run cost."""
+        self._line(self._paint(text, DIM))
 
     def _line(self, text: str) -> None:
         """A permanent line on stderr, above the status line."""

@@ -20,7 +20,13 @@ COLUMNS = ("SERVER", "SOURCE", "TRANSPORT", "STATUS", "TOOLS")
 
 
 def add_mcp_parser(commands: Any) -> None:
-    mcp = commands.add_parser("mcp", help="MCP servers: list them with their status and tools")
+    import argparse
+
+    mcp = commands.add_parser(
+        "mcp", help="MCP servers: list them with their status and tools",
+        epilog="examples:\n  zpi-host mcp list\n  zpi-host mcp list --json\n"
+               "  zpi-host mcp list --mcp-config servers.json --strict-mcp-config",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION")
     listing = actions.add_parser("list", help="the servers a session here would start")
     listing.add_argument("--json", dest="as_json", action="store_true", help="JSON output")

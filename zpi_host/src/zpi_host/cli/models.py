@@ -17,9 +17,13 @@ from .exits import EXIT_FAILED, EXIT_OK, print_error, print_warning
 
 
 def add_models_parser(commands: Any) -> None:
+    import argparse
+
     models = commands.add_parser(
         "models", help="list configured models and whether they have credentials",
-        description="Models come from 'models' in settings.json (user and project).")
+        description="Models come from 'models' in settings.json (user and project).",
+        epilog="examples:\n  zpi-host models\n  zpi-host models --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     models.add_argument("--json", dest="as_json", action="store_true", help="JSON output")
 
 

@@ -12,12 +12,17 @@ from .exits import EXIT_OK, CliUsageError, print_warning
 
 
 def add_prompt_parser(commands: Any) -> None:
+    import argparse
+
     from .run import add_assembly_options
 
     prompt = commands.add_parser(
         "prompt", help="print the system prompt and tools a run would use (no model call)",
         description="Assemble a session as `run` would and print its system prompt and "
-                    "tools; nothing is sent to the model and no session file is written.")
+                    "tools; nothing is sent to the model and no session file is written.",
+        epilog="examples:\n  zpi-host prompt\n  zpi-host prompt --model sonnet --json\n"
+               "  zpi-host prompt --tools read,grep --append-system-prompt 'Be brief.'",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     prompt.add_argument("--json", dest="as_json", action="store_true",
                         help="JSON: {model, system_prompt, tools: [{name, description, "
                              "parameters}]}")

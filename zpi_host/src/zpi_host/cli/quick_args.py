@@ -17,6 +17,9 @@ from types import SimpleNamespace
 from typing import Any
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+#: what ``-r`` alone leaves in ``args.resume``: pick one (cli/picker.py; never a session id:
+#: ids are UUIDs)
+PICK = "?pick"
 #: the CLI's older names, kept so scripts that pass them work: the same as these modes
 MODE_ALIASES = {"ask": "default", "bypass": "bypassPermissions"}
 #: ``--permission-mode``: Claude Code's names (permissions/modes.py: CLAUDE_MODES), then the
@@ -33,7 +36,7 @@ TOP_OPTIONS: Options = {
     "--plugin-dir": ("plugin_dir", "append"), "--zcode-plugin-dir": ("zcode_plugin_dir", "append"),
 }
 #: the top-level flags a run never gives (they ask for something else): False
-TOP_FLAGS = ("version", "list_plugins", "json")
+TOP_FLAGS = ("version", "list_plugins", "json", "wide")
 
 #: the options of ``run`` (cli/run.py: add_run_parser)
 RUN_OPTIONS: Options = {
@@ -45,11 +48,13 @@ RUN_OPTIONS: Options = {
     "--zcode-plugin-dir": ("run_zcode_plugin_dir", "append"), "--base-url": ("base_url", "value"),
     "--trust-project": ("trust_project", "flag"),
     "--mcp-config": ("mcp_config", "append"), "--strict-mcp-config": ("strict_mcp_config", "flag"),
-    "--max-turns": ("max_turns", "int"), "--output-format": ("output_format", OUTPUT_FORMATS),
+    "--max-turns": ("max_turns", "int"), "--image": ("images", "append"),
+    "--output-format": ("output_format", OUTPUT_FORMATS),
     "--verbose": ("verbose", "flag"), "--permission-mode": ("permission_mode", PERMISSION_MODES),
     "--allow": ("allow", "append"), "--deny": ("deny", "append"),
     "--add-dir": ("add_dir", "append"), "--resume": ("resume", "value"),
-    "--continue": ("continue_recent", "flag"), "--no-session": ("no_session", "flag"),
+    "-r": ("resume", "value"), "--continue": ("continue_recent", "flag"),
+    "-c": ("continue_recent", "flag"), "--no-session": ("no_session", "flag"),
     "--session-store": ("session_store", "value"), "--project-key": ("project_key", "value"),
 }
 #: defaults other than False (flags), None (values) and [] (lists)

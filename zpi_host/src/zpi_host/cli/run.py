@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import docs_url
 from ..support.terminal_text import shown
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, print_error, print_warning
-from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES
+from .quick_args import OUTPUT_FORMATS, PERMISSION_MODES, PICK
 from .startup import import_plugin_modules, resume_gc
 
 if TYPE_CHECKING:
@@ -20,14 +20,30 @@ if TYPE_CHECKING:
     from .signals import RunSignals
 
 
+RUN_EXAMPLES = """examples:
+  zpi-host run "fix the failing test" --permission-mode acceptEdits
+  zpi-host run -c "now add a test for it"          # continue this directory's last session
+  zpi-host run "what changed?" -r                  # pick a recent session (on a terminal)
+  zpi-host run --allow 'bash(pytest:*)' "run the tests and fix what fails"
+  zpi-host run --image screenshot.png "what is wrong in this dialog?"
+  git diff | zpi-host run - --output-format json   # the prompt from stdin, a JSON result"""
+
+
 def add_run_parser(commands: Any) -> None:
+    import argparse
+
     run = commands.add_parser("run", help="run the agent on a prompt",
-                              description="Run the agent on PROMPT until it stops.")
+                              description="Run the agent on PROMPT until it stops.",
+                              epilog=RUN_EXAMPLES,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("prompt", nargs="?", default=None,
                      help="what the agent should do; '-' or no PROMPT with piped input: read "
                           "it from stdin")
     add_assembly_options(run)
     run.add_argument("--max-turns", type=int, default=None, help="stop after N model turns")
+    run.add_argument("--image", dest="images", action="append", default=[], metavar="FILE",
+                     help="attach the image FILE (PNG, JPEG, GIF, WebP) to the prompt, for a "
+                          "model that reads images (repeatable)")
     run.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     run.add_argument("--verbose", action="store_true",
                      help="show the model's reasoning whole on a terminal; after the run, "
@@ -59,11 +75,13 @@ def add_permission_options(parser: Any) -> None:
 
 
 def add_session_options(parser: Any) -> None:
-    """``--resume``, ``--continue``, ``--no-session`` (run and chat)."""
+    """``-r``/``--resume``, ``-c``/``--continue``, ``--no-session`` (run and chat)."""
     session = parser.add_mutually_exclusive_group()
-    session.add_argument("--resume", metavar="ID", default=None,
-                         help="continue the session ID (see: zpi-host sessions list)")
-    session.add_argument("--continue", dest="continue_recent", action="store_true",
+    session.add_argument("-r", "--resume", metavar="ID", nargs="?", const=PICK, default=None,
+                         help="continue the session ID (a prefix will do; see: zpi-host "
+                              "sessions list); without ID on a terminal: pick one of the "
+                              "recent sessions")
+    session.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
                          help="continue the most recent session of this directory")
     session.add_argument("--no-session", action="store_true",
                          help="keep the session in memory only (no transcript file)")
@@ -194,7 +212,15 @@ def run_command(args: Any, blocked: list[str]) -> int:
             "--project-key chooses a session store's scope; use it with --session-store"),
             EXIT_USAGE)
     try:
+        if args.resume == PICK:  # -r alone: the person picks the session
+            from .picker import resolve_pick
+
+            resolve_pick(args)
         args.prompt = read_prompt(args.prompt, sys.stdin)
+        if args.images:
+            from .images import read_images
+
+            args.image_content = read_images(args.images, args.run_cwd or args.cwd)
         if args.resume:
             from ..session.assembly import resolve_agent_dir
             from .sessions import full_session_id
@@ -354,7 +380,12 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
             await session.dispose()
         return startup_error(args, ZpiError("stopped before the run began (a signal)"),
                              signals.code if signals.code is not None else EXIT_FAILED)
-    timings = _Timings(session) if args.verbose else None
+    if args.verbose:
+        from .timings import Timings
+
+        timings: Any = Timings(session)
+    else:
+        timings = None
     if fmt == "stream-json":
         session.subscribe(_print_event)
     elif fmt == "json":  # stdout is the result object; warnings and retries go to stderr
@@ -363,9 +394,18 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
         session.subscribe(live)
     elif fmt == "text":
         session.subscribe(_print_activity)
+    images = getattr(args, "image_content", ())
+    if images:
+        from .images import check_vision
+
+        try:
+            check_vision(session.model_entry, session.view.model)
+        except CliUsageError as exc:
+            await session.dispose()
+            return startup_error(args, exc, EXIT_USAGE)
     signals.on_first(session.abort)
     try:
-        result = await run_live(session, args.prompt, live)
+        result = await run_live(session, args.prompt, live, images)
     finally:
         signals.on_first(None)
         try:  # a plain run ends its background commands before its result
@@ -379,6 +419,10 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
             print_error(result.result)
         elif live is None or not live.streamed.strip():
             print(shown(result.result, sys.stdout))
+        if live is not None and result.num_turns:
+            from .tool_lines import footer
+
+            live.footer(footer(result))
     else:
         print(json.dumps(result_dict(result)), flush=True)
     if timings is not None:
@@ -390,13 +434,14 @@ async def _run_started(args: Any, session: Any, signals: RunSignals,
 
 def live_display(verbose: bool = False) -> LiveDisplay | None:
     """The live display when stdout and stderr are a terminal, else None; ``verbose`` shows
-    the model's reasoning whole."""
+    the model's reasoning whole. The model's Markdown is rendered when rich is installed."""
     from .live import LiveDisplay, colours_wanted, wanted
 
     if not wanted(sys.stdout, sys.stderr):
         return None
+    from .markdown import available
     return LiveDisplay(sys.stdout, sys.stderr, colour=colours_wanted(sys.stderr),
-                       verbose=verbose)
+                       verbose=verbose, markdown=available())
 
 
 def paused(call: Any, current: Callable[[], LiveDisplay | None]) -> Any:
@@ -435,62 +480,23 @@ def terminal_ports(stdin: Any, stderr: Any,
                      terminal=stderr if stderr.isatty() else None)
 
 
-async def run_live(session: Any, prompt: str, live: LiveDisplay | None) -> Any:
-    """Run the session; with a live display, its spinner turns beside the run."""
+async def run_live(session: Any, prompt: str, live: LiveDisplay | None,
+                   images: Any = ()) -> Any:
+    """Run the session (``images`` go with the prompt); with a live display, its spinner
+    turns beside the run."""
     if live is None:
-        return await session.run(prompt)
+        return await session.run(prompt, images=images) if images else \
+            await session.run(prompt)
     import anyio
 
     async with anyio.create_task_group() as group:
         group.start_soon(live.animate)
         try:
-            return await session.run(prompt)
+            return await (session.run(prompt, images=images) if images else
+                          session.run(prompt))
         finally:
             live.close()
             group.cancel_scope.cancel()
-
-
-class _Timings:
-    """``--verbose``: where the time went, measured from the session's tool events."""
-
-    def __init__(self, session: Any) -> None:
-        import time
-
-        self._clock = time.monotonic
-        self._started: dict[str, float] = {}
-        self.tool_seconds = 0.0
-        self.tool_calls = 0
-        session.subscribe(self._on_event, types={"tool_start", "tool_end"})
-
-    def _on_event(self, event: Any) -> None:
-        if event.type == "tool_start":
-            self._started[event.call_id] = self._clock()
-        else:
-            started = self._started.pop(event.result.call_id, None)
-            self.tool_calls += 1
-            if started is not None:
-                self.tool_seconds += self._clock() - started
-
-    def report(self, result: Any) -> None:
-        """Usage, cost and timings on stderr."""
-        u = result.usage
-        seconds = result.duration_ms / 1000
-        lines = [
-            f"{result.num_turns} turn(s) in {seconds:.2f} s; {self.tool_calls} tool call(s) "
-            f"took {self.tool_seconds:.2f} s (overlapping calls count once each)",
-            f"tokens: {u.input_tokens} in, {u.output_tokens} out, {u.cache_read_tokens} cache "
-            f"read, {u.cache_write_tokens} cache write; cost ${result.total_cost_usd:.4f}",
-        ]
-        for key, usage in result.model_usage.items():
-            price = ("unpriced" if key in result.unpriced_models
-                     else f"${result.model_cost_usd.get(key, 0.0):.4f}")
-            lines.append(f"  {key}: {usage.input_tokens} in, {usage.output_tokens} out, {price}")
-        if result.unpriced_models:  # a cost that leaves a model out is never shown as whole
-            lines.append(f"warning: the cost leaves out {', '.join(result.unpriced_models)}, "
-                         "which the model catalog has no price for (set 'price' for it under "
-                         f"'models' in settings.json; see {docs_url('models')})")
-        for line in lines:
-            print(f"zpi-host: {line}", file=sys.stderr)
 
 
 def _redacted(exc: BaseException) -> str:

@@ -13,9 +13,16 @@ from .exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliUsageError, print_error
 
 
 def add_sessions_parser(commands: Any) -> None:
+    import argparse
+
     sessions = commands.add_parser(
         "sessions", help="list, show, rename, tag, fork or delete saved sessions",
-        description="Saved sessions live under <agent dir>/sessions/<project>/<id>.jsonl.")
+        description="Saved sessions live under <agent dir>/sessions/<project>/<id>.jsonl.",
+        epilog="examples:\n  zpi-host sessions list\n  zpi-host sessions list --all --json\n"
+               "  zpi-host sessions show 3f2a --limit 5   # an id prefix will do\n"
+               "  zpi-host sessions rename 3f2a 'the login bug'\n"
+               "  zpi-host sessions fork 3f2a",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="sessions of this directory (--all: every one)")
     listing.add_argument("--all", action="store_true", help="sessions of every directory")

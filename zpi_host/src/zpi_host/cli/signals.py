@@ -147,8 +147,9 @@ class RunSignals:
         # said here, not in the loop: a host stuck in a blocking call still tells the user
         # (os.write: no buffered stream is re-entered from the handler)
         name = signal.Signals(signum).name
-        with contextlib.suppress(OSError):
-            os.write(2, f"zpi-host: {name}: stopping the run (again to exit at once)\n"
+        with contextlib.suppress(OSError):  # on a terminal, over the spinner: cleared first
+            clear = "\r\x1b[K" if os.isatty(2) else ""
+            os.write(2, f"{clear}zpi-host: {name}: stopping the run (again to exit at once)\n"
                      .encode())
         with contextlib.suppress(RuntimeError):  # the loop is closed: nothing left to stop
             self._loop.call_soon_threadsafe(self._first)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -101,8 +101,10 @@ def plugin_warnings(plugin: object) -> list[str]:
     return [str(w) for w in warnings]
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    """An aligned text table; a failed or blocked plugin's reason goes on the line below it."""
+def format_table(rows: list[dict[str, Any]], width: int | None = None) -> str:
+    """An aligned text table; a failed or blocked plugin's reason goes on the line below it.
+    With ``width`` (a terminal's) and a table wider than that, the hooks and contributions go
+    on wrapped lines under their plugin and the other columns are cut to fit."""
     header = ("NAME", "SOURCE", "DISTRIBUTION", "STATUS", "HOOKS", "CONTRIBUTES")
     cells = [header]
     for row in rows:
@@ -115,14 +117,58 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         ) or "-"
         cells.append((row["name"], row["source"], dist, row["status"], hooks, contributes))
     widths = [max(len(c[i]) for c in cells) for i in range(len(header) - 1)]
+    wide = sum(widths) + 2 * len(widths) + max(len(c[-1]) for c in cells)
+    if width is not None and wide > width:
+        return _narrow_table(rows, cells, width)
     lines = []
     for index, cell in enumerate(cells):
-        head = "  ".join(value.ljust(width) for value, width in zip(cell, widths, strict=False))
+        head = "  ".join(value.ljust(w) for value, w in zip(cell, widths, strict=False))
         lines.append(f"{head}  {cell[-1]}".rstrip())
-        if index and rows[index - 1]["error"]:
-            lines.append(f"    {rows[index - 1]['status']}: {rows[index - 1]['error']}")
-        if index:
-            lines.extend(f"    warning: {w}" for w in rows[index - 1].get("warnings", ()))
+        lines.extend(_notes(rows, index))
+    return "\n".join([*lines, _loaded(rows)])
+
+
+def _notes(rows: list[dict[str, Any]], index: int) -> list[str]:
+    """The lines under the table's line ``index``: the plugin's error and warnings."""
+    if not index:
+        return []
+    row = rows[index - 1]
+    notes = [f"    {row['status']}: {row['error']}"] if row["error"] else []
+    return notes + [f"    warning: {w}" for w in row.get("warnings", ())]
+
+
+def _loaded(rows: list[dict[str, Any]]) -> str:
     ok = sum(1 for r in rows if r["status"] == "ok")
-    lines.append(f"\n{ok} of {len(rows)} plugins loaded")
-    return "\n".join(lines)
+    return f"\n{ok} of {len(rows)} plugins loaded"
+
+
+def _narrow_table(rows: list[dict[str, Any]], cells: Sequence[tuple[str, ...]],
+                  width: int) -> str:
+    """The table within ``width`` columns: name, source, distribution and status on the
+    plugin's line (the distribution, then the name, cut with an ellipsis when they do not
+    fit), its hooks and contributions wrapped on the lines under it (``--wide``: one line)."""
+    import textwrap
+
+    width = max(width, 40)
+    main = [list(c[:4]) for c in cells]
+    widths = [max(len(c[i]) for c in main) for i in range(4)]
+    for column in (2, 0):  # cut the distribution first, then the name
+        over = sum(widths) + 6 - width
+        if over > 0:
+            widths[column] = max(widths[column] - over, 8)
+    lines = []
+    for index, cell in enumerate(main):
+        values = [_cut(value, w) for value, w in zip(cell, widths, strict=True)]
+        lines.append("  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip())
+        if index:
+            for label, text in (("hooks", cells[index][4]), ("contributes", cells[index][5])):
+                if text != "-":
+                    lines += textwrap.wrap(f"{label}: {text}", width, initial_indent="    ",
+                                           subsequent_indent="      ", break_long_words=True,
+                                           break_on_hyphens=False)
+        lines.extend(_notes(rows, index))
+    return "\n".join([*lines, _loaded(rows)])
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"

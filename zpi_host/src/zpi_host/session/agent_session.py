@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..agent.compaction import CompactionResult
     from ..agent.context_usage import ContextUsage
     from ..agent.file_checkpoints import RewindReport
+    from ..tools.base import ImageContent
     from .ports import HostPorts
     from .subagents import SubagentResult
 
@@ -45,8 +46,10 @@ class AgentSession(SessionState):
 
     # ------------------------------------------------------------------ running
 
-    async def run(self, prompt: str) -> RunResult:
-        """Send ``prompt`` and run until the model stops, max turns, an error or ``abort()``."""
+    async def run(self, prompt: str, *, images: Sequence[ImageContent] = ()) -> RunResult:
+        """Send ``prompt`` (with ``images``, for a vision model: they follow the text in the
+        same user message) and run until the model stops, max turns, an error or
+        ``abort()``."""
         if self._disposed:
             raise UsageError("this session was disposed; create a new one")
         if self.is_running:
@@ -58,7 +61,7 @@ class AgentSession(SessionState):
         self.is_running = self.store.running = True
         self._run_done = anyio.Event()
         try:
-            result = self.redactor.value(await AgentLoop(self).run(prompt))
+            result = self.redactor.value(await AgentLoop(self).run(prompt, images=images))
         finally:
             self.is_running = self.store.running = False
             self._cancel_scope = None

@@ -5,7 +5,8 @@ Without a session file-read state (``ctx.file_state`` None) write can only creat
 overwriting needs proof that the model saw what it replaces.
 
 When an existing file is replaced, its UTF-8 BOM and CRLF line endings are kept: read shows
-neither, so the model cannot be expected to reproduce them.
+neither, so the model cannot be expected to reproduce them. The result's details carry the
+diff of the change (as edit's do) for files up to :data:`DIFF_CHARS`, for a terminal to show.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from ..fs.files import FileFingerprint
 
 from ..fs.nofollow import UnusablePathError
+from ..support.diffs import unified_diff
 from .base import (
     Tool,
     ToolArgumentError,
@@ -32,6 +34,8 @@ from .base import (
 from .read import display_path, read_target
 
 UTF8_BOM = b"\xef\xbb\xbf"
+#: files up to this many characters (before and after) get a diff in the result's details
+DIFF_CHARS = 256 * 1024
 
 PARAMETERS: Mapping[str, Any] = {
     "type": "object",
@@ -178,5 +182,9 @@ def execute_write(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         text = f"Created {shown} ({size}, {lines})"
     else:
         text = f"Wrote {size} ({lines}) to {shown}{kept}"
-    details = {"path": str(path), "bytes": len(data), "created": expected is None}
+    details: dict[str, Any] = {"path": str(path), "bytes": len(data),
+                               "created": expected is None}
+    before = "" if found is None else fmt.to_model(found.data)
+    if max(len(before), len(content)) <= DIFF_CHARS:  # what a terminal shows of the change
+        details["diff"] = unified_diff(before, content, shown)[0]
     return ToolResult.text(text, details=details)
