@@ -40,6 +40,11 @@ PINNED: dict[str, str] = {
         list_subagents list_subagents_from_store project_key_for_directory query
         rename_session rename_session_via_store tag_session tag_session_via_store tool
     """,
+    "zpi_host.stores": """
+        ChainError CurrentState Lease LeaseLostError OpenCall PostgresTranscriptStore
+        SQLiteTranscriptStore SessionOwnedError StoreSessionManager StoreUnavailableError
+        TranscriptStore TranscriptStoreError WriteBarrierError export_jsonl import_jsonl
+    """,
     "zpi_host.testing": """
         FakeDistribution FunctionModel ModelServer ScriptedModel install_distribution
         run_session_store_conformance

@@ -133,7 +133,7 @@ def test_a_database_gone_too_long_is_a_clear_error_and_loses_nothing(pg_server, 
     kept = m.set_title("kept")
     pg_server.stop()
     try:
-        with pytest.raises(StoreUnavailableError, match="waited 0.5 s.*acknowledged before"):
+        with pytest.raises(StoreUnavailableError, match=r"waited 0\.5 s.*acknowledged before"):
             m.set_title("lost")
         with pytest.raises(WriteBarrierError):
             m.set_title("after")

@@ -91,7 +91,7 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
 
         return StoreSessionManager.open_in(options.storage["transcript"], state.session_id,
                                            owner=options.storage.get("owner"), expected=state,
-                                           **_reconnect(options.storage))
+                                           reconnect_seconds=_reconnect(options.storage))
     if options.resume is not None:
         return SessionManager.open(options.resume, agent_dir=agent_dir,
                                    cwd=_explicit_cwd(options))
@@ -104,9 +104,11 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
     return None
 
 
-def _reconnect(storage: Mapping[str, Any]) -> dict[str, float]:
+def _reconnect(storage: Mapping[str, Any]) -> float:
+    from ..transcript.native import DEFAULT_RECONNECT_SECONDS
+
     seconds = storage.get("reconnect_seconds")
-    return {} if seconds is None else {"reconnect_seconds": float(seconds)}
+    return DEFAULT_RECONNECT_SECONDS if seconds is None else float(seconds)
 
 
 def _explicit_cwd(options: SessionOptions) -> Path | None:
@@ -123,7 +125,7 @@ def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
         return StoreSessionManager.create_in(options.storage["transcript"], cwd,
                                              session_id=options.session_id,
                                              owner=options.storage.get("owner"),
-                                             **_reconnect(options.storage))
+                                             reconnect_seconds=_reconnect(options.storage))
     if not options.persist:
         return SessionManager.in_memory(cwd=cwd, session_id=options.session_id)
     fsync = settings.get("sessions", {}).get("fsync", "turn")

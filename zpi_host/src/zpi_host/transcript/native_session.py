@@ -12,6 +12,7 @@ committed. An unreachable database is waited for, up to ``reconnect_seconds``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -253,11 +254,8 @@ class StoreSessionManager(SessionManager):
                 store.delete(self.session_id, lease=self.lease)
                 return
         finally:
-            if self._barrier is None or "unreachable" not in self._barrier:
-                try:
-                    store.release(self.lease)
-                except TranscriptStoreError:
-                    pass  # it expires on its own
+            with contextlib.suppress(TranscriptStoreError):  # else it expires on its own
+                store.release(self.lease)
 
     def subagent_manager(self, agent_id: str) -> StoreSessionManager:
         """A sub-agent's transcript: a session of its own in the same store."""
