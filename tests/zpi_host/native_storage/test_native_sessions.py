@@ -76,7 +76,7 @@ async def test_a_stale_state_and_a_second_owner_are_refused(make_store, tmp_path
 def test_resume_reads_only_the_context(make_store, tmp_path):
     store = make_store()
     m = StoreSessionManager.create_in(store, tmp_path)
-    for n in range(300):
+    for n in range(120):
         m.append_message(AssistantMessage((TextContent(f"a{n}"),)))
     kept = m.append_message(AssistantMessage((TextContent("kept"),)))
     m.append_compaction("summary", kept.uuid, 100, 10)
@@ -84,10 +84,10 @@ def test_resume_reads_only_the_context(make_store, tmp_path):
     sid = m.session_id
     m.close()
     again = StoreSessionManager.open_in(store, sid)
-    assert len(again.records) == 4  # header, kept, compaction, after: not 304
+    assert len(again.records) == 4  # header, kept, compaction, after: not 124
     assert [getattr(x, "content", None) and x.content[0].text for x in again.messages()][1:] \
         == ["kept", "after"]
-    assert len(again.history()) == 303  # the whole history, read a page at a time
+    assert len(again.history()) == 123  # the whole history, read a page at a time
     again.close()
 
 
@@ -146,3 +146,22 @@ async def test_jsonl_import_and_export_are_lossless(make_store, tmp_path):
     assert (await session.run("more")).result == "seen 3"
     await session.dispose()
     assert list_sessions(tmp_path, agent_dir=tmp_path / "agent")[0].title == "Local"
+
+
+async def test_a_subagent_history_lives_in_the_same_store(make_store, tmp_path):
+    store = make_store()
+    session = await create_session(
+        model="fn:m", provider=FunctionModel(lambda r: "child says hi"
+                                             if r.messages[-1].content[0].text == "hi"
+                                             else "parent"),
+        cwd=tmp_path, settings={}, agent_dir=tmp_path / "agent",
+        storage={"transcript": store, "current_state": None})
+    await session.run("start")
+    result = await session.run_subagent("general-purpose", "hi")
+    assert result.result == "child says hi"
+    sid = session.session_id
+    await session.dispose()
+    children = helpers.subagent_histories(store, sid)
+    assert [[m.role for m in msgs] for msgs in children.values()] == [["user", "assistant"]]
+    assert [s.session_id for s in helpers.list_sessions(store)] == [sid]  # children apart
+    assert helpers.delete_session(store, sid) and store.sessions(subagents=True) == []

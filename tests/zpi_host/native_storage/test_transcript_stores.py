@@ -156,3 +156,25 @@ def test_an_unused_new_session_leaves_nothing(make_store, tmp_path):
     m = StoreSessionManager.create_in(store, tmp_path)
     m.close()
     assert store.current_state(m.session_id) is None
+
+
+def test_a_manager_dropped_without_close_stops_renewing(make_store, tmp_path):
+    import gc
+
+    store = make_store(lease_seconds=0.3)
+    m = StoreSessionManager.create_in(store, tmp_path, owner="leaky")
+    m.set_title("x")
+    sid, keeper = m.session_id, m._keeper
+    del m
+    gc.collect()
+    keeper.join(timeout=30)
+    assert not keeper.is_alive()
+    deadline = time.monotonic() + 30
+    while True:  # the lease expires on its own: another worker takes the session
+        try:
+            lease = store.acquire(sid, "next")
+            break
+        except SessionOwnedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert lease.owner == "next" and lease.token == 2

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid as uuidlib
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -79,8 +80,11 @@ class StoreSessionManager(SessionManager):
         self._barrier: str | None = None
         self._snapshot: Mapping[str, Any] | None = None
         self._stop = threading.Event()
-        self._keeper = threading.Thread(target=self._keep_lease, daemon=True,
-                                        name=f"zpi-lease-{state.session_id[:8]}")
+        # the keeper holds the manager weakly: one dropped without close() stops renewing,
+        # and its lease expires (it is never kept alive by its own thread)
+        self._keeper = threading.Thread(target=_keep_lease, args=(weakref.ref(self), self._stop),
+                                        daemon=True, name=f"zpi-lease-{state.session_id[:8]}")
+        weakref.finalize(self, self._stop.set)
         self._keeper.start()
 
     # ----------------------------------------------------------------------- making one
@@ -227,18 +231,16 @@ class StoreSessionManager(SessionManager):
     def _repair(self) -> None:  # nothing torn in a database
         self._torn = self._needs_newline = False
 
-    def _keep_lease(self) -> None:
-        """Renew the lease three times per lease length, so a long tool call or model request
-        does not lose it; a lease taken over closes the write barrier."""
-        interval = max(self.transcript_store.lease_seconds / 3, 0.05)
-        while not self._stop.wait(interval):
-            try:
-                self.lease = self.transcript_store.renew(self.lease)
-            except LeaseLostError as exc:
-                self._barrier = str(exc)
-                return
-            except TranscriptStoreError:
-                continue  # unreachable for now: the next append waits, or says so
+    def _renew(self) -> bool:
+        """One renewal (False: the lease was taken over, and the write barrier closed)."""
+        try:
+            self.lease = self.transcript_store.renew(self.lease)
+        except LeaseLostError as exc:
+            self._barrier = str(exc)
+            return False
+        except TranscriptStoreError:
+            pass  # unreachable for now: the next append waits, or says so
+        return True
 
     def close(self) -> None:
         """Release the lease (a created session that holds only its header is removed)."""
@@ -249,13 +251,13 @@ class StoreSessionManager(SessionManager):
         if self._keeper.is_alive() and self._keeper is not threading.current_thread():
             self._keeper.join()
         store = self.transcript_store
-        try:
+        # never raises: a database gone at the end costs a header-only session left behind
+        # and a lease that expires on its own, never the caller's dispose()
+        with contextlib.suppress(TranscriptStoreError):
             if self._new and len(self._records) == 1 and self._barrier is None:
                 store.delete(self.session_id, lease=self.lease)
-                return
-        finally:
-            with contextlib.suppress(TranscriptStoreError):  # else it expires on its own
-                store.release(self.lease)
+        with contextlib.suppress(TranscriptStoreError):
+            store.release(self.lease)
 
     def subagent_manager(self, agent_id: str) -> StoreSessionManager:
         """A sub-agent's transcript: a session of its own in the same store."""
@@ -267,6 +269,21 @@ class StoreSessionManager(SessionManager):
     def __repr__(self) -> str:
         return (f"<StoreSessionManager {self.session_id} {self.transcript_store!r} "
                 f"head={self.state.head_seq}>")
+
+
+def _keep_lease(ref: weakref.ref[StoreSessionManager], stop: threading.Event) -> None:
+    """Renew a manager's lease three times per lease length, so a long tool call or model
+    request does not lose it."""
+    manager = ref()
+    if manager is None:
+        return
+    interval = max(manager.transcript_store.lease_seconds / 3, 0.05)
+    del manager
+    while not stop.wait(interval):
+        manager = ref()
+        if manager is None or not manager._renew():
+            return
+        del manager
 
 
 def _abspath(cwd: str | os.PathLike[str]) -> Any:
