@@ -40,6 +40,9 @@ PINNED: dict[str, str] = {
         list_subagents list_subagents_from_store project_key_for_directory query
         rename_session rename_session_via_store tag_session tag_session_via_store tool
     """,
+    "zpi_host.sdk.host": """
+        HostSession
+    """,
     "zpi_host.stores": """
         ChainError CurrentState Lease LeaseLostError OpenCall PostgresTranscriptStore
         SQLiteTranscriptStore SessionOwnedError StoreSessionManager StoreUnavailableError

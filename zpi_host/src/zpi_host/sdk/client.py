@@ -65,6 +65,9 @@ class SDKClient:
         self._resynced: list[Any] = []  # mirrors sending sub-agent records the store lacks
         self._resume_choice: Any = None  # what the store had of the resumed session
         self._mcp: Any = None  # InProcessServers, after connect
+        #: a borrowed host session (options.host_session): never disposed here
+        self._borrowed = self.options.host_session is not None
+        self._detach: list[Any] = []  # what to undo on a borrowed session at disconnect
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -86,6 +89,32 @@ class SDKClient:
         from .translate import Translator
 
         session = await self._create_session()
+        if self._borrowed:  # a host session as it is: only what is undone at the end
+            from .host import attach_observer
+
+            self._session = session
+            self._detach.append(attach_observer(session, _ChildMessages(self)))
+        else:
+            await self._connect_own(session)
+        self._translator = Translator(session, partial=self.options.include_partial_messages,
+                                      mcp_servers=self._init_mcp_servers)
+        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
+        self._lock = anyio.Lock()
+        wanted = set(WANTED_EVENTS)
+        if self.options.include_partial_messages:
+            wanted.update(PARTIAL_EVENTS)
+        self._detach.append(session.subscribe(self._on_event, wanted))
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        if self._mirror is not None:
+            group.start_soon(self._mirror.run)
+        for mirror in self._resynced:
+            group.start_soon(mirror.run)
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def _connect_own(self, session: AgentSession) -> None:
         try:
             if self.options.resume is not None or self.options.continue_conversation:
                 from .accounting import restore_totals
@@ -104,29 +133,18 @@ class SDKClient:
             self._resynced = []
             await session.dispose()
             raise
-        self._translator = Translator(session, partial=self.options.include_partial_messages,
-                                      mcp_servers=self._init_mcp_servers)
-        self._send, self._receive = anyio.create_memory_object_stream[Any](math.inf)
-        self._lock = anyio.Lock()
-        wanted = set(WANTED_EVENTS)
-        if self.options.include_partial_messages:
-            wanted.update(PARTIAL_EVENTS)
-        session.subscribe(self._on_event, wanted)
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
-        if self._mirror is not None:
-            group.start_soon(self._mirror.run)
-        for mirror in self._resynced:
-            group.start_soon(mirror.run)
-        if prompt is not None:
-            await self.query(prompt)
 
     async def _create_session(self) -> AgentSession:
         from ..session.assembly import create_session
         from .tools import StandardToolsPlugin
 
         options = self.options
+        if options.host_session is not None:
+            from .mcp_servers import InProcessServers
+
+            options.check()  # creation-time options refused: the host fixed them
+            self._mcp = InProcessServers({})  # none of the SDK's: the host's tools as they are
+            return options.host_session.session  # type: ignore[no-any-return]
         kwargs = options.session_kwargs()
         plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
         if options.hooks:
@@ -262,8 +280,16 @@ class SDKClient:
             return
         self._session = self._group = None
         try:
-            # aborts the running input and waits until it has recorded its interrupted calls
-            await session.dispose()
+            if self._borrowed:  # the host's: our input stopped, nothing of the host's
+                from .host import give_back
+
+                detach, self._detach = self._detach, []
+                await give_back(session, self._lock is not None and self._lock.locked(),
+                                detach)
+            else:
+                # aborts the running input and waits until it has recorded its interrupted
+                # calls
+                await session.dispose()
         finally:
             try:
                 await self._close_mirror(session)
@@ -337,7 +363,7 @@ class SDKClient:
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
-            if finish_tasks:
+            if finish_tasks and not self._borrowed:  # a host's tasks are the host's
                 await session.ports.tasks.stop_all("the query ended")
             if self._mirror is not None:
                 await self._mirror.turn_end()
@@ -404,7 +430,12 @@ class SDKClient:
 
     def start_stream(self, prompts: str | AsyncIterable[Mapping[str, Any]]) -> None:
         """``query()``'s input (one string, or each streamed message in turn), then an
-        :class:`End` mark on the stream."""
+        :class:`End` mark on the stream. With a borrowed session, an empty prompt runs the
+        host's prepared input."""
+        if self._borrowed:
+            from .host import first_input
+
+            prompts = first_input(self.options.host_session, prompts)
         if isinstance(prompts, str):
             self._group.start_soon(self._run_stream, _once(prompts), True, True)
         else:

@@ -160,6 +160,9 @@ class AgentOptions:
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
     #: ``zpi-builtins`` asks the user (:mod:`zpi_host.session.ports`); None: nobody can answer
     ask_user: Callable[..., Any] | None = None
+    #: a :class:`~zpi_host.sdk.host.HostSession`: drive a session the embedding host created
+    #: (creation-time options are then refused)
+    host_session: Any = None
 
     # ------------------------------------------------------------------ checking
 
@@ -170,6 +173,11 @@ class AgentOptions:
         from .option_types import check_option_types
 
         check_option_types(self)
+        if self.host_session is not None:
+            from .host import check_borrowed
+
+            check_borrowed(self)
+            return
         if self.session_store is not None:  # first: its conflicts say more than "unsupported"
             self._check_store()
         elif self.project_key is not None:
