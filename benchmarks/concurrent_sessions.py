@@ -14,7 +14,8 @@ after 200 ms, as a real model would.
 The model is an in-process async function (``FunctionModel`` sleeping the delay), so what is
 measured is the host's loop, transcript and storage, not an HTTP client.
 
-    python benchmarks/concurrent_sessions.py [--sessions 100] [--turns 20] [--storage jsonl|sqlite] [--rounds 3] [--quick]
+    python benchmarks/concurrent_sessions.py [--sessions 100] [--turns 20]
+        [--storage jsonl|sqlite] [--sweep 1,10,100] [--rounds 3] [--quick]
 """
 
 from __future__ import annotations
