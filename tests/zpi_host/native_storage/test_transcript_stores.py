@@ -60,6 +60,11 @@ def test_append_must_follow_the_head_and_a_retry_is_idempotent(make_store, tmp_p
         store.append(sid, [rec(head, sid)], after=head, lease=lease)
     with pytest.raises(ChainError, match="names parent"):
         store.append(sid, [rec(head, sid)], after=one[0].uuid, lease=lease)
+    reused = build_record(TitleRecord, {"uuid": head, "parent_uuid": one[0].uuid,
+                                        "session_id": sid, "timestamp": now(), "title": "t"})
+    with pytest.raises(ChainError, match="already in"):
+        store.append(sid, [(reused, dump_line(encode_record(reused)).decode().rstrip())],
+                     after=one[0].uuid, lease=lease)
     assert [r.seq for r in iter_records(store, sid)] == [0, 1]
     # the manager, whose head is behind, is refused and accepts nothing more
     with pytest.raises(ChainError):

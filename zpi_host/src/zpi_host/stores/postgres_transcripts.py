@@ -42,6 +42,11 @@ class _Query:
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return int(self.conn.execute(sql.replace("?", "%s"), params).rowcount)
 
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self.conn.cursor() as cursor:
+                cursor.executemany(sql.replace("?", "%s"), rows)
+
 
 class PostgresTranscriptStore(SqlTranscriptStore):
     """Sessions in the PostgreSQL database at ``dsn`` (a libpq connection string or URL)."""

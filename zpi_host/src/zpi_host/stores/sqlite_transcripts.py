@@ -35,6 +35,9 @@ class _Query:
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
 
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
 
 class SQLiteTranscriptStore(SqlTranscriptStore):
     """Sessions in the SQLite database at ``path`` (created with its tables on first use)."""

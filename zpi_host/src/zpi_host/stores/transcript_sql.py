@@ -72,6 +72,10 @@ class Query(Protocol):
         """Execute; the number of rows changed."""
         ...
 
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Execute once per row (pipelined where the backend can)."""
+        ...
+
 
 class SqlTranscriptStore:
     """A :class:`~zpi_host.transcript.native.TranscriptStore` over a backend's transactions
@@ -190,29 +194,44 @@ class SqlTranscriptStore:
             batch: dict[str, int] = {}
             parent, seq = after, state.head_seq
             (now,) = q.rows(f"SELECT {self.NOW}")[0]
+            known = self._known(q, session_id, {r.uuid for r, _ in records} | (
+                set() if linear else {r.parent_uuid for r, _ in records if r.parent_uuid}))
+            rows = []
             for record, line in records:
                 seq += 1
                 if linear and record.parent_uuid != parent:
                     raise ChainError(f"record {record.uuid} of session {session_id} names "
                                      f"parent {record.parent_uuid}, not {parent}")
                 if not linear and record.parent_uuid is not None and \
-                        record.parent_uuid not in batch and \
-                        self._seq_of(q, session_id, record.parent_uuid) is None:
+                        record.parent_uuid not in batch and record.parent_uuid not in known:
                     raise ChainError(f"record {record.uuid} names parent "
                                      f"{record.parent_uuid}, not a record of {session_id}")
-                if record.uuid in batch or self._seq_of(q, session_id, record.uuid) is not None:
+                if record.uuid in batch or record.uuid in known:
                     raise ChainError(f"record {record.uuid} is already in {session_id}")
-                q.run(f"INSERT INTO {self._p}zpi_native_records VALUES (?, ?, ?, ?, ?, ?)",
-                      (session_id, seq, record.uuid, record.parent_uuid, record.TYPE, line))
+                rows.append((session_id, seq, record.uuid, record.parent_uuid, record.TYPE,
+                             line))
                 state = advance(state, record, seq, lambda u: batch.get(u)
                                 if u in batch else self._seq_of(q, session_id, u))
                 batch[record.uuid] = seq
                 parent = record.uuid
+            q.many(f"INSERT INTO {self._p}zpi_native_records VALUES (?, ?, ?, ?, ?, ?)", rows)
             state = _stamped(state, now)
             q.run(f"UPDATE {self._p}zpi_native_sessions SET head_uuid = ?, head_seq = ?, "
                   "state = ?, mtime = ? WHERE session_id = ?",
                   (state.head_uuid, state.head_seq, _dump(state), now, session_id))
         return state
+
+    def _known(self, q: Query, session_id: str, uuids: set[str]) -> set[str]:
+        """Which of ``uuids`` are records of the session already (one query per 500)."""
+        found: set[str] = set()
+        wanted = sorted(uuids)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(r[0] for r in q.rows(
+                f"SELECT uuid FROM {self._p}zpi_native_records WHERE session_id = ? AND "
+                f"uuid IN ({marks})", (session_id, *chunk)))
+        return found
 
     def _seq_of(self, q: Query, session_id: str, uuid: str) -> int | None:
         rows = q.rows(f"SELECT seq FROM {self._p}zpi_native_records WHERE session_id = ? AND "
