@@ -83,7 +83,16 @@ def test_resume_reads_only_the_context(make_store, tmp_path):
     m.append_message(AssistantMessage((TextContent("after"),)))
     sid = m.session_id
     m.close()
+    read, rows = store.read, []
+
+    def counting(*args, **kw):
+        got = read(*args, **kw)
+        rows.extend(got)
+        return got
+
+    store.read = counting
     again = StoreSessionManager.open_in(store, sid)
+    assert len(rows) == 4  # what was read from the store: the header and the context
     assert len(again.records) == 4  # header, kept, compaction, after: not 124
     assert [getattr(x, "content", None) and x.content[0].text for x in again.messages()][1:] \
         == ["kept", "after"]

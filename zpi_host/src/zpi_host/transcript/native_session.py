@@ -123,7 +123,7 @@ class StoreSessionManager(SessionManager):
                 raise ChainError(
                     f"session {sid} moved on since its state was read (head "
                     f"{expected.head_uuid} then, {state.head_uuid} now): read the state again")
-            rows = list(iter_records(store, sid, 0, 1))[:1]
+            rows = store.read(sid, from_seq=0, limit=1)  # the header alone
             header = decode_stored(rows[0], sid)
             if not isinstance(header, HeaderRecord):
                 raise TranscriptStoreError(f"session {sid} does not start with its header")
