@@ -33,9 +33,40 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class PostgresServer:
+    """A started server: its ``dsn``, and :meth:`stop` / :meth:`start` to restart it on the
+    same port (for tests of a database that goes away mid-session)."""
+
+    def __init__(self, prefix: list[str], pg_ctl: str, data: str, root: str, port: int) -> None:
+        self.dsn = f"postgresql://zpi@127.0.0.1:{port}/postgres"
+        self._prefix, self._pg_ctl, self._data, self._root, self._port = \
+            prefix, pg_ctl, data, root, port
+
+    def start(self) -> None:
+        subprocess.run([*self._prefix, self._pg_ctl, "-D", self._data, "-l",
+                        os.path.join(self._root, "log"), "-w", "-o",
+                        f"-p {self._port} -k {self._root} -c listen_addresses=127.0.0.1 "
+                        "-c fsync=off -c max_connections=100", "start"],
+                       check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=120)
+
+    def stop(self, mode: str = "immediate") -> None:
+        subprocess.run([*self._prefix, self._pg_ctl, "-D", self._data, "-m", mode, "-w",
+                        "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=60)
+
+
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """Yields a DSN, or raises RuntimeError saying why no server can be had."""
+    with postgres_control() as server:
+        yield server.dsn
+
+
+@contextmanager
+def postgres_control() -> Iterator[PostgresServer]:
+    """Yields a started :class:`PostgresServer`, or raises RuntimeError saying why none can
+    be had."""
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -58,22 +89,18 @@ def postgres_server() -> Iterator[str]:
     if user is not None:
         os.chown(root, user.pw_uid, user.pw_gid)
     data, port = os.path.join(root, "data"), _free_port()
-    run = {"check": True, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT,
-           "timeout": 120}
+    server = PostgresServer(prefix, pg_ctl, data, root, port)
     try:
         subprocess.run([*prefix, initdb, "-D", data, "-U", "zpi", "--auth=trust",
-                        "-E", "UTF8", "--no-sync"], **run)  # type: ignore[call-overload]
-        subprocess.run([*prefix, pg_ctl, "-D", data, "-l", os.path.join(root, "log"), "-w",
-                        "-o", f"-p {port} -k {root} -c listen_addresses=127.0.0.1 "
-                        "-c fsync=off -c max_connections=60", "start"],
-                       **run)  # type: ignore[call-overload]
+                        "-E", "UTF8", "--no-sync"], check=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=120)
+        server.start()
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"could not start PostgreSQL: {exc.stdout.decode()[-500:]}") \
             from None
     try:
-        yield f"postgresql://zpi@127.0.0.1:{port}/postgres"
+        yield server
     finally:
-        subprocess.run([*prefix, pg_ctl, "-D", data, "-m", "immediate", "-w", "stop"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)

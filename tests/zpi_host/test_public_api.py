@@ -123,6 +123,14 @@ PINNED: dict[str, str] = {
         UserPromptSubmitHookInput UserPromptSubmitHookSpecificOutput
         WorktreeCreateHookSpecificOutput
     """,
+    "zpi_host.sdk.host": """
+        HostSession
+    """,
+    "zpi_host.stores": """
+        ChainError CurrentState Lease LeaseLostError OpenCall PostgresTranscriptStore
+        SQLiteTranscriptStore SessionOwnedError StoreSessionManager StoreUnavailableError
+        TranscriptStore TranscriptStoreError WriteBarrierError export_jsonl import_jsonl
+    """,
     "zpi_host.testing": """
         FakeDistribution FunctionModel ModelServer ScriptedModel install_distribution
         run_session_store_conformance

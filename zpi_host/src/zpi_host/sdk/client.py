@@ -63,6 +63,9 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
         self._started_model: tuple[Any, Any] = (None, None)
         #: the typed error that ended the last input's run (None when it did not fail)
         self.last_failure: BaseException | None = None
+        #: a borrowed host session (options.host_session): never disposed here
+        self._borrowed = self.options.host_session is not None
+        self._detach: list[Any] = []  # what to undo on a borrowed session at disconnect
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -97,6 +100,27 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
         subscription (at connect, and after ``/clear``)."""
         from .translate import Translator
 
+        if self._borrowed:  # a host session as it is: only what is undone at the end
+            from .host import attach_observer
+
+            self._session = session
+            self._detach.append(attach_observer(session, ChildMessages(self)))
+        else:
+            await self._connect_own(session)
+        self._translator = Translator(session, partial=self.options.include_partial_messages,
+                                      mcp_servers=self._init_mcp_servers,
+                                      echo_prompts=self.options.echo_prompts,
+                                      forward_subagent_text=self.options.forward_subagent_text)
+        wanted = set(WANTED_EVENTS)
+        if self.options.include_partial_messages:
+            wanted.update(PARTIAL_EVENTS)
+        if self.options.echo_prompts:
+            wanted.add("turn_start")
+        self._detach.append(session.subscribe(self._on_event, wanted))
+
+    async def _connect_own(self, session: AgentSession) -> None:
+        """The parts of adopting a session the client owns: fallback, totals, environment,
+        mode, mirror, sub-agent observer; the session is disposed if one fails."""
         try:
             if self.options.fallback_model is not None:
                 from .fallback import attach_fallback
@@ -121,16 +145,6 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
             self._resynced = []
             await session.dispose()
             raise
-        self._translator = Translator(session, partial=self.options.include_partial_messages,
-                                      mcp_servers=self._init_mcp_servers,
-                                      echo_prompts=self.options.echo_prompts,
-                                      forward_subagent_text=self.options.forward_subagent_text)
-        wanted = set(WANTED_EVENTS)
-        if self.options.include_partial_messages:
-            wanted.update(PARTIAL_EVENTS)
-        if self.options.echo_prompts:
-            wanted.add("turn_start")
-        session.subscribe(self._on_event, wanted)
 
     def _start_mirrors(self) -> None:
         if self._mirror is not None:
@@ -150,8 +164,16 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
             return
         self._session = self._group = None
         try:
-            # aborts the running input and waits until it has recorded its interrupted calls
-            await session.dispose()
+            if self._borrowed:  # the host's: our input stopped, nothing of the host's
+                from .host import give_back
+
+                detach, self._detach = self._detach, []
+                await give_back(session, self._lock is not None and self._lock.locked(),
+                                detach)
+            else:
+                # aborts the running input and waits until it has recorded its interrupted
+                # calls
+                await session.dispose()
             started = self._started_model[0]
             if started is not None and started is not session.provider and \
                     started is not self.options.provider:
@@ -225,7 +247,7 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
             structured = None
             if self.options.output_format is not None:
                 run, structured = await self._structured(session, run, started)
-            if finish_tasks:
+            if finish_tasks and not self._borrowed:  # a host's tasks are the host's
                 await session.ports.tasks.stop_all("the query ended")
             if self._mirror is not None:
                 await self._mirror.turn_end()
@@ -292,7 +314,12 @@ class SDKClient(ClientSetup, ClientControls, McpControls):
 
     def start_stream(self, prompts: str | AsyncIterable[Mapping[str, Any]]) -> None:
         """``query()``'s input (one string, or each streamed message in turn), then an
-        :class:`End` mark on the stream."""
+        :class:`End` mark on the stream. With a borrowed session, an empty prompt runs the
+        host's prepared input."""
+        if self._borrowed:
+            from .host import first_input
+
+            prompts = first_input(self.options.host_session, prompts)
         if isinstance(prompts, str):
             self._group.start_soon(self._run_stream, once(prompts), True, True)
         else:

@@ -46,6 +46,12 @@ class ClientSetup:
         from .tools import StandardToolsPlugin
 
         options = self.options
+        if options.host_session is not None:
+            from .mcp_servers import InProcessServers
+
+            options.check()  # creation-time options refused: the host fixed them
+            self._mcp = InProcessServers({})  # none of the SDK's: the host's tools as they are
+            return options.host_session.session  # type: ignore[no-any-return]
         kwargs = options.session_kwargs()
         plugins: dict[str, Any] = {"sdk-standard-tools": StandardToolsPlugin()}
         if options.hooks:

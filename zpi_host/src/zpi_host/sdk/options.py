@@ -162,6 +162,9 @@ class AgentOptions:
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
     #: ``zpi-builtins`` asks the user (:mod:`zpi_host.session.ports`); None: nobody can answer
     ask_user: Callable[..., Any] | None = None
+    #: a :class:`~zpi_host.sdk.host.HostSession`: drive a session the embedding host created
+    #: (creation-time options are then refused)
+    host_session: Any = None
 
     # ------------------------------------------------------------------ checking
 
@@ -172,6 +175,11 @@ class AgentOptions:
         from .option_types import check_option_types
 
         check_option_types(self)
+        if self.host_session is not None:
+            from .host import check_borrowed
+
+            check_borrowed(self)
+            return
         if self.can_use_tool is not None:
             from .errors import CanUseToolShadowedWarning, shadowing
 

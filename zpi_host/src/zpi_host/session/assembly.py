@@ -83,6 +83,15 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
 
     if options.session_manager is not None:
         return options.session_manager  # type: ignore[no-any-return]
+    if options.storage is not None:
+        state = options.storage["current_state"]
+        if state is None:
+            return None  # a new session in the store, once cwd is known
+        from ..transcript.native_session import StoreSessionManager
+
+        return StoreSessionManager.open_in(options.storage["transcript"], state.session_id,
+                                           owner=options.storage.get("owner"), expected=state,
+                                           reconnect_seconds=_reconnect(options.storage))
     if options.resume is not None:
         return SessionManager.open(options.resume, agent_dir=agent_dir,
                                    cwd=_explicit_cwd(options))
@@ -95,6 +104,13 @@ def open_store(options: SessionOptions, agent_dir: Path) -> SessionManager | Non
     return None
 
 
+def _reconnect(storage: Mapping[str, Any]) -> float:
+    from ..transcript.native import DEFAULT_RECONNECT_SECONDS
+
+    seconds = storage.get("reconnect_seconds")
+    return DEFAULT_RECONNECT_SECONDS if seconds is None else float(seconds)
+
+
 def _explicit_cwd(options: SessionOptions) -> Path | None:
     return Path(options.cwd).expanduser().resolve() if options.cwd is not None else None
 
@@ -103,6 +119,13 @@ def new_store(options: SessionOptions, agent_dir: Path, cwd: Path,
               settings: Mapping[str, Any]) -> SessionManager:
     from ..transcript import SessionManager
 
+    if options.storage is not None:
+        from ..transcript.native_session import StoreSessionManager
+
+        return StoreSessionManager.create_in(options.storage["transcript"], cwd,
+                                             session_id=options.session_id,
+                                             owner=options.storage.get("owner"),
+                                             reconnect_seconds=_reconnect(options.storage))
     if not options.persist:
         return SessionManager.in_memory(cwd=cwd, session_id=options.session_id)
     fsync = settings.get("sessions", {}).get("fsync", "turn")

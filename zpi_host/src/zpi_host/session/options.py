@@ -30,6 +30,10 @@ class SessionOptions:
     #: which settings files are read: ``user``, ``project``, ``local`` (None: all)
     setting_sources: Sequence[str] | None = None
     session_manager: Any = None
+    #: native storage (docs/session-stores.md): ``{"transcript": TranscriptStore,
+    #: "current_state": CurrentState | None}`` (None: a new session), optionally ``owner``
+    #: (the lease's name for this worker) and ``reconnect_seconds``
+    storage: Mapping[str, Any] | None = None
     resume: str | None = None
     continue_recent: bool = False
     persist: bool = True
@@ -114,14 +118,19 @@ class SessionOptions:
         problems = []
         restore = [name for name, on in (("resume", self.resume is not None),
                                          ("continue_recent", self.continue_recent),
-                                         ("session_manager", self.session_manager is not None))
+                                         ("session_manager", self.session_manager is not None),
+                                         ("storage", self.storage is not None))
                    if on]
         if len(restore) > 1:
             problems.append(f"{' and '.join(restore)} each choose the session; give one")
         if not self.persist and restore:
             problems.append(f"persist=False (no session file) cannot be combined with "
                             f"{restore[0]}")
-        if self.session_id is not None and restore:
+        problems += _storage_problems(self.storage)
+        if self.session_id is not None and restore and not (
+                restore == ["storage"] and self.storage is not None
+                and isinstance(self.storage, Mapping)
+                and self.storage.get("current_state") is None):
             problems.append(f"session_id names a new session; it cannot be combined with "
                             f"{restore[0]}")
         if self.max_turns is not None and (not isinstance(self.max_turns, int)
@@ -181,3 +190,37 @@ class SessionOptions:
             problems.append("a provider object needs a model name too (model='name:id')")
         if problems:
             raise UsageError("invalid session options: " + "; ".join(problems))
+
+
+STORAGE_KEYS = frozenset({"transcript", "current_state", "owner", "reconnect_seconds"})
+
+
+def _storage_problems(storage: Any) -> list[str]:
+    """What is wrong with the ``storage`` option (native storage: the seed's host contract)."""
+    if storage is None:
+        return []
+    shape = ("storage must be a mapping {'transcript': TranscriptStore, 'current_state': "
+             "CurrentState or None}")
+    if not isinstance(storage, Mapping):
+        return [f"{shape}, got {type(storage).__name__}"]
+    problems = []
+    unknown = sorted(set(storage) - STORAGE_KEYS)
+    if unknown:
+        problems.append(f"storage has unknown key(s) {', '.join(map(str, unknown))} (known: "
+                        f"{', '.join(sorted(STORAGE_KEYS))})")
+    for key in ("transcript", "current_state"):
+        if key not in storage:
+            problems.append(f"{shape}: {key!r} is missing (current_state None: a new session)")
+    store = storage.get("transcript")
+    if store is not None and not all(callable(getattr(store, m, None)) for m in (
+            "create", "append", "current_state", "read", "acquire", "renew", "release")):
+        problems.append(f"storage['transcript'] must be a TranscriptStore (SQLiteTranscriptStore, "
+                        f"PostgresTranscriptStore, ...), got {type(store).__name__}")
+    state = storage.get("current_state")
+    if state is not None and not isinstance(getattr(state, "session_id", None), str):
+        problems.append("storage['current_state'] must be the CurrentState read from the store "
+                        "(store.current_state(session_id)) or None for a new session")
+    seconds = storage.get("reconnect_seconds")
+    if seconds is not None and (not isinstance(seconds, int | float) or seconds < 0):
+        problems.append(f"storage['reconnect_seconds'] must be seconds >= 0, got {seconds!r}")
+    return problems

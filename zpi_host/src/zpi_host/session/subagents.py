@@ -133,6 +133,9 @@ def _child_store(parent: SessionState, agent_id: str) -> Any:
     from ..transcript import SessionManager
 
     store = parent.store
+    in_store = getattr(store, "subagent_manager", None)  # native storage: the same store
+    if in_store is not None:
+        return in_store(agent_id)
     if store.path is None:
         return SessionManager.in_memory(parent.cwd, session_id=agent_id)
     return SessionManager.create(parent.cwd, session_id=agent_id, fsync=store.fsync,

@@ -1,0 +1,115 @@
+"""Many sessions in one process on one event loop, against a model that answers each request
+after 200 ms, as a real model would.
+
+1. N sessions (default 100) of T turns (default 20) at once against one session alone:
+   total wall clock, target <= 1.5x. Each turn is one model request answered after the
+   delay; the sessions persist to their JSONL files (the default) or, as a fleet worker
+   would, to native storage on SQLite (``--storage sqlite``). Peak RSS per session is printed
+   (the process's peak over the run, divided by N). Sessions are created before the clock
+   starts: the figures are the conversations, not assembly.
+2. The host's overhead per turn (wall per turn minus the model's 200 ms) at growing N (1, 10,
+   50, 100, 200, 400 unless ``--sweep`` says otherwise): the most sessions one process holds
+   before a turn's overhead passes 10% of the 200 ms is printed.
+
+The model is an in-process async function (``FunctionModel`` sleeping the delay), so what is
+measured is the host's loop, transcript and storage, not an HTTP client.
+
+    python benchmarks/concurrent_sessions.py [--sessions 100] [--turns 20]
+        [--storage jsonl|sqlite] [--sweep 1,10,100] [--rounds 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _measure import arguments, compare, emit
+
+DELAY = 0.2
+TARGET = 1.5
+
+
+async def make_session(root: Path, store: Any) -> Any:
+    from zpi_host import create_session
+    from zpi_host.testing import FunctionModel
+
+    async def answer(request: Any) -> str:
+        await asyncio.sleep(DELAY)
+        return f"answer {len(request.messages)}"
+
+    storage = {"storage": {"transcript": store, "current_state": None}} if store else {}
+    return await create_session(model="fn:bench", provider=FunctionModel(answer), cwd=root,
+                                settings={}, agent_dir=root / "agent", **storage)
+
+
+async def converse(session: Any, turns: int) -> None:
+    for n in range(turns):
+        result = await session.run(f"turn {n}")
+        assert result.result == f"answer {2 * n + 1}", result.result
+
+
+async def many(root: Path, sessions: int, turns: int, storage: str) -> float:
+    """Seconds for ``sessions`` conversations of ``turns`` turns at once (the sessions are
+    created before the clock starts and disposed after it stops)."""
+    store = None
+    if storage == "sqlite":
+        from zpi_host.stores import SQLiteTranscriptStore
+
+        store = SQLiteTranscriptStore(Path(tempfile.mkdtemp(dir=root)) / "s.db")
+    made = [await make_session(root, store) for _ in range(sessions)]
+    try:
+        started = time.perf_counter()
+        await asyncio.gather(*(converse(s, turns) for s in made))
+        return time.perf_counter() - started
+    finally:
+        for session in made:
+            await session.dispose()
+        if store is not None:
+            store.close()
+
+
+async def main(sessions: int, turns: int, storage: str, rounds: int, sweep: list[int]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        await many(root, 1, 1, storage)  # warm up: imports, the catalog
+        alone, crowd = [], []
+        for index in range(rounds):
+            order = [1, sessions] if index % 2 == 0 else [sessions, 1]
+            for n in order:
+                (alone if n == 1 else crowd).append(await many(root, n, turns, storage))
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rows = [compare(f"concurrent_sessions: {sessions} x {turns}-turn sessions at once vs "
+                        f"one ({storage})", crowd, alone, unit="s", scale=1.0, target=TARGET,
+                        note=f"model answers after {DELAY * 1000:.0f} ms; one event loop")]
+        print(f"peak RSS {peak_kb / 1024:.0f} MiB for {sessions} sessions: "
+              f"{peak_kb / sessions:.0f} KiB per session")
+        held = None
+        print(f"\nhost overhead per turn ({storage}), model delay {DELAY * 1000:.0f} ms:")
+        for n in sweep:
+            wall = await many(root, n, turns, storage)
+            overhead = wall / turns - DELAY
+            print(f"  {n:5d} sessions: {overhead * 1000:8.1f} ms per turn")
+            if overhead <= DELAY / 10:
+                held = n
+        print(f"most sessions with a turn's overhead within 10% of {DELAY * 1000:.0f} ms: "
+              f"{held if held is not None else 'none of ' + str(sweep)} (of those tried)")
+    emit(rows, "concurrent_sessions")
+    return 0
+
+
+if __name__ == "__main__":
+    args = arguments("concurrent_sessions", __doc__, rounds=3,
+                     quick={"sessions": 5, "turns": 2, "rounds": 1, "sweep": "1,5"},
+                     options=[("--sessions", {"type": int, "default": 100}),
+                              ("--turns", {"type": int, "default": 20}),
+                              ("--storage", {"choices": ["jsonl", "sqlite"],
+                                             "default": "jsonl"}),
+                              ("--sweep", {"default": "1,10,50,100,200,400"})],
+                     minimum={"sessions": 2, "turns": 1})
+    sweep = [int(n) for n in str(args.sweep).split(",")]
+    raise SystemExit(asyncio.run(main(args.sessions, args.turns, args.storage, args.rounds,
+                                      sweep)))
