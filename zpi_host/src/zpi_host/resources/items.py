@@ -219,13 +219,16 @@ class Command:
 
 @attrs.frozen
 class AgentDefinition:
-    """A sub-agent type: the body is its system prompt; ``tools`` None means all tools."""
+    """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
+    ``tools`` None means all tools. ``permissions``: the definition's own four dimensions as
+    written (``zpi_host.permissions.agent_permissions`` reads them); None: no such limits."""
 
     name: str
     description: str
     prompt: str
     tools: tuple[str, ...] | None = None
     model: str | None = None
+    permissions: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
     path: Path | None = None
     origin: str = "plugin"
     namespace: str | None = None

@@ -9,7 +9,7 @@ it becomes a :class:`ResourceDiagnostic` naming the file and the problem.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,26 @@ class ResourceLoader:
         #: agent definitions given in code (``create_session(agents=...)``): they come first,
         #: so they win over a file of the same name
         self.registered_agents = tuple(agents)
+        #: ``(kind, name) -> bool``: the skills (``skill``) and agent types (``agent``) this
+        #: session withholds from the model, set by :meth:`withhold`
+        self.withheld: Callable[[str, str], bool] | None = None
         self._scan = _Scan()
+
+    def withhold(self, hides: Callable[[str, str], bool]) -> ResourceLoader:
+        """Leave out what ``hides(kind, name)`` says (a skill or an agent type denied to the
+        session: permission is disclosure), now and at every reload. Returns self."""
+        self.withheld = hides
+        self._drop_withheld(self._scan)
+        return self
+
+    def hides(self, kind: str, name: str) -> bool:
+        """Whether the ``kind`` (``skill``, ``agent``) named ``name`` is withheld."""
+        return self.withheld is not None and bool(self.withheld(kind, name))
+
+    def _drop_withheld(self, scan: _Scan) -> None:
+        for kind, table in (("skill", scan.skills), ("agent", scan.agents)):
+            for name in [n for n in table if self.hides(kind, n)]:
+                del table[name]
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -108,6 +127,7 @@ class ResourceLoader:
             else:
                 scan.add(scan.commands, command, "command")
         self._load_context(scan)
+        self._drop_withheld(scan)
         self._scan = scan
         return self
 

@@ -169,6 +169,15 @@ def check_code_command(command: Any) -> str | None:
     return None
 
 
+def _permissions(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``permissions`` as written; its meaning is checked where it is used (a mapping here)."""
+    value = metadata.get("permissions")
+    if value is not None and not isinstance(value, Mapping):
+        raise Invalid("permissions must be a mapping of tools, skills, mcps and subagents, "
+                      "each {allow: [...]} or {deny: [...]}")
+    return value
+
+
 def build_agent(
     path: Path, metadata: Mapping[str, Any], body: str, namespace: str | None, origin: str
 ) -> AgentDefinition:
@@ -183,4 +192,5 @@ def build_agent(
         qualified(namespace, name), description, body,
         tools=_tools(metadata, "tools"), model=_text(metadata, "model"), path=path,
         origin=origin, namespace=namespace, metadata=dict(metadata),
+        permissions=_permissions(metadata),
     )

@@ -26,6 +26,8 @@ from .project_guards import (
     plugins_for,
     project_trusted,
 )
+from .disclosure import (agent_permissions, check_definitions, hidden_resources, main_agent,
+                         shown_tools)
 from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
 
 if TYPE_CHECKING:
@@ -345,15 +347,18 @@ def choose_reasoning(
 
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
-    tools: list[Any], append: str | None, replace: str | None = None,
+    tools: list[Any], append: str | None, replace: str | None = None, *,
+    base: str | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
-    """The base prompt, context files, skills, instructions and ``append``; ``replace``
-    (the ``system_prompt`` option) stands instead of all but ``append``."""
+    """The base prompt (``base``: the main agent definition's body instead), context files,
+    skills, instructions and ``append``; ``replace`` (the ``system_prompt`` option) stands
+    instead of all but ``append``."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
     if replace is not None:
         parts = [replace]
     else:
-        parts = [BASE_PROMPT.format(cwd=cwd)]
+        parts = [base.strip() if base is not None and base.strip() else
+                 BASE_PROMPT.format(cwd=cwd)]
         parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
         parts += [i.text for i in instructions]
     if append:
@@ -405,13 +410,22 @@ async def create_session(**kwargs: Any) -> AgentSession:
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")
-        tools = select_tools(found, tool_overrides=options.tool_overrides,
-                             custom_tools=options.custom_tools, no_tools=options.no_tools,
-                             tools=options.tools, exclude_tools=options.exclude_tools,
-                             hide_tools=options.hide_tools)
+        definition = main_agent(resources, options.agent)
+        granted = agent_permissions(definition)
+        warnings += check_definitions(resources.agents)
+        chosen = options.tools if options.tools is not None or definition is None \
+            else definition.tools
+        available = shown_tools(select_tools(
+            found, tool_overrides=options.tool_overrides, custom_tools=options.custom_tools,
+            no_tools=options.no_tools, tools=chosen, exclude_tools=options.exclude_tools,
+            hide_tools=options.hide_tools), permissions.rules)
+        tools = shown_tools(available, permissions.rules, granted)
+        resources.withhold(hidden_resources(permissions.rules, granted))
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
-                                                  options.system_prompt)
+                                                  options.system_prompt,
+                                                  base=definition.prompt if definition
+                                                  is not None else None)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings, environ)
         if store is None:
@@ -425,6 +439,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
                            instructions, cwd, agent_dir, settings, settings_manager, store,
                            resources, reasoning, permissions, warnings, spill)
         session.hidden_variables = hidden
+        session.agent_definition = definition
+        session.available_tools = {t.name: t for t in available}
         session.redactor = session.store.redactor = redactor_for(settings, environ)
         return session
     except BaseException:

@@ -79,7 +79,9 @@ def subagent_file(parent_path: Path, agent_id: str) -> Path:
 def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None:
     resources = parent.resources
     definition = resources.agent(agent_type) if resources is not None else None
-    if definition is None and agent_type != GENERAL_PURPOSE:
+    hidden = agent_type == GENERAL_PURPOSE and resources is not None and \
+        resources.hides("agent", GENERAL_PURPOSE)
+    if definition is None and (agent_type != GENERAL_PURPOSE or hidden):
         known = ", ".join(t.name for t in agent_types(resources))
         raise SubagentError(f"unknown agent type {agent_type!r} (agents: {known}); add "
                             f"agents/{agent_type}.md or pick one of these")
@@ -88,7 +90,18 @@ def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None
 
 def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
                  exclude: Collection[str]) -> list[Any]:
-    tools = {n: t for n, t in parent.tools.items()
+    from ..permissions.agent_permissions import AgentPermissionsError
+    from .disclosure import agent_permissions
+
+    try:
+        granted = agent_permissions(definition)
+    except AgentPermissionsError as exc:
+        raise SubagentError(str(exc)) from None
+    # a definition with permissions picks from what the session may show, not from its
+    # parent's (never inherited); without, it gets its parent's tools, as before
+    pool = parent.tools if granted is None else {
+        n: t for n, t in parent.available_tools.items() if granted.admits_tool(n)}
+    tools = {n: t for n, t in pool.items()
              if n not in exclude and not t.metadata.spawns_subagents}
     if definition is None or definition.tools is None:
         return list(tools.values())
@@ -223,6 +236,7 @@ async def run_subagent(
                 model_entry=entry, permissions=parent.permissions, store=store,
                 parent=link, redactor=parent.redactor,
             )
+            child.agent_definition = definition
         except BaseException:
             store.close()
             raise
