@@ -218,7 +218,7 @@ async def test_a_subagent_with_unusable_permissions_is_refused(zpi_env, tmp_path
                 "  tools: {allow: [read], deny: [x]}\n")
     session = await create_session(model=scripted(tmp_path), cwd=tmp_path, persist=False)
     try:
-        with pytest.raises(SubagentError, match="agent 'bad'.*both allow and deny"):
+        with pytest.raises(SubagentError, match=r"agent 'bad'.*both allow and deny"):
             _child_tools(session, "bad", session.resources.agent("bad"), ())
     finally:
         await session.dispose()

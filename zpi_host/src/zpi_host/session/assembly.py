@@ -19,6 +19,13 @@ from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
 from ..providers.reasoning import level_for_budget, reasoning_kind
 from ..settings.plugin_dirs import check_adapters
+from .disclosure import (
+    agent_permissions,
+    check_definitions,
+    hidden_resources,
+    main_agent,
+    shown_tools,
+)
 from .options import REASONING_LEVELS, SessionOptions
 from .project_guards import (
     PROJECT_SCOPES,
@@ -26,8 +33,6 @@ from .project_guards import (
     plugins_for,
     project_trusted,
 )
-from .disclosure import (agent_permissions, check_definitions, hidden_resources, main_agent,
-                         shown_tools)
 from .tool_selection import KERNEL_TOOL_NAMES, collect_tools, select_tools
 
 if TYPE_CHECKING:
