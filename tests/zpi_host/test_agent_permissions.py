@@ -12,7 +12,7 @@ import pytest
 from zpi_host.errors import UsageError
 from zpi_host.permissions.agent_permissions import AgentPermissionsError, parse_agent_permissions
 from zpi_host.session.assembly import create_session
-from zpi_host.session.subagents import SubagentError, _child_tools
+from zpi_host.session.subagents import SubagentError, _child_tools, run_subagent
 from zpi_host.tools import Tool, ToolMetadata, ToolResult
 
 pytestmark = pytest.mark.anyio
@@ -208,6 +208,9 @@ async def test_a_subagents_permissions_are_its_own_not_its_parents(zpi_env, tmp_
         plain = session.resources.agent("plain")
         assert [t.name for t in _child_tools(session, "plain", plain, ())] == ["read"]
         assert session.resources.agent("bad") is None  # not granted to the lead
+        with pytest.raises(SubagentError, match=r"'bad' sub-agent was denied: agent 'lead' "
+                           r"\(.*lead\.md\) does not grant it \(permissions\.subagents\)"):
+            await run_subagent(session, "bad", "go")
         assert any("agent 'bad'" in w for w in session.take_warnings())
     finally:
         await session.dispose()

@@ -81,11 +81,29 @@ def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None
     definition = resources.agent(agent_type) if resources is not None else None
     hidden = agent_type == GENERAL_PURPOSE and resources is not None and \
         resources.hides("agent", GENERAL_PURPOSE)
+    if definition is None and resources is not None:
+        _refuse_withheld(parent, agent_type)
     if definition is None and (agent_type != GENERAL_PURPOSE or hidden):
         known = ", ".join(t.name for t in agent_types(resources))
         raise SubagentError(f"unknown agent type {agent_type!r} (agents: {known}); add "
                             f"agents/{agent_type}.md or pick one of these")
     return definition
+
+
+def _refuse_withheld(parent: SessionState, agent_type: str) -> None:
+    """Say why an agent type the session withholds cannot start (rather than 'unknown')."""
+    from ..permissions.agent_permissions import denied_outright
+    from .disclosure import agent_permissions, owner_of
+
+    rule = denied_outright(parent.permissions.rules, "agents", agent_type)
+    if rule is not None:
+        raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: denied by "
+                            f"{rule.describe()}")
+    own = parent.agent_definition
+    granted = agent_permissions(own) if own is not None else None
+    if granted is not None and not granted.admits("subagents", agent_type):
+        raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: "
+                            f"{owner_of(own)} does not grant it (permissions.subagents)")
 
 
 def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
