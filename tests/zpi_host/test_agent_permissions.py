@@ -237,3 +237,23 @@ def test_zpi_host_prompt_shows_the_main_agents_view(zpi_env, tmp_path):
     shown = json.loads(done.stdout)
     assert [t["name"] for t in shown["tools"]] == ["read"]
     assert shown["system_prompt"].startswith("Only read.")
+
+
+async def test_the_main_agents_model_is_used_unless_one_is_chosen(zpi_env, tmp_path):
+    script = tmp_path / "agent-script.jsonl"
+    script.write_text('{"text": "from the agent model"}\n')
+    write_agent(zpi_env.agent_dir, "scripted", f"description: s\nmodel: scripted:{script}\n")
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"text": "from the chosen model"}\n')
+    zpi_env.set("ZPI_MODEL", f"scripted:{other}")
+    session = await create_session(cwd=tmp_path, persist=False, agent="scripted")
+    try:
+        assert (await session.run("hi")).result == "from the agent model"
+    finally:
+        await session.dispose()
+    session = await create_session(model=f"scripted:{other}", cwd=tmp_path, persist=False,
+                                   agent="scripted")
+    try:
+        assert (await session.run("hi")).result == "from the chosen model"
+    finally:
+        await session.dispose()

@@ -1,5 +1,6 @@
 """create_session(): options -> agent dir -> session store -> cwd -> settings -> context to
-restore -> model -> tools -> resources -> prepared tools -> selection -> prompt -> reasoning.
+restore -> resources and the main agent -> model -> tools -> prepared tools -> selection ->
+what the model is shown -> prompt -> reasoning.
 
 The CLI, embedding programs and previews build sessions only through this function, so what a
 preview shows is what a run uses. Each step is a small function named for the step.
@@ -227,9 +228,10 @@ def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceL
 
 def choose_model(
     options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
-    environ: Mapping[str, str],
+    environ: Mapping[str, str], agent: Any = None,
 ) -> ModelEntry:
-    """Explicit choice, then the session's last model, then ``model`` in settings, then
+    """Explicit choice, then the main ``agent`` definition's ``model`` (``inherit``: none),
+    then the session's last model, then ``model`` in settings, then
     ``ZPI_MODEL``, then the first settings model that has credentials, then the built-in
     default of the first provider whose key is set. A model without credentials is refused."""
     from ..providers.catalog import credentials, default_model, resolve_model
@@ -243,6 +245,9 @@ def choose_model(
 
     if options.model is not None:
         return usable(resolve_model(options.model, settings), "chosen explicitly")
+    wanted = getattr(agent, "model", None)
+    if isinstance(wanted, str) and wanted and wanted != "inherit":
+        return usable(resolve_model(wanted, settings), f"the model of agent {agent.name!r}")
     last = store.last_model() if store is not None else None
     if last is not None:
         return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
@@ -407,15 +412,15 @@ async def create_session(**kwargs: Any) -> AgentSession:
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
-        entry = choose_model(options, store, settings, environ)
-        provider = await make_provider(options, host, entry, settings, environ)
-        found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings,
                                          options.setting_sources, options.agents)
+        definition = main_agent(resources, options.agent)
+        entry = choose_model(options, store, settings, environ, definition)
+        provider = await make_provider(options, host, entry, settings, environ)
+        found = await collect_tools(host, cwd, settings)
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")
-        definition = main_agent(resources, options.agent)
         granted = agent_permissions(definition)
         warnings += check_definitions(resources.agents)
         chosen = options.tools if options.tools is not None or definition is None \
