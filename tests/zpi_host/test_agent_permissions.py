@@ -257,3 +257,24 @@ async def test_the_main_agents_model_is_used_unless_one_is_chosen(zpi_env, tmp_p
         assert (await session.run("hi")).result == "from the chosen model"
     finally:
         await session.dispose()
+
+
+async def test_a_json_definition_runs_as_the_main_agent(server, zpi_env, tmp_path):
+    folder = zpi_env.agent_dir / "agents"
+    folder.mkdir(parents=True)
+    (folder / "lister.json").write_text(json.dumps({
+        "name": "lister", "description": "lists files", "prompt": "You only read.",
+        "permissions": {"tools": {"allow": ["read"]}}}))
+    (folder / "broken.json").write_text("{not json")
+    (folder / "listy.json").write_text(json.dumps(["not", "an", "object"]))
+    names, system = await ask_model(server, tmp_path, agent="lister")
+    assert names == ["read"] and system.startswith("You only read.")
+    session = await create_session(model=scripted(tmp_path), cwd=tmp_path, persist=False)
+    try:
+        problems = [str(d) for d in session.resources.diagnostics]
+        assert any("broken.json" in p and "not valid JSON" in p for p in problems)
+        assert any("listy.json" in p and "must be an object" in p for p in problems)
+        assert session.resources.agent("lister").permissions == {
+            "tools": {"allow": ["read"]}}
+    finally:
+        await session.dispose()

@@ -235,6 +235,18 @@ class ResourceLoader:
                 scan.report(path, "agent", str(exc), source.origin)
             else:
                 scan.add(scan.agents, agent, "agent")
+        for entry in self._entries(folder, scan, "agent", source.origin):
+            if not entry.name.lower().endswith(".json") or not _is_file(entry):
+                continue
+            path = Path(entry.path)
+            scan.watch(path)
+            try:
+                metadata, body = read_json_definition(path, source.confine)
+                agent = build_agent(path, metadata, body, source.namespace, source.origin)
+            except Invalid as exc:
+                scan.report(path, "agent", str(exc), source.origin)
+            else:
+                scan.add(scan.agents, agent, "agent")
 
     def _load_context(self, scan: _Scan) -> None:
         """Per folder, the first context file there is. A project's (the working directory's
@@ -357,6 +369,29 @@ class ResourceLoader:
                 digest.update(f"{path}\0{stat.st_mtime_ns}\0{stat.st_size}\n"
                               .encode(errors="surrogateescape"))
         return digest.hexdigest()
+
+
+def read_json_definition(path: Path, root: Path | None) -> tuple[dict[str, Any], str]:
+    """An agent definition in JSON (``agents/NAME.json``): the frontmatter's fields as one
+    object, with the system prompt as ``prompt``; (metadata, body) as a Markdown file gives."""
+    import json
+
+    try:
+        text = read_shipped(path, limit=TEXT_LIMIT, root=root, what="JSON file")
+        data = json.loads(text)
+    except ShippedFileError as exc:
+        raise Invalid(exc.detail) from None
+    except OSError as exc:
+        raise Invalid(f"cannot read the file: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise Invalid(f"not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise Invalid("an agent definition in JSON must be an object such as "
+                      '{"name": "reviewer", "description": "...", "prompt": "..."}')
+    prompt = data.pop("prompt", "")
+    if not isinstance(prompt, str):
+        raise Invalid("prompt must be a string (the agent's system prompt)")
+    return data, prompt.strip()
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
