@@ -237,6 +237,14 @@ def test_zpi_host_prompt_shows_the_main_agents_view(zpi_env, tmp_path):
     shown = json.loads(done.stdout)
     assert [t["name"] for t in shown["tools"]] == ["read"]
     assert shown["system_prompt"].startswith("Only read.")
+    (zpi_env.agent_dir / "settings.json").write_text(json.dumps(
+        {"permissions": {"deny": ["bash", "edit(src/**)"]}}))
+    done = subprocess.run([sys.executable, "-m", "zpi_host", "prompt", "--json", "--model",
+                           scripted(tmp_path), "--cwd", str(tmp_path)],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names = [t["name"] for t in json.loads(done.stdout)["tools"]]
+    assert "bash" not in names and {"read", "write", "edit"} <= set(names)
 
 
 async def test_the_main_agents_model_is_used_unless_one_is_chosen(zpi_env, tmp_path):
