@@ -247,18 +247,28 @@ def test_zpi_host_prompt_shows_the_main_agents_view(zpi_env, tmp_path):
     assert "bash" not in names and {"read", "write", "edit"} <= set(names)
 
 
-async def test_the_main_agents_model_is_used_unless_one_is_chosen(zpi_env, tmp_path):
+async def test_the_main_agents_model_is_used_unless_one_is_chosen(zpi_env, monkeypatch,
+                                                                   tmp_path):
     script = tmp_path / "agent-script.jsonl"
     script.write_text('{"text": "from the agent model"}\n')
     write_agent(zpi_env.agent_dir, "scripted", f"description: s\nmodel: scripted:{script}\n")
     other = tmp_path / "other.jsonl"
     other.write_text('{"text": "from the chosen model"}\n')
-    zpi_env.set("ZPI_MODEL", f"scripted:{other}")
-    session = await create_session(cwd=tmp_path, persist=False, agent="scripted")
-    try:
-        assert (await session.run("hi")).result == "from the agent model"
-    finally:
-        await session.dispose()
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    # no other model anywhere, then ZPI_MODEL (not an explicit choice): the agent's wins
+    for environ in ({}, {"ZPI_MODEL": f"scripted:{other}"}):
+        for name, value in environ.items():
+            zpi_env.set(name, value)
+        session = await create_session(cwd=tmp_path, persist=False, agent="scripted")
+        try:
+            assert (await session.run("hi")).result == "from the agent model"
+        finally:
+            await session.dispose()
+    monkeypatch.delenv("ZPI_MODEL")
+    write_agent(zpi_env.agent_dir, "modelless", "description: m\n")
+    with pytest.raises(UsageError, match="no model chosen"):
+        await create_session(cwd=tmp_path, persist=False, agent="modelless")
     session = await create_session(model=f"scripted:{other}", cwd=tmp_path, persist=False,
                                    agent="scripted")
     try:

@@ -1,6 +1,6 @@
 """create_session(): options -> agent dir -> session store -> cwd -> settings -> context to
-restore -> resources and the main agent -> model -> tools -> prepared tools -> selection ->
-what the model is shown -> prompt -> reasoning.
+restore -> model -> tools -> resources and the main agent (whose definition may name the model)
+-> prepared tools -> selection -> what the model is shown -> prompt -> reasoning.
 
 The CLI, embedding programs and previews build sessions only through this function, so what a
 preview shows is what a run uses. Each step is a small function named for the step.
@@ -228,10 +228,9 @@ def allow_reading_host_files(permissions: PermissionPolicy, resources: ResourceL
 
 def choose_model(
     options: SessionOptions, store: SessionManager | None, settings: Mapping[str, Any],
-    environ: Mapping[str, str], agent: Any = None,
+    environ: Mapping[str, str],
 ) -> ModelEntry:
-    """Explicit choice, then the main ``agent`` definition's ``model`` (``inherit``: none),
-    then the session's last model, then ``model`` in settings, then
+    """Explicit choice, then the session's last model, then ``model`` in settings, then
     ``ZPI_MODEL``, then the first settings model that has credentials, then the built-in
     default of the first provider whose key is set. A model without credentials is refused."""
     from ..providers.catalog import credentials, default_model, resolve_model
@@ -245,9 +244,6 @@ def choose_model(
 
     if options.model is not None:
         return usable(resolve_model(options.model, settings), "chosen explicitly")
-    wanted = getattr(agent, "model", None)
-    if isinstance(wanted, str) and wanted and wanted != "inherit":
-        return usable(resolve_model(wanted, settings), f"the model of agent {agent.name!r}")
     last = store.last_model() if store is not None else None
     if last is not None:
         return usable(resolve_model(f"{last[0]}:{last[1]}", settings), "the session's model")
@@ -265,6 +261,37 @@ def choose_model(
                      "To try the host offline: --model scripted:PATH")
 
 
+
+
+def _first_model(options: SessionOptions, store: SessionManager | None,
+                 settings: Mapping[str, Any], environ: Mapping[str, str]
+                 ) -> tuple[ModelEntry | None, UsageError | None]:
+    """The model chosen before the main agent is known; with ``agent=`` a failure waits
+    (the definition may name the model)."""
+    try:
+        return choose_model(options, store, settings, environ), None
+    except UsageError as exc:
+        if options.agent is None:
+            raise
+        return None, exc
+
+
+def agent_model(options: SessionOptions, definition: Any, settings: Mapping[str, Any],
+                environ: Mapping[str, str]) -> ModelEntry | None:
+    """The main agent definition's ``model`` (a catalog name or ``PROVIDER:MODEL``), unless
+    a model or provider is chosen explicitly or it says ``inherit``."""
+    wanted = getattr(definition, "model", None)
+    if options.model is not None or options.provider is not None or \
+            not isinstance(wanted, str) or not wanted or wanted == "inherit":
+        return None
+    from ..providers.catalog import credentials, resolve_model
+
+    entry = resolve_model(wanted, settings)
+    credential = credentials(entry, environ)
+    if credential.key is None and credential.required:
+        raise UsageError(f"model {entry.name!r} (the model of agent {definition.name!r}) has "
+                         f"no API key: set {credential.source}")
+    return entry
 
 
 async def make_provider(
@@ -412,12 +439,22 @@ async def create_session(**kwargs: Any) -> AgentSession:
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
+        entry, unchosen = _first_model(options, store, settings, environ)
+        if entry is not None:
+            provider = await make_provider(options, host, entry, settings, environ)
+        found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings,
                                          options.setting_sources, options.agents)
         definition = main_agent(resources, options.agent)
-        entry = choose_model(options, store, settings, environ, definition)
-        provider = await make_provider(options, host, entry, settings, environ)
-        found = await collect_tools(host, cwd, settings)
+        wanted = agent_model(options, definition, settings, environ)
+        if wanted is not None and wanted != entry:
+            if provider is not None:
+                await provider.aclose()
+                provider = None
+            entry = wanted
+            provider = await make_provider(options, host, entry, settings, environ)
+        if entry is None or provider is None:
+            raise unchosen or UsageError("no model chosen")
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")
