@@ -210,3 +210,29 @@ def test_a_hook_system_message_is_shown_to_the_user_only(tmp_path, env):
     assert text.returncode == 0, text.stderr
     assert "claude:teller: lint is clean" in text.stderr.splitlines()
     assert text.stdout.strip() == "done"
+
+
+def test_a_commands_allowed_tools_let_its_blocks_run_in_the_cli(tmp_path, env):
+    """As commit-commands' /commit does: `` !`git status` `` with ``allowed-tools:
+    Bash(git status:*)`` runs in a non-interactive run without --allow; a ```` ```! ````
+    block too; the model's own bash call is still refused."""
+    plugin = tmp_path / "plugins" / "ctx"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "ctx"}')
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "show.md").write_text(
+        "---\nallowed-tools: Bash(echo:*), Bash(pwd)\n---\n"
+        "Said: !`echo from-the-block`\n```!\npwd\necho fenced\n```\nDone.\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    model = script(tmp_path / "s.jsonl",
+                   {"tool_calls": [{"name": "bash", "arguments": {"command": "echo model"}}]},
+                   {"text": "finished"})
+    out = zpi("run", "--plugin-dir", str(plugin), "--model", f"scripted:{model}",
+              "--output-format", "json", "/ctx:show", cwd=work, env=env)
+    assert out.returncode == 0, out.stderr
+    records = transcript(env, json.loads(out.stdout)["session_id"])
+    prompt = next(r for r in records if r["type"] == "user")["message"]["content"][0]["text"]
+    assert prompt.rstrip("\n") == f"Said: from-the-block\n{work}\nfenced\nDone.", prompt
+    result = next(r for r in records if r["type"] == "tool_result")
+    assert result["message"]["isError"] is True, result

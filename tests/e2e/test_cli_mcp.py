@@ -4,9 +4,11 @@ real subprocess, and ``zpi-host mcp list``."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.cli import zpi
 from helpers.mcp_servers import SERVER_FILE
 
@@ -155,3 +157,53 @@ def test_a_signal_during_a_call_stops_the_server_process_group(tmp_path):
         time.sleep(0.05)
     assert not group_alive(pid), f"MCP server group {pid} survived the run"
     assert "Traceback" not in (run.stderr.read() if run.stderr else "")
+
+
+#: where ``.ci/run`` installs the npm-published server (tox.ini passes it on)
+NPM_SERVERS = Path(os.environ.get("ZPI_TEST_NPM_SERVERS")
+                   or Path(__file__).resolve().parents[2] / ".mcp-npm")
+
+
+def npm_filesystem_server() -> Path:
+    """``mcp-server-filesystem`` of ``@modelcontextprotocol/server-filesystem`` as npm
+    installed it, or a skip saying why it is not there."""
+    import shutil
+
+    command = NPM_SERVERS / "node_modules" / ".bin" / "mcp-server-filesystem"
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the npm-published MCP server cannot run "
+                    "(.ci/run installs it when npm is there)")
+    if not command.is_file():
+        pytest.skip(f"@modelcontextprotocol/server-filesystem is not installed in "
+                    f"{NPM_SERVERS} (.ci/run installs it with npm; or set "
+                    "ZPI_TEST_NPM_SERVERS to a folder where `npm install --prefix` put it)")
+    return command
+
+
+def test_a_published_server_from_npm_runs_as_users_run_it(tmp_path):
+    """``@modelcontextprotocol/server-filesystem`` (npm, pinned in .ci/run) over stdio, given
+    the folder it may serve: a read-only tool runs unasked, a writing one needs a rule."""
+    command = npm_filesystem_server()
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "note.txt").write_text("hello from a file\n")
+    config = json.dumps({"mcpServers": {"fs": {"command": str(command),
+                                               "args": [str(served)]}}})
+    read = {"name": "mcp__fs__read_text_file", "arguments": {"path": str(served / "note.txt")}}
+    write = {"name": "mcp__fs__write_file", "arguments": {"path": str(served / "new.txt"),
+                                                          "content": "written"}}
+
+    def run(*extra: str) -> list[dict]:
+        model = script(tmp_path, {"tool_calls": [read, write]}, {"text": "done"})
+        out = zpi(tmp_path, "run", "--model", model, "--output-format", "stream-json",
+                  *extra, "--mcp-config", config, "read and write")
+        assert out.returncode == 0, out.stderr
+        assert "Traceback" not in out.stderr
+        return [e["result"] for e in map(json.loads, out.stdout.splitlines())
+                if e["type"] == "tool_end"]
+
+    (got, refused) = run()  # readOnlyHint: read unasked; write has side effects: denied
+    assert not got["is_error"] and got["content"][0]["text"] == "hello from a file\n"
+    assert refused["is_error"] and not (served / "new.txt").exists()
+    (_, wrote) = run("--allow", "mcp__fs__write_file")
+    assert not wrote["is_error"] and (served / "new.txt").read_text() == "written"

@@ -3,9 +3,12 @@ name), run by the tests as a real subprocess: ``python mcp_servers.py stdio|sse|
 
 Tools: ``echo`` (read-only), ``add``, ``big`` (a result of N characters), ``image`` (a 1x1
 PNG), ``fail`` (an error result), ``sleep`` (never answers within a short timeout), ``env``
-(a variable of its environment). ``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout
-first; ``MCP_TEST_HANG=1`` makes it never answer the handshake; ``MCP_TEST_PIDFILE`` names a
-file it writes its process id to; ``MCP_TEST_DELAY`` (seconds) delays its start.
+(a variable of its environment), ``grow`` (adds the tool ``extra`` and sends
+``notifications/tools/list_changed``; with ``MCP_TEST_GROWN`` naming a file, it writes the
+file, and a server started while the file exists offers ``extra`` from the start).
+``MCP_TEST_GARBAGE=1`` makes it print garbage on stdout first; ``MCP_TEST_HANG=1`` makes it
+never answer the handshake; ``MCP_TEST_PIDFILE`` names a file it writes its process id to;
+``MCP_TEST_DELAY`` (seconds) delays its start.
 """
 
 import base64
@@ -14,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import ToolAnnotations
 
 SERVER_FILE = Path(__file__).resolve()
@@ -60,6 +63,21 @@ def build() -> MCPServer:
     def pid() -> str:
         """The server's process id (its group leader: the host starts it in a new session)."""
         return str(os.getpid())
+
+    def add_extra() -> None:
+        server.add_tool(lambda: "extra!", name="extra", description="A tool added later.")
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Offer one more tool from now on, and tell the client its tool list changed."""
+        add_extra()
+        if os.environ.get("MCP_TEST_GROWN"):
+            Path(os.environ["MCP_TEST_GROWN"]).write_text("grown")
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    if os.environ.get("MCP_TEST_GROWN") and Path(os.environ["MCP_TEST_GROWN"]).exists():
+        add_extra()
 
     @server.tool()
     def crash() -> str:

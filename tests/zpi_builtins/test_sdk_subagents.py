@@ -86,6 +86,19 @@ def project(zpi_env, tmp_path):
     return tmp_path / "project"
 
 
+async def test_forward_subagent_text_puts_the_childs_text_on_the_stream(
+        project, zpi_model_server, tmp_path, zpi_env):
+    delegating_turns(zpi_model_server)
+    messages = [m async for m in query(prompt="count a.txt", options=options(
+        zpi_model_server, tmp_path, forward_subagent_text=True))]
+    child_stream = [m for m in messages if getattr(m, "parent_tool_use_id", None)]
+    assert [(type(m).__name__, type(m.content[0]).__name__) for m in child_stream] == [
+        ("AssistantMessage", "ToolUseBlock"), ("UserMessage", "ToolResultBlock"),
+        ("AssistantMessage", "TextBlock")]
+    assert child_stream[-1].content[0].text == "2"
+    assert messages[-1].result == "a.txt has 2 lines"
+
+
 async def test_agents_option_the_agent_tool_child_history_and_cost_once(
         project, zpi_model_server, tmp_path, zpi_env):
     delegating_turns(zpi_model_server)
@@ -121,6 +134,8 @@ async def test_agents_option_the_agent_tool_child_history_and_cost_once(
     assert child_messages[0].message["content"] == "How many lines has a.txt?"
     (call,) = next(b for b in messages if type(b).__name__ == "AssistantMessage").content
     assert {m.parent_tool_use_id for m in child_messages} == {call.id}
+    # started by the main session, not by another sub-agent
+    assert {m.parent_agent_id for m in child_messages} == {None}
     assert [m.type for m in get_subagent_messages(result.session_id, agent_id, str(project),
                                                   limit=1, offset=1)] == ["assistant"]
     assert get_subagent_messages(result.session_id, "no-such-agent", str(project)) == []
@@ -309,3 +324,27 @@ async def test_interrupt_closes_the_sub_agents_open_call_in_its_transcript(
     closing = [r for r in branch if r.TYPE == "tool_result"]
     assert len(closing) == 1 and closing[0].message.is_error
     assert "interrupted" in closing[0].message.content[0].text
+
+
+async def test_a_subagents_file_changes_are_checkpointed_under_the_parents_prompt(
+        project, zpi_model_server, tmp_path, zpi_env):
+    from zpi_host.sdk import ClaudeSDKClient, UserMessage
+
+    writer = AgentDefinition(description="writes files", prompt="You write files.",
+                             tools=["Write"])
+    zpi_model_server.add_turns(
+        {"tool_calls": [{"name": "Agent", "arguments": {
+            "subagent_type": "writer", "description": "write", "prompt": "write b.txt"}}]},
+        {"tool_calls": [{"name": "Write", "arguments": {"file_path": "b.txt",
+                                                        "content": "by the child\n"}}]},
+        {"text": "written"}, {"text": "the child wrote b.txt"})
+    async with ClaudeSDKClient(options(zpi_model_server, tmp_path, agents={"writer": writer},
+                                       enable_file_checkpointing=True)) as client:
+        await client.query("have b.txt written")
+        messages = [m async for m in client.receive_response()]
+        assert (project / "b.txt").read_text() == "by the child\n"
+        (prompt,) = [m for m in messages if isinstance(m, UserMessage)
+                     and isinstance(m.content, str)]
+        report = await client.rewind_files(prompt.uuid)
+    assert report.deleted == (str(project / "b.txt"),)
+    assert not (project / "b.txt").exists()

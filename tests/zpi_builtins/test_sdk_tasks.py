@@ -16,6 +16,7 @@ from zpi_host.sdk import (
     TaskError,
     TaskNotificationMessage,
     TaskStartedMessage,
+    TaskUpdatedMessage,
     ToolUseBlock,
     UnknownTaskError,
     UserMessage,
@@ -77,9 +78,14 @@ async def test_client_program_with_run_in_background_task_output_and_stop_task(
         assert not process_alive(child)
         with anyio.fail_after(WAIT):
             async for message in client.receive_messages():
+                if isinstance(message, TaskUpdatedMessage):
+                    updated = message
                 if isinstance(message, TaskNotificationMessage):
                     break
         assert (message.task_id, message.status) == (started.task_id, "stopped")
+        assert (updated.task_id, updated.status, updated.patch["status"]) == (
+            started.task_id, "killed", "killed")  # the raw status, as claude-agent-sdk's
+        assert isinstance(updated.patch["end_time"], int)
         assert message.output_file.endswith(".log") and "stop_task" in message.summary
         await client.stop_task(started.task_id)  # a finished task: stopping again succeeds
         with pytest.raises(UnknownTaskError, match="no background task 'b00000000'"):

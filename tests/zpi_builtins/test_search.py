@@ -87,10 +87,11 @@ def glob_text(root: Path, pattern: str, **more) -> str:
 # ------------------------------------------------------------------------------ glob
 
 
-def test_glob_matches_double_star_newest_first_and_skips_ignored_hidden_and_symlinks(tree):
-    assert glob_text(tree, "**/*.py").splitlines() == [
-        "src/lib/util.py", "src/app.py"]  # generated_ (nested .gitignore), build/, .hidden,
-    # the symlinked file and folder are all left out
+def test_glob_matches_double_star_newest_first_and_skips_ignored_and_symlinks(tree):
+    found = glob_text(tree, "**/*.py").splitlines()
+    assert found[-2:] == ["src/lib/util.py", "src/app.py"]  # generated_ (nested .gitignore),
+    # build/, the symlinked file and folder are all left out; hidden names are kept (newest)
+    assert found[:-2] == [".hidden/h.py"]
     assert glob_text(tree, "*.log").splitlines() == ["keep.log"]
     assert glob_text(tree, "**/*.{md,log}").splitlines() == ["docs/guide.md", "keep.log"]
     assert glob_text(tree, "*.py") .startswith("No files found")
@@ -98,6 +99,20 @@ def test_glob_matches_double_star_newest_first_and_skips_ignored_hidden_and_syml
     # a folder outside the workspace must come as path, which the permission check judges
     with pytest.raises(ToolArgumentError, match="must be relative to path"):
         prepare_glob({"pattern": f"{tree}/src/**/*.py"})
+
+
+def test_glob_finds_dot_files_and_folders_as_claude_codes_does(tree):
+    write(tree, ".claude/hookify.block-rm.local.md", "---\nname: x\n---\n")
+    write(tree, ".claude/settings.json", "{}")
+    write(tree, ".git/config", "[core]\n")
+    write(tree, ".gitignore", "build/\n*.log\n!keep.log\n.claude/settings.json\n")
+    assert glob_text(tree, ".claude/hookify.*.local.md").splitlines() == [
+        ".claude/hookify.block-rm.local.md"]
+    assert glob_text(tree, ".env").splitlines() == [".env"]
+    # ignore rules still apply to hidden names, and version-control folders stay out
+    assert glob_text(tree, ".claude/*.json").startswith("No files found")
+    assert glob_text(tree, ".git/*").startswith("No files found")
+    assert ".git/config" not in glob_text(tree, "**/*")
 
 
 def test_glob_patterns_translate_like_gitignore_globs():

@@ -92,7 +92,8 @@ async def test_a_task_runs_a_child_whose_transcript_is_saved_and_linked(zpi_env,
     assert child[0]["type"] == "header" and child[0]["sessionId"] == agent_id
     assert child[1]["data"] == {"event": "link", "parent_session_id": session.session_id,
                                 "agent_id": agent_id, "agent_type": "reviewer",
-                                "tool_call_id": call_id, "description": "a task"}
+                                "tool_call_id": call_id, "description": "a task",
+                                "parent_agent_id": None}  # started by the main session
     assert [r["type"] for r in child[2:]] == ["user", "assistant"]
     assert not child_path.with_name(child_path.name + ".lock").exists()  # closed with the child
 

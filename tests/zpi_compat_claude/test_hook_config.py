@@ -80,13 +80,34 @@ def test_an_invalid_regex_skips_only_its_group():
     assert "handlers are skipped" in problems[0]
 
 
-@pytest.mark.parametrize("kind", ["http", "prompt", "agent", "mcp_tool"])
+@pytest.mark.parametrize("kind", ["agent", "mcp_tool"])
 def test_other_handler_types_are_not_supported_and_said_so(kind):
     config, problems = parse_hooks({"Stop": [{"hooks": [{"type": kind, "url": "x"}, cmd()]}]},
                                    "w")
     assert len(config.events["Stop"][0].handlers) == 1
     assert problems == [f"w: hooks.Stop[0].hooks[0]: handler type {kind!r} is not supported by "
-                        "this host (only \"command\" handlers run); skipped"]
+                        "this host (only \"command\" and \"http\" and \"prompt\" handlers "
+                        "run); skipped"]
+
+
+def test_http_and_prompt_handlers_are_read():
+    config, problems = parse_hooks({"Stop": [{"hooks": [
+        {"type": "http", "url": "http://127.0.0.1:1/h", "headers": {"X-Token": "$TOKEN"},
+         "allowedEnvVars": ["TOKEN"], "timeout": 5},
+        {"type": "prompt", "prompt": "Done? $ARGUMENTS", "model": "fast", "extra": 1},
+        {"type": "http", "url": "ftp://x"},
+        {"type": "http", "url": "http://x", "headers": ["bad"]},
+    ]}]}, "w")
+    http, prompt, no_headers = config.events["Stop"][0].handlers
+    assert (http.kind, http.command, http.headers, http.allowed_env, http.timeout_s) == (
+        "http", "http://127.0.0.1:1/h", (("X-Token", "$TOKEN"),), ("TOKEN",), 5.0)
+    assert (prompt.kind, prompt.command, prompt.model, prompt.timeout_s) == (
+        "prompt", "Done? $ARGUMENTS", "fast", 30.0)
+    assert no_headers.headers == ()
+    text = "\n".join(problems)
+    assert "unknown field 'extra' ignored" in text
+    assert '"url" must start with http:// or https://' in text
+    assert '"headers" must map names to text' in text
 
 
 @pytest.mark.parametrize(("handler", "expected", "kept"), [
@@ -100,7 +121,8 @@ def test_other_handler_types_are_not_supported_and_said_so(kind):
     (cmd(timeout="5"), '"timeout" must be a number', True),
     (cmd(once="yes"), '"once" must be true or false', True),
     (cmd(extra=1), "unknown field 'extra' ignored", True),
-    (cmd(**{"async": True}), '"async" handlers are not supported', True),
+    (cmd(**{"async": "yes"}), '"async" must be true or false', True),
+    (cmd(**{"asyncRewake": True}), '"asyncRewake" is not supported', True),
     (cmd(**{"if": "Bash(git *)"}), 'the "if" filter is not supported', True),
 ])
 def test_bad_handlers(handler, expected, kept):
@@ -109,6 +131,13 @@ def test_bad_handlers(handler, expected, kept):
     assert bool(config) is kept
     if kept:  # a bad timeout falls back to the default (None: the plugin's)
         assert config.events["PreToolUse"][0].handlers[0].timeout_s is None
+
+
+def test_async_handlers_are_marked_to_run_in_the_background():
+    config, problems = parse_hooks({"PostToolUse": [{"hooks": [cmd(**{"async": True}),
+                                                               cmd()]}]}, "w")
+    assert problems == []
+    assert [h.run_async for h in config.events["PostToolUse"][0].handlers] == [True, False]
 
 
 def test_bad_groups():

@@ -184,8 +184,9 @@ async def test_failing_handlers_are_diagnostics_and_a_timed_out_one_is_killed(
 async def test_bad_config_keeps_its_good_handler(zpi_env, zpi_plugins, workspace, tmp_path):
     hooks, problems = corpus_hooks("hooks-bad-config", tmp_path)
     text = "\n".join(problems)
-    for expected in ("not a valid regular expression", "handler type 'http' is not supported",
-                     "handler type 'prompt' is not supported",
+    for expected in ("not a valid regular expression",
+                     "\"url\" must start with http:// or https://",
+                     "\"prompt\" must be a non-empty string",
                      "handler type 'agent' is not supported",
                      "shell 'powershell' is not supported",
                      "unknown hook event 'PreToolUsed' (did you mean PreToolUse?)",

@@ -64,3 +64,20 @@ def test_matchers_hold_their_compiled_form():
     matcher = compile_matcher("Edit.*")
     assert isinstance(matcher.pattern, re.Pattern)
     assert compile_matcher("Edit|Write").pattern is None  # names: a set lookup, no regex
+
+
+def test_claude_codes_former_tool_names_match_what_hooks_see():
+    """A plugin written for an older Claude Code (``BashOutput``, ``KillShell``, ``Agent``)
+    matches the calls this host shows hooks as ``TaskOutput``, ``TaskStop`` and ``Task``."""
+    from zpi_compat_claude.dialect import CLAUDE
+
+    def compiled(value):
+        return compile_matcher(value, CLAUDE.exact_matcher, CLAUDE.matcher_aliases)
+
+    assert compiled("BashOutput").matches("TaskOutput")
+    assert compiled("KillShell|Read").matches("TaskStop")
+    assert compiled("KillBash").matches("TaskStop")
+    assert compiled("Agent").matches("Task") and compiled("Task").matches("Task")
+    assert compiled("Bash.*").matches("TaskOutput")  # as it matched BashOutput
+    assert not compiled("BashOutput").matches("Bash")
+    assert not compiled("MultiEdit").matches("Edit")

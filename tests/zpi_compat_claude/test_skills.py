@@ -166,3 +166,39 @@ def test_the_skill_tool_is_what_tool_makes_of_its_function():
         with pytest.raises(ToolArgumentError) as decorated_error:
             decorated.prepare_arguments(bad)
         assert str(plain_error.value) == str(decorated_error.value)
+
+
+def _skill(folder: Path, name: str | None, description: str = "does things") -> None:
+    folder.mkdir(parents=True)
+    head = f"name: {name}\n" if name else ""
+    (folder / "SKILL.md").write_text(f"---\n{head}description: {description}\n---\nBody.\n")
+
+
+async def test_skills_are_found_by_folder_and_named_by_their_frontmatter(zpi_env, tmp_path):
+    """Claude Code's rule: a skill's ``name`` names it, whatever its folder is called; the
+    listing and the session agree (the issue: listed, then dropped from the session)."""
+    from helpers.claude_folders import rows
+
+    plugin = tmp_path / "plugins" / "kit"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "kit"}')
+    _skill(plugin / "skills" / "folder-one", "writing-rules")
+    _skill(plugin / "skills" / "plain", None)
+    _skill(plugin / "skills" / "bad-name", "Not A Valid Name")
+    workspace = tmp_path / "work"
+    _skill(workspace / ".claude" / "skills" / "dir-two", "project-skill")
+    settings = claude_settings([plugin])
+    host = load_host(settings, workspace)
+    listed = rows(host, workspace, settings)
+    assert sorted(listed["claude:kit"]["contributes"]["skills"]) == [
+        "kit:bad-name", "kit:plain", "kit:writing-rules"]
+    assert listed["claude:project"]["contributes"]["skills"] == ["project-skill"]
+    session = await create_session(model="t:m", provider=FunctionModel(lambda r: "x"),
+                                   cwd=workspace, host=host, trust_project=True)
+    try:
+        names = {s.name for s in session.view.skills}
+    finally:
+        await session.dispose()
+    assert {"kit:writing-rules", "kit:plain", "kit:bad-name", "project-skill"} <= names
+    assert "writing-rules" in session.system_prompt and "project-skill" in session.system_prompt
+

@@ -157,3 +157,36 @@ def test_verbose_shows_the_reasoning_dimmed_under_its_line():
     assert lines[:3] == [f"{dim}✻ thinking… 6 words{reset}", f"{dim}  First read a.py.{reset}",
                          f"{dim}  Then edit it.{reset}"]  # no escape of the model reaches it
     assert "\x1b[31m" not in err.getvalue()
+
+
+def test_a_todo_list_is_drawn_as_one_line_under_its_call():
+    """builtins:todos' ``todo_write`` (the SDK's ``TodoWrite``): the list it set, in one
+    line, the item in progress by its ``activeForm``; an escape in an item is shown, not
+    run."""
+    from zpi_host.cli.live import todo_line
+
+    todos = [{"content": "Plan", "status": "completed", "activeForm": "Planning"},
+             {"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"},
+             {"content": "Docs\x1b[2J", "status": "pending", "activeForm": "Writing docs"}]
+    live, _out, err, _clock = display()
+    live(ToolStart("c1", "todo_write", {"todos": todos}))
+    live(ToolEnd(ToolResultMessage("c1", "todo_write", (TextContent("Todos have been "
+                                                                    "modified"),),
+                                   details={"oldTodos": [], "newTodos": todos})))
+    lines = permanent_lines(err)
+    shown = next(line for line in lines if line.startswith("  todos"))
+    assert shown.startswith("  todos 1/3: ✓ Plan · ▶ Writing tests · ○ Docs")
+    assert "\x1b[2J" not in shown
+    assert todo_line(ToolResultMessage("c2", "read", (), details={"newTodos": todos})) is None
+    assert todo_line(ToolResultMessage("c3", "TodoWrite", (), details={"newTodos": []})) == \
+        "todos: (empty)"
+
+
+def test_plain_text_mode_prints_the_todo_line_too():
+    from zpi_host.cli.run import _activity_line
+
+    todos = [{"content": "Plan", "status": "pending", "activeForm": "Planning"}]
+    end = ToolEnd(ToolResultMessage("c1", "todo_write", (TextContent("ok"),),
+                                    details={"oldTodos": [], "newTodos": todos}))
+    assert _activity_line(end) == "  todos 0/1: ○ Plan"
+    assert _activity_line(result("c2", "read", "text")) is None

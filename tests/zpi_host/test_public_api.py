@@ -189,7 +189,7 @@ PINNED: dict[str, str] = {
     """,
     "zpi_host.session.ports": """
         AskUser AskUserError HostPorts McpPort McpRegistry McpServerError ModelPort
-        NobodyToAsk Question QuestionOption offer_mcp_registry SearchBackend
+        NobodyToAsk Question QuestionOption discard_mcp_registry offer_mcp_registry SearchBackend
         SearchBackendError SearchHit SearchPort SessionPorts StoragePort
         SubagentPort TaskError TaskInfo TaskPort TaskRegistry TerminalAsker
         UnknownTaskError check_answers

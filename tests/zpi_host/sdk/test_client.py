@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +100,28 @@ async def test_set_model_switches_the_model_for_the_next_request(backend):
     assert f"{backend.kind}/other-model" in second[-1].model_usage
 
 
+async def test_set_model_none_goes_back_to_the_model_from_settings(backend, zpi_env):
+    """The model came from the environment (``ZPI_MODEL``), not the options: None restores
+    it after a switch."""
+    if backend.kind == "scripted":
+        pytest.skip("needs a provider factory: the loopback server")
+    backend.turns("one", "two", "three")
+    options = backend.options(model=None)
+    zpi_env.set("ZPI_MODEL", "priced")
+    async with SDKClient(options) as client:
+        await client.query("a")
+        [m async for m in client.receive_response()]
+        await client.set_model(f"{backend.kind}:other-model")
+        await client.query("b")
+        [m async for m in client.receive_response()]
+        await client.set_model(None)
+        await client.query("c")
+        [m async for m in client.receive_response()]
+        await client.set_model(None)  # already there: nothing to do
+    assert [r["model"] for r in backend.requests()] == ["test-model", "other-model",
+                                                        "test-model"]
+
+
 async def test_get_context_usage_never_calls_the_model(backend):
     backend.turns({"text": "ok", "usage": {"input_tokens": 1234, "output_tokens": 5}})
     async with SDKClient(backend.options()) as client:
@@ -120,6 +143,10 @@ async def test_get_context_usage_never_calls_the_model(backend):
 
 
 async def test_connect_with_a_prompt_and_an_unconnected_client(scripted):
+    commands = scripted.cwd / ".zpi" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: says hello\nargument-hint: NAME\n---\nGreet $ARGUMENTS\n")
     client = SDKClient(scripted.turns("hello").options())
     with pytest.raises(UsageError, match="not connected"):
         await client.interrupt()
@@ -132,6 +159,11 @@ async def test_connect_with_a_prompt_and_an_unconnected_client(scripted):
     await client.disconnect()  # twice is fine
     assert messages[-1].result == "hello"
     assert info["session_id"] == messages[-1].session_id
+    assert {"name": "greet", "description": "says hello", "argumentHint": "NAME"} in \
+        info["commands"]
+    # each plugin says where it lives: the kernel's own are modules of zpi_host
+    tools = next(p for p in info["plugins"] if p["name"] == "zpi.tools")
+    assert "zpi_host" in tools["path"] and Path(tools["path"]).exists()
 
 
 def test_importing_the_sdk_is_cheap_and_the_cli_listing_does_not_load_it():

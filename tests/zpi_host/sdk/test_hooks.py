@@ -231,3 +231,50 @@ def test_the_engine_is_looked_up_once_per_process(fresh_engine_lookup, monkeypat
     for _ in range(3):
         callback_hooks_plugin({})
     assert calls == ["zpi.sdk_hooks"]
+
+
+async def test_include_hook_events_reports_each_callback_run(scripted):
+    from zpi_host.sdk import HookEventMessage
+
+    async def deny_rm(input_data, tool_use_id, context):
+        if "rm" in input_data["tool_input"]["command"]:
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                           "permissionDecision": "deny",
+                                           "permissionDecisionReason": "no deleting"}}
+        return {}
+
+    async def broken(input_data, tool_use_id, context):
+        raise RuntimeError("hook bug")
+
+    scripted.turns({"tool_calls": [{"name": "Bash", "arguments": {"command": "rm -f x"}}]},
+                   "done")
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[deny_rm])],
+             "Stop": [HookMatcher(hooks=[broken])]}
+    messages = await collect(query("go", scripted.options(
+        permission_mode="bypassPermissions", hooks=hooks, include_hook_events=True)))
+    events = [m for m in messages if isinstance(m, HookEventMessage)]
+    assert [(m.subtype, m.hook_event_name) for m in events] == [
+        ("hook_started", "PreToolUse"), ("hook_response", "PreToolUse"),
+        ("hook_started", "Stop"), ("hook_response", "Stop")]
+    pre = events[1].data
+    assert pre["outcome"] == "success" and pre["exit_code"] == 0
+    assert "no deleting" in pre["output"] and pre["hook_id"] == events[0].data["hook_id"]
+    assert events[3].data["outcome"] == "error" and "hook bug" in events[3].data["output"]
+    assert events[0].session_id == messages[-1].session_id
+    assert isinstance(events[0], SystemMessage)  # as in claude-agent-sdk
+    (denied,) = results(messages)
+    assert denied.is_error and "no deleting" in denied.content
+    assert messages.index(events[1]) < messages.index(
+        next(m for m in messages if isinstance(m, UserMessage)))
+
+
+async def test_hook_events_are_not_sent_unless_asked(scripted):
+    from zpi_host.sdk import HookEventMessage
+
+    async def nothing(input_data, tool_use_id, context):
+        return {}
+
+    scripted.turns("done")
+    messages = await collect(query("go", scripted.options(
+        hooks={"Stop": [HookMatcher(hooks=[nothing])]})))
+    assert not [m for m in messages if isinstance(m, HookEventMessage)]

@@ -23,14 +23,13 @@ from .conftest import collect
 pytestmark = pytest.mark.anyio
 
 UNSUPPORTED_VALUES = {
-    "fallback_model": "openai:gpt-4o", "betas": ["x"],
+    "betas": ["x"],
     "permission_prompt_tool_name": "mcp__ask", "cli_path": "/usr/bin/claude",
-    "extra_args": {"--x": None}, "max_buffer_size": 10, "user": "bob",
-    "include_hook_events": True, "forward_subagent_text": True, "verbatim_prompts": True,
-    "resume_session_at": "u1", "resume_drops_turn": "u1",
+    "max_buffer_size": 10, "user": "bob",
+    "verbatim_prompts": True,
     "skills": "all",
     "sandbox": {"enabled": True},
-    "enable_file_checkpointing": True, "task_budget": {"total": 1},
+    "task_budget": {"total": 1},
     "client_app": "me",
 }
 
@@ -41,6 +40,13 @@ def test_the_alias_is_the_same_class():
 
 def test_every_refusal_is_tested():
     assert set(UNSUPPORTED) == set(UNSUPPORTED_VALUES)
+
+
+async def test_extra_args_understands_only_replay_user_messages(scripted):
+    options = scripted.turns("x").options(extra_args={"--x": None,
+                                                      "replay-user-messages": None})
+    with pytest.raises(UnsupportedOptionError, match=r"option 'extra_args'.*--x"):
+        await collect(query("hi", options))
 
 
 @pytest.mark.parametrize("name", sorted(UNSUPPORTED_VALUES))
@@ -144,17 +150,39 @@ async def test_a_string_system_prompt_replaces_the_prompt(scripted):
         "Always answer in French.")
 
 
+async def test_no_system_prompt_sends_none_of_the_hosts(backend):
+    """``system_prompt=None`` (the default): no coding prompt, as claude-agent-sdk sends
+    none; with no context file nor skill, the request has no system prompt at all."""
+    backend.turns("a")
+    await collect(query("hi", backend.options()))
+    request = backend.requests()[0]
+    if backend.kind == "scripted":
+        assert request.system_prompt == ""
+    elif backend.kind == "anthropic":
+        assert "system" not in request
+    else:
+        assert [m["role"] for m in request["messages"]] == ["user"]
+
+
+async def test_no_system_prompt_keeps_the_context_files(scripted):
+    (scripted.cwd / "AGENTS.md").write_text("project rule")
+    scripted.turns("a")
+    await collect(query("hi", scripted.options()))
+    prompt = scripted.scripted.requests[0].system_prompt
+    assert "project rule" in prompt and "coding agent" not in prompt
+
+
 async def test_tools_picks_and_disallowed_tools_removes(scripted):
     scripted.turns("a", "b")
     messages = await collect(query("hi", scripted.options(tools=["Read", "Bash"])))
     assert messages[0].data["tools"] == ["Read", "Bash"]
     messages = await collect(query("hi", scripted.options(
-        disallowed_tools=["Bash", "Write", "Grep", "WebSearch", "NotebookEdit"])))
+        disallowed_tools=["Bash", "Write", "Grep", "WebSearch", "ExitPlanMode"])))
     assert messages[0].data["tools"] == ["Read", "Edit", "Glob"]
     warnings = [m.data["message"] for m in messages
                 if isinstance(m, SystemMessage) and m.subtype == "warning"]
     # no noise about Bash, Write, nor WebSearch (builtins:web's, absent here, like TaskOutput)
-    assert len(warnings) == 1 and "NotebookEdit" in warnings[0]
+    assert len(warnings) == 1 and "ExitPlanMode" in warnings[0]
     scripted.turns("c")
     messages = await collect(query("hi", scripted.options(tools=[])))
     assert messages[0].data["tools"] == []
@@ -336,3 +364,42 @@ async def test_env_keys_stay_out_of_bash(scripted):
     messages = await collect(query("go", options))
     result = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
     assert "key=none other=visible" in result.content
+
+
+async def test_fallback_model_answers_when_the_main_model_fails(zpi_env, zpi_model_server,
+                                                                 tmp_path):
+    from zpi_host.sdk import AssistantMessage, ClaudeSDKClient, SystemMessage
+
+    zpi_env.set("ZPI_DISABLE_PLUGIN_AUTOLOAD", "1")
+    script = tmp_path / "fallback.jsonl"
+    script.write_text('{"text": "from the fallback"}\n{"text": "still the fallback"}\n')
+    zpi_model_server.fail_next(529, times=20)  # overloaded, through every retry
+    settings = {"providers": {"openai": {"base_url": zpi_model_server.base_url}},
+                "requests": {"retry_base_delay": 0.001, "retry_max_delay": 0.001},
+                "models": {"main": {"provider": "openai", "model": "test-model"}}}
+    (tmp_path / "p").mkdir()
+    options = AgentOptions(cwd=tmp_path / "p", model="main", settings=json.dumps(settings),
+                           env={"OPENAI_API_KEY": "sk-test-openai"},
+                           fallback_model=f"scripted:{script}")
+    async with ClaudeSDKClient(options) as client:
+        await client.query("hello")
+        first = [m async for m in client.receive_response()]
+        served = len(zpi_model_server.requests)
+        await client.query("again")
+        second = [m async for m in client.receive_response()]
+    assert served >= 1 and len(zpi_model_server.requests) == served  # the main model tried
+    assert first[-1].result == "from the fallback" and not first[-1].is_error
+    assert second[-1].result == "still the fallback"
+    (answer,) = [m for m in first if isinstance(m, AssistantMessage)]
+    assert answer.model.startswith("scripted:")
+    warnings = [m.data["message"] for m in first + second
+                if isinstance(m, SystemMessage) and m.subtype == "warning"]
+    assert any("using the fallback model" in w for w in warnings)
+
+
+async def test_fallback_model_must_be_another_known_model(scripted):
+    from zpi_host.sdk import ClaudeSDKClient
+
+    with pytest.raises(UsageError, match="is the main model"):
+        async with ClaudeSDKClient(scripted.options(fallback_model="scripted:memory")):
+            pass

@@ -161,8 +161,14 @@ async def test_a_model_error_ends_with_error_during_execution(backend):
 async def test_default_mode_without_approver_denies_and_reports_denials(backend):
     backend.turns({"tool_calls": [{"name": "Write", "arguments": {
         "file_path": "x.txt", "content": "no"}}]}, "I could not write.")
-    result = (await collect(query("write x", backend.options())))[-1]
+    messages = await collect(query("write x", backend.options()))
+    result = messages[-1]
     assert not (backend.cwd / "x.txt").exists()
+    denied = next(b for m in messages if isinstance(m, UserMessage) for b in m.content)
+    # the model (and the program's log) read how to allow it in the SDK's options
+    assert denied.is_error and "allowed_tools=['Write" in denied.content
+    assert "can_use_tool" in denied.content and "permission_mode='acceptEdits'" in denied.content
+    assert "--allow" not in denied.content
     assert result.subtype == "success"
     assert len(result.permission_denials) == 1
     denial = result.permission_denials[0]
@@ -235,3 +241,46 @@ async def test_an_unpriced_model_costs_nothing_and_is_flagged(backend):
     result = (await collect(query("hi", backend.options(model=f"{backend.kind}:bare"))))[-1]
     usage = result.model_usage[f"{backend.kind}/bare"]
     assert (usage["unpriced"], usage["costUSD"], result.total_cost_usd) == (True, 0.0, 0.0)
+
+
+async def test_streamed_inputs_share_one_budget(backend):
+    """The budget is the query's: a second streamed input does not start it again."""
+    if backend.kind == "scripted":
+        pytest.skip("the scripted model is not priced")
+    costly = {"text": "spent", "usage": {"input_tokens": 2000, "output_tokens": 0}}  # $0.002
+    backend.turns(costly, costly, costly)
+
+    async def prompts():
+        for text in ("one", "two", "three"):
+            yield {"type": "user", "message": {"role": "user", "content": text}}
+
+    options = backend.options(max_budget_usd=0.003)
+    results = [m for m in await collect(query(prompts(), options))
+               if isinstance(m, ResultMessage)]
+    assert [r.subtype for r in results] == ["success", "success", "error_max_budget_usd"]
+    assert len(backend.requests()) == 2  # the third input was refused before its request
+
+
+async def test_tool_use_result_has_claude_codes_shape(scripted):
+    """Bash: ``stdout``, ``stderr``, ``interrupted``, ``isImage`` as claude-agent-sdk gives
+    them; Write and Edit as Claude Code reports them."""
+    scripted.turns(
+        {"tool_calls": [{"name": "Bash", "arguments": {
+            "command": "echo out; echo err >&2"}}]},
+        {"tool_calls": [{"name": "Write", "arguments": {"file_path": "n.txt",
+                                                        "content": "a\n"}}]},
+        {"tool_calls": [{"name": "Edit", "arguments": {
+            "file_path": "n.txt", "old_string": "a", "new_string": "b"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "exit 3"}}]},
+        "done")
+    messages = await collect(query("go", scripted.options(
+        permission_mode="bypassPermissions")))
+    bash, write, edit, failed = [m.tool_use_result for m in messages
+                                 if isinstance(m, UserMessage)]
+    assert bash == {"stdout": "out", "stderr": "err", "interrupted": False, "isImage": False}
+    assert write == {"type": "create", "filePath": str(scripted.cwd / "n.txt"),
+                     "content": "a\n"}
+    assert edit == {"filePath": str(scripted.cwd / "n.txt"), "oldString": "a",
+                    "newString": "b", "replaceAll": False, "userModified": False}
+    assert failed["stdout"] == "" and failed["interrupted"] is False
+    assert (scripted.cwd / "n.txt").read_text() == "b\n"

@@ -188,9 +188,7 @@ async def test_store_options_that_cannot_work_are_refused(scripted):
         scripted.options(session_store=object()).check()
     with pytest.raises(UsageError, match="project_key chooses a session store's scope"):
         scripted.options(project_key="team").check()
-    with pytest.raises(UsageError, match="cannot be combined with enable_file_checkpointing"):
-        scripted.options(session_store=store, enable_file_checkpointing=True).check()
-    for refused in ({"persist_session": False}, {"enable_file_checkpointing": True}):
+    for refused in ({"persist_session": False},):
         scripted.turns({"text": "never"})
         with pytest.raises(UsageError, match="session_store"):  # refused before the start
             await collect(query(prompt="go", options=scripted.options(session_store=store,

@@ -56,13 +56,14 @@ async def test_retries_run_out(scripted):
 
 
 @pytest.mark.parametrize(("output_format", "error", "match"), [
-    ({"type": "json_schema", "schema": {"oneOf": []}}, UnsupportedOptionError, "'oneOf'"),
-    ({"type": "json_schema", "schema": {"properties": {"a": {"$ref": "#"}}}},
-     UnsupportedOptionError, "properties.a"),
+    ({"type": "json_schema", "schema": {"oneOf": []}}, UsageError, r"\$\.oneOf.*non-empty"),
+    ({"type": "json_schema", "schema": {"properties": {"a": {"minLength": "x"}}}},
+     UsageError, "properties.a.minLength"),
     ({"type": "text"}, UnsupportedOptionError, "json_schema"),
-    ({"type": "json_schema", "schema": {"type": "thing"}}, UsageError, "unknown type"),
+    ({"type": "json_schema", "schema": {"type": "thing"}}, UsageError, "not a valid JSON schema"),
+    ({"type": "json_schema", "schema": [1]}, UsageError, "must be an object"),
 ])
-def test_schemas_the_validator_cannot_apply_are_refused(output_format, error, match):
+def test_schemas_that_are_not_json_schemas_are_refused(output_format, error, match):
     from zpi_host.sdk import AgentOptions
 
     with pytest.raises(error, match=match):
@@ -77,3 +78,61 @@ def test_validate():
         "$.tags must have at most 3 items", "$.tags[1] must be string, got integer"]
     assert validate(3, {"enum": [1, 2]}) == ["$ must be one of [1, 2]"]
     assert validate(None, {"type": ["string", "null"]}) == []
+
+
+def test_what_pydantic_produces_is_checked_ref_anyof_enum_nested():
+    pytest.importorskip("pydantic")
+    import pydantic
+
+    class Point(pydantic.BaseModel):
+        x: int
+
+    class Place(pydantic.BaseModel):
+        name: str
+        kind: str = pydantic.Field(pattern="^(city|village)$")
+        where: Point
+        near: list[Point] = []
+        mayor: str | None = None
+
+    schema = Place.model_json_schema()
+    assert "$defs" in schema and "anyOf" in str(schema)  # $ref into $defs, Optional as anyOf
+    good = {"name": "Oslo", "kind": "city", "where": {"x": 1}, "near": [{"x": 2}],
+            "mayor": None}
+    assert validate(good, schema) == []
+    bad = {"name": "Oslo", "kind": "town", "where": {}, "near": [{"x": "2"}], "mayor": 3}
+    assert validate(bad, schema) == [
+        "$.kind must match the pattern '^(city|village)$'",
+        "$.mayor does not match any of the allowed schemas (closest: $.mayor must be string, "
+        "got integer)",
+        "$.near[0].x must be integer, got string",
+        "$.where.x is required",
+    ]
+
+
+@pytest.mark.parametrize(("schema", "value", "problem"), [
+    ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, 3,
+     "$ must match exactly one of the allowed schemas, but matches several"),
+    ({"allOf": [{"type": "string"}, {"minLength": 3}]}, "ab",
+     "$ must have at least 3 characters"),
+    ({"type": "string", "format": "ipv4"}, "300.1.1.1", "$ must be a valid ipv4 (format)"),
+    ({"type": "string", "format": "email"}, "nobody", "$ must be a valid email (format)"),
+    ({"$defs": {"n": {"type": "number"}}, "items": {"$ref": "#/$defs/n"}}, [1, "x"],
+     "$[1] must be number, got string"),
+])
+def test_combinators_formats_and_refs(schema, value, problem):
+    assert validate(value, schema) == [problem]
+
+
+async def test_a_pydantic_schema_as_output_format(scripted):
+    pydantic = pytest.importorskip("pydantic")
+
+    class Answer(pydantic.BaseModel):
+        city: str
+        population: int | None = None
+
+    scripted.turns('{"city": "Oslo", "population": "many"}', '{"city": "Oslo"}')
+    result = (await collect(query("where", scripted.options(output_format={
+        "type": "json_schema", "schema": Answer.model_json_schema()}))))[-1]
+    assert result.structured_output == {"city": "Oslo"} and result.num_turns == 2
+    retry = scripted.requests()[1].messages[-1].text_content
+    assert "$.population does not match any of the allowed schemas" in retry

@@ -41,6 +41,11 @@ SERVICE = "mcp"
 _unclaimed: dict[int, tuple[Any, McpService]] = {}
 
 
+def startup_timeout(settings: Mapping[str, Any]) -> float:
+    """Seconds a server has to start: ``MCP_TIMEOUT`` (ms), else the setting."""
+    return _millis("MCP_TIMEOUT", float(service_settings(settings, SERVICE)["startup_timeout"]))
+
+
 def _millis(name: str, fallback: float) -> float:
     """Seconds from the variable ``name`` (milliseconds, as Claude Code reads it)."""
     raw = os.environ.get(name, "").strip()
@@ -63,8 +68,30 @@ class McpService:
         self.reported = False
         #: server name -> the names of the tools made for it (what reconnecting replaces)
         self.made: dict[str, list[str]] = {}
+        #: server name -> those tools (what a sub-agent that names the server gets)
+        self.tools_of: dict[str, list[Tool]] = {}
         #: tools left out (a clash of names, a listing the host cannot use), for the warnings
         self.skipped: list[str] = []
+        #: what happened to servers after their start (died, changed their tools), told to
+        #: the session as warnings once it has taken the servers over
+        self.news: list[str] = []
+        self.session: Any = None
+        for connection in connections:
+            connection.on_news = self.heard
+
+    def heard(self, news: str) -> None:
+        """A server's news: a warning of the session (kept until the session takes over)."""
+        if self.session is None:
+            self.news.append(news)
+        else:
+            self.session.warn(news)
+
+    def adopted_by(self, session: Any) -> None:
+        """The session owns the servers from now on: the news kept so far is told to it."""
+        self.session = session
+        for news in self.news:
+            session.warn(news)
+        self.news.clear()
 
     def tools(self) -> list[Tool]:
         made: list[Tool] = []
@@ -97,6 +124,7 @@ class McpService:
                 continue
             made.append(tool)
         self.made[server] = [t.name for t in made]
+        self.tools_of[server] = made
         return made
 
     # -- the host's McpPort side ----------------------------------------------------------
@@ -120,6 +148,9 @@ class McpService:
                 if connection.server_info is not None:
                     entry["serverInfo"] = dict(connection.server_info)
                 entry["tools"] = [tool_info(t) for t in connection.tools]
+            if connection.changed_tools is not None:
+                # this host's detail: ``tools`` stay the session's; the next one gets these
+                entry["toolListChanged"] = changed_names(connection)
             out.append(entry)
         return out
 
@@ -323,6 +354,12 @@ class McpService:
                              return_exceptions=True)
 
 
+def changed_names(connection: McpConnection) -> list[str]:
+    from .mcp_client import changed_names as names
+
+    return names(connection)
+
+
 def sdk_status(connection: McpConnection) -> str:
     """The status as claude-agent-sdk names it: ``connected``, ``pending``, ``disabled`` (off
     in the settings) or ``failed`` (failed, closed, invalid, not approved, not trusted: the
@@ -350,7 +387,9 @@ def server_rows(connections: list[McpConnection]) -> list[dict[str, Any]]:
 
     return [{"name": c.config.name, "scope": c.config.scope, "origin": c.config.origin,
              "transport": c.config.transport, "status": c.status, "error": c.error,
-             "tools": [tool_prefix(c.config.name) + str(t.name) for t in c.tools]}
+             "tools": [tool_prefix(c.config.name) + str(t.name) for t in c.tools],
+             "tools_changed": None if c.changed_tools is None else
+             [tool_prefix(c.config.name) + n for n in changed_names(c)]}
             for c in connections]
 
 
@@ -399,6 +438,7 @@ def mcp_service(session: Any) -> McpService:
 def _attached(runtime: Any) -> McpService:
     """The adopted service, reachable by the front end through ``ports.mcp``."""
     service = _adopt(runtime.settings)
+    service.adopted_by(runtime.session)
     runtime.ports.mcp.attach(service)
     return service
 
@@ -426,7 +466,13 @@ async def _start(configs: list[Any], settings: Mapping[str, Any]) -> list[Tool]:
     _unclaimed[id(sources)] = (sources, service)
     from zpi_host.session.ports import offer_mcp_registry
 
-    offer_mcp_registry(settings, mcp_service)  # the SDK may ask before the first run
+    async def discard() -> None:  # the assembly failed: no session will close them
+        held = _unclaimed.pop(id(sources), None)
+        if held is not None and held[0] is sources:
+            await held[1].aclose()
+
+    # the SDK may ask before the first run; a session that never runs adopts them at dispose
+    offer_mcp_registry(settings, mcp_service, discard)
     return service.tools()
 
 

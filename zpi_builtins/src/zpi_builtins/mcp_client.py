@@ -5,8 +5,12 @@ Each server lives in its own asyncio task, which opens the transport and the cli
 and holds them until :meth:`McpConnection.aclose` (the ``mcp`` SDK's anyio scopes must be left
 by the task that entered them). Servers start concurrently, each within the start-up timeout;
 one that fails, times out or dies later has status ``failed`` and an error, and its calls fail
-with that error. A stdio server runs in its own process group (the SDK starts it with
-``start_new_session``), stopped with its children when the connection closes.
+with that error. The client session reads the transport through :class:`WatchedStream`, so a
+server that dies while idle (its stdout or stream ends) is ``failed`` at once, not at its next
+call. A ``notifications/tools/list_changed`` is recorded with the
+server's new list (the session's tools stay as they were: its snapshot). A stdio server runs in
+its own process group (the SDK starts it with ``start_new_session``), stopped with its children
+when the connection closes.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zpi_host.support.redaction import Redactor
@@ -45,6 +49,11 @@ class McpConnection:
         self._closing = asyncio.Event()
         self._stderr: Any = None
         self.redact = Redactor(config.secrets) if config.secrets else None
+        #: the tools the server offers now, after a ``tools/list_changed`` (None: unchanged)
+        self.changed_tools: list[Any] | None = None
+        #: told of what happened to the server after its start (it died, its tools changed)
+        self.on_news: Callable[[str], None] | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     def _clean(self, text: str) -> str:
         return self.redact.text(text) if self.redact is not None else text
@@ -67,16 +76,25 @@ class McpConnection:
         await self.aclose()
         self.status, self.error = self.config.status, self.config.error
         self.tools, self.prompts, self.has_resources, self.server_info = [], [], False, None
-        self._task, self._stderr = None, None
+        self._task, self._stderr, self.changed_tools = None, None, None
         self._ready, self._closing = asyncio.Event(), asyncio.Event()
         await self.start(timeout)
 
     def _fail(self, why: str) -> None:
+        was = self.status
         if self.status in ("pending", "connected"):
             tail = self._stderr_tail()
             self.status, self.error = "failed", self._clean(why + (f"; its stderr ended: {tail}"
                                                                    if tail else ""))
         self._ready.set()
+        if was == "connected" and self.status == "failed":
+            self._tell(f"MCP server {self.config.name!r} ({self.config.origin}) failed: "
+                       f"{self.error}; its tools fail until it is reconnected")
+
+    def _tell(self, news: str) -> None:
+        if self.on_news is not None:
+            with contextlib.suppress(Exception):  # the listener's trouble is not the server's
+                self.on_news(news)
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
@@ -93,8 +111,10 @@ class McpConnection:
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._open(stack)
-                session = await stack.enter_async_context(ClientSession(read, write))
+                source, write = await self._open(stack)
+                session = await stack.enter_async_context(ClientSession(
+                    WatchedStream(source, self._ended), write,
+                    message_handler=self._on_message))
                 started = await session.initialize()
                 info = getattr(started, "server_info", None)
                 if info is not None:
@@ -121,6 +141,37 @@ class McpConnection:
                 if self.status == "failed":
                     self.error = "the server closed the connection"
             self._ready.set()
+
+    def _ended(self) -> None:
+        """The transport's stream ended (a stdio server exited, a stream was cut): a server
+        that was connected is ``failed`` now, and its task lets the transport go."""
+        if self.status == "connected" and not self._closing.is_set():
+            self._fail("the server closed the connection")
+            self._closing.set()
+
+    async def _on_message(self, message: Any) -> None:
+        """The server's notifications: ``tools/list_changed`` fetches the new list beside the
+        session's receive loop (a request awaited here would wait for itself)."""
+        from mcp import types
+
+        if (isinstance(message, types.ToolListChangedNotification) and self.session is not None
+                and (self._refresh is None or self._refresh.done())):
+            self._refresh = asyncio.get_running_loop().create_task(self._list_again())
+
+    async def _list_again(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            listed = await asyncio.wait_for(session.list_tools(), 30.0)
+        except Exception as exc:
+            self._tell(f"MCP server {self.config.name!r} changed its tools, but they could not "
+                       f"be listed: {_reason(exc)}")
+            return
+        self.changed_tools = list(listed.tools)
+        self._tell(f"MCP server {self.config.name!r} changed its tools (now: "
+                   f"{', '.join(changed_names(self)) or 'none'}); this session keeps the "
+                   "tools it started with, the next session gets the new list")
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
@@ -177,7 +228,8 @@ class McpConnection:
         died) marks the server ``failed``, so that its status says so and it can be
         reconnected."""
         try:
-            return await asyncio.wait_for(request, timeout)
+            async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for
+                return await request
         except Exception as exc:
             if _connection_closed(exc):
                 self._fail("the server closed the connection")
@@ -199,6 +251,8 @@ class McpConnection:
     async def aclose(self) -> None:
         """Close the session and the transport (a stdio server's process group is stopped)."""
         self._closing.set()
+        if self._refresh is not None and not self._refresh.done():
+            self._refresh.cancel()
         task = self._task
         if task is not None and not task.done():
             try:
@@ -207,6 +261,55 @@ class McpConnection:
                 await self._stop_task()
         if self.status == "connected":
             self.status = "closed"
+
+
+class WatchedStream:
+    """The transport's read stream as the client session reads it (the ``mcp`` SDK's
+    ``ReadStream`` protocol), telling ``on_end`` when it ends: how a server that dies while
+    idle is seen at once, without a task or a hop per message."""
+
+    def __init__(self, source: Any, on_end: Callable[[], None]) -> None:
+        self._source = source
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:  # the sender's context, where the transport keeps one
+        return getattr(self._source, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._source.receive()
+        except anyio.EndOfStream:
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._source.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._source.aclose()
+
+    async def __aenter__(self) -> WatchedStream:
+        await self._source.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._source.__aexit__(*exc)  # type: ignore[no-any-return]
+
+
+def changed_names(connection: McpConnection) -> list[str]:
+    """The names of the tools a server offers since it changed its list (empty: none, or
+    no change)."""
+    return [str(t.name) for t in connection.changed_tools or ()]
 
 
 def _connection_closed(exc: BaseException) -> bool:

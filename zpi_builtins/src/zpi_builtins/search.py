@@ -1,11 +1,12 @@
-"""Service ``builtins:search``: the read-only ``glob`` and ``grep`` tools.
+"""Service ``builtins:search``: the read-only ``glob``, ``grep`` and ``ls`` tools.
 
 ``glob`` lists the files a ``**`` pattern matches, newest first. ``grep`` searches file
 contents with a regular expression, through ripgrep when ``rg`` is on PATH and in pure Python
 otherwise (setting ``plugins.builtins.search.ripgrep``), with the same results: which files are
 searched is decided by :mod:`.search_files` (``.gitignore``, hidden names, no symlinks) and the
-engines of :mod:`.search_grep` report lines by number, formatted here. Their parameters are
-Claude's (``-i``, ``-n``, ``-A`` ...), so the SDK's ``Glob`` and ``Grep`` are these tools under
+engines of :mod:`.search_grep` report lines by number, formatted here. ``ls``
+(:mod:`.search_ls`) draws a folder's tree by the same rules. Their parameters are Claude's
+(``-i``, ``-n``, ``-A`` ...), so the SDK's ``Glob``, ``Grep`` and ``LS`` are these tools under
 those names. Paths are judged like ``read``'s (``PATH_ARGUMENTS``): a folder outside the
 workspace needs approval, and rules such as ``grep(src/**)`` name them. Long results are
 spilled by the loop like every tool's (``tools.output_limit_bytes``).
@@ -42,9 +43,9 @@ __all__ = ["glob_tool", "grep_tool", "zpi_register_tools"]
 
 SERVICE = "search"
 #: shown by ``zpi-host --list-plugins``
-contributes = {"tools": ["glob", "grep"]}
+contributes = {"tools": ["glob", "grep", "ls"]}
 
-PATH_ARGUMENTS.update({"glob": ("path",), "grep": ("path",)})
+PATH_ARGUMENTS.update({"glob": ("path",), "grep": ("path",), "ls": ("path",)})
 READ_TOOLS.add("grep")  # it may search what the host hands the model (spilled output)
 
 MODES = ("content", "files_with_matches", "count")
@@ -92,10 +93,29 @@ GREP_PARAMETERS: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 
+LS_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "The folder to list (absolute, or relative "
+                                                  "to the working directory)."},
+        "ignore": {"type": "array", "items": {"type": "string"},
+                   "description": "Glob patterns of names or paths to leave out "
+                                  "(node_modules, *.log, build/)."},
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+LS_DESCRIPTION = """\
+List a folder's files and subfolders as a tree. Files ignored by .gitignore, hidden names and \
+what ignore names are left out. Prefer glob and grep when you know what you are looking for."""
+
+
 GLOB_DESCRIPTION = """\
 Find files by name with a glob pattern (** spans folders, {a,b} alternatives); the newest \
-files come first. Files ignored by .gitignore, hidden files and folders (.git ...) and \
-symlinks are left out. Use it instead of `find` or `ls -R`."""
+files come first. Hidden files and folders (.env, .claude/...) are included; files ignored \
+by .gitignore, version-control folders (.git ...) and symlinks are left out. Use it instead \
+of `find` or `ls -R`."""
 
 GREP_DESCRIPTION = """\
 Search file contents with a regular expression (ripgrep syntax). output_mode chooses what \
@@ -258,13 +278,14 @@ def _newest_first(items: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
 
 
 def execute_glob(args: GlobArgs, ctx: ToolContext) -> ToolResult:
-    from .search_files import compile_glob, walk_files
+    from .search_files import FileFilter, compile_glob, walk_files
 
     root = _root(ctx, args.path, "glob")
     regex = compile_glob(args.pattern)
     problems: list[str] = []
-    found = _newest_first([(rel, path) for rel, path in walk_files(root, problems=problems)
-                           if regex.match(rel)])
+    # hidden names are kept, as Claude Code's Glob keeps them (.env, .claude/...)
+    walk = walk_files(root, FileFilter(hidden=True), problems=problems)
+    found = _newest_first([(rel, path) for rel, path in walk if regex.match(rel)])
     prefix = _shown(root, _real_cwd(ctx))
     details = {"path": str(root), "pattern": args.pattern, "files": len(found)}
     if problems:
@@ -284,6 +305,28 @@ def _problem_notes(problems: list[str]) -> str:
 def glob_tool() -> Tool:
     return Tool(name="glob", description=GLOB_DESCRIPTION, parameters=GLOB_PARAMETERS,
                 execute=execute_glob, metadata=_READ_ONLY, prepare=prepare_glob)
+
+
+# ------------------------------------------------------------------------------ ls
+
+
+def ls_tool() -> Tool:
+    """``ls`` (Claude Code's ``LS``): its code, in :mod:`.search_ls`, is imported at the
+    first call."""
+
+    def prepare(arguments: Mapping[str, Any]) -> Any:
+        from .search_ls import prepare_ls
+
+        _check("ls", LS_PARAMETERS, arguments)
+        return prepare_ls(arguments)
+
+    def execute(args: Any, ctx: ToolContext) -> ToolResult:
+        from .search_ls import execute_ls
+
+        return execute_ls(args, ctx)
+
+    return Tool(name="ls", description=LS_DESCRIPTION, parameters=LS_PARAMETERS,
+                execute=execute, metadata=_READ_ONLY, prepare=prepare)
 
 
 # ------------------------------------------------------------------------------ grep
@@ -403,4 +446,4 @@ def zpi_register_tools(cwd: Path, settings: Mapping[str, Any]) -> list[Tool] | N
     if not enabled(settings, SERVICE):
         return None
     use_ripgrep = service_settings(settings, SERVICE)["ripgrep"] != "off"
-    return [glob_tool(), grep_tool(use_ripgrep)]
+    return [glob_tool(), grep_tool(use_ripgrep), ls_tool()]

@@ -6,10 +6,12 @@ The rules (ripgrep's defaults, run with ``--no-require-git --no-ignore-global
 folder, below it and above it apply; within a kind the deepest file with a matching pattern
 decides; ``.rgignore`` beats ``.ignore`` beats ``.gitignore``; ``.gitignore`` files above the
 first folder holding ``.git`` do not count. Names starting with a dot (``.git`` among them) are
-skipped. Symlinks are never followed (neither to files nor to folders), so a walk cannot leave
-the folder it was given. Only regular files are yielded. Include globs (grep's ``glob``)
-override every other rule for what they match, as ``rg --glob`` does; a type (grep's
-``type``) narrows what is left.
+skipped, unless the filter keeps hidden names (glob's, as Claude Code's Glob does: ``.env``,
+``.claude/...``), which still leaves out version-control folders (:data:`VCS_FOLDERS`) and
+what the ignore files ignore. Symlinks are never followed (neither to files nor to folders),
+so a walk cannot leave the folder it was given. Only regular files are yielded. Include globs
+(grep's ``glob``) override every other rule for what they match, as ``rg --glob`` does; a
+type (grep's ``type``) narrows what is left.
 
 Gitignore patterns are matched with ``pathspec`` (``GitIgnoreSpec``), a well-kept library
 that follows git's documented rules (negation, anchoring, directory-only patterns, ``**``),
@@ -28,11 +30,13 @@ import attrs
 
 from .search_types import FILE_TYPES
 
-__all__ = ["FILE_TYPES", "IGNORE_FILES", "FileFilter", "GlobArgs", "GlobError", "compile_glob",
-           "ignore_file_problems", "walk_files"]
+__all__ = ["FILE_TYPES", "IGNORE_FILES", "VCS_FOLDERS", "FileFilter", "GlobArgs", "GlobError",
+           "compile_glob", "ignore_file_problems", "walk_files", "walk_tree"]
 
 #: ignore files, strongest first (ripgrep's order)
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
+#: folders a walk that keeps hidden names still never enters (Claude Code's list)
+VCS_FOLDERS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 
 
 @attrs.frozen
@@ -128,15 +132,19 @@ class PathGlob:
 
 @attrs.frozen
 class FileFilter:
-    """What a walk keeps beside the ignore rules: include globs and basename globs of a type."""
+    """What a walk keeps beside the ignore rules: include globs, basename globs of a type,
+    and whether names starting with a dot are kept (``hidden``, ``rg --hidden``)."""
 
     globs: tuple[PathGlob, ...] = ()
     type_globs: tuple[re.Pattern[str], ...] = ()
+    hidden: bool = False
 
     @classmethod
-    def of(cls, globs: Sequence[str] = (), file_type: str | None = None) -> FileFilter:
+    def of(cls, globs: Sequence[str] = (), file_type: str | None = None,
+           hidden: bool = False) -> FileFilter:
         kinds = FILE_TYPES[file_type] if file_type else ()
-        return cls(tuple(PathGlob.of(g) for g in globs), tuple(map(compile_glob, kinds)))
+        return cls(tuple(PathGlob.of(g) for g in globs), tuple(map(compile_glob, kinds)),
+                   hidden)
 
     def glob_match(self, rel: str, name: str, is_dir: bool = False) -> bool:
         return any(g.matches(rel, name, is_dir) for g in self.globs)
@@ -238,6 +246,40 @@ def walk_files(root: Path, file_filter: FileFilter = FileFilter(),
                 yield rel, Path(path)
 
 
+def walk_tree(root: Path, file_filter: FileFilter = FileFilter(),
+              problems: list[str] | None = None, skip: FileFilter | None = None,
+              ) -> Iterator[tuple[str, bool]]:
+    """The folders and files under the folder ``root`` (a real path) that the rules keep,
+    depth first in name order, as (path relative to ``root`` with ``/``, is a folder): what
+    ``ls`` shows. A symlink is listed as a file and never followed; ``skip``: globs of
+    names or paths left out with everything below them (``ls``'s ``ignore``)."""
+    problems = [] if problems is None else problems
+    top = str(root).rstrip("/") + "/"
+
+    def walk(folder: str, levels: list[_Level]) -> Iterator[tuple[str, bool]]:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = folder + entry.name
+            rel = path[len(top):]
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if skip is not None and skip.glob_match(rel, entry.name, is_dir):
+                continue
+            if is_dir:
+                if _keep_folder(levels, path, rel, entry.name, file_filter):
+                    yield rel, True
+                    yield from walk(path + "/", [*levels, _level(path + "/", problems)])
+            elif _keep_file(levels, path, rel, entry.name, file_filter):
+                yield rel, False
+
+    yield from walk(top, [*_parents(top.rstrip("/") or "/", problems), _level(top, problems)])
+
+
 def ignore_file_problems(root: Path, file_filter: FileFilter = FileFilter()) -> list[str]:
     """The ignore files a search of the folder ``root`` would read that are refused
     (``.gitignore -> /dev/zero``, a FIFO ``.ignore``, one over 1 MiB). ripgrep opens ignore
@@ -281,13 +323,16 @@ def _folders(root: Path, file_filter: FileFilter, problems: list[str]
 def _keep_folder(levels: Sequence[_Level], path: str, rel: str, name: str,
                  file_filter: FileFilter) -> bool:
     """ripgrep's order for a folder: a matching include glob keeps it; then the ignore
-    files; a hidden folder is skipped unless a ``!`` pattern named it."""
+    files; a hidden folder is skipped unless a ``!`` pattern named it or hidden names are
+    kept (a version-control folder never is, then)."""
+    if file_filter.hidden and name in VCS_FOLDERS:
+        return False
     if file_filter.globs and file_filter.glob_match(rel, name, True):
         return True
     decided = _ignored(levels, path, True)
     if decided is not None:
         return not decided
-    return not name.startswith(".")
+    return file_filter.hidden or not name.startswith(".")
 
 
 def _keep_file(levels: Sequence[_Level], path: str, rel: str, name: str,
@@ -304,4 +349,4 @@ def _keep_file(levels: Sequence[_Level], path: str, rel: str, name: str,
         if not any(t.match(name) for t in file_filter.type_globs):
             return False
         named = True
-    return named or not name.startswith(".")
+    return named or file_filter.hidden or not name.startswith(".")

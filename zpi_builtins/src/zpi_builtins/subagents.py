@@ -3,7 +3,8 @@ to a sub-agent (a child session, :mod:`zpi_host.session.subagents`) and returns 
 
 The agent types are ``general-purpose`` and the definitions the session loaded
 (``agents/*.md`` in the agent dir, the project or a plugin, and those given in code); a
-system-prompt fragment lists them. Several ``task`` calls of one answer run side by side: the
+system-prompt fragment lists them. A definition's ``mcpServers`` give the sub-agent those MCP
+servers' tools (:mod:`.subagent_mcp`). Several ``task`` calls of one answer run side by side: the
 tool itself changes nothing (the child's own calls are checked one by one), so it is read-only
 and concurrency-safe. A child is limited to its definition's tools and never gets ``task``.
 """
@@ -88,13 +89,21 @@ async def run_task(request: TaskRequest, ctx: ToolContext) -> ToolResult:
     session = ctx.session
     if session is None:
         return ToolResult.error("the task tool needs a session to start sub-agents in")
+    from .subagent_mcp import AgentMcpError, agent_servers
+
     max_turns = service_settings(session.settings, "subagents")["max_turns"]
+    try:
+        servers = await agent_servers(session, request.agent_type)  # its mcpServers
+    except AgentMcpError as exc:
+        return ToolResult.error(str(exc))
     try:
         result = await session.ports.subagents.run(
             request.agent_type, request.prompt, description=request.description,
-            tool_call_id=ctx.call_id, max_turns=max_turns)
+            tool_call_id=ctx.call_id, max_turns=max_turns, extra_tools=servers.tools)
     except SubagentError as exc:
         return ToolResult.error(str(exc))
+    finally:
+        await servers.aclose()
     details = {"agent_id": result.agent_id, "agent_type": result.agent_type,
                "num_turns": result.num_turns, "stop_reason": result.stop_reason}
     text = result.result.strip() or "(the sub-agent finished without a final answer)"

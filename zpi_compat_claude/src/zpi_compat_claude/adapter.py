@@ -207,9 +207,12 @@ def withhold_hooks(host: Any, config: Any, where: str) -> None:
 
 
 def project_allowed(host: Any, base: str) -> bool:
-    """Whether a personal folder of ``base`` (``.``: the project's) may be read at all: not
-    when the session reads no project files (the SDK's ``setting_sources`` without it)."""
-    return base != "." or bool(getattr(host.config, "project_files", True))
+    """Whether a personal folder of ``base`` (``.``: the project's, ``~``: the user's) may be
+    read at all: not when the session reads no files of that source (the SDK's
+    ``setting_sources`` without ``project``, or without ``user``)."""
+    if base == ".":
+        return bool(getattr(host.config, "project_files", True))
+    return bool(getattr(host.config, "user_files", True))
 
 
 def register_hooks(host: Any, ctx: LoadContext, name: str, config: Any,

@@ -4,8 +4,9 @@ Code expands it.
 Order, as in Claude Code: variables (``${CLAUDE_PLUGIN_ROOT}``, ``${CLAUDE_PLUGIN_DATA}``,
 ``${CLAUDE_PROJECT_DIR}``, ``${CLAUDE_SESSION_ID}``, ``${user_config.KEY}``), then the argument
 placeholders (``$ARGUMENTS``, ``$ARGUMENTS[N]``, ``$N``: the kernel's ``expand_template``), then
-one pass over the text for `` !`cmd` `` (run with the session's bash tool, so permission rules,
-hooks and the journal apply; its output replaces it) and ``@path`` (a file in the project,
+one pass over the text for ```` ```! ```` blocks and `` !`cmd` `` (run with the session's bash
+tool, so permission rules, hooks and the journal apply, and the command's ``allowed-tools``
+allow what they name; the output replaces the block) and ``@path`` (a file in the project,
 included in place). Text inserted by a step is not scanned again by a later one, except that
 arguments may hold ``@path`` or `` !`cmd` `` as they do in Claude Code (the user typed them).
 """
@@ -25,8 +26,10 @@ from .records import field, record
 #: as ``ZCODE_``; only names the caller gives values for are replaced).
 _VARIABLE = (r"\$\{([A-Z][A-Z0-9]*_(?:PLUGIN_ROOT|PLUGIN_DATA|PROJECT_DIR|SESSION_ID|SKILL_DIR)"
              r"|user_config\.[A-Za-z_][A-Za-z0-9_]*)\}")
+#: a ```` ```! ```` fenced block (a script: its output replaces the whole block), then
 #: `` !`cmd` `` and ``@path``, each at the start of a line or after whitespace.
-_INLINE = r"(?<!\S)(?:!`(?P<command>[^`\n]+)`|@(?P<path>[^\s`]+))"
+_INLINE = (r"(?m:^```![ \t]*\n(?P<script>(?s:.*?))^```[ \t]*$)"
+           r"|(?<!\S)(?:!`(?P<command>[^`\n]+)`|@(?P<path>[^\s`]+))")
 _TRAILING = ".,;:!?)]}'\""
 #: An included file longer than this is cut, with a note saying how to read the rest.
 INCLUDE_LIMIT = 100_000
@@ -86,14 +89,16 @@ def include_file(token: str, cwd: Path) -> tuple[str, str] | None:
 
 
 async def expand_inline(text: str, context: Any, cwd: Path) -> str:
-    """One pass: `` !`cmd` `` becomes the command's output (through ``context.run_bash``),
-    ``@path`` the file's content."""
+    """One pass: a ```` ```! ```` block and `` !`cmd` `` become the command's output
+    (through ``context.run_bash``), ``@path`` the file's content."""
     parts: list[str] = []
     position = 0
     for match in re.finditer(_INLINE, text):
         parts.append(text[position:match.start()])
         position = match.end()
         command = match.group("command")
+        if command is None and match.group("script") is not None:
+            command = match.group("script").rstrip("\n")
         if command is not None:
             parts.append((await context.run_bash(command)).rstrip("\n"))
             continue

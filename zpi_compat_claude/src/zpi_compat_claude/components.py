@@ -233,20 +233,38 @@ def skill_dirs(base: Path) -> Iterator[Path]:
                 yield child
 
 
+def skill_name(folder: Path, default: str, cache: MarkdownCache, warnings: list[str]) -> str:
+    """The name of the skill in ``folder``: its frontmatter ``name`` when it has a valid one
+    (Claude Code's rule), else ``default`` (the folder's name), with a warning when the
+    frontmatter's cannot be used."""
+    from zpi_host.resources.items import skill_name_problem
+
+    declared = cache.parse(folder / "SKILL.md").metadata.get("name")
+    if not isinstance(declared, str) or not declared.strip() or declared.strip() == default:
+        return default
+    problem = skill_name_problem(declared.strip())
+    if problem is not None:
+        warnings.append(f"skill in {folder}: {problem}; it is named {default!r} after its "
+                        "folder")
+        return default
+    return declared.strip()
+
+
 def plugin_skills(root: Path, paths: ComponentPaths, name: str, cache: MarkdownCache,
                    warnings: list[str]) -> list[tuple[str, Path]]:
     """(skill name, folder) from ``skills/``, the manifest's skill paths (added to the
-    default) and a root ``SKILL.md`` (a one-skill plugin)."""
+    default) and a root ``SKILL.md`` (a one-skill plugin). Skills are found by folder and
+    named by their frontmatter ``name`` when it has one, as Claude Code names them (the
+    folder's name otherwise); the layout puts each under its name, so the loader, which
+    wants the two equal, keeps it."""
     found: dict[str, Path] = {}
     bases = list(dict.fromkeys(root / rel for rel in paths.skills))
     if (root / "SKILL.md").is_file() and root not in bases:
         bases.append(root)
     for base in bases:
         for folder in skill_dirs(base):
-            skill = folder.name
-            if folder == root:
-                declared = cache.parse(root / "SKILL.md").metadata.get("name")
-                skill = declared if isinstance(declared, str) and declared else name
+            skill = skill_name(folder, folder.name if folder != root else name, cache,
+                               warnings)
             if skill in found:
                 warnings.append(f"skill {skill!r} in {folder} is ignored: {found[skill]} "
                                 "already has that name")

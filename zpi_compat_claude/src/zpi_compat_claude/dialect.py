@@ -31,6 +31,8 @@ class PersonalDir:
     #: ``~`` is the dialect's home folder, ``~user`` the user's home, ``.`` the project
     base: str
     path: str
+    #: ``skills``, ``commands``, ``agents`` folders; ``context``: its ``CLAUDE.md`` (Claude
+    #: Code's user memory ``~/.claude/CLAUDE.md``, the project's ``.claude/CLAUDE.md``)
     parts: tuple[str, ...]
     #: how messages name it (``~/.claude``)
     label: str
@@ -116,6 +118,9 @@ class Dialect:
     exit2_deny: str = "{reason}"
     #: PostToolUse ``updatedToolOutput`` applies to MCP tools (``mcp__*``) only
     output_replacement_mcp_only: bool = False
+    #: a first line of stdout ``{"async": true, "asyncTimeout": ms}`` sends the handler to
+    #: the background (its later output is its answer)
+    async_answers: bool = False
 
     def plugin(self, name: str) -> str:
         """The registered name of plugin ``name``: ``claude:name``."""
@@ -131,17 +136,40 @@ class Dialect:
         return self.manifest_paths[0]
 
 
+def _former_spellings() -> dict[str, str]:
+    """A matcher's name for a tool -> the name hooks see it by, and back: Claude Code's former
+    spellings (``BashOutput``, ``KillShell``, ``KillBash``, ``Agent``) match what this host
+    shows hooks (``TaskOutput``, ``TaskStop``, ``Task``: :mod:`.hooks.toolnames`), so a
+    plugin written for either version of Claude Code matches the same calls. ``MultiEdit``
+    is its own tool to hooks (the SDK's), not an alias of ``Edit``."""
+    from zpi_host.permissions.toolnames import CLAUDE_SPELLINGS
+
+    out: dict[str, str] = {}
+    for host, spellings in CLAUDE_SPELLINGS.items():
+        seen = "Task" if host == "task" else spellings[0]  # hooks.toolnames.CLAUDE_NAMES
+        others = [s for s in spellings if s not in (seen, "MultiEdit")]
+        for other in others:
+            out[other] = seen
+        if others:
+            out[seen] = others[0]
+    return out
+
+
 CLAUDE = Dialect(
     name="claude",
     product="Claude Code",
+    handler_types=frozenset({"command", "http", "prompt"}),
     input_extras=frozenset({"prompt_id", "duration_ms", "background_tasks",
                             "permission_suggestions"}),
     marker_env={"CLAUDECODE": "1"},
     stop_feedback="{event} hook feedback: {reason}",
     exit2_deny="{event}:{tool} hook error: {reason}",
     output_replacement_mcp_only=True,
+    async_answers=True,
+    matcher_aliases=_former_spellings(),
     personal_dirs=(
-        PersonalDir("user", "~", "", ("skills", "commands", "agents"), "~/.claude"),
-        PersonalDir("project", ".", ".claude", ("skills", "commands", "agents"), ".claude"),
+        PersonalDir("user", "~", "", ("skills", "commands", "agents", "context"), "~/.claude"),
+        PersonalDir("project", ".", ".claude", ("skills", "commands", "agents", "context"),
+                    ".claude"),
     ),
 )

@@ -37,6 +37,7 @@ from .components import (
     plugin_skills,
     resolve_options,
     skill_dirs_of,
+    skill_name,
     unsupported,
 )
 from .dialect import CLAUDE, Dialect, PersonalDir
@@ -168,13 +169,19 @@ class ClaudeFolderPlugin(Hookable):
         self.folder = folder
         self.warnings = folder.warnings
 
+    @property
+    def plugin_path(self) -> str:
+        """The folder this plugin was loaded from (the SDK's ``init`` message shows it)."""
+        return str(self.folder.source)
+
     @hookimpl
     def zpi_register_resources(self) -> list[ResourceSource] | None:
         folder = self.folder
         if folder.resource_root is None or not folder.resource_kinds:
             return None
         return [FolderSource(folder.resource_root, folder.namespace, folder.resource_kinds,
-                             name=str(folder.source), confine=folder.confine)]
+                             name=str(folder.source), confine=folder.confine,
+                             skills_named_by_frontmatter=True)]
 
     @hookimpl
     def zpi_register_commands(self) -> list[Command] | None:
@@ -314,18 +321,21 @@ def load_claude_dir(kind: str, path: Path, ctx: LoadContext, taken: Mapping[str,
     someone installed). Commands named in ``taken`` (command -> the earlier folder that has
     it) are skipped. None when the folder has none of them. ``confine``: the project, for a
     folder of the project (its files may not link out of it)."""
-    present = [part for part in parts if (path / part).is_dir()]
+    present = [part for part in parts if (path / part).is_dir()
+               or (part == "context" and (path / "CLAUDE.md").is_file())]
     if not present:
         return None
     warnings: list[str] = []
     folder = LoadedFolder(name=kind, source=path, namespace=None, warnings=warnings,
                           resource_root=path, dialect=ctx.dialect,
                           resource_kinds=frozenset(present) - {"commands"}, confine=confine)
-    folder.skills = tuple(skill.name for skill in skill_dirs_of(path / "skills"))
     folder.agents = tuple(file.stem for file, _ in markdown_below(path / "agents")) \
         if "agents" in present else ()
     digest = sha256(str(path.resolve()).encode(errors="surrogateescape")).hexdigest()
     cache = MarkdownCache(ctx.cache_dir("_dirs") / f"{digest[:16]}.json", confine)
+    # named by their frontmatter, as the loader names them (skills_named_by_frontmatter)
+    folder.skills = tuple(skill_name(skill, skill.name, cache, warnings)
+                          for skill in skill_dirs_of(path / "skills"))
     files: list[tuple[list[str], Path]] = []
     names: set[str] = set()
     nested = ctx.dialect.nested_command_names

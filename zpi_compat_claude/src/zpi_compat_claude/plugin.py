@@ -45,16 +45,22 @@ def zpi_load_plugins(host: Any) -> None:
 
 
 def _installed_finder(host: Any, installed_folders: Any) -> Any:
-    """Claude Code's installed plugins, enabled by the user's settings file only when the
-    project is not trusted (a repository's ``enabledPlugins`` must not turn one on)."""
-    if host.config.trusted and host.config.project_files:
+    """Claude Code's installed plugins, enabled by the settings files the session reads: the
+    user's (unless ``setting_sources`` leaves ``user`` out), and the project's only when the
+    project is trusted and read (a repository's ``enabledPlugins`` must not turn one on)."""
+    user = bool(getattr(host.config, "user_files", True))
+    project = host.config.trusted and host.config.project_files
+    if user and project:
         return installed_folders
-    from .discovery import settings_file
+    from .discovery import SETTINGS_SOURCES, settings_file
 
-    def user_enabled(home: Path, cwd: Path) -> Any:
-        return installed_folders(home, cwd, enabled_files=[settings_file("user", home, cwd)])
+    chosen = [s for s in SETTINGS_SOURCES if (s == "user" and user) or (s != "user" and project)]
 
-    return user_enabled
+    def enabled_by_chosen(home: Path, cwd: Path) -> Any:
+        return installed_folders(home, cwd,
+                                 enabled_files=[settings_file(s, home, cwd) for s in chosen])
+
+    return enabled_by_chosen
 
 
 def _register_skill_access(host: Any, folders: Any) -> None:
@@ -82,7 +88,8 @@ def _nothing_to_load(host: Any) -> bool:
     home = Path(os.path.expanduser(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude"))
     cwd = Path(host.config.cwd or os.getcwd())
     return not any((folder / part).is_dir() for folder in (home, cwd / ".claude")
-                   for part in ("skills", "commands", "agents"))
+                   for part in ("skills", "commands", "agents")) and not any(
+        (folder / "CLAUDE.md").is_file() for folder in (home, cwd / ".claude"))
 
 
 def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
@@ -97,6 +104,8 @@ def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
 
     in_project = source != "user"
     if in_project and not host.config.project_files:
+        return
+    if not in_project and not getattr(host.config, "user_files", True):
         return
     path = settings_file(source, ctx.home, ctx.cwd)
     name = f"claude:settings-{source}"

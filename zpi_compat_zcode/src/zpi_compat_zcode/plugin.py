@@ -86,6 +86,8 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
         in_project = scope == "workspace"
         if in_project and not host.config.project_files:
             continue
+        if not in_project and not getattr(host.config, "user_files", True):
+            continue
         try:
             hooks = read_config_hooks(path, ctx.cwd if scope == "workspace" else None)
         except ManifestError as exc:

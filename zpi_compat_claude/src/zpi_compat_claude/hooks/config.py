@@ -51,11 +51,20 @@ DEFAULT_TIMEOUT_S = 60.0
 SHELLS = ("bash", "sh")
 DEFAULT_SHELL = "bash"
 
-#: Claude handler types other than ``command``: reported as not supported, never run.
+#: Claude handler types a dialect may leave out (then reported as not supported, never run);
+#: ``agent`` and ``mcp_tool`` are not run by any dialect here.
 UNSUPPORTED_TYPES = frozenset({"http", "prompt", "agent", "mcp_tool"})
+
+#: seconds a ``prompt`` handler may take by default (Claude Code's)
+PROMPT_TIMEOUT_S = 30.0
 
 _HANDLER_KEYS = frozenset({"type", "command", "timeout", "shell", "once", "async",
                            "statusMessage", "if", "asyncRewake"})
+#: the fields of the handler types that are not a command
+_REMOTE_KEYS = {"http": frozenset({"type", "url", "headers", "allowedEnvVars", "timeout", "once",
+                                   "statusMessage", "if", "async", "asyncRewake"}),
+                "prompt": frozenset({"type", "prompt", "model", "timeout", "once",
+                                     "statusMessage", "if", "async", "asyncRewake"})}
 _GROUP_KEYS = frozenset({"matcher", "hooks"})
 
 
@@ -72,6 +81,16 @@ class CommandHandler:
     where: str = ""
     args: tuple[str, ...] | None = None
     output_cap: int | None = None
+    #: ``command``; ``http`` (``command`` is the URL) or ``prompt`` (``command`` is the
+    #: prompt): see :mod:`.remote`
+    kind: str = "command"
+    #: ``http``: header name -> value (``$VAR`` filled from ``allowed_env``)
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env: tuple[str, ...] = ()
+    #: ``prompt``: the model to ask (None: the session's)
+    model: str | None = None
+    #: ``"async": true``: runs in the background; the event does not wait for it
+    run_async: bool = False
 
 
 @record
@@ -133,6 +152,8 @@ def _handler(raw: Any, where: str, problems: list[str],
         return None
     if "enabled" in dialect.handler_fields and raw.get("enabled", True) is False:
         return None  # ZCode: "enabled": false switches a handler off
+    if kind in _REMOTE_KEYS:
+        return _remote_handler(kind, raw, where, problems, dialect)
     command = raw.get("command")
     if not isinstance(command, str) or not command.strip():
         problems.append(f"{where}: \"command\" must be a non-empty string; skipped")
@@ -158,13 +179,63 @@ def _handler(raw: Any, where: str, problems: list[str],
     if not isinstance(once, bool):
         problems.append(f"{where}: \"once\" must be true or false, got {once!r}; ignored")
         once = False
+    run_async = raw.get("async", False)
+    if not isinstance(run_async, bool):
+        problems.append(f"{where}: \"async\" must be true or false, got {run_async!r}; "
+                        "ignored")
+        run_async = False
+    if raw.get("asyncRewake"):
+        problems.append(f"{where}: \"asyncRewake\" is not supported: the handler runs in "
+                        "the background as with \"async\", and its exit code 2 does not "
+                        "wake the model")
+        run_async = True
+    if raw.get("if") is not None:
+        problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
+                        "every event its matcher matches")
+    return CommandHandler(command, timeout, shell, once, where, args, run_async=run_async)
+
+
+def _remote_handler(kind: str, raw: Mapping[str, Any], where: str, problems: list[str],
+                    dialect: Dialect) -> CommandHandler | None:
+    """An ``http`` or ``prompt`` handler (:mod:`.remote` runs them)."""
+    field_name = "url" if kind == "http" else "prompt"
+    value = raw.get(field_name)
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"{where}: \"{field_name}\" must be a non-empty string; skipped")
+        return None
+    if kind == "http" and not value.startswith(("http://", "https://")):
+        problems.append(f"{where}: \"url\" must start with http:// or https://, got "
+                        f"{value[:80]!r}; skipped")
+        return None
+    for key in sorted(k for k in raw if k not in _REMOTE_KEYS[kind]):
+        problems.append(f"{where}: unknown field {key!r} ignored")
+    headers: list[tuple[str, str]] = []
+    raw_headers = raw.get("headers", {})
+    if not isinstance(raw_headers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in raw_headers.items()):
+        problems.append(f"{where}: \"headers\" must map names to text; ignored")
+    else:
+        headers = list(raw_headers.items())
+    allowed = raw.get("allowedEnvVars", [])
+    if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+        problems.append(f"{where}: \"allowedEnvVars\" must be a list of names; ignored")
+        allowed = []
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        problems.append(f"{where}: \"model\" must be a model name; ignored")
+        model = None
+    once = raw.get("once", False) is True
     if raw.get("async") or raw.get("asyncRewake"):
-        problems.append(f"{where}: \"async\" handlers are not supported: it runs like any "
+        problems.append(f"{where}: \"async\" is for command handlers; this one runs like any "
                         "other handler and the event waits for it")
     if raw.get("if") is not None:
         problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
                         "every event its matcher matches")
-    return CommandHandler(command, timeout, shell, once, where, args)
+    timeout = _timeout(raw, where, problems, dialect)
+    if timeout is None and kind == "prompt":
+        timeout = PROMPT_TIMEOUT_S
+    return CommandHandler(value, timeout, DEFAULT_SHELL, once, where, None, None, kind,
+                          tuple(headers), tuple(allowed), model)
 
 
 def _timeout(raw: Mapping[str, Any], where: str, problems: list[str],

@@ -69,6 +69,13 @@ class ReadyHandler:
     argv: tuple[str, ...] | None = None
     #: bytes of stdout used (None: all the runner captured)
     output_cap: int | None = None
+    #: ``command``, ``http`` (``command`` is the URL) or ``prompt`` (the prompt text)
+    kind: str = "command"
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env: tuple[str, ...] = ()
+    model: str | None = None
+    #: ``"async": true``: run in the background from the start
+    run_async: bool = False
 
 
 def _short(command: str, limit: int = 80) -> str:
@@ -127,6 +134,8 @@ class HookEngine(Hookable):
         self._cache: dict[str, dict[str | None, tuple[ReadyHandler, ...]]] = {}
         self._once_done: set[tuple[str, int]] = set()
         self._data_ready = False
+        #: handlers answering in the background (``async``), until they end
+        self._background: set[Any] = set()
         self._has_once = any(h.once for groups in hooks.events.values() for g in groups
                              for h in g.handlers)
         self._prepare(hooks, substitute)
@@ -152,6 +161,11 @@ class HookEngine(Hookable):
 
     def _ready(self, event: str, handler: CommandHandler, substitute: Callable[[str], str],
                key: int) -> ReadyHandler | None:
+        if handler.kind != "command":  # the URL or prompt is used as written
+            timeout = handler.timeout_s if handler.timeout_s is not None else self.timeout_s
+            return ReadyHandler(handler.command, "", timeout, handler.once, key, None, None,
+                                handler.kind, handler.headers, handler.allowed_env,
+                                handler.model)
         try:
             command = substitute(handler.command)
             argv = None if handler.args is None else tuple(
@@ -170,8 +184,10 @@ class HookEngine(Hookable):
         if argv is not None:
             import shlex
 
-            return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap)
-        return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap)
+            return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap,
+                                run_async=handler.run_async)
+        return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap,
+                            run_async=handler.run_async)
 
     def hook_events(self) -> list[str]:
         """The Claude events this object runs handlers for (for ``--list-plugins``)."""
@@ -314,6 +330,12 @@ class HookEngine(Hookable):
         results: list[HandlerResult] = [HandlerResult() for _ in handlers]
 
         async def one(index: int, handler: ReadyHandler) -> None:
+            if handler.kind != "command":
+                from .remote import call_remote
+
+                results[index] = await call_remote(event, handler, payload, data, env,
+                                                   session, self.dialect)
+                return
             results[index] = await self._call_handler(event, handler, payload, data, env, cwd)
 
         if len(handlers) == 1 or self.dialect.sequential_handlers:
@@ -327,6 +349,8 @@ class HookEngine(Hookable):
         # redacted before it is logged or shown
         redact = getattr(session, "redact", None) or str
         for handler, result in zip(handlers, results, strict=True):
+            if result.later is not None:
+                self._in_background(event, handler, result.later, session)
             for problem in result.problems:
                 self._report(event, handler.command, redact(problem))
             for message in result.messages:
@@ -340,14 +364,67 @@ class HookEngine(Hookable):
         """Run one handler: its command with the event's JSON (``data``, the encoded
         ``payload``) on stdin. A subclass may answer otherwise (the SDK calls Python callbacks
         with ``payload``) and keeps matching, combining and reporting."""
-        from .output import interpret
+        from .output import HandlerResult, interpret
         from .runner import run_command
 
         argv = None if handler.argv is None else project_dir_filled(handler.argv, cwd)
-        outcome = await run_command(handler.command, shell=handler.shell, stdin=data,
-                                    env=env, cwd=cwd, timeout_s=handler.timeout_s,
-                                    **({} if argv is None else {"program": argv}))
+
+        async def run(detect_async: bool) -> Any:
+            return await run_command(handler.command, shell=handler.shell, stdin=data,
+                                     env=env, cwd=cwd, timeout_s=handler.timeout_s,
+                                     detect_async=detect_async,
+                                     **({} if argv is None else {"program": argv}))
+
+        if handler.run_async:  # "async": true in the configuration: nothing to wait for
+            async def later() -> HandlerResult:
+                outcome = await run(False)
+                return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
+
+            return HandlerResult(later=later())
+        outcome = await run(self.dialect.async_answers)
+        if outcome.background is not None:  # it answered {"async": true} first
+            async def finished() -> HandlerResult:
+                final = await outcome.background.finish()
+                return interpret(event, cap_output(final, handler.output_cap), self.dialect)
+
+            return HandlerResult(later=finished())
         return interpret(event, cap_output(outcome, handler.output_cap), self.dialect)
+
+    def _in_background(self, event: str, handler: ReadyHandler, later: Any,
+                       session: Any) -> None:
+        """Let a handler that answers later (``async``) run beside the session, as Claude
+        Code does: the event did not wait for it; when it ends, its ``additionalContext``
+        (and plain context) reaches the model before its next request, its ``systemMessage``
+        the user, its problems the warnings. A decision it gives comes too late and is
+        ignored, with a warning. Still running when the event loop ends (the session's
+        process exits), it is cancelled and its processes stopped."""
+        import asyncio
+
+        async def deliver() -> None:
+            result = await later
+            redact = getattr(session, "redact", None) or str
+            warn = getattr(session, "warn", None)
+            notes = [*result.problems, *result.messages]
+            if result.block or result.stop or result.permission is not None or \
+                    result.updated_input is not None or result.updated_output is not None:
+                notes.append("it answered in the background (async), after the event: its "
+                             "decision is ignored")
+            for note in notes:
+                self._report(event, handler.command, redact(note))
+                if callable(warn):
+                    warn(str(self.diagnostics[-1]))
+            context = join_texts(result.contexts)
+            add_context = getattr(session, "add_context", None)
+            if context and callable(add_context):
+                add_context(redact(context), self.name)
+            tell = getattr(session, "tell_user", None)
+            for message in result.system_messages:
+                if callable(tell):
+                    tell(redact(message), self.name)
+
+        task = asyncio.get_running_loop().create_task(deliver())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def dialect_environment(self, cwd: Path) -> dict[str, str]:
         """The dialect's names for the plugin's root, data folder and the project

@@ -90,6 +90,8 @@ class HandlerResult:
     system_messages: list[str] = attrs.field(factory=list)
     #: non-blocking errors: shown as diagnostics
     problems: list[str] = attrs.field(factory=list)
+    #: the handler answers in the background (``async``): awaiting this gives its answer
+    later: Any = None
 
 
 def _text(value: Any) -> str | None:

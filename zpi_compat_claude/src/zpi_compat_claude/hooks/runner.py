@@ -16,19 +16,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from .config import DEFAULT_TIMEOUT_S
 
-__all__ = ["DEFAULT_TIMEOUT_S", "CommandOutcome", "parse_env_file", "run_command", "shell_argv"]
+__all__ = ["DEFAULT_TIMEOUT_S", "BackgroundCommand", "CommandOutcome", "async_answer",
+           "parse_env_file", "run_command", "shell_argv"]
 
 #: bytes kept of each of stdout and stderr; the rest is counted and dropped
 OUTPUT_CAP = 1024 * 1024
@@ -46,6 +50,8 @@ class CommandOutcome:
     timed_out: bool = False
     error: str | None = None
     dropped_bytes: int = 0
+    #: the handler answered ``{"async": true}`` first and goes on in the background
+    background: BackgroundCommand | None = None
 
     def describe(self) -> str:
         """A short account of a failure for diagnostics."""
@@ -128,6 +134,9 @@ class _Capture:
         self.open_pipes = {1, 2}
         self.exited = loop.create_future()
         self.closed = loop.create_future()  # stdout and stderr closed and the process exited
+        #: stdout's first line (its bytes without the newline), or None when stdout closed
+        #: without one
+        self.first_line: asyncio.Future[bytes | None] = loop.create_future()
 
     def data(self, fd: int, data: bytes) -> None:
         room = OUTPUT_CAP - self.kept[fd]
@@ -135,9 +144,13 @@ class _Capture:
             self.chunks[fd].append(data[:room])
             self.kept[fd] += min(room, len(data))
         self.dropped += max(0, len(data) - max(room, 0))
+        if fd == 1 and not self.first_line.done() and b"\n" in data:
+            self.first_line.set_result(b"".join(self.chunks[1]).split(b"\n", 1)[0])
 
     def pipe_closed(self, fd: int) -> None:
         self.open_pipes.discard(fd)
+        if fd == 1 and not self.first_line.done():
+            self.first_line.set_result(None)
         self._maybe_closed()
 
     def process_exited(self) -> None:
@@ -330,18 +343,17 @@ async def run_command(
     cwd: Path,
     timeout_s: float,
     program: Sequence[str] | None = None,
+    detect_async: bool = False,
 ) -> CommandOutcome:
     """Run ``command`` with ``shell -c`` (directly when it needs no shell, see
     :func:`direct_argv`), ``stdin`` on its standard input, in ``cwd``. ``program`` given: run
     exactly that argv, no shell (a ZCode ``process`` handler).
 
     Never raises for the command's own failures (they are in the outcome); cancellation from
-    outside stops the process group and propagates.
+    outside stops the process group and propagates. ``detect_async``: a first line of stdout
+    that is Claude Code's async answer (:func:`async_answer`) ends the wait at once; the
+    outcome's ``background`` then holds the command, still running.
     """
-    import anyio
-
-    from zpi_host.tools.bash import stop_process_group
-
     environment = dict(env)
     environment["PWD"] = str(cwd)  # as the shell would set it
     direct = list(program) if program else direct_argv(command, environment, cwd)
@@ -359,6 +371,60 @@ async def run_command(
         except (OSError, _Unwatched) as exc2:
             return CommandOutcome(None, error=f"could not start {argv[0]} in {cwd}: {exc2}")
     pgid = child.pid  # start_new_session: the shell leads its own process group
+    if detect_async:
+        started = time.monotonic()
+        answer = await _first_answer(child, pgid, timeout_s)
+        if answer is not None:
+            limit = answer.get("asyncTimeout")
+            async_timeout = (limit / 1000 if isinstance(limit, int | float) and not
+                             isinstance(limit, bool) and limit > 0 else timeout_s)
+            return CommandOutcome(0, background=BackgroundCommand(child, pgid, async_timeout))
+        timeout_s = max(0.0, timeout_s - (time.monotonic() - started))
+    return await _settle(child, pgid, timeout_s)
+
+
+def async_answer(line: bytes | None) -> dict[str, Any] | None:
+    """``line`` (a handler's first line of stdout) when it is Claude Code's async answer,
+    ``{"async": true, "asyncTimeout": ms}``, decoded; else None."""
+    if not line or not line.strip().startswith(b"{"):
+        return None
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and data.get("async") is True else None
+
+
+async def _first_answer(child: Any, pgid: int, timeout_s: float) -> dict[str, Any] | None:
+    """Wait for the child's first line of stdout or its exit, whichever comes first; the
+    async answer when that line is one (the child goes on), else None (wait as usual)."""
+    import anyio
+
+    from zpi_host.tools.bash import stop_process_group
+
+    capture = child.capture
+    try:
+        with anyio.move_on_after(timeout_s):
+            await asyncio.wait([capture.exited, capture.first_line],
+                               return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_process_group(child, pgid)
+            child.close()
+        raise
+    if capture.exited.done() or not capture.first_line.done():
+        return None
+    return async_answer(capture.first_line.result())
+
+
+async def _settle(child: Any, pgid: int, timeout_s: float, *, skip_first_line: bool = False
+                  ) -> CommandOutcome:
+    """Wait for the child's end within ``timeout_s`` (then its process group is stopped) and
+    say how it ended; cancellation stops the group too and propagates."""
+    import anyio
+
+    from zpi_host.tools.bash import stop_process_group
+
     capture = child.capture
     timed_out = False
     try:
@@ -376,10 +442,25 @@ async def run_command(
             child.close()
         raise
     child.close()
+    stdout = capture.text(1)
+    if skip_first_line:
+        stdout = stdout.split("\n", 1)[1] if "\n" in stdout else ""
     return CommandOutcome(
-        None if timed_out else child.returncode, capture.text(1), capture.text(2), timed_out,
+        None if timed_out else child.returncode, stdout, capture.text(2), timed_out,
         dropped_bytes=capture.dropped,
     )
+
+
+class BackgroundCommand:
+    """A handler that answered ``{"async": true}``: still running, its process group owned
+    here. :meth:`finish` waits for its end (stopping it after ``timeout_s``) and returns the
+    outcome with the first line left out: what it printed after is its real answer."""
+
+    def __init__(self, child: Any, pgid: int, timeout_s: float) -> None:
+        self._child, self._pgid, self.timeout_s = child, pgid, timeout_s
+
+    async def finish(self) -> CommandOutcome:
+        return await _settle(self._child, self._pgid, self.timeout_s, skip_first_line=True)
 
 
 _ASSIGNMENT = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")

@@ -8,7 +8,9 @@ brought up to date (by appending) just before matching handlers run; nothing is 
 event no handler matches. The file is where Claude Code keeps its own:
 ``<agent dir>/projects/<working directory, every other character than letters and digits a
 hyphen>/<session id>.jsonl``; a session without an agent directory gets one in a private
-temporary folder, removed when the process exits.
+temporary folder, removed when the process exits. Lines are written compact (``,`` and ``:``
+without spaces) as Claude Code writes them: hooks such as ralph-loop's Stop hook find the last
+answer with ``grep '"role":"assistant"'``.
 """
 
 from __future__ import annotations
@@ -161,7 +163,8 @@ class TranscriptMirror:
                                          self._last) or self._file_size() != self._size)
         start = 0 if fresh else self._count
         if fresh or count > start:
-            lines = [json.dumps(record, ensure_ascii=False, default=str) + "\n"
+            lines = [json.dumps(record, ensure_ascii=False, separators=(",", ":"),
+                                default=str) + "\n"
                      for record in claude_records(messages, session_id=self.session_id,
                                                   cwd=cwd, version=version, start=start)]
             data = "".join(lines).encode("utf-8")

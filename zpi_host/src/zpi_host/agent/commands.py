@@ -31,24 +31,67 @@ class CommandContext:
     def __init__(self, session: SessionState, command: Command) -> None:
         self._session = session
         self.command = command
+        self._policy: Any = None
 
     @property
     def session(self) -> Any:
         return self._session.view
 
     async def run_bash(self, command: str) -> str:
-        """Run ``command`` with the session's bash tool (permissions and hooks apply); the
-        output, or the error text when it was denied or failed."""
+        """Run ``command`` with the session's bash tool under either spelling (``bash``;
+        ``Bash`` in an SDK session): permissions and hooks apply, and the command's
+        ``allowed-tools`` allow what they name (:meth:`permissions`). The output, or the
+        error text when it was denied or failed."""
+        from ..permissions.toolnames import same_tool
         from ..tools.base import ToolCall
         from .toolcalls import ToolCallRunner
 
-        if "bash" not in self._session.tools:
+        name = next((n for n in same_tool("bash") if n in self._session.tools), None)
+        if name is None:
             return "(the bash tool is not enabled in this session)"
-        call = ToolCall(f"cmd_{next(_call_ids)}", "bash", {"command": command})
-        runner = ToolCallRunner(self._session)
+        call = ToolCall(f"cmd_{next(_call_ids)}", name, {"command": command})
+        runner = ToolCallRunner(self._session, self.permissions())
         result = await runner.run(call)
         await runner.report_end(result)
         return "\n".join(getattr(c, "text", "") for c in result.content).strip()
+
+    def permissions(self) -> Any:
+        """The policy the command's shell blocks are checked by: the session's, with the
+        command's ``allowed-tools`` as allow rules, as Claude Code grants them, except for a
+        command the project ships while it is not trusted (docs/reliability.md: a repository
+        may not loosen the user's rules); then a warning says they were not applied."""
+        if self._policy is not None:
+            return self._policy
+        policy = self._session.permissions
+        granted = self.command.allowed_tools
+        label = f"command /{self.command.name} allowed-tools"
+        if granted and not self._session.host.config.trusted and self._from_project():
+            self._session.warnings.append(
+                f"{label} not applied: the command comes from the project "
+                f"{self._session.cwd}, which is not trusted (trust it with --trust-project)")
+        elif granted:
+            from ..permissions import PermissionConfigError
+
+            try:
+                policy = policy.granting(granted, label)
+            except PermissionConfigError as exc:
+                self._session.warnings.append(f"{exc} (not applied)")
+        self._policy = policy
+        return policy
+
+    def _from_project(self) -> bool:
+        """Whether the command's file lies in the project folder (a repository shipped it),
+        not in the agent directory."""
+        from pathlib import Path
+
+        path = self.command.path
+        if path is None:
+            return False
+        real = Path(path).resolve()
+        agent_dir = self._session.agent_dir
+        if agent_dir is not None and real.is_relative_to(Path(agent_dir).resolve()):
+            return False
+        return real.is_relative_to(Path(self._session.cwd).resolve())
 
 
 def split_command(prompt: str) -> tuple[str, str] | None:

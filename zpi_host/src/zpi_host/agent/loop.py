@@ -191,6 +191,8 @@ class AgentLoop:
         for context in decision.contexts:
             s.add_message(ContextMessage(context.value, context.plugin))
         s.add_message(UserMessage.text(await expand_prompt(s, prompt)))
+        if s.parent is None:
+            s.prompt_uuid = s.message_ids[-1]
         continuations = 0
         while True:
             if s.max_turns is not None and self.turns >= s.max_turns:
@@ -222,6 +224,8 @@ class AgentLoop:
         queued = self.s.take_queued()
         for text in queued:
             self.s.add_message(UserMessage.text(text))
+            if self.s.parent is None:
+                self.s.prompt_uuid = self.s.message_ids[-1]
             if self.s.wants_event("input_delivered"):
 
                 await self.s.emit(InputDelivered(text))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..tools.base import Tool, ToolCall
     from ..tools.file_state import FileReadState
     from ..transcript import SessionManager
+    from .file_checkpoints import FileCheckpoints
     from .run_result import RunResult
 
 __all__ = ["DENIAL_NAMESPACE", "HistoryView", "SessionState", "SubagentLink", "Subscriber"]
@@ -120,6 +121,13 @@ class SessionState:
         self.agent_dir = agent_dir
         #: UUID of the current user prompt, set when a run starts (``SessionView.prompt_id``)
         self.prompt_id = ""
+        #: the transcript uuid of the user message being run (a queued input delivered
+        #: mid-run takes over): what file checkpoints are kept under and rewound to
+        self.prompt_uuid = ""
+        #: ``FileCheckpoints`` when the session keeps them (option ``file_checkpoints``; a
+        #: sub-agent shares its parent's)
+        self.file_checkpoints: FileCheckpoints | None = (
+            parent.parent.file_checkpoints if parent is not None else None)
         self.warnings: list[str] = list(warnings)
         #: calls whose tool should report stdout and stderr apart (``keep_streams_apart``)
         self.streams_apart: set[str] = set()
@@ -395,7 +403,7 @@ class SessionState:
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
                            max_turns: int | None = None, description: str = "",
-                           tool_call_id: str = "") -> Any:
+                           tool_call_id: str = "", extra_tools: Sequence[Any] = ()) -> Any:
         """Run ``prompt`` in a child session (``AgentSession.run_subagent``)."""
         raise NotImplementedError
 

@@ -23,7 +23,7 @@ from ..tools.base import (
 from .events import ToolEnd, ToolStart, ToolUpdateEvent
 
 if TYPE_CHECKING:
-    from ..permissions import PermissionResult
+    from ..permissions import PermissionPolicy, PermissionResult
     from .state import SessionState
 
 DEFAULT_OUTPUT_LIMIT = 32 * 1024
@@ -37,8 +37,12 @@ def is_parallel_safe(session: SessionState, name: str) -> bool:
 class ToolCallRunner:
     """Runs calls for one session."""
 
-    def __init__(self, session: SessionState) -> None:
+    def __init__(self, session: SessionState, permissions: PermissionPolicy | None = None
+                 ) -> None:
         self.session = session
+        #: the policy calls are checked by (default: the session's; a command's shell blocks
+        #: add its ``allowed-tools``)
+        self.permissions = permissions if permissions is not None else session.permissions
         self.hooks = session.host.hooks
         self._tool_hooks = self.hooks.tool_hooks_registered
         limit = session.settings.get("tools", {}).get("output_limit_bytes", DEFAULT_OUTPUT_LIMIT)
@@ -170,8 +174,8 @@ class ToolCallRunner:
                 return self.session.notify(f"{context.tool} needs your approval: "
                                            f"{context.reason}", "Permission needed",
                                            "permission_prompt")
-        return await self.session.permissions.check(tool, call, arguments, decision,
-                                                    ask_hook=ask_hook, notify=notify)
+        return await self.permissions.check(tool, call, arguments, decision,
+                                            ask_hook=ask_hook, notify=notify)
 
     async def _invoke(self, tool: Any, prepared: Any, call: ToolCall,
                       verdict: PermissionResult) -> Any:
@@ -231,6 +235,8 @@ class ToolCallRunner:
             judged_paths={j.raw: j for j in verdict.judged},
             streams_apart=call.id in session.streams_apart,
             output_limit=self.output_limit,
+            before_change=(session.file_checkpoints.before_change
+                           if session.file_checkpoints is not None else None),
         )
 
 

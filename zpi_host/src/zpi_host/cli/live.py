@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..support.terminal_text import for_terminal
@@ -98,6 +99,30 @@ def task_text(event: Any) -> str:
     """``background task b1f0c2a9e (the dev server) exited with code 0``"""
     info = event.info
     return f"background task {info.task_id} ({info.description}) {info.summary}"
+
+
+#: the todo tools (builtins:todos' ``todo_write``, the SDK's ``TodoWrite``) and each item's mark
+TODO_TOOLS = ("todo_write", "TodoWrite")
+TODO_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
+
+
+def todo_line(result: Any, limit: int = 400) -> str | None:
+    """A todo call's list as one compact line (``todos 1/3: ✓ Plan · ▶ Writing tests · ○
+    Docs``; an item in progress by its ``activeForm``), or None for another result."""
+    details = getattr(result, "details", None)
+    todos = details.get("newTodos") if isinstance(details, Mapping) else None
+    if getattr(result, "tool_name", None) not in TODO_TOOLS or not isinstance(todos, list):
+        return None
+    items = [t for t in todos if isinstance(t, Mapping)]
+    if not items:
+        return "todos: (empty)"
+    done = sum(1 for t in items if t.get("status") == "completed")
+    shown = []
+    for item in items:
+        status = item.get("status")
+        text = item.get("activeForm") if status == "in_progress" else item.get("content")
+        shown.append(f"{TODO_MARKS.get(str(status), '?')} {for_terminal(str(text or ''))}")
+    return one_line(f"todos {done}/{len(items)}: " + " · ".join(shown), limit)
 
 
 def elapsed(seconds: float) -> str:
@@ -211,6 +236,9 @@ class LiveDisplay:
         head = one_line(f"{call.name} {call.key}".rstrip(), room)
         lines = [f"{mark} {self._paint(call.name, BOLD)}{head[len(call.name):]}"
                  f" · {outcome}" + self._paint(f" · {took}", DIM)]
+        todos = todo_line(result, width - 2) if not result.is_error else None
+        if todos is not None:
+            lines.append(self._paint("  " + todos, CYAN))
         if call.name == "bash" and not result.is_error:
             text = for_terminal("".join(c.text for c in result.content
                                         if getattr(c, "type", "") == "text"))

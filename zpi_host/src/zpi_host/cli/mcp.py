@@ -85,4 +85,7 @@ def mcp_command(args: Any, blocked: list[str]) -> int:
         print(for_terminal("  ".join([*cells, str(line[-1])])))
         if row is not None and row.get("error"):
             print(for_terminal(f"    {row['error']}"))
+        if row is not None and row.get("tools_changed") is not None:
+            print(for_terminal("    its tool list changed while listed; a session now gets: "
+                               + (", ".join(row["tools_changed"]) or "no tools")))
     return EXIT_OK

@@ -565,6 +565,11 @@ def _activity_line(event: Any) -> str | None:
         from .live import task_text
 
         return f"• {task_text(event)}"
+    if event.type == "tool_end" and not event.result.is_error:
+        from .live import todo_line
+
+        todos = todo_line(event.result)
+        return None if todos is None else f"  {todos}"
     if event.type == "tool_end" and event.result.is_error:
         # the whole first line: a denial ends with how to allow the call
         first = next((c.text for c in event.result.content if c.type == "text"), "").strip()

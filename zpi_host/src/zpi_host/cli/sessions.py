@@ -35,9 +35,20 @@ def add_sessions_parser(commands: Any) -> None:
     fork.add_argument("session_id")
     fork.add_argument("--up-to", default=None, metavar="RECORD_UUID",
                       help="copy history up to and including this record (default: all)")
+    rewind = actions.add_parser(
+        "rewind", help="put back the files a tool changed since a user message",
+        description="Files are restored as they were at MESSAGE_ID (a file created since is "
+                    "deleted), from the checkpoints a session with file checkpoints keeps; "
+                    "only paths inside the current directory and --add-dir are touched. "
+                    "Without MESSAGE_ID: the user messages and how many files changed since.")
+    rewind.add_argument("session_id")
+    rewind.add_argument("message_id", nargs="?", default=None)
+    rewind.add_argument("--add-dir", dest="add_dirs", action="append", default=[],
+                        metavar="DIR", help="also restore files under DIR")
+    rewind.add_argument("--json", dest="as_json", action="store_true", help="JSON output")
     delete = actions.add_parser("delete", help="delete a session's file")
     delete.add_argument("session_id")
-    for action in (listing, show, rename, tag, fork, delete):
+    for action in (listing, show, rename, tag, fork, delete, rewind):
         action.add_argument("--store", metavar="STORE", default=None,
                             help="use only the session store STORE (sqlite:PATH or "
                                  "postgresql://...), not the local files")
@@ -53,6 +64,10 @@ def sessions_command(args: Any) -> int:
     agent_dir = resolve_agent_dir(None, os.environ)
     cwd = Path(args.cwd or os.getcwd()).resolve()
     try:
+        if args.store is not None and args.action == "rewind":
+            raise CliUsageError("rewind restores files of a local session; resume the session "
+                                "from the store once (its checkpoints come with it), then "
+                                "rewind it without --store")
         if args.store is not None:
             from .store_sessions import store_command
 
@@ -182,8 +197,30 @@ def _delete(args: Any, agent_dir: Path, cwd: Path) -> int:
     return EXIT_OK
 
 
+def _rewind(args: Any, agent_dir: Path, cwd: Path) -> int:
+    from ..agent.file_checkpoints import read_rewind_points, rewind_session
+
+    if args.message_id is None:
+        points = read_rewind_points(args.session_id, agent_dir=agent_dir)
+        if args.as_json:
+            print(json.dumps([{"message_id": p.message_id, "prompt": p.prompt,
+                               "files": p.files} for p in points], indent=2))
+            return EXIT_OK
+        for point in points:
+            print(shown(f"{point.message_id}  {point.files:>3} file(s)  "
+                        f"{_brief(point.prompt, 60)}", sys.stdout))
+        return EXIT_OK
+    report = rewind_session(args.session_id, args.message_id, cwd=cwd, agent_dir=agent_dir,
+                            add_dirs=args.add_dirs)
+    if args.as_json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(shown(report.describe(), sys.stdout))
+    return EXIT_FAILED if report.not_restored else EXIT_OK
+
+
 _ACTIONS = {"list": _list, "show": _show, "rename": _rename, "tag": _tag, "fork": _fork,
-            "delete": _delete}
+            "delete": _delete, "rewind": _rewind}
 
 
 def _text_of(message: Any) -> str:

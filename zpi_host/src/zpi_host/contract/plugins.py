@@ -127,7 +127,7 @@ class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 
     __slots__ = ("autoload", "cwd", "disabled", "load_only", "project_files", "settings", "strict",
-                 "trace", "trusted")
+                 "trace", "trusted", "user_files")
 
     def __init__(
         self,
@@ -141,6 +141,7 @@ class PluginConfig:
         cwd: Path | None = None,
         trusted: bool = True,
         project_files: bool = True,
+        user_files: bool = True,
     ) -> None:
         self.load_only = None if load_only is None else frozenset(load_only)
         self.disabled = frozenset(disabled)
@@ -159,6 +160,9 @@ class PluginConfig:
         #: whether adapters may read the project's own files at all (``.claude/``, ``.zcode/``,
         #: ``.agents/``): False when the SDK's ``setting_sources`` leaves the project out
         self.project_files = project_files
+        #: whether adapters may read the user's own folders and settings files (``~/.claude``,
+        #: ``~/.zcode``): False when the SDK's ``setting_sources`` leaves ``user`` out
+        self.user_files = user_files
 
     @classmethod
     def from_env(
@@ -171,6 +175,7 @@ class PluginConfig:
         cwd: Path | None = None,
         trusted: bool = True,
         project_files: bool = True,
+        user_files: bool = True,
     ) -> PluginConfig:
         env = os.environ if environ is None else environ
         load = env.get("ZPI_LOAD_PLUGINS")
@@ -181,6 +186,7 @@ class PluginConfig:
             strict=env_flag(env.get("ZPI_STRICT_PLUGINS")),
             trace=env_flag(env.get("ZPI_TRACE_PLUGINS")),
             settings=settings, cwd=cwd, trusted=trusted, project_files=project_files,
+            user_files=user_files,
         )
 
 

@@ -136,6 +136,17 @@ class PermissionPolicy:
     def cwd(self) -> Path:
         return self.roots.cwd
 
+    def granting(self, allow: Sequence[str], source: str) -> PermissionPolicy:
+        """A copy that also allows what the rules ``allow`` name (a command's
+        ``allowed-tools`` for its own shell blocks): deny and ask rules, the mode's refusals
+        (``plan``) and hooks still apply. A rule that does not parse raises
+        :class:`PermissionRuleError` naming ``source``."""
+        rules = PermissionRules(list(self.rules.allow), list(self.rules.deny),
+                                list(self.rules.ask))
+        for i, text in enumerate(allow):
+            rules.add("allow", parse_rule(text, source=f"{source}[{i}]"))
+        return attrs.evolve(self, rules=rules)
+
     async def check(self, tool: Any, call: Any, arguments: Any = None, hook: Any = None, *,
                     ask_hook: AskHook | None = None,
                     notify: Callable[[PermissionContext], Any] | None = None,

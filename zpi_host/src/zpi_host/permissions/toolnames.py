@@ -10,16 +10,18 @@ because rules are matched here; ``zpi_host.sdk.tools`` takes its standard names 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 
-__all__ = ["CLAUDE_SPELLINGS", "same_tool"]
+__all__ = ["CLAUDE_SPELLINGS", "pick_tools", "same_tool"]
 
 #: this host's tool name -> Claude Code's names for it, the current one first. The kernel's
-#: tools, then the builtins' services (``task`` is Claude Code's ``Agent``, formerly ``Task``).
+#: tools, then the builtins' services (``task`` is Claude Code's ``Agent``, formerly ``Task``;
+#: ``task_output`` and ``task_stop`` were ``BashOutput`` and ``KillShell``, before that
+#: ``KillBash``; ``edit`` takes several edits, all or none, as Claude's ``MultiEdit`` does).
 CLAUDE_SPELLINGS: Mapping[str, tuple[str, ...]] = {
     "read": ("Read",),
     "write": ("Write",),
-    "edit": ("Edit",),
+    "edit": ("Edit", "MultiEdit"),
     "bash": ("Bash",),
     "glob": ("Glob",),
     "grep": ("Grep",),
@@ -29,9 +31,10 @@ CLAUDE_SPELLINGS: Mapping[str, tuple[str, ...]] = {
     "task": ("Agent", "Task"),
     "ask_user": ("AskUserQuestion",),
     "todo_write": ("TodoWrite",),
+    "notebook_read": ("NotebookRead",),
     "notebook_edit": ("NotebookEdit",),
-    "task_output": ("TaskOutput",),
-    "task_stop": ("TaskStop",),
+    "task_output": ("TaskOutput", "BashOutput"),
+    "task_stop": ("TaskStop", "KillShell", "KillBash"),
     "skill": ("Skill",),
     "list_mcp_resources": ("ListMcpResourcesTool",),
     "read_mcp_resource": ("ReadMcpResourceTool",),
@@ -54,3 +57,25 @@ def same_tool(name: str) -> tuple[str, ...]:
     """Every spelling of the tool ``name`` names (``bash`` -> ``("bash", "Bash")``); a name
     outside the table (a plugin's own tool, ``mcp__*``) is only itself."""
     return _SAME_TOOL.get(name, (name,))
+
+
+def pick_tools(names: Iterable[str], available: Container[str]
+               ) -> tuple[list[str], list[str]]:
+    """The tools of ``available`` that ``names`` (an agent's ``tools:``, in this host's
+    spelling or Claude Code's) mean, in their order and without repeats, and the names that
+    mean none of them. A name is taken as it is when the session has it, else its other
+    spellings are tried (``Read`` is ``read`` in the CLI, ``bash`` is ``Bash`` in the SDK);
+    a rule's argument (``Bash(git:*)``) is not part of the name."""
+    picked: dict[str, None] = {}
+    missing: list[str] = []
+    for entry in names:
+        name = entry.split("(", 1)[0].strip()
+        if name in available:
+            picked[name] = None
+            continue
+        found = next((n for n in same_tool(name) if n in available), None)
+        if found is None:
+            missing.append(entry)
+        else:
+            picked[found] = None
+    return list(picked), missing

@@ -85,6 +85,9 @@ class ResourceSource:
     name (with ``attrs.evolve``) when a plugin returns the source. ``confine``: the folder
     every file of the source must resolve inside (a project's files, which its repository
     ships, may not link out of the project); None: anywhere (the user's own files).
+    ``skills_named_by_frontmatter``: a skill's frontmatter ``name`` names it even when it
+    differs from its folder's, as Claude Code names skills (the Claude adapter's folders);
+    otherwise the two must be equal (the Agent Skills rule).
     """
 
     root: Path = attrs.field(converter=Path)
@@ -95,6 +98,7 @@ class ResourceSource:
     )
     origin: str = "plugin"
     confine: Path | None = attrs.field(default=None, kw_only=True)
+    skills_named_by_frontmatter: bool = attrs.field(default=False, kw_only=True)
 
 
 def qualified(namespace: str | None, name: str) -> str:
@@ -220,8 +224,11 @@ class Command:
 @attrs.frozen
 class AgentDefinition:
     """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
-    ``tools`` None means all tools. ``permissions``: the definition's own four dimensions as
-    written (``zpi_host.permissions.agent_permissions`` reads them); None: no such limits."""
+    ``tools`` None means all tools; ``mcp_servers`` the MCP servers its sub-agents get besides
+    (Claude Code's ``mcpServers``: each the name of a session's server, or ``{name: config}``
+    of servers started for the sub-agent alone). ``permissions``: the definition's own four
+    dimensions as written (``zpi_host.permissions.agent_permissions`` reads them); None: no
+    such limits."""
 
     name: str
     description: str
@@ -233,6 +240,7 @@ class AgentDefinition:
     origin: str = "plugin"
     namespace: str | None = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False, repr=False)
+    mcp_servers: tuple[Any, ...] | None = attrs.field(default=None, hash=False)
 
 
 @attrs.frozen

@@ -199,7 +199,8 @@ class ResourceLoader:
             scan.watch(path)
             try:
                 metadata, _ = read_frontmatter(path, root=source.confine)
-                skill = build_skill(folder, path, metadata, source.namespace, source.origin)
+                skill = build_skill(folder, path, metadata, source.namespace, source.origin,
+                                    name_may_differ=source.skills_named_by_frontmatter)
             except FrontmatterError as exc:
                 scan.report(path, "skill", _problem(exc), source.origin)
             except Invalid as exc:
@@ -267,18 +268,40 @@ class ResourceLoader:
             if path is None or os.path.realpath(path) in seen:
                 continue
             seen.add(os.path.realpath(path))
-            try:
-                text = read_shipped(path, limit=TEXT_LIMIT, root=root,
-                                    what="context file").decode("utf-8-sig")
-            except FileNotFoundError:
-                continue  # a link to nothing, or removed meanwhile
-            except ShippedFileError as exc:
-                scan.report(path, "context", exc.detail, origin)
-            except UnicodeDecodeError as exc:
-                scan.report(path, "context", f"not UTF-8 text (invalid byte at offset "
-                            f"{exc.start}); save it as UTF-8", origin)
-            else:
-                scan.context.append(ContextFile(path, text, origin))
+            text = self._read_context(path, root, origin, scan)
+            if text is None:
+                continue
+            scan.context.append(ContextFile(path, text, origin))
+            if path.name == "CLAUDE.md":
+                self._load_imports(path, text, root, origin, scan, seen)
+
+    @staticmethod
+    def _read_context(path: Path, root: Path | None, origin: str, scan: _Scan) -> str | None:
+        """A context file's text, or None (a problem is reported, a missing file is not)."""
+        try:
+            return read_shipped(path, limit=TEXT_LIMIT, root=root,
+                                what="context file").decode("utf-8-sig")
+        except FileNotFoundError:
+            return None  # a link to nothing, or removed meanwhile
+        except ShippedFileError as exc:
+            scan.report(path, "context", exc.detail, origin)
+        except UnicodeDecodeError as exc:
+            scan.report(path, "context", f"not UTF-8 text (invalid byte at offset "
+                        f"{exc.start}); save it as UTF-8", origin)
+        return None
+
+    def _load_imports(self, path: Path, text: str, root: Path | None, origin: str,
+                      scan: _Scan, seen: set[str]) -> None:
+        """The ``@path`` imports of a ``CLAUDE.md`` (:mod:`.imports`), each a context file
+        after it; a shipped file's imports stay inside its ``root``."""
+        from .imports import walk_imports
+
+        def read(target: Path) -> str | None:
+            scan.watch(target)
+            return self._read_context(target, root, origin, scan)
+
+        for target, body in walk_imports(path, text, read, seen):
+            scan.context.append(ContextFile(target, body, origin))
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -95,16 +95,20 @@ def _argument_hint(metadata: Mapping[str, Any]) -> str | None:
 
 
 def build_skill(
-    folder: Path, path: Path, metadata: Mapping[str, Any], namespace: str | None, origin: str
+    folder: Path, path: Path, metadata: Mapping[str, Any], namespace: str | None, origin: str,
+    *, name_may_differ: bool = False,
 ) -> Skill:
-    """``skills/<folder>/SKILL.md``: the name defaults to the folder name and must equal it."""
+    """``skills/<folder>/SKILL.md``: the name defaults to the folder name and must equal it,
+    unless ``name_may_differ`` (Claude Code's rule: the frontmatter ``name`` names it)."""
     name = _text(metadata, "name")
     if name is None or name == "":
         name = folder.name
+    elif name_may_differ and skill_name_problem(name) is not None:
+        name = folder.name  # Claude Code's names: an unusable one falls back to the folder's
     problem = skill_name_problem(name)
     if problem:
         raise Invalid(problem)
-    if name != folder.name:
+    if name != folder.name and not name_may_differ:
         raise Invalid(f"skill name {name!r} differs from its folder name {folder.name!r}; "
                       "rename one so they match")
     description = _text(metadata, "description", required=True)
@@ -178,6 +182,29 @@ def _permissions(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value
 
 
+#: the origins whose agents' ``mcpServers`` apply (Claude Code ignores them for plugin agents)
+MCP_AGENT_ORIGINS = ("agent", "project", "sdk option agents")
+
+
+def agent_mcp_servers(value: Any, where: str) -> tuple[Any, ...] | None:
+    """``mcpServers`` of an agent definition: a list whose items are server names or objects
+    of ``name: config`` (an object alone is taken as one such item)."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, Mapping) else value
+    if not isinstance(items, list | tuple):
+        raise Invalid(f"{where} must be a list of MCP server names or {{name: config}} "
+                      f"objects, got {value!r}")
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            continue
+        if isinstance(item, Mapping) and item and all(isinstance(k, str) for k in item):
+            continue
+        raise Invalid(f"{where}: {item!r} is neither a server name nor an object of "
+                      "server name -> config")
+    return tuple(item.strip() if isinstance(item, str) else dict(item) for item in items)
+
+
 def build_agent(
     path: Path, metadata: Mapping[str, Any], body: str, namespace: str | None, origin: str
 ) -> AgentDefinition:
@@ -188,9 +215,11 @@ def build_agent(
         raise Invalid(problem)
     description = _text(metadata, "description", required=True)
     assert description is not None
+    servers = agent_mcp_servers(metadata.get("mcpServers"), "'mcpServers'") \
+        if origin in MCP_AGENT_ORIGINS else None
     return AgentDefinition(
         qualified(namespace, name), description, body,
         tools=_tools(metadata, "tools"), model=_text(metadata, "model"), path=path,
-        origin=origin, namespace=namespace, metadata=dict(metadata),
+        origin=origin, namespace=namespace, metadata=dict(metadata), mcp_servers=servers,
         permissions=_permissions(metadata),
     )

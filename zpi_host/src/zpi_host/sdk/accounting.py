@@ -89,17 +89,21 @@ def _add_spend(session: AgentSession, provider: str, model: str, usage: Usage,
 
 
 class Budget:
-    """``max_budget_usd`` for one query, kept by the session tree's spend ledger
-    (``agent/spend.py``): the spend since :meth:`start` of the session, its sub-agents and
-    its tools' side requests is checked before each of their requests; the overrun is
-    bounded by the requests in flight when it ran out."""
+    """``max_budget_usd`` for one query or client connection, kept by the session tree's
+    spend ledger (``agent/spend.py``): the spend since the first input of the session, its
+    sub-agents and its tools' side requests is checked before each of their requests; the
+    overrun is bounded by the requests in flight when it ran out. Later inputs (streamed
+    ones, or ``client.query`` again) do not reset it, as claude-agent-sdk's."""
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
         self._ledger: SpendLedger | None = None
 
     def start(self, session: AgentSession) -> None:
-        """Refuses a budget on a model the catalog has no price for: it could not be kept."""
+        """Start counting at the first input (later calls keep counting); refuses a budget
+        on a model the catalog has no price for: it could not be kept."""
+        if self._ledger is not None:
+            return
         entry = session.model_entry
         if self.limit is not None and entry is not None and entry.provider != "scripted" and \
                 (entry.price is None or not entry.price.known()):

@@ -20,7 +20,9 @@ class AgentDefinition:
     """claude-agent-sdk's sub-agent definition (``AgentOptions.agents``): ``description`` says
     when to use it, ``prompt`` is its system prompt, ``tools`` the tools it may use (None: the
     session's), ``model`` a catalog name or ``PROVIDER:MODEL`` (None or ``"inherit"``: the
-    session's). The other fields of claude-agent-sdk are refused when set."""
+    session's), ``mcpServers`` MCP servers its sub-agents get besides (names of the
+    session's servers, or ``{name: config}``). The other fields of claude-agent-sdk are
+    refused when set."""
 
     description: str
     prompt: str
@@ -38,7 +40,7 @@ class AgentDefinition:
 
 
 #: AgentDefinition fields this host does not honour
-_AGENT_UNSUPPORTED = ("disallowedTools", "skills", "memory", "mcpServers", "initialPrompt",
+_AGENT_UNSUPPORTED = ("disallowedTools", "skills", "memory", "initialPrompt",
                       "maxTurns", "background", "effort", "permissionMode")
 
 
@@ -47,6 +49,7 @@ def kernel_agents(agents: Mapping[str, Any] | None) -> list[Any]:
     error naming it."""
     from ..resources import AgentDefinition as KernelDefinition
     from ..resources.items import segment_problem
+    from ..resources.rules import Invalid, agent_mcp_servers
 
     if agents is None:
         return []
@@ -79,7 +82,13 @@ def kernel_agents(agents: Mapping[str, Any] | None) -> list[Any]:
             raise UsageError(f"agents[{name!r}].tools must be a list of tool names")
         if model is not None and not isinstance(model, str):
             raise UsageError(f"agents[{name!r}].model must be a string")
+        try:
+            servers = agent_mcp_servers(getattr(definition, "mcpServers", None),
+                                        f"agents[{name!r}].mcpServers")
+        except Invalid as exc:
+            raise UsageError(str(exc)) from None
         out.append(KernelDefinition(name, description, prompt,
                                     tools=tuple(tools) if tools is not None else None,
-                                    model=model, origin="sdk option agents"))
+                                    model=model, origin="sdk option agents",
+                                    mcp_servers=servers))
     return out

@@ -120,6 +120,17 @@ class MirrorErrorMessage(SystemMessage):
 
 
 @attrs.define
+class HookEventMessage(SystemMessage):
+    """Subtype ``hook_started`` (a ``hooks=`` callback begins) or ``hook_response`` (it
+    answered: ``data`` has ``output``, ``exit_code`` and ``outcome``), with
+    ``include_hook_events``; ``hook_event_name`` is the event (``PreToolUse`` ...)."""
+
+    hook_event_name: str = ""
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@attrs.define
 class TaskStartedMessage(SystemMessage):
     """Subtype ``task_started``: a background task (``Bash`` with ``run_in_background``)
     started. ``task_type`` is ``local_bash``."""
@@ -164,20 +175,13 @@ class TaskNotificationMessage(SystemMessage):
 @attrs.define
 class TaskUpdatedMessage(SystemMessage):
     """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
-    changed fields, ``status`` the new status (``TaskUpdatedStatus``)."""
+    changed fields (``status``, ``end_time``). Sent when a task ends, just before its
+    ``TaskNotificationMessage``, with the raw status: ``completed``, ``failed`` or ``killed``
+    (a stopped task)."""
 
     task_id: str = ""
     patch: dict[str, Any] = attrs.field(factory=dict)
     status: str | None = None
-    session_id: str | None = None
-    uuid: str | None = None
-
-
-@attrs.define
-class HookEventMessage(SystemMessage):
-    """Subtypes ``hook_started`` / ``hook_response``: a hook ran (``include_hook_events``)."""
-
-    hook_event_name: str = ""
     session_id: str | None = None
     uuid: str | None = None
 

@@ -28,7 +28,7 @@ __all__ = [
 #: Claude's permission modes -> (this host's mode, extra allow rules)
 PERMISSION_MODES: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "default": ("ask", ()),
-    "acceptEdits": ("ask", ("Edit", "Write")),
+    "acceptEdits": ("ask", ("Edit", "Write", "NotebookEdit")),
     "plan": ("plan", ()),
     "bypassPermissions": ("bypass", ()),
     "dontAsk": ("ask", ()),
@@ -39,14 +39,20 @@ KERNEL_TOOLS = ("read", "write", "edit", "bash")
 #: the tools the SDK layer adds; named bare in ``disallowed_tools`` (in either spelling:
 #: ``Bash`` or ``bash``) they are removed (other names there are deny rules only: a tool this
 #: session may not have is not an error)
-STANDARD_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+STANDARD_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep")
+#: standard tools the model sees only when ``tools`` names them: ``MultiEdit`` (``edit`` with
+#: several edits, all or none), which Claude Code's default set no longer has
+ON_REQUEST_TOOLS = ("MultiEdit",)
 #: standard tools that exist only with what they stand for (the Claude adapter's ``skill``,
 #: present when a loaded plugin has skills; builtins:tasks', builtins:subagents' and
-#: builtins:web's tools); removed bare like STANDARD_TOOLS
-OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch")
+#: builtins:web's, builtins:todos', builtins:search's ``ls`` and builtins:notebooks' tools);
+#: removed bare like STANDARD_TOOLS
+OPTIONAL_STANDARD_TOOLS = ("Skill", "TaskOutput", "TaskStop", "Agent", "WebFetch", "WebSearch",
+                           "TodoWrite", "LS", "NotebookRead", "NotebookEdit")
 #: the plugin and service tools those stand in for, hidden under their own names
 OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web_search", "glob",
-                  "grep", "list_mcp_resources", "read_mcp_resource")
+                  "grep", "list_mcp_resources", "read_mcp_resource", "todo_write", "ls",
+                  "notebook_read", "notebook_edit")
 
 
 @attrs.define
@@ -63,27 +69,23 @@ class HookMatcher:
 
 #: options refused when set (not None, not False, not empty), with the reason
 UNSUPPORTED: Mapping[str, str] = {
-    "fallback_model": "a fallback model is not implemented",
     "betas": "Anthropic beta headers are not passed through; set them in the model's "
              "'headers' in settings",
     "permission_prompt_tool_name": "permission prompts through an MCP tool are not supported; "
                                    "use can_use_tool",
     "cli_path": "there is no Claude Code CLI: this host runs the agent in-process",
-    "extra_args": "there is no CLI to pass flags to",
     "max_buffer_size": "there is no CLI output buffer",
     "user": "running as another user is not supported",
-    "include_hook_events": "hook events are not reported as messages",
-    "forward_subagent_text": "sub-agent text is not forwarded",
     "verbatim_prompts": "not applicable",
-    "resume_session_at": "resuming at a given message is not implemented; fork_session() "
-                         "with up_to then resume the fork",
-    "resume_drops_turn": "not implemented",
     "skills": "skill selection is not implemented; every loaded skill is listed",
     "sandbox": "sandboxing is not implemented",
-    "enable_file_checkpointing": "file checkpoints are not implemented",
     "task_budget": "task budgets are not implemented",
     "client_app": "not applicable",
 }
+
+#: the ``extra_args`` flags of Claude Code's CLI this host understands: the prompt of each
+#: input is sent back as a ``UserMessage`` carrying its uuid (what ``rewind_files`` takes)
+EXTRA_ARGS = ("replay-user-messages",)
 
 #: as in Claude Code, starting a sub-agent (``Agent``) needs no approval in any mode; its tool
 #: calls are checked one by one, and ``agent:NAME`` deny rules still deny
@@ -189,6 +191,11 @@ class AgentOptions:
         for name, why in UNSUPPORTED.items():
             if not is_unset(getattr(self, name)):
                 raise UnsupportedOptionError(name, why)
+        unknown_flags = sorted(set(self.extra_args) - set(EXTRA_ARGS))
+        if unknown_flags:
+            raise UnsupportedOptionError(
+                "extra_args", f"there is no CLI to pass {', '.join(unknown_flags)} to; only "
+                f"{', '.join(EXTRA_ARGS)} is understood")
         self._mcp()
         if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
             raise UnsupportedOptionError(
@@ -204,6 +211,13 @@ class AgentOptions:
         if self.resume is not None and self.continue_conversation:
             raise UsageError("resume and continue_conversation both choose the session; "
                              "give one")
+        if self.resume_session_at is not None and self.resume is None \
+                and not self.continue_conversation:
+            raise UsageError("resume_session_at names an entry of the resumed session; give "
+                             "resume (or continue_conversation) too")
+        if self.resume_drops_turn is not None and self.resume_session_at is None:
+            raise UsageError("resume_drops_turn checks a resume_session_at resume; give "
+                             "resume_session_at too")
         if self.fork_session and self.resume is None and not self.continue_conversation:
             raise UsageError("fork_session forks the session given by resume (or "
                              "continue_conversation); give one of them")
@@ -231,10 +245,11 @@ class AgentOptions:
         if not self.persist_session:
             raise UsageError("session_store mirrors the local transcript, so it needs "
                              "persist_session=True (a record is mirrored after it is saved)")
-        if self.enable_file_checkpointing:
-            raise UsageError("session_store cannot be combined with enable_file_checkpointing: "
-                             "file checkpoints live beside the local session and are not "
-                             "mirrored, so another host could not restore them")
+        if self.resume_session_at is not None:
+            raise UsageError("resume_session_at resumes a local session at an entry; with a "
+                             "session_store it is refused (the store's mirror is not where a "
+                             "truncated copy is made): fork_session_via_store(up_to_message_id"
+                             "=...) then resume the fork")
         if self.project_key is not None and (not isinstance(self.project_key, str)
                                              or not self.project_key):
             raise UsageError(f"project_key must be a non-empty string, got "
@@ -258,6 +273,7 @@ class AgentOptions:
             "cwd": self.cwd, "max_turns": self.max_turns, "add_dirs": list(self.add_dirs),
             "session_id": None if self.fork_session else self.session_id,
             "persist": bool(self.persist_session),
+            "file_checkpoints": bool(self.enable_file_checkpointing),
         }
         if self.model is not None:
             kwargs["model"] = self.model
@@ -296,6 +312,13 @@ class AgentOptions:
         kwargs.update(self._permissions())
         kwargs.update(self._mcp())
         return kwargs
+
+    @property
+    def echo_prompts(self) -> bool:
+        """Whether each input's prompt comes back as a ``UserMessage`` with its uuid: asked
+        with ``extra_args={"replay-user-messages": None}``, and on with file checkpoints (the
+        uuid is what ``rewind_files`` takes)."""
+        return self.enable_file_checkpointing or "replay-user-messages" in self.extra_args
 
     def in_process_servers(self) -> dict[str, Any]:
         """The ``create_sdk_mcp_server`` servers of ``mcp_servers``, by key."""
@@ -361,8 +384,8 @@ class AgentOptions:
 
     def _prompt(self) -> dict[str, Any]:
         prompt = self.system_prompt
-        if prompt is None:
-            return {}
+        if prompt is None:  # as claude-agent-sdk: no coding prompt (a preset asks for one);
+            return {"base_prompt": False}  # the context files and skills still go in
         if isinstance(prompt, str):
             return {"system_prompt": prompt}
         if isinstance(prompt, Mapping):
@@ -434,12 +457,16 @@ class AgentOptions:
     def _tool_selection(self) -> dict[str, Any]:
         """The kernel tools are replaced by the standard ones (``tools.py``); ``tools`` picks,
         bare standard names in ``disallowed_tools`` remove."""
-        named = self._removed_tools().values()
+        named = [n for names in self._removed_tools().values() for n in names]
         removed = [n for n in named if n in STANDARD_TOOLS]
         optional = [n for n in named if n in OPTIONAL_STANDARD_TOOLS]
-        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
-                               "hide_tools": [*OPTIONAL_TOOLS, *optional]}
         tools = self.tools
+        # a standard tool Claude Code's default set no longer has (MultiEdit) is there when
+        # ``tools`` names it
+        asked = set(tools) if isinstance(tools, list | tuple) else set()
+        out: dict[str, Any] = {"exclude_tools": [*KERNEL_TOOLS, *removed],
+                               "hide_tools": [*OPTIONAL_TOOLS, *optional, *(
+                                   n for n in ON_REQUEST_TOOLS if n not in asked)]}
         if isinstance(tools, Mapping):
             if tools.get("type") != "preset":
                 raise UsageError(f"tools must be a list of names or {{'type': 'preset', "
@@ -459,15 +486,18 @@ class AgentOptions:
                                  if mcp_tool_name(key, t.name) not in picked]
         return out
 
-    def _removed_tools(self) -> dict[str, str]:
-        """The bare names in ``disallowed_tools`` that name a standard tool, in either spelling
-        (``Bash`` or ``bash``), each with the standard name it removes."""
+    def _removed_tools(self) -> dict[str, tuple[str, ...]]:
+        """The bare names in ``disallowed_tools`` that name a standard tool, in any spelling
+        (``Bash`` or ``bash``; ``Edit`` also removes ``MultiEdit``, the same tool), each with
+        the standard names it removes."""
         standard = {*STANDARD_TOOLS, *OPTIONAL_STANDARD_TOOLS}
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, ...]] = {}
         for entry in self.disallowed_tools:
-            name = next((n for n in same_tool(entry) if n in standard), None)
-            if name is not None:
-                out[entry] = name
+            names = tuple(n for n in same_tool(entry) if n in standard)
+            if entry in standard and entry != "Edit":
+                names = (entry,)  # MultiEdit alone leaves Edit; Edit takes MultiEdit too
+            if names:
+                out[entry] = names
         return out
 
     def _permissions(self) -> dict[str, Any]:
@@ -480,7 +510,12 @@ class AgentOptions:
         allow = list(self.allowed_tools)
         if SUBAGENTS_ALLOWED not in deny and SUBAGENTS_ALLOWED not in allow:
             allow.append(SUBAGENTS_ALLOWED)
-        return {"permission_mode": mode, "allow": allow, "deny": deny}
+        out: dict[str, Any] = {"permission_mode": mode, "allow": allow, "deny": deny}
+        if self.can_use_tool is None:  # a denial says how to allow it in the SDK's words
+            from .no_approver import sdk_no_approver_hint
+
+            out["no_approver_hint"] = sdk_no_approver_hint
+        return out
 
 
 #: claude-agent-sdk's name

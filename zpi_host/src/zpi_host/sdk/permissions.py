@@ -143,3 +143,4 @@ def sdk_approver(can_use_tool: Callable[..., Any], session: Callable[[], Any],
                               "PermissionResultAllow or PermissionResultDeny")
 
     return approve
+

@@ -55,8 +55,10 @@ class SessionMessage:
     uuid: str
     session_id: str
     message: dict[str, Any]
+    #: a sub-agent's message: the ``Agent`` call of the parent session that started it
     parent_tool_use_id: str | None = None
-    #: the sub-agent whose transcript holds the message (None: the main session)
+    #: a sub-agent's message: the agent id of the sub-agent that started this one (None:
+    #: started by the main session, or not known; always None for top-level messages)
     parent_agent_id: str | None = None
 
 
@@ -167,6 +169,7 @@ def subagent_messages(owner: Any, session_id: str, limit: int | None,
                  and r.namespace == NAMESPACE and isinstance(r.data, dict)
                  and r.data.get("event") == "link"), {})
     call_id = link.get("tool_call_id") or None
+    started_by = link.get("parent_agent_id") or None
     pairs = owner.history_entries()
     pairs = pairs[offset:] if limit is None else pairs[offset:offset + limit]
     out = []
@@ -174,6 +177,8 @@ def subagent_messages(owner: Any, session_id: str, limit: int | None,
         kind, data = _api_message(message)
         out.append(SessionMessage(kind, uuid, session_id, data,
                                   parent_tool_use_id=call_id if isinstance(call_id, str)
+                                  else None,
+                                  parent_agent_id=started_by if isinstance(started_by, str)
                                   else None))
     return out
 

@@ -3,7 +3,10 @@ adapted onto the session's own ``read``, ``write``, ``edit`` and ``bash`` tools;
 the Claude adapter's ``skill`` tool when the session has it (same parameters); ``TaskOutput``
 and ``TaskStop`` onto builtins:tasks' ``task_output`` and ``task_stop``; ``Agent`` (Claude
 Code's sub-agent tool, formerly ``Task``) onto builtins:subagents' ``task``; ``WebFetch`` and
-``WebSearch`` onto builtins:web's ``web_fetch`` and ``web_search`` (same parameters).
+``WebSearch`` onto builtins:web's ``web_fetch`` and ``web_search`` (same parameters);
+``MultiEdit`` onto ``edit`` too (several edits, all or none); ``TodoWrite``, ``LS``,
+``NotebookRead`` and ``NotebookEdit`` onto builtins:todos' ``todo_write``, builtins:search's
+``ls`` and builtins:notebooks' ``notebook_read`` and ``notebook_edit`` (same parameters).
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -39,13 +42,19 @@ __all__ = ["STANDARD_NAMES", "StandardToolsPlugin", "standard_tools"]
 STANDARD_NAMES: Mapping[str, str] = {
     name: CLAUDE_SPELLINGS[name][0] for name in (
         "read", "write", "edit", "bash", "skill", "task_output", "task_stop", "task",
-        "web_fetch", "web_search", "glob", "grep", "list_mcp_resources", "read_mcp_resource")}
+        "web_fetch", "web_search", "glob", "grep", "list_mcp_resources", "read_mcp_resource",
+        "todo_write", "ls", "notebook_read", "notebook_edit")}
+#: further standard names for a tool that has one above: Claude's ``MultiEdit`` is the
+#: kernel's ``edit`` with several edits, all or none (Claude's parameters)
+MORE_STANDARD_NAMES: Mapping[str, tuple[str, ...]] = {"edit": ("MultiEdit",)}
 
 #: Claude's Bash timeout limit, in milliseconds
 MAX_TIMEOUT_MS = 600_000
 
 PATH_ARGUMENTS.update({"Read": ("file_path",), "Write": ("file_path",),
-                       "Edit": ("file_path",), "Glob": ("path",), "Grep": ("path",)})
+                       "Edit": ("file_path",), "MultiEdit": ("file_path",), "Glob": ("path",),
+                       "Grep": ("path",), "LS": ("path",), "NotebookRead": ("notebook_path",),
+                       "NotebookEdit": ("notebook_path",)})
 COMMAND_ARGUMENTS["Bash"] = "command"
 READ_TOOLS.update(("Read", "Grep"))
 
@@ -70,6 +79,19 @@ SCHEMAS: Mapping[str, Mapping[str, Any]] = {
         "replace_all": {"type": "boolean", "description": "Replace every occurrence of "
                                                           "old_string (default false)."},
     }, "required": ["file_path", "old_string", "new_string"], "additionalProperties": False},
+    "MultiEdit": {"type": "object", "properties": {
+        "file_path": _FILE_PATH,
+        "edits": {"type": "array", "minItems": 1, "description": "The edits, applied in "
+                  "order to the result of the one before; all apply or none is written.",
+                  "items": {"type": "object", "properties": {
+                      "old_string": {"type": "string", "description": "The exact text to "
+                                                                      "replace."},
+                      "new_string": {"type": "string", "description": "The text to put in "
+                                                                      "its place."},
+                      "replace_all": {"type": "boolean", "description": "Replace every "
+                                      "occurrence of old_string (default false)."},
+                  }, "required": ["old_string", "new_string"], "additionalProperties": False}},
+    }, "required": ["file_path", "edits"], "additionalProperties": False},
     "Bash": {"type": "object", "properties": {
         "command": {"type": "string", "description": "The command to run."},
         "timeout": {"type": "integer", "description": f"Timeout in milliseconds (at most "
@@ -123,6 +145,9 @@ DESCRIPTIONS: Mapping[str, str] = {
             "output without the line numbers), unless replace_all is true.",
     "Bash": "Run a shell command in the working directory and return its output. stdin is "
             "empty: do not run interactive programs.",
+    "MultiEdit": "Make several replacements in one file at once: each edit is applied to the "
+                 "result of the one before, like Edit's old_string/new_string; either all "
+                 "apply or the file is left unchanged. Read the file first.",
     "TaskOutput": "Show the output of a background task (Bash with run_in_background) and "
                   "whether it ended; with block (the default) wait up to timeout ms for its "
                   "end first.",
@@ -138,7 +163,8 @@ DESCRIPTIONS: Mapping[str, str] = {
     "WebSearch": "Search the web; returns result titles, URLs and snippets. allowed_domains or "
                  "blocked_domains filter the results by domain.",
     "Glob": "Find files by name with a glob pattern (**/*.py, src/**/*.{ts,tsx}); newest "
-            "first. Files ignored by .gitignore, hidden files and symlinks are left out.",
+            "first. Hidden files (.env, .claude/...) are included; files ignored by "
+            ".gitignore, version-control folders and symlinks are left out.",
     "Grep": "Search file contents with a regular expression (ripgrep syntax). output_mode: "
             "files_with_matches (default), content (lines, with -n, -A/-B/-C) or count; "
             "narrow with glob or type. Ignored, hidden and binary files are skipped.",
@@ -149,6 +175,14 @@ DESCRIPTIONS: Mapping[str, str] = {
 _CLAUDE_FIELDS: Mapping[str, str | None] = {
     "path": "file_path", "edits[0].old_text": "old_string", "edits[0].new_text": "new_string",
     "edits[0].replace_all": "replace_all", "edits[0]": None, "agent_type": "subagent_type"}
+
+
+def _claude_field(name: str, field: str | None) -> str | None:
+    """The kernel's field ``field`` as Claude's tool ``name`` calls it (``edits[2].old_text``
+    is MultiEdit's ``edits[2].old_string``, Edit's ``old_string``)."""
+    if name == "MultiEdit" and field is not None and field != "path":
+        return field.replace("old_text", "old_string").replace("new_text", "new_string")
+    return _CLAUDE_FIELDS.get(field or "", field)
 
 
 def _read(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
@@ -170,6 +204,16 @@ def _edit(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
     if args.get("replace_all") is not None:
         edit["replace_all"] = args["replace_all"]
     return {"path": args["file_path"], "edits": [edit]}
+
+
+def _multi_edit(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
+    edits = []
+    for edit in args["edits"]:
+        one = {"old_text": edit["old_string"], "new_text": edit["new_string"]}
+        if edit.get("replace_all") is not None:
+            one["replace_all"] = edit["replace_all"]
+        edits.append(one)
+    return {"path": args["file_path"], "edits": edits}
 
 
 def _bash(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
@@ -216,7 +260,7 @@ def _agent(args: dict[str, Any], accepts: Container[str]) -> dict[str, Any]:
 
 #: Claude's arguments -> the wrapped tool's, given the parameter names that tool accepts
 CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]] = {
-    "Read": _read, "Write": _write, "Edit": _edit, "Bash": _bash,
+    "Read": _read, "Write": _write, "Edit": _edit, "MultiEdit": _multi_edit, "Bash": _bash,
     "TaskOutput": _task_output, "TaskStop": _task_stop, "Agent": _agent,
 }
 
@@ -235,12 +279,20 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
         except ToolArgumentError as exc:
             if exc.tool == name:
                 raise
-            field = _CLAUDE_FIELDS.get(exc.field or "", exc.field)
+            field = _claude_field(name, exc.field)
             raise ToolArgumentError(name, field, exc.problem) from None
 
+    changes: dict[str, Any] = {}
+    if name == "Bash":  # its stdout and stderr apart, for tool_use_result (tool_results.py)
+        run = kernel_tool.execute
+
+        def execute(args: Any, ctx: Any) -> Any:
+            return run(args, attrs.evolve(ctx, streams_apart=True))
+
+        changes["execute"] = execute
     return attrs.evolve(kernel_tool, name=name,
                         description=DESCRIPTIONS.get(name, kernel_tool.description),
-                        parameters=schema, prepare=prepare)
+                        parameters=schema, prepare=prepare, **changes)
 
 
 #: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise
@@ -286,6 +338,7 @@ def standard_tools(found: Sequence[Tool]) -> list[Tool]:
     ``found``, and placeholders for the search tools no plugin provides."""
     names = {t.name for t in found}
     tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
+    tools += [adapt(t, more) for t in found for more in MORE_STANDARD_NAMES.get(t.name, ())]
     tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
     return tools
 

@@ -9,7 +9,9 @@ builds the ``init`` system message and the ``ResultMessage`` of each input.
 from __future__ import annotations
 
 import json
+import os
 import time
+import types
 import uuid as uuids
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,7 @@ from ..agent.events import (
 )
 from ..providers.messages import AssistantMessage as KernelAssistant
 from ..providers.messages import TextContent, ThinkingContent, ToolCallContent, Usage
+from ..providers.messages import UserMessage as KernelUser
 from ..tools.base import ImageContent
 from .accounting import Budget, model_usage, usage_dict
 from .messages import (
@@ -42,6 +45,7 @@ from .messages import (
     TaskNotificationMessage,
     TaskProgressMessage,
     TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -52,7 +56,7 @@ from .messages import (
 if TYPE_CHECKING:
     from ..session.agent_session import AgentSession, RunResult
 
-__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message"]
+__all__ = ["Translator", "assistant_blocks", "result_subtype", "task_message", "task_updated"]
 
 
 def assistant_blocks(message: KernelAssistant) -> list[ContentBlock]:
@@ -103,12 +107,43 @@ def task_message(event: Event, session_id: str) -> SystemMessage:
     return cls(event.type, data, **fields)
 
 
+def task_updated(event: TaskNotification, session_id: str) -> TaskUpdatedMessage:
+    """A task's end as claude-agent-sdk's ``task_updated``: the raw status (``killed`` for a
+    stopped task) and the end time in milliseconds since the epoch."""
+    info = event.info
+    status = "killed" if info.status == "stopped" else info.status
+    patch = {"status": status, "end_time": int(time.time() * 1000)}
+    fields: dict[str, Any] = {"task_id": info.task_id, "patch": patch, "status": status,
+                              "session_id": session_id, "uuid": str(uuids.uuid4())}
+    return TaskUpdatedMessage("task_updated", {"type": "system", "subtype": "task_updated",
+                                               **fields}, **fields)
+
+
 def result_subtype(run: RunResult, budget_exceeded: bool) -> str:
     if budget_exceeded:
         return "error_max_budget_usd"
     if run.stop_reason == "max_turns":
         return "error_max_turns"
     return "error_during_execution" if run.is_error else "success"
+
+
+def _text_of(content: Any) -> str:
+    return "\n".join(c.text for c in content if isinstance(c, TextContent))
+
+
+def plugin_path(plugin: Any) -> str | None:
+    """Where a plugin lives, for the ``init`` message's ``path``: what it says
+    (``plugin_path``: a Claude or ZCode folder), else the file of the module that defines it;
+    None when neither is known (a plugin made at run time)."""
+    declared = getattr(plugin, "plugin_path", None)
+    if isinstance(declared, str | os.PathLike):
+        return str(declared)
+    import sys
+
+    module = plugin if isinstance(plugin, types.ModuleType) else \
+        sys.modules.get(type(plugin).__module__)
+    where = getattr(module, "__file__", None)
+    return str(where) if isinstance(where, str) else None
 
 
 TERMINAL_REASONS = {"max_turns": "max_turns", "aborted": "aborted_streaming",
@@ -120,9 +155,15 @@ class Translator:
     """One session's events as messages; ``partial`` adds ``StreamEvent`` messages."""
 
     def __init__(self, session: AgentSession, *, partial: bool = False,
-                 mcp_servers: Callable[[], list[dict[str, Any]]] = list) -> None:
+                 mcp_servers: Callable[[], list[dict[str, Any]]] = list,
+                 echo_prompts: bool = False, forward_subagent_text: bool = False) -> None:
         self.session = session
         self.partial = partial
+        #: each input's prompt sent back as a UserMessage with its uuid (at its first turn)
+        self.echo_prompts = echo_prompts
+        #: a sub-agent's text and thinking forwarded too, not only its tool calls
+        self.forward_subagent_text = forward_subagent_text
+        self._echoed = ""
         #: the ``mcp_servers`` entries of the ``init`` message, as they are at each input
         self.mcp_servers = mcp_servers
         self.inputs: dict[str, dict[str, Any]] = {}
@@ -156,7 +197,8 @@ class Translator:
             "slash_commands": [c.name for c in resources.commands] if resources else [],
             "skills": [k.name for k in resources.skills] if resources else [],
             "agents": [a.name for a in resources.agents] if resources else [],
-            "plugins": [{"name": r.name, "source": r.source, "version": r.version}
+            "plugins": [{"name": r.name, "path": plugin_path(r.plugin), "source": r.source,
+                         "version": r.version}
                         for r in s.host.records if r.status == "ok"],
             "apiKeySource": "none", "output_style": "default",
             "zpi_host_version": __version__,
@@ -207,24 +249,32 @@ class Translator:
             result = event.result
             block = ToolResultBlock(result.call_id, result_content(result.content),
                                     result.is_error)
-            details = dict(result.details) if result.details else None
-            return [UserMessage([block], tool_use_result=details)]
+            from .tool_results import claude_tool_result
+
+            structured = claude_tool_result(
+                result.tool_name, result.details, _text_of(result.content),
+                self.inputs.get(result.call_id, {}), result.is_error)
+            return [UserMessage([block], tool_use_result=structured)]
         if isinstance(event, TextDeltaEvent):
             return self._delta("text", "text_delta", event.text)
         if isinstance(event, ReasoningDeltaEvent):
             return self._delta("thinking", "thinking_delta", event.text)
         if isinstance(event, TurnStart):
             self._block, self._index = None, -1
-            return [self._stream({"type": "message_start", "message": {
-                "role": "assistant", "model": self.session.view.model, "content": []}})] \
-                if self.partial else []
+            out = self._echo()
+            if self.partial:
+                out.append(self._stream({"type": "message_start", "message": {
+                    "role": "assistant", "model": self.session.view.model, "content": []}}))
+            return out
         if isinstance(event, WarningEvent):
             return [SystemMessage("warning", {"message": event.message})]
         if isinstance(event, SystemMessageEvent):  # a hook's systemMessage
             return [SystemMessage("hook_message", {"message": event.message,
                                                    "source": event.source})]
         if isinstance(event, TaskStarted | TaskProgress | TaskNotification):
-            return [task_message(event, self.session.session_id)]
+            ended = [task_updated(event, self.session.session_id)] \
+                if isinstance(event, TaskNotification) else []
+            return [*ended, task_message(event, self.session.session_id)]
         if isinstance(event, CompactionEvent):
             r = event.result
             return [SystemMessage("compact_boundary", {"compact_metadata": {
@@ -233,11 +283,13 @@ class Translator:
         return []
 
     def subagent(self, event: Event, parent_tool_use_id: str) -> list[Message]:
-        """A sub-agent's event as claude-agent-sdk reports it by default: its tool calls and
-        their results only (no text), marked with the parent's call that started it."""
+        """A sub-agent's event as claude-agent-sdk reports it: its tool calls and their
+        results (with ``forward_subagent_text`` its text and thinking too), marked with the
+        parent's call that started it."""
         if isinstance(event, MessageEnd):
             calls: list[ContentBlock] = [b for b in assistant_blocks(event.message)
-                                         if isinstance(b, ToolUseBlock)]
+                                         if self.forward_subagent_text
+                                         or isinstance(b, ToolUseBlock)]
             if not calls:
                 return []
             message = event.message
@@ -269,6 +321,17 @@ class Translator:
         out.append(self._stream({"type": "content_block_delta", "index": self._index,
                                  "delta": {"type": delta, kind: text}}))
         return out
+
+    def _echo(self) -> list[Message]:
+        """The prompt of the input now running, once, with its transcript uuid."""
+        s = self.session
+        uuid = s.prompt_uuid
+        if not self.echo_prompts or not uuid or uuid == self._echoed:
+            return []
+        self._echoed = uuid
+        text = next((m.text_content for i, m in zip(s.message_ids, s.messages, strict=False)
+                     if i == uuid and isinstance(m, KernelUser)), "")
+        return [UserMessage(text, uuid=uuid)]
 
     def _close_block(self) -> list[Message]:
         if self._block is None:

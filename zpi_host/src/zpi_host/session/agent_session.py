@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent.run_result import RunResult
@@ -21,6 +22,7 @@ from .view import SessionView
 if TYPE_CHECKING:
     from ..agent.compaction import CompactionResult
     from ..agent.context_usage import ContextUsage
+    from ..agent.file_checkpoints import RewindReport
     from .ports import HostPorts
     from .subagents import SubagentResult
 
@@ -74,6 +76,19 @@ class AgentSession(SessionState):
             except Exception as exc:
                 self.warnings.append(f"work after the run failed: {type(exc).__name__}: {exc}")
 
+    def rewind_files(self, message_id: str) -> RewindReport:
+        """Put back every file a tool changed since user message ``message_id`` (the uuid of
+        its transcript record) and say what was done; needs ``file_checkpoints=True``. Not
+        while a run is in progress. What the chat's ``/rewind`` and the SDK's
+        ``rewind_files`` call."""
+        from ..agent.file_checkpoints import check_enabled
+
+        checkpoints = check_enabled(self.file_checkpoints)
+        if self.is_running:
+            raise UsageError("files cannot be rewound while an input runs; wait for its "
+                             "result (or interrupt it) first")
+        return checkpoints.rewind(message_id, self.permissions.roots)
+
     async def compact(self, instructions: str | None = None) -> CompactionResult | None:
         """Summarise the older part of the history now (``zpi_before_compact`` may cancel:
         then None). Not while a run is in progress."""
@@ -93,13 +108,15 @@ class AgentSession(SessionState):
 
     async def run_subagent(self, agent_type: str, prompt: str, *,
                            max_turns: int | None = None, description: str = "",
-                           tool_call_id: str = "") -> SubagentResult:
+                           tool_call_id: str = "", extra_tools: Sequence[Any] = (),
+                           ) -> SubagentResult:
         """Run ``prompt`` in a child session with the agent definition ``agent_type`` (or
         ``general-purpose``); see :mod:`zpi_host.session.subagents`."""
         from .subagents import run_subagent  # start-up: most sessions start no sub-agent
 
         return await run_subagent(self, agent_type, prompt, max_turns=max_turns,
-                                  description=description, tool_call_id=tool_call_id)
+                                  description=description, tool_call_id=tool_call_id,
+                                  extra_tools=extra_tools)
 
     # ------------------------------------------------------------------ ending
 
@@ -113,6 +130,8 @@ class AgentSession(SessionState):
         self._disposed = True
         if self.is_running and self._run_done is not None:
             await self._run_done.wait()  # the aborted run records its interrupted calls
+        if self.parent is None:  # servers started for a session that never ran close too
+            self.ports.mcp.take_offered()
         try:
             if self.session_started and self.parent is None:
                 with contextlib.suppress(RunStopped):  # no run left to stop

@@ -147,7 +147,7 @@ def prepare_spill(agent_dir: Path, store: SessionManager) -> Path:
 
 def make_permissions(
     options: SessionOptions, manager: SettingsManager, settings: dict[str, Any], cwd: Path,
-    warnings: list[str],
+    warnings: list[str], trusted: bool = True,
 ) -> PermissionPolicy:
     """The session's permission policy. A project's settings may not switch the checks off:
     ``bypass`` from ``.zpi/settings.json`` is ignored with a warning (choose it in user
@@ -166,11 +166,26 @@ def make_permissions(
                             "to bypass (it would switch off permission checks for whoever "
                             f"opens it); using {mode or 'default'}. Choose bypass with "
                             "--permission-mode bypass or in your user settings.")
-    return build_policy(settings, cwd=cwd, mode=options.permission_mode, allow=options.allow,
-                        deny=options.deny, add_dirs=options.add_dirs,
-                        can_use_tool=options.can_use_tool, interactive=options.interactive,
-                        default=options.permission_default,
-                        no_approver_hint=options.no_approver_hint)
+    from .claude_rules import claude_permissions, with_claude_permissions
+
+    claude = claude_permissions(options, manager, settings, cwd, trusted, warnings)
+    mode = options.permission_mode
+    if mode is None and claude is not None and claude.mode is not None and \
+            not _mode_set(settings, manager):
+        mode = claude.mode
+    policy = build_policy(settings, cwd=cwd, mode=mode, allow=options.allow,
+                          deny=options.deny, add_dirs=options.add_dirs,
+                          can_use_tool=options.can_use_tool, interactive=options.interactive,
+                          default=options.permission_default,
+                          no_approver_hint=options.no_approver_hint)
+    return policy if claude is None else with_claude_permissions(policy, claude, warnings)
+
+
+def _mode_set(settings: Mapping[str, Any], manager: SettingsManager) -> bool:
+    """Whether this host's own settings files choose a permission mode (it wins over the
+    ``defaultMode`` of Claude's files)."""
+    return any(isinstance(manager.layer(s).get("permissions"), Mapping) and
+               "mode" in manager.layer(s)["permissions"] for s in ("user", *PROJECT_SCOPES))
 
 
 def redactor_for(settings: Mapping[str, Any], environ: Mapping[str, str]) -> Redactor:
@@ -384,18 +399,21 @@ def choose_reasoning(
 
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
-    tools: list[Any], append: str | None, replace: str | None = None, *,
-    base: str | None = None,
+    tools: list[Any], append: str | None, replace: str | None = None, base: bool = True,
+    *, agent_prompt: str | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
-    """The base prompt (``base``: the main agent definition's body instead), context files,
-    skills, instructions and ``append``; ``replace`` (the ``system_prompt`` option) stands
-    instead of all but ``append``."""
+    """The base prompt, context files, skills, instructions and ``append``; ``replace``
+    (the ``system_prompt`` option) stands instead of all but ``append``; ``base`` False
+    leaves the base prompt out; ``agent_prompt`` (the main agent definition's body) stands
+    in its place."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
     if replace is not None:
         parts = [replace]
     else:
-        parts = [base.strip() if base is not None and base.strip() else
-                 BASE_PROMPT.format(cwd=cwd)]
+        if agent_prompt is not None and agent_prompt.strip():
+            parts = [agent_prompt.strip()]
+        else:
+            parts = [BASE_PROMPT.format(cwd=cwd)] if base else []
         parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
         parts += [i.text for i in instructions]
     if append:
@@ -414,6 +432,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
     store = open_store(options, agent_dir)
     opened = store is not None and options.session_manager is None
     provider = None
+    settings: Mapping[str, Any] | None = None
     try:
         cwd = resolve_cwd(options.cwd)
         moved = recorded_cwd_warning(store, cwd)
@@ -423,6 +442,7 @@ async def create_session(**kwargs: Any) -> AgentSession:
                                                         trusted)
         if withheld:
             if await decide_trust(options, settings_manager, cwd, withheld):
+                trusted = True
                 settings, host, guarded, _ = plugins_for(options, environ, settings_manager,
                                                          cwd, trusted=True)
             else:
@@ -438,7 +458,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
             warnings.append(moved)
         if options.continue_recent and store is None:
             warnings.append(f"no session to continue in {cwd}; started a new one")
-        permissions = make_permissions(options, settings_manager, settings, cwd, warnings)
+        permissions = make_permissions(options, settings_manager, settings, cwd, warnings,
+                                       trusted)
         entry, unchosen = _first_model(options, store, settings, environ)
         if entry is not None:
             provider = await make_provider(options, host, entry, settings, environ)
@@ -471,7 +492,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
                                                   options.system_prompt,
-                                                  base=definition.prompt if definition
+                                                  options.base_prompt,
+                                                  agent_prompt=definition.prompt if definition
                                                   is not None else None)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings, environ)
@@ -491,6 +513,9 @@ async def create_session(**kwargs: Any) -> AgentSession:
         session.redactor = session.store.redactor = redactor_for(settings, environ)
         return session
     except BaseException:
+        from .ports import discard_mcp_registry
+
+        await discard_mcp_registry(settings)  # MCP servers it started do not outlive it
         if provider is not None and options.provider is None:
             await provider.aclose()
         if opened and store is not None:
@@ -538,7 +563,7 @@ def _session(
         if changes:
             warnings.append("plugins changed since this session was last used: "
                             + "; ".join(changes) + " (continuing with what is installed now)")
-    return AgentSession(
+    session = AgentSession(
         host=host, provider=provider, tools=tools, system_prompt=prompt, cwd=cwd,
         file_state=FileReadState(), settings=settings, max_turns=options.max_turns,
         reasoning_level=reasoning, spill_dir=spill,
@@ -550,3 +575,8 @@ def _session(
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
         ports=options.ports,
     )
+    if options.file_checkpoints:
+        from ..agent.file_checkpoints import FileCheckpoints
+
+        session.file_checkpoints = FileCheckpoints(store, lambda: session.prompt_uuid)
+    return session

@@ -67,6 +67,10 @@ class SessionOptions:
     #: ZCode plugin folders (``--zcode-plugin-dir``): loaded as ZCode's whatever they hold
     zcode_plugin_dirs: Sequence[str | Path] = ()
     system_prompt: str | None = None
+    #: False: the host's own coding prompt is left out; the context files, skill list,
+    #: plugins' instructions and ``append_system_prompt`` still go in (the SDK's
+    #: ``system_prompt=None``, as claude-agent-sdk sends no system prompt of its own then)
+    base_prompt: bool = True
     plugins: Mapping[str, Any] = attrs.field(factory=dict)
     #: a :class:`~zpi_host.session.ports.HostPorts`: how services ask the user and reach a terminal
     ports: Any = None
@@ -93,6 +97,9 @@ class SessionOptions:
     #: refuse to start (:class:`~zpi_host.settings.trust.UntrustedProjectError`) when the
     #: project is not trusted and would run something (a non-interactive ``run``)
     refuse_untrusted: bool = False
+    #: keep each file as it was before a tool first changes it in a user message, so that
+    #: ``AgentSession.rewind_files`` can put it back (docs/sessions.md, "File checkpoints")
+    file_checkpoints: bool = False
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> SessionOptions:

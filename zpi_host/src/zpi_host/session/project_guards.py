@@ -52,6 +52,13 @@ def reads_project_files(options: SessionOptions) -> bool:
     return sources is None or any(s in PROJECT_SCOPES for s in sources)
 
 
+def reads_user_files(options: SessionOptions) -> bool:
+    """Whether adapters may read the user's own folders and settings (``~/.claude``,
+    ``~/.zcode``): not when ``setting_sources`` leaves ``user`` out."""
+    sources = options.setting_sources
+    return sources is None or "user" in sources
+
+
 def plugins_for(
     options: SessionOptions, environ: Mapping[str, str], manager: SettingsManager, cwd: Path,
     trusted: bool,
@@ -116,7 +123,8 @@ def make_host(
     host = PluginHost(PluginConfig.from_env(environ, blocked=options.blocked_plugins,
                                             settings_disabled=disabled, settings=settings,
                                             cwd=cwd, trusted=trusted,
-                                            project_files=reads_project_files(options))).load()
+                                            project_files=reads_project_files(options),
+                                            user_files=reads_user_files(options))).load()
     for name, plugin in options.plugins.items():
         record = host.register_plugin(plugin, name)
         if record.status != "ok":
@@ -180,6 +188,8 @@ USER_ONLY_SETTINGS = {
                                        "on your machine, without asking",
     "compat.claude.settings_sources": "it would switch on the hooks of the Claude settings "
                                       "files the repository ships",
+    "compat.claude.read_permissions": "it would switch off the deny rules of your Claude "
+                                      "settings files",
     "trusted_projects": "it would trust a project in your stead",
 }
 

@@ -21,7 +21,7 @@ may stop, in place of the session start and stop hooks.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -108,28 +108,35 @@ def _refuse_withheld(parent: SessionState, agent_type: str) -> None:
 
 def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
                  exclude: Collection[str]) -> list[Any]:
+    """The child's tools: the parent's (never one that starts sub-agents), or those its
+    definition names, in either spelling (:func:`~zpi_host.permissions.toolnames.pick_tools`:
+    ``Read`` is ``read`` in the CLI). A name the child cannot have (no such tool here, or
+    the parent lacks it) is left out with a warning naming it, as Claude Code leaves out a
+    tool it does not know, so the agent still starts. A definition with ``permissions``
+    picks from what the session may show (``available_tools``), never limited by its
+    parent's (permissions are not inherited)."""
     from ..permissions.agent_permissions import AgentPermissionsError
+    from ..permissions.toolnames import pick_tools
     from .disclosure import agent_permissions
 
     try:
         granted = agent_permissions(definition)
     except AgentPermissionsError as exc:
         raise SubagentError(str(exc)) from None
-    # a definition with permissions picks from what the session may show, not from its
-    # parent's (never inherited); without, it gets its parent's tools, as before
     pool = parent.tools if granted is None else {
         n: t for n, t in parent.available_tools.items() if granted.admits_tool(n)}
     tools = {n: t for n, t in pool.items()
              if n not in exclude and not t.metadata.spawns_subagents}
     if definition is None or definition.tools is None:
         return list(tools.values())
-    unknown = [n for n in definition.tools if n not in tools]
-    if unknown:
+    picked, missing = pick_tools(definition.tools, tools)
+    if missing:
         where = definition.path or f"defined by {definition.origin}"
-        raise SubagentError(f"agent {agent_type!r} ({where}) names tool(s) "
-                            f"{', '.join(unknown)} that its sub-agents cannot have; available: "
-                            f"{', '.join(sorted(tools)) or 'none'}")
-    return [tools[n] for n in definition.tools]
+        parent.warnings.append(
+            f"agent {agent_type!r} ({where}) names tool(s) {', '.join(missing)} that this "
+            f"session's sub-agents cannot have; it runs without them (available: "
+            f"{', '.join(sorted(tools)) or 'none'})")
+    return [tools[n] for n in picked]
 
 
 INHERIT = "inherit"
@@ -218,25 +225,33 @@ def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
 async def run_subagent(
     parent: SessionState, agent_type: str, prompt: str, *, max_turns: int | None = None,
     description: str = "", tool_call_id: str = "", exclude_tools: Collection[str] = (),
+    extra_tools: Sequence[Any] = (),
 ) -> SubagentResult:
     """Run ``prompt`` in a child session of ``parent`` until it stops; the child's last text
     (or its error) is the result. Raises :class:`SubagentError` before anything runs when the
-    agent type is unknown, denied by an ``agent:`` rule, or names a tool the child cannot
-    have."""
+    agent type is unknown or denied by an ``agent:`` rule; a tool the definition names that
+    the child cannot have is left out with a warning. ``extra_tools`` are added to the child's
+    (the tools of the MCP servers its definition names), replacing a tool of the same name;
+    never one that starts sub-agents."""
     from ..tools.file_state import FileReadState
     from ..transcript.records import new_uuid
     if not isinstance(agent_type, str) or not agent_type:
         raise SubagentError("the agent type must be a non-empty string")
     definition = _definition(parent, agent_type)
     tools = _child_tools(parent, agent_type, definition, exclude_tools)
+    if extra_tools:
+        added = {t.name: t for t in extra_tools if not t.metadata.spawns_subagents}
+        tools = [t for t in tools if t.name not in added] + list(added.values())
     verdict = await parent.permissions.check_named("agents", agent_type, prompt,
                                                    call_id=tool_call_id)
     if not verdict.allowed:
         raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: "
                             f"{verdict.reason}")
     agent_id = new_uuid()
+    started_by = getattr(parent, "parent", None)  # a sub-agent's link: it started this one
     link_data = {"agent_id": agent_id, "agent_type": agent_type, "tool_call_id": tool_call_id,
-                 "description": description}
+                 "description": description,
+                 "parent_agent_id": getattr(started_by, "agent_id", None)}
     link = SubagentLink(parent, agent_type, agent_id, tool_call_id)
     provider, entry, own_provider = await _child_model(parent, agent_type, definition)
     try:

@@ -152,7 +152,7 @@ def gather_mcp_sources(
                        or project_server_approved(approval, n)]
         withheld += [f"MCP server {name!r} (from {source['origin']})" for name in would_start]
     return {"sources": sources, "strict": strict, "approval": approval,
-            "cwd": str(cwd)}, withheld
+            "cwd": str(cwd), "trusted": trusted}, withheld
 
 
 def _settings_source(manager: SettingsManager, scope: Any) -> list[dict[str, Any]]:

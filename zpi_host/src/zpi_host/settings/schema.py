@@ -195,6 +195,14 @@ SCHEMA = Section("", "keep", (
                 Setting("model", or_null(STRING), None,
                         "the model that writes titles (null: the session's model)"),
             )),
+            Section("todos", "warn", (
+                Setting("enabled", BOOL, True, "the `todo_write` tool (Claude Code's "
+                        "`TodoWrite`): the model's task list"),
+            )),
+            Section("notebooks", "warn", (
+                Setting("enabled", BOOL, True, "the `notebook_read` and `notebook_edit` tools "
+                        "for Jupyter notebooks"),
+            )),
             Section("subagents", "warn", (
                 Setting("enabled", BOOL, True, "the `task` tool, which starts sub-agents"),
                 Setting("max_turns", or_null(whole(1)), None,
@@ -290,7 +298,7 @@ SCHEMA = Section("", "keep", (
                         "`prune` drops them from the context"),
             )),
             Section("search", "warn", (
-                Setting("enabled", BOOL, True, "the `glob` and `grep` tools"),
+                Setting("enabled", BOOL, True, "the `glob`, `grep` and `ls` tools"),
                 Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "
                         "when `rg` is on PATH (auto) or always in pure Python (off)"),
             )),
@@ -323,6 +331,9 @@ SCHEMA = Section("", "keep", (
             Setting("settings_sources", list_of(one_of("user", "project", "local")), [],
                     "Claude settings files whose hooks run (user settings only; a project's "
                     "files run once the project is trusted)"),
+            Setting("read_permissions", BOOL, True,
+                    "apply the permissions of Claude's settings files (user settings only; a "
+                    "project's allow rules and directories once the project is trusted)"),
             Setting("plugins", objects_by_name("{\"options\": {...}}"), {},
                     "options per Claude plugin"),
             Setting("hook_timeout", or_null(seconds(above_zero=True)), None,

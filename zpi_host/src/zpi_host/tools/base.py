@@ -160,6 +160,9 @@ class ToolContext:
     #: pages its own output (``read``) stays within it, so the output protection never cuts
     #: a hole in the middle of its result; None: no session limit known
     output_limit: int | None = None
+    #: called with a file's resolved path before a tool changes it (the session's file
+    #: checkpoints, ``agent/file_checkpoints.py``); None: nothing is kept
+    before_change: Callable[[Path], None] | None = None
 
     def resolve_path(self, path: str) -> Path:
         """A tool argument path, relative to the session cwd, made absolute (not resolved
@@ -188,11 +191,37 @@ Prepare = Callable[[Mapping[str, Any]], Any]
 Execute = Callable[[Any, ToolContext], "ToolResult | Awaitable[ToolResult]"]
 
 
+#: the keywords of a flat object schema (parameters constrained by their type only), and of
+#: its parameters
+_FLAT_OBJECT = frozenset({"type", "properties", "required", "additionalProperties",
+                          "description", "title", "$schema"})
+_FLAT_PARAMETER = frozenset({"type", "description", "title", "default", "examples"})
+_PLAIN = frozenset({"string", "integer", "number", "boolean", "array", "object"})
+
+
+def _is_flat(schema: Mapping[str, Any]) -> bool:
+    """Whether the quick check below is the whole of ``schema``: an object of parameters
+    constrained by their type alone (no ``enum``, ``items``, ``properties`` under them;
+    ``required``, ``additionalProperties`` true or false), nothing else."""
+    props = schema.get("properties", {})
+    return (set(schema) <= _FLAT_OBJECT and schema.get("type", "object") == "object"
+            and isinstance(schema.get("additionalProperties", True), bool)
+            and isinstance(props, Mapping)
+            and all(isinstance(p, Mapping) and set(p) <= _FLAT_PARAMETER
+                    and p.get("type", "string") in _PLAIN for p in props.values()))
+
+
 def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
-    """The default ``prepare``: a JSON-Schema object check of required and known fields and
-    their basic types. Tools built with ``@tool`` use cattrs instead."""
+    """The default ``prepare``: the arguments checked against the tool's JSON schema. A flat
+    schema (parameters constrained by their type alone) is checked here in full; anything
+    richer (``enum``, ``items``, nested objects, ``$ref``, ``anyOf``) by ``jsonschema``
+    (:mod:`zpi_host.support.json_schema`, imported then). A parameter given as null counts as
+    not type-checked (the tool's own preparation decides). Tools built with ``@tool`` use
+    cattrs instead."""
     if not isinstance(args, Mapping):
         raise ToolArgumentError(tool, None, f"expected a JSON object, got {type(args).__name__}")
+    if not _is_flat(schema):
+        return _check_with_schema(tool, schema, args)
     props: Mapping[str, Any] = schema.get("properties", {})
     for name in schema.get("required", ()):
         if name not in args:
@@ -216,6 +245,40 @@ def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any])
         if not isinstance(value, py):
             raise ToolArgumentError(tool, name, f"expected {expected}, got {type(value).__name__}")
     return dict(args)
+
+
+def _check_with_schema(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
+    """:func:`_check_object` by ``jsonschema``: the first problem names its argument (a
+    nested one as ``items[0].name``), the next ones follow as "also". A schema that is not a
+    valid JSON schema checks nothing (the tool, or its server, checks the arguments)."""
+    from ..support.json_schema import InvalidSchemaError, path_text, problems
+
+    given = {k: v for k, v in args.items() if v is not None}
+    try:
+        checked = problems(given, schema)
+    except InvalidSchemaError:
+        # a sloppy schema (an MCP server's ``"type": "any"``) must not make the tool unusable:
+        # the arguments go to the tool, which checks them itself
+        return dict(args)
+    found = [p for p in checked
+             if not (p.keyword == "required" and p.path and p.path[-1] in args
+                     and len(p.path) == 1)]
+    if not found:
+        return dict(args)
+    props = schema.get("properties", {})
+
+    def said(problem: Any) -> str:
+        if problem.keyword == "type":
+            kinds = problem.message.split(", got ")[0].removeprefix("must be ")
+            return f"expected {kinds}, got {type(problem.value).__name__}"
+        if problem.keyword == "additionalProperties" and len(problem.path) == 1:
+            return f"is not a parameter (known: {', '.join(props)})"
+        return problem.message
+
+    first, *others = found
+    text = said(first) + "".join(f"; also {path_text(p.path)!r} {said(p)}"
+                                 for p in others[:3] if p.path)
+    raise ToolArgumentError(tool, path_text(first.path) or None, text)
 
 
 @attrs.frozen

@@ -56,6 +56,11 @@ PARAMETERS: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 
+#: what the schema check covers: the top level; each edit is checked by ``prepare_edit`` (with
+#: more than a schema says: no empty ``old_text``, no edit that changes nothing)
+_TOP_LEVEL: Mapping[str, Any] = {
+    **PARAMETERS, "properties": {**PARAMETERS["properties"], "edits": {"type": "array"}}}
+
 DESCRIPTION = """Edit a file by exact text replacement. The file must have been read with read
 in this session and be unchanged since. Each old_text must match the file exactly (copy it from
 read's output without the line-number prefix) and exactly once, unless replace_all is set; give
@@ -100,7 +105,7 @@ def edit_preview(arguments: Mapping[str, Any], path: Path) -> str:
 def prepare_edit(args: Mapping[str, Any]) -> dict[str, Any]:
     """The schema check, then each edit's fields, so that a hook's replaced input is held to
     the same rules as the model's."""
-    checked: dict[str, Any] = _check_object("edit", PARAMETERS, args)
+    checked: dict[str, Any] = _check_object("edit", _TOP_LEVEL, args)
     if not checked["path"]:
         raise ToolArgumentError("edit", "path", "must not be empty")
     edits = checked["edits"]

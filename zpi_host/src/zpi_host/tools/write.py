@@ -135,6 +135,8 @@ def commit_one(
     failures (shared by write and edit)."""
     from ..fs.files import FileChange, FileCommitError, commit  # lazily: keeps listing cheap
 
+    if ctx.before_change is not None:
+        ctx.before_change(real)
     try:
         report = commit([FileChange(real, data, expected)], resolved=True)
     except FileCommitError as exc:

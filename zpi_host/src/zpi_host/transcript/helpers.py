@@ -37,6 +37,7 @@ from .errors import (
 )
 from .lock import FileLock
 from .paths import (
+    CHECKPOINT_NAMESPACE,
     SUBAGENT_NAMESPACE,
     check_session_id,
     find_session,
@@ -247,6 +248,8 @@ def fork_session(session_id: str, up_to: str | None = None, *,
     try:
         remap = _Remap(_fork_spill_files(agent, header.session_id, new_id, branch))
         for record in branch[1:]:
+            if isinstance(record, CustomRecord) and record.namespace == CHECKPOINT_NAMESPACE:
+                continue  # a fork starts with no file checkpoints
             copy = fork._copy(record, **remap.changes(record))
             remap.uuids[record.uuid] = copy.uuid
         for name, records in children.items():

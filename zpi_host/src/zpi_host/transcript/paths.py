@@ -68,6 +68,9 @@ def session_path(session_id: str, cwd: Path | str, agent: Path) -> Path:
 SUBAGENTS_FOLDER = "subagents"
 #: the namespace of the ``custom`` records that link a session and its sub-agents
 SUBAGENT_NAMESPACE = "zpi.subagent"
+#: the namespace of the ``custom`` records that keep a file as it was before a tool changed
+#: it (``agent/file_checkpoints.py``); a fork copies none
+CHECKPOINT_NAMESPACE = "zpi.file_checkpoint"
 
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
