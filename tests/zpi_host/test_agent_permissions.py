@@ -296,3 +296,25 @@ async def test_a_json_definition_runs_as_the_main_agent(server, zpi_env, tmp_pat
             "tools": {"allow": ["read"]}}
     finally:
         await session.dispose()
+
+
+async def test_a_subagents_mcp_tools_follow_its_own_mcps_dimension(zpi_env, tmp_path):
+    from zpi_host.testing import FunctionModel
+
+    write_agent(zpi_env.agent_dir, "docs", "description: d\npermissions:\n"
+                "  tools: {allow: [read]}\n  mcps: {allow: [docs]}\n")
+    seen = []
+
+    def answer(request):
+        seen.append(sorted(t.name for t in request.tools))
+        return "done"
+
+    session = await create_session(model="t:m", provider=FunctionModel(answer), cwd=tmp_path,
+                                   persist=False, deny=["mcp__docs__drop"])
+    try:
+        extra = [mcp_tool("mcp__docs__search"), mcp_tool("mcp__docs__drop"),
+                 mcp_tool("mcp__other__run")]
+        await run_subagent(session, "docs", "go", extra_tools=extra)
+    finally:
+        await session.dispose()
+    assert seen == [["mcp__docs__search", "read"]]

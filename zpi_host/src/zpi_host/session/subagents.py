@@ -240,7 +240,11 @@ async def run_subagent(
     definition = _definition(parent, agent_type)
     tools = _child_tools(parent, agent_type, definition, exclude_tools)
     if extra_tools:
-        added = {t.name: t for t in extra_tools if not t.metadata.spawns_subagents}
+        from .disclosure import agent_permissions, shown_tools
+
+        shown = shown_tools(list(extra_tools), parent.permissions.rules,
+                            agent_permissions(definition))
+        added = {t.name: t for t in shown if not t.metadata.spawns_subagents}
         tools = [t for t in tools if t.name not in added] + list(added.values())
     verdict = await parent.permissions.check_named("agents", agent_type, prompt,
                                                    call_id=tool_call_id)
