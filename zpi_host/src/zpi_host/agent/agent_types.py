@@ -27,9 +27,12 @@ class AgentType:
 def agent_types(resources: Any) -> list[AgentType]:
     """Every agent type a session with ``resources`` (its ResourceLoader, or None) can start:
     ``general-purpose`` first (a definition of that name replaces the built-in one), then the
-    loaded definitions in search order."""
+    loaded definitions in search order. A type the session withholds (``resources.hides``:
+    denied outright, or not granted by the main agent's definition) is not there."""
     agents = {a.name: a for a in (resources.agents if resources is not None else ())}
     general = agents.pop(GENERAL_PURPOSE, None)
     first = AgentType(GENERAL_PURPOSE, GENERAL_PURPOSE_DESCRIPTION) if general is None else \
         AgentType(general.name, general.description, general.tools)
-    return [first] + [AgentType(a.name, a.description, a.tools) for a in agents.values()]
+    hides = getattr(resources, "hides", None)
+    listed = [] if callable(hides) and hides("agent", GENERAL_PURPOSE) else [first]
+    return listed + [AgentType(a.name, a.description, a.tools) for a in agents.values()]

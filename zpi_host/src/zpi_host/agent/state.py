@@ -98,6 +98,11 @@ class SessionState:
 
         #: environment variables kept out of bash and hook commands (the provider keys)
         self.hidden_variables: frozenset[str] = key_variables(self.settings)
+        #: the agent definition this session runs as (``agent=``; a sub-agent's own), or None
+        self.agent_definition: Any = None
+        #: the tools the session may show any agent (before a definition's ``permissions``
+        #: chose this agent's): where a sub-agent with its own permissions picks from
+        self.available_tools: dict[str, Tool] = dict(self.tools)
         #: keeps the provider keys out of events, warnings, results and the transcript
         self.redactor = redactor
         store.redactor = redactor

@@ -44,6 +44,7 @@ RUN_OPTIONS: Options = {
     "--system-prompt": ("system_prompt", "value"),
     "--append-system-prompt": ("append_system_prompt", "value"),
     "--tools": ("tools", "value"), "--disallowed-tools": ("disallowed_tools", "value"),
+    "--agent": ("agent", "value"),
     "--plugin-dir": ("run_plugin_dir", "append"), "--strict": ("run_strict", "flag"),
     "--zcode-plugin-dir": ("run_zcode_plugin_dir", "append"), "--base-url": ("base_url", "value"),
     "--trust-project": ("trust_project", "flag"),

@@ -103,6 +103,9 @@ def add_assembly_options(parser: Any) -> None:
                        help="only these tools, comma-separated (e.g. read,grep); '' for none")
     group.add_argument("--disallowed-tools", metavar="NAMES", default=None,
                        help="remove these tools, comma-separated")
+    group.add_argument("--agent", metavar="NAME", default=None,
+                       help="run as the agent definition NAME (agents/NAME.md): its prompt, "
+                            "tools and permissions")
     parser.add_argument("--plugin-dir", dest="run_plugin_dir", action="append", default=[],
                         metavar="DIR",
                         help="load the plugin folder DIR (repeatable): a ZCode plugin when it "
@@ -139,6 +142,7 @@ def assembly_kwargs(args: Any, blocked: list[str], model: str | None) -> dict[st
         "append_system_prompt": args.append_system_prompt,
         "tools": tool_names(args.tools),
         "exclude_tools": tool_names(args.disallowed_tools) or (),
+        "agent": getattr(args, "agent", None),
         **_base_url_override(args, model),
         **({"trust_project": True, "remember_trust": True} if args.trust_project else {}),
         **_mcp_options(args),

@@ -223,16 +223,19 @@ class Command:
 
 @attrs.frozen
 class AgentDefinition:
-    """A sub-agent type: the body is its system prompt; ``tools`` None means all tools;
-    ``mcp_servers`` the MCP servers its sub-agents get besides (Claude Code's ``mcpServers``:
-    each the name of a session's server, or ``{name: config}`` of servers started for the
-    sub-agent alone)."""
+    """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
+    ``tools`` None means all tools; ``mcp_servers`` the MCP servers its sub-agents get besides
+    (Claude Code's ``mcpServers``: each the name of a session's server, or ``{name: config}``
+    of servers started for the sub-agent alone). ``permissions``: the definition's own four
+    dimensions as written (``zpi_host.permissions.agent_permissions`` reads them); None: no
+    such limits."""
 
     name: str
     description: str
     prompt: str
     tools: tuple[str, ...] | None = None
     model: str | None = None
+    permissions: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
     path: Path | None = None
     origin: str = "plugin"
     namespace: str | None = None

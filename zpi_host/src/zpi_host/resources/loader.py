@@ -9,7 +9,7 @@ it becomes a :class:`ResourceDiagnostic` naming the file and the problem.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,26 @@ class ResourceLoader:
         #: agent definitions given in code (``create_session(agents=...)``): they come first,
         #: so they win over a file of the same name
         self.registered_agents = tuple(agents)
+        #: ``(kind, name) -> bool``: the skills (``skill``) and agent types (``agent``) this
+        #: session withholds from the model, set by :meth:`withhold`
+        self.withheld: Callable[[str, str], bool] | None = None
         self._scan = _Scan()
+
+    def withhold(self, hides: Callable[[str, str], bool]) -> ResourceLoader:
+        """Leave out what ``hides(kind, name)`` says (a skill or an agent type denied to the
+        session: permission is disclosure), now and at every reload. Returns self."""
+        self.withheld = hides
+        self._drop_withheld(self._scan)
+        return self
+
+    def hides(self, kind: str, name: str) -> bool:
+        """Whether the ``kind`` (``skill``, ``agent``) named ``name`` is withheld."""
+        return self.withheld is not None and bool(self.withheld(kind, name))
+
+    def _drop_withheld(self, scan: _Scan) -> None:
+        for kind, table in (("skill", scan.skills), ("agent", scan.agents)):
+            for name in [n for n in table if self.hides(kind, n)]:
+                del table[name]
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -108,6 +127,7 @@ class ResourceLoader:
             else:
                 scan.add(scan.commands, command, "command")
         self._load_context(scan)
+        self._drop_withheld(scan)
         self._scan = scan
         return self
 
@@ -212,6 +232,18 @@ class ResourceLoader:
                 agent = build_agent(path, metadata, body, source.namespace, source.origin)
             except FrontmatterError as exc:
                 scan.report(path, "agent", _problem(exc), source.origin)
+            except Invalid as exc:
+                scan.report(path, "agent", str(exc), source.origin)
+            else:
+                scan.add(scan.agents, agent, "agent")
+        for entry in self._entries(folder, scan, "agent", source.origin):
+            if not entry.name.lower().endswith(".json") or not _is_file(entry):
+                continue
+            path = Path(entry.path)
+            scan.watch(path)
+            try:
+                metadata, body = read_json_definition(path, source.confine)
+                agent = build_agent(path, metadata, body, source.namespace, source.origin)
             except Invalid as exc:
                 scan.report(path, "agent", str(exc), source.origin)
             else:
@@ -360,6 +392,29 @@ class ResourceLoader:
                 digest.update(f"{path}\0{stat.st_mtime_ns}\0{stat.st_size}\n"
                               .encode(errors="surrogateescape"))
         return digest.hexdigest()
+
+
+def read_json_definition(path: Path, root: Path | None) -> tuple[dict[str, Any], str]:
+    """An agent definition in JSON (``agents/NAME.json``): the frontmatter's fields as one
+    object, with the system prompt as ``prompt``; (metadata, body) as a Markdown file gives."""
+    import json
+
+    try:
+        text = read_shipped(path, limit=TEXT_LIMIT, root=root, what="JSON file")
+        data = json.loads(text)
+    except ShippedFileError as exc:
+        raise Invalid(exc.detail) from None
+    except OSError as exc:
+        raise Invalid(f"cannot read the file: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise Invalid(f"not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise Invalid("an agent definition in JSON must be an object such as "
+                      '{"name": "reviewer", "description": "...", "prompt": "..."}')
+    prompt = data.pop("prompt", "")
+    if not isinstance(prompt, str):
+        raise Invalid("prompt must be a string (the agent's system prompt)")
+    return data, prompt.strip()
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -173,6 +173,15 @@ def check_code_command(command: Any) -> str | None:
     return None
 
 
+def _permissions(metadata: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``permissions`` as written; its meaning is checked where it is used (a mapping here)."""
+    value = metadata.get("permissions")
+    if value is not None and not isinstance(value, Mapping):
+        raise Invalid("permissions must be a mapping of tools, skills, mcps and subagents, "
+                      "each {allow: [...]} or {deny: [...]}")
+    return value
+
+
 #: the origins whose agents' ``mcpServers`` apply (Claude Code ignores them for plugin agents)
 MCP_AGENT_ORIGINS = ("agent", "project", "sdk option agents")
 
@@ -212,4 +221,5 @@ def build_agent(
         qualified(namespace, name), description, body,
         tools=_tools(metadata, "tools"), model=_text(metadata, "model"), path=path,
         origin=origin, namespace=namespace, metadata=dict(metadata), mcp_servers=servers,
+        permissions=_permissions(metadata),
     )

@@ -157,6 +157,9 @@ class AgentOptions:
     # this host's additions
     provider: Any = None
     agent_dir: str | Path | None = None
+    #: the agent definition (``agents`` or ``agents/NAME.md``) the session runs as: its prompt,
+    #: tools and permissions (``create_session(agent=...)``; claude-agent-sdk has no such field)
+    agent: str | None = None
     #: the session store scope (default: derived from ``cwd``, see project_key_for_directory)
     project_key: str | None = None
     #: ``async (questions) -> {question: answer}``: how the ``ask_user`` tool of
@@ -286,6 +289,8 @@ class AgentOptions:
             kwargs["provider"] = self.provider
         if self.agent_dir is not None:
             kwargs["agent_dir"] = self.agent_dir
+        if self.agent is not None:
+            kwargs["agent"] = self.agent
         if self.env:
             kwargs["environ"] = {**os.environ, **{str(k): str(v) for k, v in self.env.items()}}
         if self.agents:

@@ -1,5 +1,6 @@
 """create_session(): options -> agent dir -> session store -> cwd -> settings -> context to
-restore -> model -> tools -> resources -> prepared tools -> selection -> prompt -> reasoning.
+restore -> model -> tools -> resources and the main agent (whose definition may name the model)
+-> prepared tools -> selection -> what the model is shown -> prompt -> reasoning.
 
 The CLI, embedding programs and previews build sessions only through this function, so what a
 preview shows is what a run uses. Each step is a small function named for the step.
@@ -19,6 +20,13 @@ from ..errors import AssemblyError, UsageError, docs_url
 from ..providers.factories import collect_providers, from_environment
 from ..providers.reasoning import level_for_budget, reasoning_kind
 from ..settings.plugin_dirs import check_adapters
+from .disclosure import (
+    agent_permissions,
+    check_definitions,
+    hidden_resources,
+    main_agent,
+    shown_tools,
+)
 from .options import REASONING_LEVELS, SessionOptions
 from .project_guards import (
     PROJECT_SCOPES,
@@ -293,6 +301,37 @@ def choose_model(
 
 
 
+def _first_model(options: SessionOptions, store: SessionManager | None,
+                 settings: Mapping[str, Any], environ: Mapping[str, str]
+                 ) -> tuple[ModelEntry | None, UsageError | None]:
+    """The model chosen before the main agent is known; with ``agent=`` a failure waits
+    (the definition may name the model)."""
+    try:
+        return choose_model(options, store, settings, environ), None
+    except UsageError as exc:
+        if options.agent is None:
+            raise
+        return None, exc
+
+
+def agent_model(options: SessionOptions, definition: Any, settings: Mapping[str, Any],
+                environ: Mapping[str, str]) -> ModelEntry | None:
+    """The main agent definition's ``model`` (a catalog name or ``PROVIDER:MODEL``), unless
+    a model or provider is chosen explicitly or it says ``inherit``."""
+    wanted = getattr(definition, "model", None)
+    if options.model is not None or options.provider is not None or \
+            not isinstance(wanted, str) or not wanted or wanted == "inherit":
+        return None
+    from ..providers.catalog import credentials, resolve_model
+
+    entry = resolve_model(wanted, settings)
+    credential = credentials(entry, environ)
+    if credential.key is None and credential.required:
+        raise UsageError(f"model {entry.name!r} (the model of agent {definition.name!r}) has "
+                         f"no API key: set {credential.source}")
+    return entry
+
+
 async def make_provider(
     options: SessionOptions, host: PluginHost, entry: ModelEntry, settings: Mapping[str, Any],
     environ: Mapping[str, str],
@@ -384,15 +423,20 @@ def choose_reasoning(
 async def build_prompt(
     host: PluginHost, cwd: Path, settings: Mapping[str, Any], resources: ResourceLoader,
     tools: list[Any], append: str | None, replace: str | None = None, base: bool = True,
+    *, agent_prompt: str | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
     """The base prompt, context files, skills, instructions and ``append``; ``replace``
     (the ``system_prompt`` option) stands instead of all but ``append``; ``base`` False
-    leaves the base prompt out."""
+    leaves the base prompt out; ``agent_prompt`` (the main agent definition's body) stands
+    in its place."""
     instructions = await host.hooks.instructions(cwd, settings, resources)
     if replace is not None:
         parts = [replace]
     else:
-        parts = [BASE_PROMPT.format(cwd=cwd)] if base else []
+        if agent_prompt is not None and agent_prompt.strip():
+            parts = [agent_prompt.strip()]
+        else:
+            parts = [BASE_PROMPT.format(cwd=cwd)] if base else []
         parts += [p for p in (resources.context_prompt(), resources.skills_prompt()) if p]
         parts += [i.text for i in instructions]
     if append:
@@ -439,22 +483,41 @@ async def create_session(**kwargs: Any) -> AgentSession:
             warnings.append(f"no session to continue in {cwd}; started a new one")
         permissions = make_permissions(options, settings_manager, settings, cwd, warnings,
                                        trusted)
-        entry = choose_model(options, store, settings, environ)
-        provider = await make_provider(options, host, entry, settings, environ)
+        entry, unchosen = _first_model(options, store, settings, environ)
+        if entry is not None:
+            provider = await make_provider(options, host, entry, settings, environ)
         found = await collect_tools(host, cwd, settings)
         resources = await load_resources(host, cwd, agent_dir, settings,
                                          options.setting_sources, options.agents)
+        definition = main_agent(resources, options.agent)
+        wanted = agent_model(options, definition, settings, environ)
+        if wanted is not None and wanted != entry:
+            if provider is not None:
+                await provider.aclose()
+                provider = None
+            entry = wanted
+            provider = await make_provider(options, host, entry, settings, environ)
+        if entry is None or provider is None:
+            raise unchosen or UsageError("no model chosen")
         for answer in await host.hooks.prepare_tools(list(found.tools.values()), resources,
                                                      cwd, settings):
             found.add(answer.value, answer.plugin, "prepared")
-        tools = select_tools(found, tool_overrides=options.tool_overrides,
-                             custom_tools=options.custom_tools, no_tools=options.no_tools,
-                             tools=options.tools, exclude_tools=options.exclude_tools,
-                             hide_tools=options.hide_tools)
+        granted = agent_permissions(definition)
+        warnings += check_definitions(resources.agents)
+        chosen = options.tools if options.tools is not None or definition is None \
+            else definition.tools
+        available = shown_tools(select_tools(
+            found, tool_overrides=options.tool_overrides, custom_tools=options.custom_tools,
+            no_tools=options.no_tools, tools=chosen, exclude_tools=options.exclude_tools,
+            hide_tools=options.hide_tools), permissions.rules)
+        tools = shown_tools(available, permissions.rules, granted)
+        resources.withhold(hidden_resources(permissions.rules, granted))
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
                                                   options.system_prompt,
-                                                  options.base_prompt)
+                                                  options.base_prompt,
+                                                  agent_prompt=definition.prompt if definition
+                                                  is not None else None)
         reasoning = choose_reasoning(options, store, entry if options.provider is None
                                      else getattr(provider, "entry", None), settings, environ)
         if store is None:
@@ -468,6 +531,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
                            instructions, cwd, agent_dir, settings, settings_manager, store,
                            resources, reasoning, permissions, warnings, spill)
         session.hidden_variables = hidden
+        session.agent_definition = definition
+        session.available_tools = {t.name: t for t in available}
         session.redactor = session.store.redactor = redactor_for(settings, environ)
         return session
     except BaseException:

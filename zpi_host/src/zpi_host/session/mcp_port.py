@@ -156,7 +156,7 @@ class McpPort:
         self._check(server, "reconnect_mcp_server")
         assert self._registry is not None
         old = set(self._registry.tool_names(server))
-        tools = {t.name: t for t in await self._registry.reconnect(server)}
+        tools = {t.name: t for t in self._shown(await self._registry.reconnect(server))}
         session = self._session
         kept = {n: t for n, t in session.tools.items() if n not in old}
         if server in self._disabled:
@@ -166,6 +166,15 @@ class McpPort:
         else:
             session.tools = {**kept, **tools}
         return next(e for e in self.statuses() if e["name"] == server)
+
+    def _shown(self, tools: Sequence[Any]) -> list[Any]:
+        """What the session may show of a reconnected server's tools (permission is
+        disclosure: a tool denied outright or not granted by the agent stays out)."""
+        from .disclosure import agent_permissions, shown_tools
+
+        session = self._session
+        return shown_tools(tools, session.permissions.rules,
+                           agent_permissions(session.agent_definition))
 
     def _check(self, server: str, request: str) -> None:
         if self._session._disposed:

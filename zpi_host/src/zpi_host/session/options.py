@@ -81,6 +81,9 @@ class SessionOptions:
     #: sub-agent types given in code (:class:`~zpi_host.resources.AgentDefinition`); they win
     #: over ``agents/*.md`` files of the same name
     agents: Sequence[Any] = ()
+    #: the agent definition (by name) that is this session's main agent: its body is the
+    #: base prompt, its ``tools`` and ``permissions`` choose what the model is shown
+    agent: str | None = None
     #: MCP servers given by the caller (``--mcp-config``, the SDK's ``mcp_servers``): name ->
     #: a Claude Code server entry, or the path of a JSON file holding ``mcpServers``; they win
     #: over every configured server of the same name (docs/mcp.md)
@@ -176,6 +179,9 @@ class SessionOptions:
         if isinstance(self.agents, str | Mapping) or not all(
                 isinstance(a, AgentDefinition) for a in self.agents):
             problems.append("agents must be a list of zpi_host.resources.AgentDefinition")
+        if self.agent is not None and (not isinstance(self.agent, str) or not self.agent):
+            problems.append(f"agent must be the name of an agent definition, got "
+                            f"{self.agent!r}")
         if not isinstance(self.plugins, Mapping):
             problems.append("plugins must be a mapping of plugin name to plugin object")
         elif self.plugins and self.host is not None:

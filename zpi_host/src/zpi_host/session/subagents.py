@@ -79,11 +79,31 @@ def subagent_file(parent_path: Path, agent_id: str) -> Path:
 def _definition(parent: SessionState, agent_type: str) -> AgentDefinition | None:
     resources = parent.resources
     definition = resources.agent(agent_type) if resources is not None else None
-    if definition is None and agent_type != GENERAL_PURPOSE:
+    hidden = agent_type == GENERAL_PURPOSE and resources is not None and \
+        resources.hides("agent", GENERAL_PURPOSE)
+    if definition is None and resources is not None:
+        _refuse_withheld(parent, agent_type)
+    if definition is None and (agent_type != GENERAL_PURPOSE or hidden):
         known = ", ".join(t.name for t in agent_types(resources))
         raise SubagentError(f"unknown agent type {agent_type!r} (agents: {known}); add "
                             f"agents/{agent_type}.md or pick one of these")
     return definition
+
+
+def _refuse_withheld(parent: SessionState, agent_type: str) -> None:
+    """Say why an agent type the session withholds cannot start (rather than 'unknown')."""
+    from ..permissions.agent_permissions import denied_outright
+    from .disclosure import agent_permissions, owner_of
+
+    rule = denied_outright(parent.permissions.rules, "agents", agent_type)
+    if rule is not None:
+        raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: denied by "
+                            f"{rule.describe()}")
+    own = parent.agent_definition
+    granted = agent_permissions(own) if own is not None else None
+    if granted is not None and not granted.admits("subagents", agent_type):
+        raise SubagentError(f"starting the {agent_type!r} sub-agent was denied: "
+                            f"{owner_of(own)} does not grant it (permissions.subagents)")
 
 
 def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinition | None,
@@ -92,10 +112,20 @@ def _child_tools(parent: SessionState, agent_type: str, definition: AgentDefinit
     definition names, in either spelling (:func:`~zpi_host.permissions.toolnames.pick_tools`:
     ``Read`` is ``read`` in the CLI). A name the child cannot have (no such tool here, or
     the parent lacks it) is left out with a warning naming it, as Claude Code leaves out a
-    tool it does not know, so the agent still starts."""
+    tool it does not know, so the agent still starts. A definition with ``permissions``
+    picks from what the session may show (``available_tools``), never limited by its
+    parent's (permissions are not inherited)."""
+    from ..permissions.agent_permissions import AgentPermissionsError
     from ..permissions.toolnames import pick_tools
+    from .disclosure import agent_permissions
 
-    tools = {n: t for n, t in parent.tools.items()
+    try:
+        granted = agent_permissions(definition)
+    except AgentPermissionsError as exc:
+        raise SubagentError(str(exc)) from None
+    pool = parent.tools if granted is None else {
+        n: t for n, t in parent.available_tools.items() if granted.admits_tool(n)}
+    tools = {n: t for n, t in pool.items()
              if n not in exclude and not t.metadata.spawns_subagents}
     if definition is None or definition.tools is None:
         return list(tools.values())
@@ -213,7 +243,11 @@ async def run_subagent(
     definition = _definition(parent, agent_type)
     tools = _child_tools(parent, agent_type, definition, exclude_tools)
     if extra_tools:
-        added = {t.name: t for t in extra_tools if not t.metadata.spawns_subagents}
+        from .disclosure import agent_permissions, shown_tools
+
+        shown = shown_tools(list(extra_tools), parent.permissions.rules,
+                            agent_permissions(definition))
+        added = {t.name: t for t in shown if not t.metadata.spawns_subagents}
         tools = [t for t in tools if t.name not in added] + list(added.values())
     verdict = await parent.permissions.check_named("agents", agent_type, prompt,
                                                    call_id=tool_call_id)
@@ -242,6 +276,7 @@ async def run_subagent(
                 model_entry=entry, permissions=parent.permissions, store=store,
                 parent=link, redactor=parent.redactor,
             )
+            child.agent_definition = definition
         except BaseException:
             store.close()
             raise
