@@ -43,7 +43,7 @@ PINNED = Path(__file__).with_name("claude_agent_sdk_names.json")
 EXTRA_FIELDS: dict[str, set[str]] = {
     # persist_session: an option of earlier claude-agent-sdk releases this host keeps
     "ClaudeAgentOptions": {"persist_session", "provider", "agent_dir", "agent", "project_key",
-                           "ask_user"},
+                           "ask_user", "host_session"},
 }
 
 

@@ -5,12 +5,8 @@ the same object as ``from zpi_host.sdk import X``, for every public name of that
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..support.lazy import lazy_attributes
-
-if TYPE_CHECKING:
-    pass
+from . import hook_types  # TypedDicts only: every one of its names is mirrored here
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("CanUseTool", "EffortLevel", "McpHttpServerConfig", "McpSSEServerConfig",
@@ -23,22 +19,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("AgentDefinition",), "agents"),
     **dict.fromkeys(("PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
         "PermissionRuleValue", "PermissionUpdate", "ToolPermissionContext"), "permissions"),
-    **dict.fromkeys(("AsyncHookJSONOutput", "BackgroundTaskSummary", "BaseHookInput",
-        "CwdChangedHookSpecificOutput", "ElicitationHookSpecificOutput",
-        "ElicitationResultHookSpecificOutput", "FileChangedHookSpecificOutput", "HookCallback",
-        "HookContext", "HookEffort", "HookEvent", "HookInput", "HookJSONOutput",
-        "HookSpecificOutput", "MessageDisplayHookSpecificOutput", "NotificationHookInput",
-        "NotificationHookSpecificOutput", "PermissionDeniedHookSpecificOutput",
-        "PermissionRequestHookInput", "PermissionRequestHookSpecificOutput",
-        "PostModelSwitchHookSpecificOutput", "PostToolBatchHookSpecificOutput",
-        "PostToolUseFailureHookInput", "PostToolUseFailureHookSpecificOutput",
-        "PostToolUseHookInput", "PostToolUseHookSpecificOutput", "PreCompactHookInput",
-        "PreModelSwitchHookSpecificOutput", "PreToolUseHookInput", "PreToolUseHookSpecificOutput",
-        "SessionCronSummary", "SessionStartHookSpecificOutput", "StopHookInput",
-        "StopHookSpecificOutput", "SubagentStartHookInput", "SubagentStartHookSpecificOutput",
-        "SubagentStopHookInput", "SubagentStopHookSpecificOutput", "SyncHookJSONOutput",
-        "UserPromptExpansionHookSpecificOutput", "UserPromptSubmitHookInput",
-        "UserPromptSubmitHookSpecificOutput", "WorktreeCreateHookSpecificOutput"), "hook_types"),
+    **dict.fromkeys(hook_types.__all__, "hook_types"),
     **dict.fromkeys(("ClaudeAgentOptions", "HookMatcher"), "options"),
     **dict.fromkeys(("McpSdkServerConfig",), "mcp_tools"),
     **dict.fromkeys(("AssistantMessageError", "ContextUsageCategory", "ContextUsageResponse",
