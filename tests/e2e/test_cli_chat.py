@@ -357,3 +357,49 @@ def test_tab_completes_commands_and_mentions_and_a_mention_sends_the_file(tmp_pa
     assert "what does @notes.txt say?" in text
     assert '<file path=\\"notes.txt\\">\\nthe secret word is kiwi\\n</file>' in text
     assert '<file path=\\"src/app.py\\">' in text
+
+
+def test_rewind_lists_the_prompts_and_puts_the_files_back(tmp_path):
+    """/rewind: each prompt with how many files changed since, a number picks one, the files
+    come back as they were before it (a file created since is deleted) and the chat says so;
+    /rewind N picks directly. The chat's sessions keep checkpoints without any option."""
+    (tmp_path / "notes.txt").write_text("original\n")
+    model = script(
+        tmp_path,
+        {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "notes.txt",
+                                                        "content": "first change\n"}}]},
+        {"text": "changed it"},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "made.txt",
+                                                        "content": "new\n"}},
+                        {"name": "write", "arguments": {"path": "notes.txt",
+                                                        "content": "second change\n"}}]},
+        {"text": "changed more"})
+    chat = Chat(tmp_path, "--model", model, "--permission-mode", "acceptEdits")
+    chat.say("change the notes")
+    chat.expect(r"changed it")
+    chat.say("change them again")
+    chat.expect(r"changed more")
+    assert (tmp_path / "notes.txt").read_text() == "second change\n"
+    chat.say("/rewind")
+    chat.prompts += 1  # the choice is a prompt too
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.expect(r"1\. change the notes  \(2 files since\)\s+2\. change them again  "
+                r"\(2 files since\)\s+rewind to which prompt\? \[1-2, Enter: none\]")
+    chat.term.send("2\r")
+    chat.expect(r"rewound the files to before 'change them again':")
+    chat.expect(r"deleted .*made\.txt \(created since\)")
+    assert (tmp_path / "notes.txt").read_text() == "first change\n"
+    assert not (tmp_path / "made.txt").exists()
+    chat.say("/rewind 1")
+    chat.expect(r"rewound the files to before 'change the notes':\s+restored .*notes\.txt")
+    assert (tmp_path / "notes.txt").read_text() == "original\n"
+    chat.say("/rewind 7")
+    chat.expect(r"error: /rewind: there is no prompt 7; give 1 to 2")
+    chat.say("/rewind")
+    chat.prompts += 1
+    chat.term.wait_for_raw(READY, chat.prompts)
+    chat.term.send("\r")  # Enter alone: nothing
+    chat.expect(r"nothing rewound")
+    assert chat.leave() == 0
+    assert (tmp_path / "notes.txt").read_text() == "original\n"

@@ -204,3 +204,27 @@ def test_an_ambiguous_session_prefix_is_a_usage_error(cli):
         match_session_id("0b6b", ids)
     out = cli("sessions", "show", "0")
     assert out.returncode == 2 and "invalid session id '0'" in out.stderr
+
+
+def test_a_saved_run_keeps_file_checkpoints_for_sessions_rewind(cli, tmp_path):
+    """``run`` turns file checkpoints on for a saved session, so ``sessions rewind`` can put
+    back what its write changed."""
+    (cli.work / "plan.md").write_text("before\n")
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"tool_calls": [{"name": "read", "arguments": {
+        "path": "plan.md"}}]}) + "\n" + json.dumps({"tool_calls": [{"name": "write",
+        "arguments": {"path": "plan.md", "content": "after\n"}}]}) + "\n"
+        + json.dumps({"text": "rewrote it"}) + "\n")
+    out = cli("run", "--model", f"scripted:{path}", "--permission-mode", "acceptEdits",
+              "--output-format", "json", "rewrite the plan")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    assert (cli.work / "plan.md").read_text() == "after\n"
+    points = cli("sessions", "rewind", session_id, "--json")
+    assert points.returncode == 0, points.stderr
+    (point,) = json.loads(points.stdout)
+    assert point["prompt"] == "rewrite the plan" and point["files"] == 1
+    done = cli("sessions", "rewind", session_id, point["message_id"])
+    assert done.returncode == 0, done.stderr
+    assert f"restored {(cli.work / 'plan.md').resolve()}" in done.stdout
+    assert (cli.work / "plan.md").read_text() == "before\n"

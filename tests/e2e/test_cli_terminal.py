@@ -174,3 +174,23 @@ def test_a_dumb_terminal_gets_the_plain_output(tmp_path, demo):
     assert code == 0, term.text
     assert "\x1b[" not in term.output and "⠋" not in term.output
     assert "• read(path=greet.py)" in term.screen and term.screen[-1] == ANSWER
+
+
+def test_thinking_is_one_dim_line_and_verbose_shows_it_whole(tmp_path):
+    """As Claude Code shows reasoning: collapsed to a dimmed "thinking…" line on a terminal
+    (the text itself not shown), and the text under it, dimmed, with --verbose."""
+    turn = {"thinking": "The user wants a haiku.\nCount the syllables.", "text": "Done."}
+    code, term = on_terminal(tmp_path, "--model", script(tmp_path, turn), "write a haiku",
+                             cwd=tmp_path)
+    assert code == 0, term.text
+    assert term.screen[0] == "✻ thinking… 8 words" and term.screen[1] == "Done."
+    assert "\x1b[2m✻ thinking… 8 words\x1b[0m" in term.output
+    assert "syllables" not in term.text
+    (tmp_path / "again").mkdir()
+    code, term = on_terminal(tmp_path, "--verbose", "--model", script(tmp_path, turn),
+                             "write a haiku", cwd=tmp_path / "again")
+    assert code == 0, term.text
+    start = term.screen.index("✻ thinking… 8 words")
+    assert term.screen[start + 1:start + 4] == [
+        "  The user wants a haiku.", "  Count the syllables.", "Done."]
+    assert "\x1b[2m  Count the syllables.\x1b[0m" in term.output

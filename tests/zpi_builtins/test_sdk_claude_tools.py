@@ -119,3 +119,40 @@ async def test_an_agent_in_claudes_spelling_gets_the_sdk_tools(zpi_env, zpi_mode
     child = server.requests[1].json
     assert [t["name"] for t in child["tools"]] == ["Read", "Grep", "TaskOutput",
                                                    "NotebookRead"]
+
+
+async def test_read_of_a_notebook_returns_its_cells_as_claude_codes_read_does(
+        zpi_env, zpi_model_server, tmp_path):
+    """Claude Code's Read shows a ``.ipynb`` as its cells with their outputs (not the JSON),
+    ignoring offset and limit, and counts as reading it: NotebookEdit may then change it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "nb.ipynb").write_text(json.dumps({"cells": [
+        {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# Title\n"]},
+        {"cell_type": "code", "id": "calc", "metadata": {}, "execution_count": 1,
+         "source": "6 * 7", "outputs": [{"output_type": "execute_result", "metadata": {},
+                                         "execution_count": 1,
+                                         "data": {"text/plain": "42"}}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    (ws / "plain.txt").write_text("one\ntwo\n")
+    server = zpi_model_server
+    server.add_turns(
+        {"tool_calls": [{"name": "Read", "arguments": {"file_path": "nb.ipynb",
+                                                       "offset": 3, "limit": 1}},
+                        {"name": "Read", "arguments": {"file_path": "plain.txt"}}]},
+        {"tool_calls": [{"name": "NotebookEdit", "arguments": {
+            "notebook_path": "nb.ipynb", "cell_id": "calc", "new_source": "6 * 9"}}]},
+        {"text": "done"})
+    messages = [m async for m in query(prompt="look", options=loopback_sdk_options(
+        server, ws, permission_mode="acceptEdits"))]
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    notebook, plain, edited = tool_results(messages)
+    assert not notebook.is_error
+    assert notebook.content.startswith(
+        '<cell id="intro"><cell_type>markdown</cell_type># Title\n</cell id="intro">')
+    assert '<cell id="calc">6 * 7\n<output>\n42\n</output></cell id="calc">' in \
+        notebook.content
+    assert '"nbformat"' not in notebook.content  # the cells, not the file's JSON
+    assert not plain.is_error and "one" in plain.content and "two" in plain.content
+    assert not edited.is_error
+    assert json.loads((ws / "nb.ipynb").read_text())["cells"][1]["source"] == "6 * 9"

@@ -107,3 +107,40 @@ def test_an_edited_import_refreshes_the_context(tmp_path, project):
     part.write_text("after, longer")
     loader.refresh()
     assert "after, longer" in loader.context_prompt()
+
+
+def test_claude_local_md_is_read_after_each_project_folders_file_with_its_imports(
+        tmp_path, project, monkeypatch):
+    """Claude Code's project-local memory: ``CLAUDE.local.md`` in the working directory and
+    each folder above it, after that folder's ``AGENTS.md``/``CLAUDE.md`` (so it is the more
+    specific), with ``@path`` imports kept inside its folder as a shipped ``CLAUDE.md``'s."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    write(home / "private.md", "SECRET from home")
+    write(project.parent / "CLAUDE.local.md", "parent local")
+    write(project / "AGENTS.md", "shared")
+    write(project / "CLAUDE.local.md", "mine here @sandbox.md @~/private.md")
+    write(project / "sandbox.md", "sandbox url")
+    loader = ResourceLoader(project, tmp_path / "agent").load()
+    assert [(p.relative_to(tmp_path).as_posix(), t) for p, t in mine(loader, tmp_path)] == [
+        ("work/CLAUDE.local.md", "parent local"),
+        ("work/project/AGENTS.md", "shared"),
+        ("work/project/CLAUDE.local.md", "mine here @sandbox.md @~/private.md"),
+        ("work/project/sandbox.md", "sandbox url"),
+    ]
+    assert {c.origin for c in loader.context_files if c.path.name == "CLAUDE.local.md"} == \
+        {"local"}
+    assert "SECRET from home" not in loader.context_prompt()
+    (problem,) = [d for d in loader.diagnostics if d.path == home / "private.md"]
+    assert problem.origin == "local" and "outside" in problem.problem
+
+
+def test_claude_local_md_comes_with_the_local_source_only(tmp_path, project):
+    """As Claude Code ties it to its local settings: ``local`` alone reads the
+    ``CLAUDE.local.md`` files and no ``CLAUDE.md``; ``project`` alone the reverse."""
+    write(project / "CLAUDE.md", "team")
+    write(project / "CLAUDE.local.md", "mine")
+    only_local = ResourceLoader(project, tmp_path / "agent", file_origins=["local"]).load()
+    assert [t for _, t in mine(only_local, project)] == ["mine"]
+    only_project = ResourceLoader(project, tmp_path / "agent", file_origins=["project"]).load()
+    assert [t for _, t in mine(only_project, project)] == ["team"]

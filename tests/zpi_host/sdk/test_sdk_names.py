@@ -233,6 +233,42 @@ def test_docs_list_every_name_with_a_status() -> None:
     assert {n: st for n, st in rows.items() if st not in statuses} == {}
 
 
+def _migration_section() -> str:
+    text = (Path(__file__).resolve().parents[3] / "docs" / "sdk.md").read_text(encoding="utf-8")
+    return text.split("## Migrating from claude-agent-sdk", 1)[1].split("\n## ", 1)[0]
+
+
+def option_rows(section: str) -> set[str]:
+    """The names a row of the migration table starts with: each backticked name of its first
+    cell (``output_format={...}`` counts as ``output_format``)."""
+    import re
+
+    names: set[str] = set()
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`"):
+            names |= set(re.findall(r"`([A-Za-z_]\w*)", cells[0]))
+    return names
+
+
+def test_the_migration_table_has_a_row_for_every_option() -> None:
+    """docs/sdk.md, "Migrating from claude-agent-sdk": every field of the pinned release's
+    ``ClaudeAgentOptions`` is named first in a row that says its status; the fields this
+    host adds are named in the section too."""
+    section = _migration_section()
+    kind, fields = _pinned()["all"]["ClaudeAgentOptions"]
+    assert kind == "record"
+    assert [f for f, _ in fields if f not in option_rows(section)] == []
+    assert [f for f in EXTRA_FIELDS["ClaudeAgentOptions"] if f"`{f}`" not in section] == []
+
+
+def test_the_option_rows_check_finds_a_missing_option() -> None:
+    table = ("| claude-agent-sdk | `zpi_host.sdk` | |\n|---|---|---|\n"
+             "| `max_turns`, `output_format={...}` | same | ok |\n"
+             "| text mentioning `stderr` | same | not first |\n")
+    assert option_rows(table) == {"max_turns", "output_format"}
+
+
 @pytest.mark.parametrize(("pinned", "ours", "expected"), [
     (["record", [["a", True], ["b", False]]], "record_ab_required", "has a default there"),
     (["record", [["a", True], ["b", False]]], "record_a", "fields"),

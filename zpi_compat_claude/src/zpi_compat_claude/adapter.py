@@ -211,8 +211,19 @@ def project_allowed(host: Any, base: str) -> bool:
     read at all: not when the session reads no files of that source (the SDK's
     ``setting_sources`` without ``project``, or without ``user``)."""
     if base == ".":
-        return bool(getattr(host.config, "project_files", True))
+        return "project" in project_scopes(host)
     return bool(getattr(host.config, "user_files", True))
+
+
+def project_scopes(host: Any) -> frozenset[str]:
+    """The project's settings scopes the session reads (``project``: its folders and
+    ``settings.json``; ``local``: ``settings.local.json`` alone), as the SDK's
+    ``setting_sources`` name them."""
+    scopes = getattr(host.config, "project_scopes", None)
+    if scopes is not None:
+        return frozenset(scopes)
+    return frozenset(("project", "local") if getattr(host.config, "project_files", True)
+                     else ())
 
 
 def register_hooks(host: Any, ctx: LoadContext, name: str, config: Any,

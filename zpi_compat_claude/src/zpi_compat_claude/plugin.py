@@ -47,14 +47,17 @@ def zpi_load_plugins(host: Any) -> None:
 def _installed_finder(host: Any, installed_folders: Any) -> Any:
     """Claude Code's installed plugins, enabled by the settings files the session reads: the
     user's (unless ``setting_sources`` leaves ``user`` out), and the project's only when the
-    project is trusted and read (a repository's ``enabledPlugins`` must not turn one on)."""
+    project is trusted and read (a repository's ``enabledPlugins`` must not turn one on):
+    ``settings.json`` with the ``project`` source, ``settings.local.json`` with ``local``."""
+    from .adapter import project_scopes
+
     user = bool(getattr(host.config, "user_files", True))
-    project = host.config.trusted and host.config.project_files
-    if user and project:
+    scopes = project_scopes(host) if host.config.trusted else frozenset()
+    if user and scopes == {"project", "local"}:
         return installed_folders
     from .discovery import SETTINGS_SOURCES, settings_file
 
-    chosen = [s for s in SETTINGS_SOURCES if (s == "user" and user) or (s != "user" and project)]
+    chosen = [s for s in SETTINGS_SOURCES if (s == "user" and user) or s in scopes]
 
     def enabled_by_chosen(home: Path, cwd: Path) -> Any:
         return installed_folders(home, cwd,
@@ -98,12 +101,12 @@ def _load_settings_hooks(host: Any, source: str, ctx: LoadContext) -> None:
     project file's hooks wait for the project's trust (``host.config.trusted``)."""
     import os
 
-    from .adapter import register_hooks, report, withhold_hooks
+    from .adapter import project_scopes, register_hooks, report, withhold_hooks
     from .discovery import settings_file
     from .manifest import ManifestError, read_json
 
     in_project = source != "user"
-    if in_project and not host.config.project_files:
+    if in_project and source not in project_scopes(host):
         return
     if not in_project and not getattr(host.config, "user_files", True):
         return

@@ -37,7 +37,10 @@ def zpi_load_plugins(host: Any) -> None:
     cwd = Path(host.config.cwd or Path.cwd()).resolve()
     config = ClaudeSettings.from_settings(host.config.settings, cwd, key="zcode")
     ctx = LoadContext(cwd, agent_dir(), zcode_home(), config, ZCODE)
-    project = host.config.trusted and host.config.project_files
+    from zpi_compat_claude.adapter import project_scopes
+
+    # ZCode's workspace files are the project's own (no local file): the ``project`` source
+    project = host.config.trusted and "project" in project_scopes(host)
 
     def installed(home: Path, cwd: Path) -> Any:
         return installed_folders(home, cwd, project=project)
@@ -69,7 +72,12 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
     whose hooks run (``files``); a file that cannot be read is a warning, or the reason the
     plugin failed when no file is usable. The workspace file's hooks wait for the project's
     trust (``host.config.trusted``): its own ``hooks.enabled`` does not enable them alone."""
-    from zpi_compat_claude.adapter import register_hooks, report, withhold_hooks
+    from zpi_compat_claude.adapter import (
+        project_scopes,
+        register_hooks,
+        report,
+        withhold_hooks,
+    )
     from zpi_compat_claude.hooks import HookConfig
     from zpi_compat_claude.manifest import ManifestError
 
@@ -84,7 +92,7 @@ def load_config_hooks(host: Any, ctx: LoadContext) -> None:
     found = False
     for scope, path in config_files(ctx.home, ctx.cwd):
         in_project = scope == "workspace"
-        if in_project and not host.config.project_files:
+        if in_project and "project" not in project_scopes(host):
             continue
         if not in_project and not getattr(host.config, "user_files", True):
             continue

@@ -4,8 +4,12 @@ Line editing, history (``<agent dir>/chat_history``) and multi-line input come f
 prompt-toolkit, imported only here. Each prompt is one run of the same session, shown by the
 live display (:mod:`.live`). Ctrl-C while a run is going aborts that run and keeps the
 session (a second Ctrl-C exits at once, as in ``run``); Ctrl-C at the prompt clears the line;
-Ctrl-D exits. Built-in slash commands are handled here (:data:`BUILTINS`); any other
+Ctrl-D exits. Built-in slash commands are handled here (:data:`HELP`); any other
 ``/name`` is the session's own command (plugins, skills, command files).
+
+The chat's sessions keep file checkpoints (what ``write`` and ``edit`` change, at most 1 MiB
+per file and 32 MiB per session: ``agent/file_checkpoints.py``), so ``/rewind`` can put the
+files back as they were before any of its prompts.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ HELP = {
     "/compact [TEXT]": "summarise the history now (TEXT: what the summary should keep)",
     "/clear": "start a new, empty session",
     "/resume [ID]": "list this directory's sessions, or continue the session ID (a prefix)",
+    "/rewind [N]": "put the files back as they were before prompt N (no N: list them)",
     "/cost": "tokens and cost of this session so far",
     "/context": "how full the model's context is",
     "/permissions": "the permission mode, rules and workspace roots",
@@ -88,6 +93,7 @@ class Chat:
             "help": self._help, "model": self._model, "compact": self._compact,
             "clear": self._clear, "resume": self._resume, "cost": self._cost,
             "context": self._context, "permissions": self._permissions,
+            "rewind": self._rewind,
         }
 
     # ------------------------------------------------------------------------ the loop
@@ -190,7 +196,7 @@ class Chat:
         options = {**session_kwargs(self.args), "resume": None, "continue_recent": False,
                    **assembly_kwargs(self.args, self.blocked, overrides.pop("model", None)),
                    "can_use_tool": self._approve, "ports": self._ports(),
-                   "ask_trust": self._ask_trust, **overrides}
+                   "ask_trust": self._ask_trust, "file_checkpoints": True, **overrides}
         if self._distrusted and "trust_project" not in options:
             options["trust_project"] = False
         if options.get("resume"):
@@ -422,6 +428,40 @@ class Chat:
                   f"{u.cache_read_tokens} cache read, {u.cache_write_tokens} cache write; "
                   f"cost ${self.session.total_cost_usd:.4f}")
 
+    async def _rewind(self, argument: str) -> None:
+        """``/rewind``: the prompts with how many files changed since each, one picked (the
+        argument: its number or a prefix of its id; else asked), its files put back."""
+        from ..agent.file_checkpoints import rewind_points
+
+        points = rewind_points(self.session.store.records)
+        if not points:
+            self._say("no prompt to rewind to yet in this session")
+            return
+        choice = argument.strip()
+        if not choice:
+            width = len(str(len(points)))
+            lines = ["files changed since each prompt (rewinding puts them back as they were "
+                     "before it; the conversation stays):"]
+            lines += [f"  {str(n).rjust(width)}. {_brief(p.prompt, 60)}  "
+                      f"({_files(p.files)} since)" for n, p in enumerate(points, 1)]
+            try:
+                answer = await self._at_prompt(
+                    "\n".join(lines), f"rewind to which prompt? [1-{len(points)}, Enter: none] ")
+            except KeyboardInterrupt:
+                answer = None
+            choice = (answer or "").strip()
+            if not choice:
+                self._say("nothing rewound")
+                return
+        point = _pick_point(points, choice)
+        if point.files == 0:
+            self._say(f"no file changed since prompt {_brief(point.prompt, 40)!r}: nothing to "
+                      "rewind")
+            return
+        report = self.session.rewind_files(point.message_id)
+        self._say(f"rewound the files to before {_brief(point.prompt, 40)!r}:\n"
+                  + report.describe(), error=bool(report.not_restored))
+
     async def _context(self, argument: str) -> None:
         self._say("\n".join(context_lines(self.session.get_context_usage())))
 
@@ -460,6 +500,29 @@ class Chat:
         if (error or dim) and colours_wanted(self.out):
             text = f"{RED if error else DIM}{text}{RESET}"
         print(text, file=self.out, flush=True)
+
+
+def _pick_point(points: list[Any], choice: str) -> Any:
+    """The rewind point ``choice`` names: its number in the list, or a prefix of its id."""
+    if choice.isdigit():
+        if 1 <= int(choice) <= len(points):
+            return points[int(choice) - 1]
+        raise CliUsageError(f"/rewind: there is no prompt {choice}; give 1 to {len(points)} "
+                            "(/rewind alone lists them)")
+    named = [p for p in points if p.message_id.startswith(choice)]
+    if len(named) != 1:
+        raise CliUsageError(f"/rewind: {choice!r} names {'no' if not named else 'several'} "
+                            "prompt(s) of this session; /rewind alone lists them by number")
+    return named[0]
+
+
+def _files(count: int) -> str:
+    return "1 file" if count == 1 else f"{count} files"
+
+
+def _brief(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def context_lines(usage: Any) -> list[str]:

@@ -346,6 +346,9 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 chosen["continue_recent"] = False
             session = await create_session(
                 max_turns=args.max_turns, interactive=interactive, refuse_untrusted=True,
+                # a saved run keeps file checkpoints, for 'zpi-host sessions rewind' (bounded:
+                # 1 MiB a file, 32 MiB a session; agent/file_checkpoints.py)
+                file_checkpoints=not args.no_session,
                 can_use_tool=paused_approver(lambda: live) if interactive and live else None,
                 no_approver_hint=None if interactive else UnattendedHint(sys.stderr),
                 ports=terminal_ports(sys.stdin, sys.stderr, lambda: live),

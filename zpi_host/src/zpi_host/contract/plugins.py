@@ -126,8 +126,8 @@ def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) 
 class PluginConfig:
     """Which plugins to load, from the environment, the CLI (``-p no:NAME``) and settings."""
 
-    __slots__ = ("autoload", "cwd", "disabled", "load_only", "project_files", "settings", "strict",
-                 "trace", "trusted", "user_files")
+    __slots__ = ("autoload", "cwd", "disabled", "load_only", "project_files", "project_scopes",
+                 "settings", "strict", "trace", "trusted", "user_files")
 
     def __init__(
         self,
@@ -142,6 +142,7 @@ class PluginConfig:
         trusted: bool = True,
         project_files: bool = True,
         user_files: bool = True,
+        project_scopes: Iterable[str] | None = None,
     ) -> None:
         self.load_only = None if load_only is None else frozenset(load_only)
         self.disabled = frozenset(disabled)
@@ -160,6 +161,14 @@ class PluginConfig:
         #: whether adapters may read the project's own files at all (``.claude/``, ``.zcode/``,
         #: ``.agents/``): False when the SDK's ``setting_sources`` leaves the project out
         self.project_files = project_files
+        #: which of the project's settings scopes are read: ``project`` (``.claude/
+        #: settings.json`` and the project's folders: ``.claude/`` commands, skills, agents,
+        #: ``CLAUDE.md``; ``.zcode/``; ``.mcp.json``) and ``local`` (``.claude/
+        #: settings.local.json`` alone), as claude-agent-sdk's ``setting_sources`` name them;
+        #: by default both when ``project_files``, else none
+        self.project_scopes: frozenset[str] = (
+            frozenset(project_scopes) if project_scopes is not None
+            else frozenset(("project", "local") if project_files else ()))
         #: whether adapters may read the user's own folders and settings files (``~/.claude``,
         #: ``~/.zcode``): False when the SDK's ``setting_sources`` leaves ``user`` out
         self.user_files = user_files
@@ -176,6 +185,7 @@ class PluginConfig:
         trusted: bool = True,
         project_files: bool = True,
         user_files: bool = True,
+        project_scopes: Iterable[str] | None = None,
     ) -> PluginConfig:
         env = os.environ if environ is None else environ
         load = env.get("ZPI_LOAD_PLUGINS")
@@ -186,7 +196,7 @@ class PluginConfig:
             strict=env_flag(env.get("ZPI_STRICT_PLUGINS")),
             trace=env_flag(env.get("ZPI_TRACE_PLUGINS")),
             settings=settings, cwd=cwd, trusted=trusted, project_files=project_files,
-            user_files=user_files,
+            user_files=user_files, project_scopes=project_scopes,
         )
 
 

@@ -21,6 +21,8 @@ from .rules import Invalid, build_agent, build_command, build_skill, check_code_
 
 #: Per folder, the first of these that exists is its context file.
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
+#: Claude Code's project-local memory, read in each project folder after its context file
+LOCAL_CONTEXT_FILE_NAME = "CLAUDE.local.md"
 _LOCAL_KINDS = frozenset({"skills", "commands", "agents"})
 
 
@@ -62,8 +64,9 @@ class ResourceLoader:
 
     Construct, then :meth:`load`; :meth:`refresh` reloads in place, so every holder of the
     loader sees the new state. Accessors return tuples in search order. ``file_origins`` are
-    the host's own folders read: ``agent`` (the agent dir) and ``project`` (``.zpi`` and the
-    context files of the working directory and its parents); plugins' sources always are.
+    the host's own folders read: ``agent`` (the agent dir), ``project`` (``.zpi`` and the
+    context files of the working directory and its parents) and ``local`` (the
+    ``CLAUDE.local.md`` files of those folders); plugins' sources always are.
     """
 
     def __init__(
@@ -72,7 +75,7 @@ class ResourceLoader:
         agent_dir: Path,
         sources: Sequence[ResourceSource] = (),
         commands: Sequence[Command] = (),
-        file_origins: Collection[str] = ("agent", "project"),
+        file_origins: Collection[str] = ("agent", "project", "local"),
         agents: Sequence[AgentDefinition] = (),
     ) -> None:
         self.cwd = Path(cwd).expanduser().resolve()
@@ -250,30 +253,45 @@ class ResourceLoader:
                 scan.add(scan.agents, agent, "agent")
 
     def _load_context(self, scan: _Scan) -> None:
-        """Per folder, the first context file there is. A project's (the working directory's
-        and its parents') is a file the folder ships: it may link only within that folder;
-        a plugin's within its ``confine``; the user's own (agent dir) anywhere. All are read
-        only when regular and at most ``TEXT_LIMIT`` bytes."""
+        """Per folder, the first context file there is, and in the project's folders
+        ``CLAUDE.local.md`` after it (origin ``local``), as Claude Code reads its project-local
+        memory. A project's (the working directory's and its parents') is a file the folder
+        ships: it may link only within that folder; a plugin's within its ``confine``; the
+        user's own (agent dir) anywhere. All are read only when regular and at most
+        ``TEXT_LIMIT`` bytes."""
+        project = "project" in self.file_origins
+        local = "local" in self.file_origins
         folders: list[tuple[Path, str, Path | None]] = (
             [(self.agent_dir, "agent", None)] if "agent" in self.file_origins else [])
-        if "project" in self.file_origins:
+        if project or local:
             folders += [(f, "project", f) for f in reversed((self.cwd, *self.cwd.parents))]
         folders += [(s.root, s.origin, s.confine) for s in self.sources
                     if isinstance(s, ResourceSource) and "context" in s.kinds]
         seen: set[str] = set()
         for folder, origin, root in folders:
-            for name in CONTEXT_FILE_NAMES:
-                scan.watch(folder / name)
-            path = next((folder / n for n in CONTEXT_FILE_NAMES if _is_entry(folder / n)), None)
-            if path is None or os.path.realpath(path) in seen:
-                continue
-            seen.add(os.path.realpath(path))
-            text = self._read_context(path, root, origin, scan)
-            if text is None:
-                continue
-            scan.context.append(ContextFile(path, text, origin))
-            if path.name == "CLAUDE.md":
-                self._load_imports(path, text, root, origin, scan, seen)
+            if origin != "project" or project:
+                for name in CONTEXT_FILE_NAMES:
+                    scan.watch(folder / name)
+                path = next((folder / n for n in CONTEXT_FILE_NAMES if _is_entry(folder / n)),
+                            None)
+                self._add_context(path, root, origin, scan, seen)
+            if origin == "project" and local:
+                scan.watch(folder / LOCAL_CONTEXT_FILE_NAME)
+                path = folder / LOCAL_CONTEXT_FILE_NAME
+                self._add_context(path if _is_entry(path) else None, root, "local", scan, seen)
+
+    def _add_context(self, path: Path | None, root: Path | None, origin: str, scan: _Scan,
+                     seen: set[str]) -> None:
+        """``path`` (a context file found, or None) and, for Claude's files, its imports."""
+        if path is None or os.path.realpath(path) in seen:
+            return
+        seen.add(os.path.realpath(path))
+        text = self._read_context(path, root, origin, scan)
+        if text is None:
+            return
+        scan.context.append(ContextFile(path, text, origin))
+        if path.name in ("CLAUDE.md", LOCAL_CONTEXT_FILE_NAME):
+            self._load_imports(path, text, root, origin, scan, seen)
 
     @staticmethod
     def _read_context(path: Path, root: Path | None, origin: str, scan: _Scan) -> str | None:

@@ -6,7 +6,8 @@ Code's sub-agent tool, formerly ``Task``) onto builtins:subagents' ``task``; ``W
 ``WebSearch`` onto builtins:web's ``web_fetch`` and ``web_search`` (same parameters);
 ``MultiEdit`` onto ``edit`` too (several edits, all or none); ``TodoWrite``, ``LS``,
 ``NotebookRead`` and ``NotebookEdit`` onto builtins:todos' ``todo_write``, builtins:search's
-``ls`` and builtins:notebooks' ``notebook_read`` and ``notebook_edit`` (same parameters).
+``ls`` and builtins:notebooks' ``notebook_read`` and ``notebook_edit`` (same parameters);
+``Read`` of a ``.ipynb`` shows its cells through ``notebook_read`` when the session has it.
 
 An adapter is a :class:`~zpi_host.tools.Tool` whose ``prepare`` turns Claude's arguments into
 the wrapped tool's (and names Claude's field when they do not fit) and whose ``execute`` is the
@@ -265,9 +266,10 @@ CONVERT: Mapping[str, Callable[[dict[str, Any], Container[str]], dict[str, Any]]
 }
 
 
-def adapt(kernel_tool: Tool, name: str) -> Tool:
+def adapt(kernel_tool: Tool, name: str, notebooks: Tool | None = None) -> Tool:
     """``kernel_tool`` under the standard ``name``, taking Claude's arguments (a tool whose
-    parameters are Claude's already, ``skill``, ``glob``, ``grep``, keeps them)."""
+    parameters are Claude's already, ``skill``, ``glob``, ``grep``, keeps them). ``Read``
+    given ``notebooks`` (the session's ``notebook_read``) shows a ``.ipynb`` through it."""
     schema = SCHEMAS.get(name, kernel_tool.parameters)
     convert = CONVERT.get(name, _unchanged)
     accepts = frozenset(kernel_tool.parameters.get("properties", {}))
@@ -290,9 +292,28 @@ def adapt(kernel_tool: Tool, name: str) -> Tool:
             return run(args, attrs.evolve(ctx, streams_apart=True))
 
         changes["execute"] = execute
+    if name == "Read" and notebooks is not None:
+        changes["execute"] = _reading_notebooks(kernel_tool, notebooks)
     return attrs.evolve(kernel_tool, name=name,
                         description=DESCRIPTIONS.get(name, kernel_tool.description),
                         parameters=schema, prepare=prepare, **changes)
+
+
+def _reading_notebooks(read: Tool, notebooks: Tool) -> Callable[[Any, Any], Any]:
+    """Read's ``execute``: a ``.ipynb`` comes back as its cells with their outputs, as Claude
+    Code's Read returns a notebook (``offset``/``limit`` do not apply), through the
+    ``notebook_read`` tool the session has (builtins:notebooks: the kernel does not import
+    it), which also records the read; any other file through ``read``."""
+    run = read.execute
+
+    def execute(args: Any, ctx: Any) -> Any:
+        path = args.get("path") if isinstance(args, Mapping) else None
+        if isinstance(path, str) and path.lower().endswith(".ipynb"):
+            return notebooks.execute(notebooks.prepare_arguments({"notebook_path": path}),
+                                     ctx)
+        return run(args, ctx)
+
+    return execute
 
 
 #: Claude's search tools: provided by a plugin as ``glob``/``grep`` when installed; otherwise
@@ -337,7 +358,9 @@ def standard_tools(found: Sequence[Tool]) -> list[Tool]:
     """The standard tools for the kernel tools (and the Claude adapter's ``skill``) among
     ``found``, and placeholders for the search tools no plugin provides."""
     names = {t.name for t in found}
-    tools = [adapt(t, STANDARD_NAMES[t.name]) for t in found if t.name in STANDARD_NAMES]
+    notebooks = next((t for t in found if t.name == "notebook_read"), None)
+    tools = [adapt(t, STANDARD_NAMES[t.name], notebooks if t.name == "read" else None)
+             for t in found if t.name in STANDARD_NAMES]
     tools += [adapt(t, more) for t in found for more in MORE_STANDARD_NAMES.get(t.name, ())]
     tools += [placeholder(n) for n in PLACEHOLDER_SCHEMAS if n.lower() not in names]
     return tools

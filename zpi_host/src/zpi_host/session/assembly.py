@@ -363,8 +363,10 @@ def thinking_budget(options: SessionOptions, environ: Mapping[str, str]) -> int 
 
 
 #: setting source -> the host's resource folders it also brings (claude-agent-sdk: the
-#: project source brings CLAUDE.md and the project's skills)
-RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project"}
+#: project source brings CLAUDE.md and the project's skills; local, Claude Code's
+#: CLAUDE.local.md)
+RESOURCE_ORIGINS: Mapping[str, str] = {"user": "agent", "project": "project",
+                                       "local": "local"}
 
 
 async def load_resources(

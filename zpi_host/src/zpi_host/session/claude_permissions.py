@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +53,19 @@ class ClaudePermissions:
 
 
 def read_claude_permissions(cwd: Path, environ: Mapping[str, str], *, trusted: bool,
-                            read_user: bool = True, read_project: bool = True
+                            read_user: bool = True,
+                            read_project: bool | Collection[str] = True
                             ) -> ClaudePermissions:
     """The permissions of the three files; a file that cannot be read or a bad entry is a
-    warning naming it, and the rest applies."""
+    warning naming it, and the rest applies. ``read_project``: both project files, none, or
+    the scopes to read (``project``, ``local``)."""
     from ..fs.shipped import TEXT_LIMIT, ShippedFileError, read_shipped
 
     found = ClaudePermissions()
     for scope in SCOPES:
-        if not (read_user if scope == "user" else read_project):
+        wanted = read_user if scope == "user" else (
+            read_project if isinstance(read_project, bool) else scope in read_project)
+        if not wanted:
             continue
         path = claude_settings_path(scope, cwd, environ)
         try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .project_guards import reads_project_files
+from .project_guards import project_scopes_read, reads_project_files
 
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy
@@ -50,7 +50,7 @@ def claude_permissions(options: SessionOptions, manager: SettingsManager,
 
     environ = options.environ if options.environ is not None else os.environ
     found = read_claude_permissions(cwd, environ, trusted=trusted, read_user=read_user,
-                                    read_project=reads_project_files(options))
+                                    read_project=project_scopes_read(options))
     warnings.extend(found.warnings)
     if found.held:
         warnings.append(f"not applied, because the project {project_root(cwd)} is not "

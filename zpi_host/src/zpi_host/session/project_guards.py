@@ -48,8 +48,18 @@ def project_trusted(options: SessionOptions, manager: SettingsManager, cwd: Path
 def reads_project_files(options: SessionOptions) -> bool:
     """Whether adapters may read the project's own files (``.claude/``, ``.zcode/``): not
     when ``setting_sources`` leaves both project sources out."""
+    return bool(project_scopes_read(options))
+
+
+def project_scopes_read(options: SessionOptions) -> frozenset[str]:
+    """The project's settings scopes ``setting_sources`` names (None: both). As in
+    claude-agent-sdk, ``local`` is ``.claude/settings.local.json`` (and ``CLAUDE.local.md``)
+    alone: the project's folders, ``CLAUDE.md``, ``.claude/settings.json`` and
+    ``.mcp.json`` come with ``project``."""
     sources = options.setting_sources
-    return sources is None or any(s in PROJECT_SCOPES for s in sources)
+    if sources is None:
+        return frozenset(PROJECT_SCOPES)
+    return frozenset(s for s in sources if s in PROJECT_SCOPES)
 
 
 def reads_user_files(options: SessionOptions) -> bool:
@@ -81,7 +91,7 @@ def plugins_for(
 
     settings[MCP_SOURCES], held = gather_mcp_sources(
         manager, cwd, given=options.mcp_servers, strict=options.strict_mcp_config,
-        trusted=trusted, read_project=reads_project_files(options))
+        trusted=trusted, read_project="project" in project_scopes_read(options))
     withheld += held
     if options.host is not None:
         return settings, options.host, guarded, withheld
@@ -124,7 +134,9 @@ def make_host(
                                             settings_disabled=disabled, settings=settings,
                                             cwd=cwd, trusted=trusted,
                                             project_files=reads_project_files(options),
-                                            user_files=reads_user_files(options))).load()
+                                            user_files=reads_user_files(options),
+                                            project_scopes=project_scopes_read(options)
+                                            )).load()
     for name, plugin in options.plugins.items():
         record = host.register_plugin(plugin, name)
         if record.status != "ok":

@@ -133,14 +133,15 @@ def gather_mcp_sources(
     strict: bool, trusted: bool, read_project: bool,
 ) -> tuple[dict[str, Any], list[str]]:
     """The value of :data:`MCP_SOURCES` and the held-back lines of an untrusted project (one
-    per server that would have started)."""
+    per server that would have started). ``read_project``: the project's ``.mcp.json`` is
+    read (the ``project`` source); its settings files are read as ``manager`` reads them."""
     approval = _approval(manager.layer("user"))
     sources: list[dict[str, Any]] = []
     if not strict:
         sources += _settings_source(manager, "user")
         if read_project:
             sources += _project_file(cwd)
-            sources += _settings_source(manager, "project") + _settings_source(manager, "local")
+        sources += _settings_source(manager, "project") + _settings_source(manager, "local")
     sources += _given(given)
     withheld: list[str] = []
     for source in sources:
