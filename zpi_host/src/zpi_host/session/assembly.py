@@ -427,7 +427,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         tools = select_tools(found, tool_overrides=options.tool_overrides,
                              custom_tools=options.custom_tools, no_tools=options.no_tools,
                              tools=options.tools, exclude_tools=options.exclude_tools,
-                             hide_tools=options.hide_tools)
+                             hide_tools=options.hide_tools,
+                             available=tools_available(settings, entry))
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
                                                   options.append_system_prompt,
                                                   options.system_prompt,
@@ -456,6 +457,14 @@ async def create_session(**kwargs: Any) -> AgentSession:
         if opened and store is not None:
             store.close()
         raise
+
+
+def tools_available(settings: Mapping[str, Any], entry: ModelEntry) -> Any:
+    """Each tool's ``Tool.available`` for a session of this model (``tool_selection``)."""
+    from ..tools.base import SessionDefinition
+
+    definition = SessionDefinition(model=entry)
+    return lambda tool: tool.available(settings, definition)
 
 
 def _session(

@@ -5,6 +5,7 @@ from typing import Any
 
 from .base import (
     Content,
+    SessionDefinition,
     ImageContent,
     TextContent,
     Tool,
@@ -27,6 +28,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Content", "ImageContent", "TextContent", "Tool", "ToolArgumentError", "ToolCall",
+    "Content", "ImageContent", "SessionDefinition", "TextContent", "Tool", "ToolArgumentError", "ToolCall",
     "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
 ]
