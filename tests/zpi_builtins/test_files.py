@@ -197,7 +197,7 @@ def test_inspect_file_says_binary_and_refuses_a_folder(tmp_path):
     assert "binary file of 30 bytes" in result.text_content
     from zpi_host.tools import ToolFailure
 
-    with pytest.raises(ToolFailure, match="not a regular file|does not exist|directory"):
+    with pytest.raises(ToolFailure, match=r"not a regular file|does not exist|directory"):
         inspect_file({"path": "."}, ToolContext(cwd=tmp_path), None)
 
 

@@ -123,11 +123,10 @@ def _destination(ctx: ToolContext, args: Mapping[str, Any]) -> tuple[Path, str, 
         raise ToolFailure(f"{source_shown} does not exist", {"path": str(source)})
     target, target_shown = _where(ctx, args["destination"])
     kind, _ = _kind(target)
-    if kind != "missing":
-        if kind != "file" or args.get("overwrite") is not True:
-            more = "; set overwrite to replace it" if kind == "file" else ""
-            raise ToolFailure(f"{target_shown} already exists (a {kind}){more}",
-                              {"path": str(target)})
+    if kind != "missing" and (kind != "file" or args.get("overwrite") is not True):
+        more = "; set overwrite to replace it" if kind == "file" else ""
+        raise ToolFailure(f"{target_shown} already exists (a {kind}){more}",
+                          {"path": str(target)})
     if not target.parent.is_dir():
         raise ToolFailure(f"the folder of {target_shown} does not exist; make it first",
                           {"path": str(target)})

@@ -5,8 +5,8 @@ from typing import Any
 
 from .base import (
     Content,
-    SessionDefinition,
     ImageContent,
+    SessionDefinition,
     TextContent,
     Tool,
     ToolArgumentError,
@@ -28,6 +28,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Content", "ImageContent", "SessionDefinition", "TextContent", "Tool", "ToolArgumentError", "ToolCall",
-    "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
+    "Content", "ImageContent", "SessionDefinition", "TextContent", "Tool", "ToolArgumentError",
+    "ToolCall", "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
 ]

@@ -22,7 +22,6 @@ from .arguments import argument_problem
 if TYPE_CHECKING:
     from ..fs.files import FileFingerprint
     from ..permissions.paths import JudgedPath
-    from ..providers.catalog import ModelEntry
 
 #: how much of a command's output a tool keeps in memory (its start and end; the rest goes to
 #: a spill file: ``output.HeadTailBuffer``)
@@ -192,9 +191,11 @@ class ToolContext:
 class SessionDefinition:
     """What a session is being made of, for :attr:`Tool.is_available`: the model's catalog
     entry (``vision`` and the other capabilities) and the agent definition's name, if the
-    session runs one (None: the default agent)."""
+    session runs one (None: the default agent). ``model`` is a
+    :class:`~zpi_host.providers.ModelEntry`, typed loosely because tools sit below the
+    providers' layer."""
 
-    model: ModelEntry | None = None
+    model: Any = None
     agent: str | None = None
 
 
