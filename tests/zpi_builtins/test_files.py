@@ -331,3 +331,26 @@ def test_files_tools_respect_shell_tools_setting():
     assert "rm" not in names and "inspect_file" in names
     names = [t.name for t in files_tools(builtins_settings(files=SHELL))]
     assert {"rm", "mkdir", "rename", "copy", "exist", "sleep"} <= set(names)
+
+
+def test_cli_accept_edits_runs_batch_edit_and_the_default_denies_it(tmp_path):
+    from helpers.cli import EXE, clean_environment
+
+    def run_cli(*flags: str) -> str:
+        script = tmp_path / "script.jsonl"
+        script.write_text(json.dumps(call("batch_edit", path="f.txt", edits=[
+            {"old_text": "a", "new_text": "b"}])) + "\n" + json.dumps("done") + "\n")
+        import subprocess
+
+        out = subprocess.run([EXE, "run", *flags, "--model", f"scripted:{script}",
+                              "--output-format", "json", "go"], capture_output=True,
+                             text=True, cwd=ws, env=clean_environment(tmp_path), timeout=60,
+                             stdin=subprocess.DEVNULL)
+        assert out.returncode == 0, out.stderr
+        return (ws / "f.txt").read_text()
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("a\n")
+    assert run_cli() == "a\n"  # non-interactive default: denied
+    assert run_cli("--permission-mode", "acceptEdits") == "b\n"
