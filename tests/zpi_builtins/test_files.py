@@ -354,3 +354,25 @@ def test_cli_accept_edits_runs_batch_edit_and_the_default_denies_it(tmp_path):
     (ws / "f.txt").write_text("a\n")
     assert run_cli() == "a\n"  # non-interactive default: denied
     assert run_cli("--permission-mode", "acceptEdits") == "b\n"
+
+
+async def test_the_request_body_carries_view_image_only_for_a_vision_model(tmp_path):
+    """What the model is sent: the loopback server records each request's tools."""
+    from zpi_host.testing import ModelServer
+
+    async def sent_tools(vision: bool) -> set[str]:
+        with ModelServer(["hi"]) as server:
+            settings = {"providers": {"openai": {"base_url": server.base_url + "/v1"}},
+                        "models": {"m": {"provider": "openai", "model": "m",
+                                         "vision": vision}},
+                        **builtins_settings(title={"enabled": False})}
+            session = await create_session(model="m", cwd=tmp_path, settings=settings,
+                                           environ={"OPENAI_API_KEY": "sk-test"})
+            await session.run("hello")
+            await session.dispose()
+            body = server.requests[0].json
+        return {t["function"]["name"] for t in body["tools"]}
+
+    seeing, blind = await sent_tools(True), await sent_tools(False)
+    assert "view_image" in seeing and "view_image" not in blind
+    assert "inspect_file" in seeing and "inspect_file" in blind

@@ -145,6 +145,10 @@ _CODE = {
 }
 
 
+#: the tools whose code awaits (network, time); the others are plain functions
+_ASYNC = frozenset({"sleep", "download_file", "generate_image"})
+
+
 def vision_model(settings: Mapping[str, Any], definition: SessionDefinition) -> bool:
     """``view_image``'s availability: the session's model sees images (catalog ``vision``)."""
     return definition.model is not None and definition.model.vision is True
@@ -174,14 +178,17 @@ def _tool(name: str, config: Mapping[str, Any]) -> Tool:
 
         return _check_object(name, SCHEMAS[name], arguments)
 
-    async def execute(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        result = code()(args, ctx, config)
-        if hasattr(result, "__await__"):
-            result = await result
-        return result  # type: ignore[no-any-return]
+    async def execute_async(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        return await code()(args, ctx, config)  # type: ignore[no-any-return]
+
+    def execute(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        # a plain function: the loop runs a read-only one (inspect_file over a large file)
+        # in a worker thread, off the event loop
+        return code()(args, ctx, config)  # type: ignore[no-any-return]
 
     return Tool(name=name, description=DESCRIPTIONS[name], parameters=SCHEMAS[name],
-                execute=execute, metadata=METADATA[name], prepare=prepare,
+                execute=execute_async if name in _ASYNC else execute,
+                metadata=METADATA[name], prepare=prepare,
                 is_available=AVAILABILITY.get(name))
 
 
