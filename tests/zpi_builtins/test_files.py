@@ -376,3 +376,33 @@ async def test_the_request_body_carries_view_image_only_for_a_vision_model(tmp_p
     seeing, blind = await sent_tools(True), await sent_tools(False)
     assert "view_image" in seeing and "view_image" not in blind
     assert "inspect_file" in seeing and "inspect_file" in blind
+
+
+async def test_a_sub_agent_on_a_model_without_vision_has_no_view_image(zpi_env, tmp_path):
+    """A child's tools are asked again with its own model: an agent definition on a model
+    without vision does not get ``view_image`` from a parent that has it."""
+    script = tmp_path / "child.jsonl"
+    script.write_text(json.dumps("child done") + "\n")
+    agents = tmp_path / ".zpi" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "blind.md").write_text(f"---\ndescription: d\nmodel: scripted:{script}\n---\nP\n")
+    (agents / "same.md").write_text("---\ndescription: d\nmodel: inherit\n---\nP\n")
+    seen: dict[str, set[str]] = {}
+
+    class Observer:
+        async def subagent_started(self, child, link):
+            seen[link.agent_type] = set(child.tools)
+
+        async def subagent_stopped(self, child, link):
+            pass
+
+    session = await create_session(
+        model="v", provider=ScriptedModel(["x", "y"]), cwd=tmp_path,
+        settings={"models": {"v": {"provider": "openai", "model": "see", "vision": True}}})
+    assert "view_image" in session.tools
+    session.subagent_observers.append(Observer())
+    await session.run_subagent("blind", "look")
+    await session.run_subagent("same", "look")
+    await session.dispose()
+    assert "view_image" not in seen["blind"] and "inspect_file" in seen["blind"]
+    assert "view_image" in seen["same"]
