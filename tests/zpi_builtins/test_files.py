@@ -406,3 +406,33 @@ async def test_a_sub_agent_on_a_model_without_vision_has_no_view_image(zpi_env, 
     await session.dispose()
     assert "view_image" not in seen["blind"] and "inspect_file" in seen["blind"]
     assert "view_image" in seen["same"]
+
+
+def test_outline_lines_match_a_plain_split_across_any_piece_boundary(monkeypatch):
+    """Every line is counted once, with its whole length, however the pieces fall."""
+    import os
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from zpi_builtins import files_outline
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.binary(max_size=300).map(lambda b: b.replace(b"\r", b"")),
+           st.integers(min_value=1, max_value=17), st.integers(min_value=1, max_value=9))
+    def check(data, chunk, keep):
+        monkeypatch.setattr(files_outline, "CHUNK", chunk)
+        monkeypatch.setattr(files_outline, "LINE_KEEP", keep)
+        with tempfile.TemporaryFile() as file:
+            file.write(data)
+            file.flush()
+            os.lseek(file.fileno(), 0, os.SEEK_SET)
+            got = list(files_outline._lines(file.fileno()))
+        expected = data.split(b"\n")
+        if data.endswith(b"\n") or not data:
+            expected = expected[:-1]
+        assert [length for _, length in got] == [len(line) for line in expected]
+        assert [kept for kept, _ in got] == [line[:keep] for line in expected]
+
+    check()
