@@ -436,3 +436,37 @@ def test_outline_lines_match_a_plain_split_across_any_piece_boundary(monkeypatch
         assert [kept for kept, _ in got] == [line[:keep] for line in expected]
 
     check()
+
+
+async def test_download_file_stops_a_body_without_a_length_at_the_limit(tmp_path):
+    """No Content-Length (HTTP/1.0, the body ends when the connection closes): the bytes are
+    counted as they come and the download stops past the limit, leaving nothing."""
+
+    class Endless(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.end_headers()
+            try:
+                for _ in range(200):
+                    self.wfile.write(b"z" * 1024)
+            except OSError:
+                pass  # the client stopped reading: what the test expects
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/f"
+        found = await run_calls(tmp_path, call("download_file", url=url, path="z.bin"),
+                                files={"download_max_bytes": 10_000}, web=LOOPBACK)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert found[0][1] and "larger than the limit of 10000 bytes" in found[0][0]
+    assert list(tmp_path.iterdir()) == [] or all(
+        "zpi-download" not in p.name and p.name != "z.bin" for p in tmp_path.iterdir())
