@@ -122,7 +122,9 @@ SERVICE_INTERNALS = (
     "logging", "zpi_builtins.search_files", "zpi_builtins.search_grep",
     "zpi_builtins.memory_store", "zpi_builtins.memory_batch", "zpi_builtins.task_registry",
     "zpi_builtins.handoff_service", "zpi_builtins.web_fetch", "zpi_builtins.web_search",
-    "zpi_builtins.search_ls", "zpi_builtins.notebook_cells",
+    "zpi_builtins.search_ls", "zpi_builtins.notebook_cells", "zpi_builtins.files_ops",
+    "zpi_builtins.files_outline", "zpi_builtins.files_batch", "zpi_builtins.files_download",
+    "zpi_builtins.files_images",
     "zpi_host.contract.decisions", "zpi_host.session.ports", "zpi_host.providers.messages",
     "zpi_host.fs.files",
     "zpi_host.resources.frontmatter", "zpi_host.session.subagents", "zpi_host.permissions.policy",
@@ -146,6 +148,10 @@ def test_a_listing_imports_the_services_plugin_modules_only(tmp_path: Path) -> N
     assert status == 0
     assert rows["builtins:search"] == ["ok", {"tools": ["glob", "grep", "ls"]}]
     assert rows["builtins:todos"] == ["ok", {"tools": ["todo_write"]}]
+    # every tool the service can provide, whatever a session's settings and model offer
+    assert rows["builtins:files"] == ["ok", {"tools": [
+        "batch_edit", "copy", "download_file", "exist", "generate_image", "inspect_file",
+        "mkdir", "rename", "rm", "sleep", "view_image"]}]
     assert rows["builtins:notebooks"] == ["ok", {"tools": ["notebook_edit", "notebook_read"]}]
     assert rows["builtins:memory"][0] == "ok" and rows["builtins:memory"][1]["tools"] == ["memory"]
     assert rows["builtins:tasks"] == ["ok", {"tool_overrides": ["bash"],

@@ -136,8 +136,8 @@ PINNED: dict[str, str] = {
         run_session_store_conformance
     """,
     "zpi_host.tools": """
-        Content ImageContent TextContent Tool ToolArgumentError ToolCall ToolContext
-        ToolFailure ToolMetadata ToolResult ToolUpdate tool
+        Content ImageContent SessionDefinition TextContent Tool ToolArgumentError ToolCall
+        ToolContext ToolFailure ToolMetadata ToolResult ToolUpdate tool
     """,
     "zpi_host.providers": """
         CatalogError Credential Done ModelEntry ModelRequest Price Provider

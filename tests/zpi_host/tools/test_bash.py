@@ -162,14 +162,52 @@ async def test_large_output_spills_every_byte(ctx: ToolContext, tmp_path: Path) 
     (tmp_path / "data.txt").write_bytes(data)
     result = await run(ctx, "cat data.txt; echo tail-marker >&2")
     path = Path(result.details["full_output_path"])
-    assert path.parent == tmp_path / "spill" and path.name.startswith("zpi-bash-")
-    assert path.read_bytes() == data + b"tail-marker\n"
+    assert path.parent == tmp_path / "spill" and path.name.startswith("zpi-bash-stdout-")
+    assert result.details["stdout_path"] == str(path)
+    assert path.read_bytes() == data  # stdout's own file: every byte of it, nothing else
+    assert result.details["stderr_path"] is None  # 12 bytes: shown whole, no file
     assert result.details["total_bytes"] == len(data) + 12
+    assert (result.details["stdout_bytes"], result.details["stderr_bytes"]) == (len(data), 12)
     text = result.text_content
-    assert text.startswith("00000000 some output line\n")
-    assert text.endswith("tail-marker")
+    assert text.startswith(f"[stdout: {len(data)} bytes]\n00000000 some output line\n")
+    assert "00149999 some output line\n" in text  # the tail of stdout
+    assert text.endswith("[stderr: 12 bytes]\ntail-marker")
     assert f"full output in {path}" in text
-    assert len(text.encode()) < 60 * 1024
+    assert len(text.encode()) <= 50 * 1024  # within the one limit
+
+
+@pytest.mark.anyio
+async def test_stdout_and_stderr_spill_to_separate_files_with_a_head_and_tail_each(
+        ctx: ToolContext, tmp_path: Path) -> None:
+    """Past the limit each stream is previewed apart (a head and a tail, the marker naming
+    its own file) and the two previews share the session's one limit."""
+    ctx.output_limit = 8 * 1024
+    out = b"".join(b"out %06d\n" % i for i in range(5000))
+    err = b"".join(b"err %06d\n" % i for i in range(3000))
+    (tmp_path / "o").write_bytes(out)
+    (tmp_path / "e").write_bytes(err)
+    result = await run(ctx, "cat o; cat e >&2")
+    stdout_path = Path(result.details["stdout_path"])
+    stderr_path = Path(result.details["stderr_path"])
+    assert stdout_path.read_bytes() == out and stderr_path.read_bytes() == err
+    assert stderr_path.name.startswith("zpi-bash-stderr-") and stdout_path != stderr_path
+    text = result.text_content
+    assert len(text.encode()) <= 8 * 1024
+    head, _, rest = text.partition(f"[stderr: {len(err)} bytes]\n")
+    assert head.startswith(f"[stdout: {len(out)} bytes]\nout 000000\n")
+    assert "out 004999" in head and f"full output in {stdout_path}" in head
+    assert rest.startswith("err 000000\n") and rest.endswith("err 002999")
+    assert f"full output in {stderr_path}" in rest
+    assert "err " not in head and "out " not in rest
+
+
+@pytest.mark.anyio
+async def test_output_that_fits_comes_merged_in_order_without_files(ctx: ToolContext) -> None:
+    ctx.output_limit = 4096
+    result = await run(ctx, "echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three")
+    assert result.text_content == "one\ntwo\nthree"
+    assert result.details["stdout_path"] is None and result.details["stderr_path"] is None
+    assert result.details["full_output_path"] is None
 
 
 @pytest.mark.anyio

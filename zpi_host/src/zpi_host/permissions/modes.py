@@ -17,7 +17,7 @@ MODES: tuple[PermissionMode, ...] = ("default", "ask", "plan", "bypass")
 #: same names onto its own tool names (``zpi_host.sdk.options.PERMISSION_MODES``).
 CLAUDE_MODES: Mapping[str, tuple[PermissionMode, tuple[str, ...]]] = {
     "default": ("ask", ()),
-    "acceptEdits": ("ask", ("edit", "write", "notebook_edit")),
+    "acceptEdits": ("ask", ("edit", "write", "notebook_edit", "batch_edit")),
     "plan": ("plan", ()),
     "bypassPermissions": ("bypass", ()),
 }

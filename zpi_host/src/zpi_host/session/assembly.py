@@ -511,7 +511,8 @@ async def create_session(**kwargs: Any) -> AgentSession:
         available = shown_tools(select_tools(
             found, tool_overrides=options.tool_overrides, custom_tools=options.custom_tools,
             no_tools=options.no_tools, tools=chosen, exclude_tools=options.exclude_tools,
-            hide_tools=options.hide_tools), permissions.rules)
+            hide_tools=options.hide_tools,
+            available=tools_available(settings, entry, definition)), permissions.rules)
         tools = shown_tools(available, permissions.rules, granted)
         resources.withhold(hidden_resources(permissions.rules, granted))
         prompt, instructions = await build_prompt(host, cwd, settings, resources, tools,
@@ -546,6 +547,15 @@ async def create_session(**kwargs: Any) -> AgentSession:
         if opened and store is not None:
             store.close()
         raise
+
+
+def tools_available(settings: Mapping[str, Any], entry: ModelEntry, agent: Any = None) -> Any:
+    """Each tool's ``Tool.available`` for a session of this model and main agent definition
+    (``tool_selection``)."""
+    from ..tools.base import SessionDefinition
+
+    definition = SessionDefinition(model=entry, agent=getattr(agent, "name", None))
+    return lambda tool: tool.available(settings, definition)
 
 
 def _session(

@@ -261,6 +261,11 @@ async def run_subagent(
                  "parent_agent_id": getattr(started_by, "agent_id", None)}
     link = SubagentLink(parent, agent_type, agent_id, tool_call_id)
     provider, entry, own_provider = await _child_model(parent, agent_type, definition)
+    if own_provider:  # a model of its own decides again what the child is offered
+        from ..tools.base import SessionDefinition
+
+        offered = SessionDefinition(model=entry, agent=agent_type)
+        tools = [t for t in tools if t.available(parent.settings, offered)]
     try:
         store = _child_store(parent, agent_id)
         try:

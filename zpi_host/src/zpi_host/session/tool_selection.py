@@ -9,7 +9,7 @@ has (for layers that stand in for optional tools). There are no hidden aliases.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +81,11 @@ def select_tools(
     tools: Sequence[str] | None = None,
     exclude_tools: Sequence[str] = (),
     hide_tools: Sequence[str] = (),
+    available: Callable[[Tool], bool] | None = None,
 ) -> list[Tool]:
-    """Apply the option rules to ``found`` (changed in place) and return the enabled tools."""
+    """Apply the option rules to ``found`` (changed in place) and return the enabled tools.
+    ``available`` (each tool's ``Tool.available`` for this session) leaves out what it
+    refuses, also when ``tools`` names it: the name stays known, so naming it is no error."""
     for tool in tool_overrides:
         if isinstance(tool, Tool) and tool.name not in found.tools:
             raise UsageError(f"tool_overrides: {tool.name!r} is not a known tool; overrides "
@@ -110,4 +113,5 @@ def select_tools(
         raise UsageError(f"exclude_tools: unknown tool(s) {', '.join(unknown)}; available: "
                          f"{', '.join(sorted(found.tools))}")
     removed = {*exclude_tools, *hide_tools}
-    return [found.tools[n] for n in names if n not in removed]
+    return [found.tools[n] for n in names if n not in removed
+            and (available is None or available(found.tools[n]))]

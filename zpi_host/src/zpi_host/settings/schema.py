@@ -297,6 +297,24 @@ SCHEMA = Section("", "keep", (
                         "how it migrates: `omit` keeps an outline of the old records, "
                         "`prune` drops them from the context"),
             )),
+            Section("files", "warn", (
+                Setting("enabled", BOOL, True, "`inspect_file`, `batch_edit`, "
+                        "`download_file`, `view_image` and `generate_image`"),
+                Setting("shell_tools", BOOL, False, "also `mkdir`, `rm`, `rename`, `copy`, "
+                        "`exist` and `sleep`, which a coding session does with `bash`"),
+                Setting("download_max_bytes", whole(1), 50 * MIB,
+                        "the largest file `download_file` writes"),
+                Setting("download_timeout_seconds", seconds(above_zero=True), 120.0,
+                        "the most one download may take, redirects included"),
+                Setting("max_sleep_seconds", seconds(above_zero=True), 300.0,
+                        "the longest `sleep` a call may ask for"),
+                Setting("image_model", or_null(STRING), None, "the model `generate_image` "
+                        "asks (null: no `generate_image` tool)"),
+                Setting("image_base_url", STRING, "https://api.openai.com/v1",
+                        "the OpenAI-compatible API whose `/images/generations` draws them"),
+                Setting("image_api_key_env", STRING, "OPENAI_API_KEY",
+                        "the variable holding that API's key"),
+            )),
             Section("search", "warn", (
                 Setting("enabled", BOOL, True, "the `glob`, `grep` and `ls` tools"),
                 Setting("ripgrep", one_of("auto", "off"), "auto", "grep through ripgrep "

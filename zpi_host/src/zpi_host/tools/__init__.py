@@ -6,6 +6,7 @@ from typing import Any
 from .base import (
     Content,
     ImageContent,
+    SessionDefinition,
     TextContent,
     Tool,
     ToolArgumentError,
@@ -27,6 +28,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Content", "ImageContent", "TextContent", "Tool", "ToolArgumentError", "ToolCall",
-    "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
+    "Content", "ImageContent", "SessionDefinition", "TextContent", "Tool", "ToolArgumentError",
+    "ToolCall", "ToolContext", "ToolFailure", "ToolMetadata", "ToolResult", "ToolUpdate", "tool",
 ]

@@ -187,7 +187,20 @@ class ToolContext:
         self.on_update(ToolUpdate(self.call_id, text))
 
 
+@attrs.frozen
+class SessionDefinition:
+    """What a session is being made of, for :attr:`Tool.is_available`: the model's catalog
+    entry (``vision`` and the other capabilities) and the agent definition's name, if the
+    session runs one (None: the default agent). ``model`` is a
+    :class:`~zpi_host.providers.ModelEntry`, typed loosely because tools sit below the
+    providers' layer."""
+
+    model: Any = None
+    agent: str | None = None
+
+
 Prepare = Callable[[Mapping[str, Any]], Any]
+Availability = Callable[[Mapping[str, Any], SessionDefinition], bool]
 Execute = Callable[[Any, ToolContext], "ToolResult | Awaitable[ToolResult]"]
 
 
@@ -301,12 +314,26 @@ class Tool:
     #: (the call's path as the permission check resolved it) -> text, e.g. the diff of a
     #: write or an edit; it must not raise (see :meth:`describe_change`)
     preview: Callable[[Mapping[str, Any], Path], str] | None = None
+    #: whether a session gets this tool at all: ``(settings, definition)`` -> bool, asked when
+    #: a session's tools are chosen (not when plugins are listed, so ``--list-plugins`` still
+    #: shows it); None: always offered. ``view_image`` asks for a vision-capable model.
+    is_available: Availability | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):
             raise ValueError(
                 f"tool name {self.name!r} must be non-empty letters, digits, '_' or '-'"
             )
+
+    def available(self, settings: Mapping[str, Any], definition: SessionDefinition) -> bool:
+        """:attr:`is_available` for this session; a predicate that fails or answers anything
+        but True leaves the tool out (a tool that cannot tell is not offered)."""
+        if self.is_available is None:
+            return True
+        try:
+            return self.is_available(settings, definition) is True
+        except Exception:
+            return False
 
     def reads_only(self, arguments: Mapping[str, Any]) -> bool:
         """Whether this call changes nothing: the tool is read-only, or ``read_only_when``

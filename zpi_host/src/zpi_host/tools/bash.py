@@ -2,14 +2,16 @@
 
 The command runs in its own process group so that a timeout or an abort can stop everything it
 started, not just the shell. Output is read as it arrives into a :class:`HeadTailBuffer`, so
-memory stays bounded however much the command prints; the complete output goes to a spill file.
+memory stays bounded however much the command prints.
 
-stdout and stderr share one pipe, so the model reads them interleaved exactly as written. When
-the call's context asks for the streams apart (``ToolContext.streams_apart``: a hook reads
-them, as Claude's ``tool_response.stderr``), each has its own pipe: the model still reads both
-in the order they arrive (the order of writes that land within one read of each other may
-differ from a shared pipe's), and ``details`` also has ``stdout`` and ``stderr`` (each cut to
-its start and end past the capture limit).
+stdout and stderr have a pipe each. Output that fits the session's one output limit
+(``ToolContext.output_limit``, setting ``tools.output_limit_bytes``) reaches the model whole,
+both streams in the order they arrived (writes that land within one read of each other may
+come in either order). Past it, each stream is previewed apart, a head and a tail within its
+share of the limit, and spilled whole to its own file (``details``: ``stdout_path``,
+``stderr_path``; ``full_output_path`` is the first of them). When the call's context asks for
+the streams apart (``ToolContext.streams_apart``: a hook reads them, as Claude's
+``tool_response.stderr``), ``details`` also has ``stdout`` and ``stderr``.
 
 This module defines the tool and checks its arguments; running the commands is
 :mod:`.bash_run`'s, imported at the first command.

@@ -154,10 +154,15 @@ async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
         )
     env = command_environment(ctx)
     shell = find_shell()
-    buffer = HeadTailBuffer(DEFAULT_CAPTURE_LIMIT, ctx.spill_dir, name_prefix="zpi-bash")
-    # the streams apart, for hooks: in memory only (the spill file has the merged output)
-    apart = (HeadTailBuffer(DEFAULT_CAPTURE_LIMIT), HeadTailBuffer(DEFAULT_CAPTURE_LIMIT)) \
-        if ctx.streams_apart else None
+    # one limit for every tool: the session's (``tools.output_limit_bytes``), so the loop's
+    # protection never cuts what this preview kept
+    limit = ctx.output_limit if ctx.output_limit is not None else DEFAULT_CAPTURE_LIMIT
+    limit = max(limit, 2)
+    # the output in the order it arrived (memory only: the text when it all fits), and each
+    # stream apart, spilled to its own file once it outgrows the limit
+    buffer = HeadTailBuffer(limit)
+    streams = (HeadTailBuffer(limit, ctx.spill_dir, name_prefix="zpi-bash-stdout"),
+               HeadTailBuffer(limit, ctx.spill_dir, name_prefix="zpi-bash-stderr"))
     started = time.monotonic()
     try:
         process = await anyio.open_process(
@@ -166,7 +171,7 @@ async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if apart is None else subprocess.PIPE,
+            stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as exc:
@@ -177,9 +182,9 @@ async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
         timed_out = stopped_background = False
         async with anyio.create_task_group() as tg:
             pump = _Pump(process.stdout, buffer, ctx, tg.cancel_scope, anyio.Event(),
-                         None if apart is None else apart[0])
-            pumps = [pump] if apart is None else [pump, _Pump(
-                process.stderr, buffer, ctx, tg.cancel_scope, anyio.Event(), apart[1])]
+                         streams[0])
+            pumps = [pump, _Pump(process.stderr, buffer, ctx, tg.cancel_scope, anyio.Event(),
+                                 streams[1])]
             for each in pumps:
                 tg.start_soon(each.read)
             tg.start_soon(pump.tick)
@@ -198,28 +203,36 @@ async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
             await stop_process_group(process, pgid)
             await process.aclose()
             process_groups.untrack(pgid)
-            buffer.discard()
+            for each_buffer in (buffer, *streams):
+                each_buffer.discard()
         raise
     with anyio.CancelScope(shield=True):
         await process.aclose()
     process_groups.untrack(pgid)
     captured = buffer.finish()
-    output = captured.text.rstrip("\n")
+    stdout, stderr = _stream_outputs(streams, limit, whole=not captured.truncated)
+    output = captured.text if not captured.truncated else _previews(stdout, stderr)
+    output = output.rstrip("\n")
     exit_code = None if timed_out else process.returncode
+    spilled = [c.spill_path for c in (stdout, stderr) if c.spill_path is not None]
     details = {
         "exit_code": exit_code,
         "total_bytes": captured.total_bytes,
         "total_lines": captured.total_lines,
-        "full_output_path": str(captured.spill_path) if captured.spill_path else None,
+        "full_output_path": str(spilled[0]) if spilled else None,
+        "stdout_path": str(stdout.spill_path) if stdout.spill_path else None,
+        "stderr_path": str(stderr.spill_path) if stderr.spill_path else None,
+        "stdout_bytes": stdout.total_bytes,
+        "stderr_bytes": stderr.total_bytes,
         "timed_out": timed_out,
         "stopped_background": stopped_background,
         "duration_ms": int((time.monotonic() - started) * 1000),
     }
-    if captured.spill_error is not None:
-        details["full_output_error"] = captured.spill_error
-    if apart is not None:
-        details["stdout"], details["stderr"] = (
-            b.finish().text.rstrip("\n") for b in apart)
+    problems = [c.spill_error for c in (stdout, stderr) if c.spill_error is not None]
+    if problems:
+        details["full_output_error"] = problems[0]
+    if ctx.streams_apart:
+        details["stdout"], details["stderr"] = (c.text.rstrip("\n") for c in (stdout, stderr))
     if stopped_background:
         output += "\n(processes the command left running in the background were stopped)"
     if timed_out:
@@ -232,6 +245,38 @@ async def run_bash(args: Command, ctx: ToolContext) -> ToolResult:
             status += f" (killed by {_signal_name(-exit_code)})"
         return ToolResult.error(_join(status, output), details=details)
     return ToolResult.text(output or "(no output)", details=details)
+
+
+#: bytes of the limit kept for the status line, the streams' labels and the notes
+_FRAME = 1024
+
+
+def _stream_outputs(streams: tuple[HeadTailBuffer, HeadTailBuffer], limit: int, *,
+                    whole: bool) -> tuple[Any, Any]:
+    """Each stream's capture. ``whole``: everything fit the limit (the text is the merged
+    output). Otherwise the two previews share the limit: a stream that fits its share is
+    kept whole and leaves the rest to the other; a cut one is in its own spill file."""
+    out, err = streams
+    if whole:
+        return out.finish(), err.finish()
+    budget = max(2, limit - min(_FRAME, limit // 2))
+    sizes = [out.total_bytes, err.total_bytes]
+    shares = [budget, budget] if 0 in sizes else [budget // 2, budget // 2]
+    for i in (0, 1):
+        if 0 < sizes[i] < shares[i]:  # the small one shown whole: the other gets the rest
+            shares[1 - i] = budget - sizes[i]
+    return out.finish(shares[0]), err.finish(shares[1])
+
+
+def _previews(stdout: Any, stderr: Any) -> str:
+    """The output that did not fit: each stream's head and tail (its marker naming its own
+    file), labelled when both printed something."""
+    shown = [(name, c) for name, c in (("stdout", stdout), ("stderr", stderr))
+             if c.total_bytes]
+    if len(shown) == 1:
+        return shown[0][1].text
+    return "\n".join(f"[{name}: {c.total_bytes} bytes]\n{c.text.rstrip(chr(10))}"
+                     for name, c in shown)
 
 
 def _join(status: str, output: str) -> str:

@@ -170,6 +170,18 @@ class HeadTailBuffer:
         self._buf = bytearray(everything[: self._half])
         self._tail = bytearray(everything[-self._half :])
 
+    def _save_held(self) -> None:
+        """Everything held in memory (the output fit the limit) to a spill file, as
+        :meth:`_start_spill` does past the limit."""
+        everything = bytes(self._buf)
+        self._spilled = True
+        try:
+            self._path, self._file = _open_spill(self.spill_dir, self.name_prefix)
+        except (OSError, SpillFolderError) as exc:
+            self._error = _why(exc)
+        self._write(everything)
+        self._tail = bytearray(everything)
+
     def _write(self, data: bytes) -> None:
         if self._file is None:
             return
@@ -189,16 +201,24 @@ class HeadTailBuffer:
             chunk = _trim_partial_start(chunk)
         return _decode(chunk)
 
-    def finish(self) -> CapturedOutput:
-        """Close the spill file and describe the output."""
+    def finish(self, preview_bytes: int | None = None) -> CapturedOutput:
+        """Close the spill file and describe the output. ``preview_bytes`` (at most the
+        limit): the text is kept within it instead, for a caller that shows several outputs
+        side by side; output that fit in memory but not in it is saved to a spill file
+        now, so the file still has every byte."""
         self._finished = True
+        half = self._half
+        if preview_bytes is not None and preview_bytes < self.limit_bytes:
+            half = max(1, (preview_bytes - _MARKER_RESERVE) // 2)
+            if not self._spilled and self.total_bytes > preview_bytes:
+                self._save_held()
         self._close_file()
         if not self._spilled:
             return CapturedOutput(
                 _decode(bytes(self._buf)), self.total_bytes, self.total_lines, None, False
             )
         text = _preview(
-            bytes(self._buf), bytes(self._tail[-self._half :]), self.total_bytes,
+            bytes(self._buf[:half]), bytes(self._tail[-half:]), self.total_bytes,
             self._path, self._error,
         )
         return CapturedOutput(
