@@ -14,7 +14,7 @@
   directly with the SDK (connect, initialize, list tools, close): the slowest server, with the
   same three processes competing for the machine. Target <= 1.2 (they start concurrently).
   Against one server started alone it is printed without a target. The servers are
-  benchmarks/waiting_mcp_server.py, which waits rather than computes (the tests' server
+  benchmarks/_waiting_mcp_server.py, which waits rather than computes (the tests' server
   spends over a second of CPU importing the ``mcp`` stack: three of them on two shared cores
   measure the machine).
 
@@ -35,7 +35,7 @@ from typing import Any
 from _measure import ainterleave, arguments, atimed, compare, emit
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "mcp_servers.py"
-WAITING = Path(__file__).resolve().with_name("waiting_mcp_server.py")
+WAITING = Path(__file__).resolve().with_name("_waiting_mcp_server.py")
 TARGET = 1.2
 
 

@@ -172,7 +172,7 @@ def test_a_name_that_blocks_nothing_is_a_warning_with_the_closest_names(tmp_path
     assert warnings == [
         "zpi-host: warning: setting plugins.disabled: 'builtins:wbe' matches no plugin or "
         "distribution, so it blocks nothing (did you mean 'builtins:web' or 'builtins:title' "
-        "or 'builtins:mcp'?); zpi-host --list-plugins lists the names",
+        "or 'builtins:files'?); zpi-host --list-plugins lists the names",
         "zpi-host: warning: -p no:claud matches no plugin or distribution, so it blocks "
         "nothing (did you mean 'claude'?); zpi-host --list-plugins lists the names",
         "zpi-host: warning: ZPI_DISABLE_PLUGINS: 'zpi-builtinz' matches no plugin or "

@@ -1,5 +1,5 @@
 """A minimal MCP server over stdio that waits instead of computing: ``python
-waiting_mcp_server.py SECONDS``.
+_waiting_mcp_server.py SECONDS``.
 
 It speaks the protocol's start-up as any stdio server does (``initialize`` answered with its
 capabilities and ``serverInfo``, ``notifications/initialized``, ``tools/list``), offers one tool
