@@ -336,7 +336,9 @@ class SessionState:
 
     def start_recording(self) -> None:
         """Once, when the session starts (the loop's first run): write the snapshot, and model
-        or reasoning changes."""
+        or reasoning changes. The plugin host is sealed: the snapshot says what this session
+        (and its sub-agents, which share the host) runs with."""
+        self.host.seal("a session it serves has started")
         store = self.store
         if self.snapshot is not None:
             data = self.snapshot.to_json()
