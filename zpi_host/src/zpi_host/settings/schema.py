@@ -127,6 +127,11 @@ SCHEMA = Section("", "keep", (
             "the model catalog (user guide, \"Models and credentials\")"),
     Setting("providers", objects_by_name("provider defaults"), {},
             "defaults per provider: `base_url`, `api_key_env`, `headers`"),
+    Setting("services", objects_by_name("service preset"), {},
+            "OpenAI-compatible services used as `SERVICE:MODEL`: `provider`, `base_url`, "
+            "`api_key_env` (over the built-in presets of the same name)"),
+    Setting("metadata", OBJECT, {},
+            "about this file; `custom: true` keeps `zpi-host init-agent-dir` from updating it"),
     Setting("trusted_projects", list_of(STRING), [],
             "project folders whose hooks and plugin folders may run (user settings only; "
             "`--trust-project` adds one)"),
