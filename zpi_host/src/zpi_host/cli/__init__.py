@@ -296,10 +296,6 @@ def _main(argv: Sequence[str] | None) -> int:
                                 plugin_dirs=args.plugin_dir,
                                 zcode_plugin_dirs=args.zcode_plugin_dir,
                                 modules=import_plugin_modules(modules, args.cwd))
-        if args.command in ("run", "chat"):
-            from .init_agent_dir import first_run
-
-            first_run()
         if args.command == "run":
             from .run import run_command
 

@@ -30,6 +30,7 @@ __all__ = ["ENTRY_POINT_GROUP", "MANIFEST", "BootstrapError", "Outcome", "ensure
 #: the record of what was shipped, beside the files
 MANIFEST = ".shipped.json"
 MANIFEST_FORMAT = 1
+MANIFEST_LIMIT = 1024 * 1024
 #: entry points naming a function that returns ``{relative path: text}`` to ship
 ENTRY_POINT_GROUP = "zpi.agent_dir_files"
 _KERNEL_FILES = ("agents/default.md", "agents/explore.md")
@@ -135,7 +136,10 @@ def ensure_agent_dir(directory: Path, warn: Callable[[str], None]) -> list[Outco
 
     version = kernel_version() or "unknown"
     try:
-        recorded = _read_manifest(directory).get("version") if directory.is_dir() else None
+        from ..fs import nofollow
+
+        root = nofollow.resolve(directory)
+        recorded = _read_manifest(root).get("version") if root.is_dir() else None
         if recorded == version:
             return []
         return init_agent_dir(directory, version=version)
@@ -183,7 +187,7 @@ def _read_current(target: Path) -> tuple[bytes, Any] | str | None:
     except FileNotFoundError:
         return None
     if not _is_regular(st.st_mode):
-        return f"it is a {nofollow.kind_of(st.st_mode)}, not a regular file"
+        return f"it is {nofollow.kind_of(st.st_mode)}, not a regular file"
     fd, _ = nofollow.open_regular(target)
     try:
         return read_fd_with_fingerprint(fd)
@@ -209,11 +213,21 @@ def _write(target: Path, text: str, expected: Any) -> None:
 
 
 def _read_manifest(root: Path) -> dict[str, Any]:
-    current = _read_current(root / MANIFEST)
-    if current is None or isinstance(current, str):
+    """The record (empty when absent, unreadable or not a regular file); read without the
+    file-commit machinery, as every run of ``run`` and ``chat`` reads it."""
+    from ..fs import nofollow
+
+    try:
+        fd, _ = nofollow.open_regular(root / MANIFEST)
+    except (OSError, ZpiError):
         return {}
     try:
-        data = json.loads(current[0])
+        with os.fdopen(fd, "rb") as handle:
+            text = handle.read(MANIFEST_LIMIT)
+    except OSError:
+        return {}
+    try:
+        data = json.loads(text)
     except ValueError:
         return {}  # rewritten: it only decides what may be updated, and a lost one updates less
     return data if isinstance(data, dict) and isinstance(data.get("files", {}), dict) else {}
