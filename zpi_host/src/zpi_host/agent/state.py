@@ -126,6 +126,9 @@ class SessionState:
         self.warnings: list[str] = list(warnings)
         #: calls whose tool should report stdout and stderr apart (``keep_streams_apart``)
         self.streams_apart: set[str] = set()
+        #: soft refusals a service asks for while it runs (``SessionView.guard_tools``): each
+        #: takes a call and returns the text the model gets instead of running it, or None
+        self.tool_guards: list[Callable[[Any], str | None]] = []
         #: (message, source) for the user, not the model (``SessionView.tell_user``)
         self.user_messages: list[tuple[str, str | None]] = []
         entries = store.context_entries()

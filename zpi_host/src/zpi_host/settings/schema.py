@@ -298,7 +298,7 @@ SCHEMA = Section("", "keep", (
                         "the model's window) past which it acts"),
                 Setting("executor", one_of("self", "summary"), "self",
                         "the hand-off executor it uses"),
-                Setting("strategy", one_of("omit", "prune"), "prune",
+                Setting("strategy", one_of("omit", "prune"), "omit",
                         "how it migrates: `omit` keeps an outline of the old records, "
                         "`prune` drops them from the context"),
             )),
