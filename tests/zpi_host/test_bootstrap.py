@@ -166,9 +166,9 @@ def test_settings_services_extend_the_presets():
     ollama = resolve_model("ollama:qwen3", settings)
     assert ollama.base_url == "http://127.0.0.1:11435/v1"
     assert ollama.api_key_env == builtin_services()["ollama"]["api_key_env"]
-    with pytest.raises(CatalogError, match="services.bad.base_url"):
+    with pytest.raises(CatalogError, match=r"services\.bad\.base_url"):
         resolve_model("bad:m", {"services": {"bad": {"base_url": "ftp://x"}}})
-    with pytest.raises(CatalogError, match="services.bad.colour"):
+    with pytest.raises(CatalogError, match=r"services\.bad\.colour"):
         resolve_model("bad:m", {"services": {"bad": {"base_url": "http://x", "colour": 1}}})
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 def plugin(name: str) -> SimpleNamespace:
     @hookimpl
-    def zpi_instructions(cwd, settings, resources):  # noqa: ARG001
+    def zpi_instructions(cwd, settings, resources):
         return None
 
     return SimpleNamespace(__name__=name, zpi_instructions=zpi_instructions)
@@ -26,7 +26,7 @@ def plugin(name: str) -> SimpleNamespace:
 
 def script(tmp_path, text="done"):
     path = tmp_path / "s.jsonl"
-    path.write_text('{"text": "%s"}\n' % text)
+    path.write_text(f'{{"text": "{text}"}}\n')
     return f"scripted:{path}"
 
 
@@ -62,7 +62,7 @@ async def test_dispose_releases_plugins_last_registered_first(zpi_env, tmp_path)
     await session.dispose()
     assert host.released == list(reversed(registered))
     assert host.records == [] and host.pm.get_plugins() == set()
-    with pytest.raises(PluginHostSealedError, match="disposed|started"):
+    with pytest.raises(PluginHostSealedError, match=r"disposed|started"):
         host.register_plugin(plugin("after"), "after")
 
 

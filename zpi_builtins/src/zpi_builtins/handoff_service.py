@@ -43,7 +43,7 @@ from zpi_host.providers.messages import UserMessage
 from .context_guard import guard_for
 from .handoff_constants import SERVICE
 from .runtime import BuiltinPluginRuntime
-from .settings import service_settings
+from .settings import enabled, service_settings
 
 __all__ = ["HandoffError", "HandoffResult", "HandoffService", "HandoffTemplate",
            "MigrationResult", "load_template", "missing_sections"]
@@ -229,7 +229,8 @@ class HandoffService:
             f"may write.\n\nTemplate ({template.source}):\n\n{template.text}\n\nThe real "
             f"state of the working tree, checked just now:\n\n{state}")
         self.writing = path
-        stop_guarding = self.runtime.session.guard_tools(self.bash_refusal)
+        stop_guarding = self.runtime.session.guard_tools(self.bash_refusal) \
+            if enabled(self.runtime.settings, SERVICE) else (lambda: None)
         try:
             result = await self.runtime.ports.conversation.run(prompt)
         finally:

@@ -1,6 +1,7 @@
 """``zpi-host init-agent-dir``: set up the agent directory (default settings, agent
 definitions, the hand-off skill), and the same, quietly, at the first run of ``run``,
-``chat`` and ``prompt`` (see :mod:`zpi_host.session.bootstrap`: nothing the user changed is overwritten)."""
+``chat`` and ``prompt`` (see :mod:`zpi_host.session.bootstrap`: nothing the user changed is
+overwritten)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ def init_agent_dir_command(args: Any) -> int:
 
 
 def first_run() -> None:
-    """What ``run``, ``chat`` and ``prompt`` do before they assemble a session: the agent directory set up at the
-    first run and after an upgrade (one small read otherwise); problems are warnings."""
+    """What ``run``, ``chat`` and ``prompt`` do before they assemble a session: the agent
+    directory set up at the first run and after an upgrade (one small read otherwise);
+    problems are warnings."""
     from ..session.bootstrap import ensure_agent_dir
     from ..settings.manager import agent_dir
 

@@ -53,7 +53,7 @@ def _removes(words: tuple[Word, ...]) -> bool:
     name = program_name(words[0])
     args = [w for w in words[1:] if w is not None]
     if name in REMOVING_PROGRAMS:
-        return name != "gio" or bool(args) and args[0] in ("remove", "trash", "move")
+        return name != "gio" or (bool(args) and args[0] in ("remove", "trash", "move"))
     if name == "git":
         return _git_subcommand(args) in _GIT_REMOVING
     if name == "find":

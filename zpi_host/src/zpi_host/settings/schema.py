@@ -283,7 +283,8 @@ SCHEMA = Section("", "keep", (
             )),
             Section("handoff", "warn", (
                 Setting("enabled", BOOL, True, "hand-off documents and migration (the soft "
-                        "refusal of other writes wraps `write` and `edit`)"),
+                        "refusal of other writes wraps `write` and `edit`, and guards `bash` "
+                        "lines that delete or move files)"),
                 Setting("executor", one_of("self", "summary"), "self",
                         "who writes the document: the agent with its tools, or one side "
                         "request without tools"),

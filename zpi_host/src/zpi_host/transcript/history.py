@@ -211,7 +211,8 @@ def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
 
 
 __all__ = [
-    "COMPACTION_SOURCE", "OMITTED_SOURCE", "OMITTED_SUFFIX", "SUMMARY_INTRO", "active_branch", "context_entries",
+    "COMPACTION_SOURCE", "OMITTED_SOURCE", "OMITTED_SUFFIX", "SUMMARY_INTRO", "active_branch",
+    "context_entries",
     "context_messages", "summary_context",
     "context_start", "history_messages", "last_model", "last_reasoning_level", "latest_snapshot",
     "summary_message", "tags", "title", "unfinished_calls",
