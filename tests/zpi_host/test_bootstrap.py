@@ -111,6 +111,26 @@ def test_a_file_that_was_there_first_or_a_link_is_never_touched(tmp_path):
     assert (agent / "settings.json").read_text() == '{"model": "mine"}\n'
 
 
+def test_a_symlinked_folder_fails_that_file_alone(tmp_path):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (agent / "agents").symlink_to(elsewhere)
+    out = init_agent_dir(agent, version="1")
+    assert actions(out) == {"settings.json": "written", "agents/default.md": "failed",
+                            "agents/explore.md": "failed", "skills/handoff/SKILL.md": "written"}
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    warnings: list[str] = []
+    (agent / MANIFEST).unlink()
+    ensure_agent_dir(agent, warnings.append)
+    assert len(warnings) == 2 and all("was not set up" in w for w in warnings)
+    cli = subprocess.run([sys.executable, "-m", "zpi_host", "init-agent-dir", "--agent-dir",
+                          str(agent)], capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 1 and "failed   agents/default.md" in cli.stdout
+    assert "could not be set up" in cli.stderr
+
+
 def test_a_deleted_shipped_file_comes_back_a_same_version_change_does_not(tmp_path):
     agent = tmp_path / "agent"
     init_agent_dir(agent, version="1", files={"a.md": "one\n"})

@@ -50,6 +50,11 @@ def init_agent_dir_command(args: Any) -> int:
         print(f"agent directory {directory}:")
         for line in describe(outcomes):
             print(f"  {line}")
+    failed = [o.path for o in outcomes if o.action == "failed"]
+    if failed:
+        print_error(f"{', '.join(failed)} could not be set up (see above); fix what the "
+                    f"reason names and run zpi-host init-agent-dir again")
+        return EXIT_FAILED
     return EXIT_OK
 
 

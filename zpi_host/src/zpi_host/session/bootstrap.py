@@ -42,8 +42,9 @@ class BootstrapError(ZpiError):
 
 class Outcome(NamedTuple):
     """What happened to one shipped file: ``action`` is ``written`` (it was absent),
-    ``updated`` (unchanged since shipped, new version), ``current`` or ``kept`` (left alone,
-    ``reason`` says why)."""
+    ``updated`` (unchanged since shipped, new version), ``current``, ``kept`` (left alone,
+    ``reason`` says why) or ``failed`` (it could not be checked or written: a symlinked
+    folder on its way, a permission; ``reason`` says what)."""
 
     path: str
     action: str
@@ -117,7 +118,10 @@ def init_agent_dir(directory: Path, *, version: str | None = None,
     entries: dict[str, Any] = dict(record.get("files", {}))
     outcomes = []
     for path, text in files.items():
-        outcome, entry = _settle(root, path, text, version, entries.get(path))
+        try:
+            outcome, entry = _settle(root, path, text, version, entries.get(path))
+        except (OSError, ZpiError) as exc:  # this file only: the others still go ahead
+            outcome, entry = Outcome(path, "failed", str(exc)), None
         outcomes.append(outcome)
         if entry is not None:
             entries[path] = entry
@@ -142,11 +146,15 @@ def ensure_agent_dir(directory: Path, warn: Callable[[str], None]) -> list[Outco
         recorded = _read_manifest(root).get("version") if root.is_dir() else None
         if recorded == version:
             return []
-        return init_agent_dir(directory, version=version)
+        outcomes = init_agent_dir(directory, version=version)
     except (OSError, ZpiError) as exc:
         warn(f"the agent directory {directory} was not set up: {exc} (run `zpi-host "
              f"init-agent-dir` to see the details)")
         return []
+    for outcome in outcomes:
+        if outcome.action == "failed":
+            warn(f"{directory / outcome.path} was not set up: {outcome.reason}")
+    return outcomes
 
 
 # --------------------------------------------------------------------------------- one file
