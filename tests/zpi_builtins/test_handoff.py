@@ -372,6 +372,16 @@ async def test_omit_is_the_default_and_keeps_the_old_records_in_the_history_mark
     sdk = get_session_messages(session.session_id, directory=str(tmp_path),
                                agent_dir=session.agent_dir)
     assert len(sdk) == len(entries) and sdk[0].uuid == mark_uuid
+    import os
+    import sys
+
+    shown = subprocess.run([sys.executable, "-m", "zpi_host", "--cwd", str(tmp_path),
+                            "sessions", "show", session.session_id], capture_output=True,
+                           text=True, timeout=60, cwd=tmp_path,
+                           env={**os.environ, "ZPI_AGENT_DIR": str(session.agent_dir)})
+    assert shown.returncode == 0, shown.stderr
+    assert "(omitted) Omitted from the model's context by a hand-off (omit)" in shown.stdout
+    assert "fix the bug" in shown.stdout
 
 
 async def test_prune_drops_them_from_the_history_too_and_the_file_keeps_them(
