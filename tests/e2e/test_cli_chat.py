@@ -288,7 +288,8 @@ def test_chat_answered_no_goes_on_without_what_the_project_would_run(tmp_path):
     assert chat.leave() == 0
     assert chat.term.text.count("Trusting it would run:") == 1
     assert not marker.exists()
-    assert not (tmp_path / "agent/settings.json").exists()
+    settings = tmp_path / "agent/settings.json"  # the shipped defaults: no trust recorded
+    assert "trusted_projects" not in json.loads(settings.read_text())
 
 
 def test_a_failed_model_switch_keeps_the_old_session(tmp_path):

@@ -76,6 +76,10 @@ def test_a_one_turn_run_does_not_import_what_it_does_not_use(tmp_path: Path) -> 
     hook answer types no plugin of the run returned."""
     script = tmp_path / "hello.jsonl"
     script.write_text(json.dumps({"text": "hello"}) + "\n")
+    # the agent directory as every run but the first finds it (the first sets it up: its
+    # writes import the file-commit module); its shipped files need no YAML parser
+    setup = run_python("from zpi_host.cli import main; main(['init-agent-dir'])", tmp_path)
+    assert setup.returncode == 0 and "written" in setup.stdout, setup.stderr
     code = ("import io, json, sys, contextlib; from zpi_host.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             f"    code = main(['run', '--model', 'scripted:{script}', 'hi'])\n"

@@ -337,3 +337,124 @@ async def test_the_summary_gets_the_most_recent_part_of_a_long_conversation(
     conversation = prompts[0].split("The conversation so far:\n\n", 1)[1]
     assert conversation.startswith("[… earlier part left out]")
     assert "early " * 30 not in conversation and "the latest request" in conversation
+
+
+# ------------------------------------------------------------------ history and bash guard
+
+
+def history(session, tmp_path):
+    from zpi_host.transcript import get_session_entries
+
+    return get_session_entries(session.session_id, agent_dir=session.agent_dir, cwd=tmp_path)
+
+
+async def test_omit_is_the_default_and_keeps_the_old_records_in_the_history_marked(
+        zpi_env, tmp_path):
+    from zpi_host.sdk import get_session_messages
+    from zpi_host.transcript.history import OMITTED_SOURCE, OMITTED_SUFFIX
+
+    session = await agent_session(tmp_path, Agent())
+    service = handoff_for(session.view)
+    await service.handoff("summary")
+    migrated = await service.migrate()  # omit, as the seed's default
+    assert migrated.strategy == "omit"
+    assert [m.role for m in session.messages] == ["context", "context"]  # out of the context
+    await session.dispose()
+    (record,) = compactions(session)
+    assert record.migration == "omit"
+    entries = history(session, tmp_path)
+    (mark_uuid, mark), (_, user), (_, answer), (summary_uuid, summary) = entries[:4]
+    assert mark.source == OMITTED_SOURCE and mark_uuid == record.uuid + OMITTED_SUFFIX
+    assert "the 2 message(s) from here to the summary below" in mark.text
+    assert user.text_content == "fix the bug" and answer.text == "answer to fix the bug"
+    assert summary_uuid == record.uuid and summary.source == "compaction"
+    assert entries[4][1].source == "handoff"  # the break point
+    sdk = get_session_messages(session.session_id, directory=str(tmp_path),
+                               agent_dir=session.agent_dir)
+    assert len(sdk) == len(entries) and sdk[0].uuid == mark_uuid
+    import os
+    import sys
+
+    shown = subprocess.run([sys.executable, "-m", "zpi_host", "--cwd", str(tmp_path),
+                            "sessions", "show", session.session_id], capture_output=True,
+                           text=True, timeout=60, cwd=tmp_path,
+                           env={**os.environ, "ZPI_AGENT_DIR": str(session.agent_dir)})
+    assert shown.returncode == 0, shown.stderr
+    assert "(omitted) Omitted from the model's context by a hand-off (omit)" in shown.stdout
+    assert "fix the bug" in shown.stdout
+
+
+async def test_prune_drops_them_from_the_history_too_and_the_file_keeps_them(
+        zpi_env, tmp_path):
+    session = await agent_session(tmp_path, Agent())
+    service = handoff_for(session.view)
+    await service.handoff("summary")
+    await service.migrate("prune")
+    await session.run("go on")
+    await session.dispose()
+    (record,) = compactions(session)
+    assert record.migration == "prune"
+    entries = [m for _, m in history(session, tmp_path)]
+    assert entries[0].source == "compaction" and "were pruned" in entries[0].text
+    assert not any(isinstance(m, UserMessage) and m.text_content == "fix the bug"
+                   for m in entries)
+    assert [m.text_content for m in entries if isinstance(m, UserMessage)] == ["go on"]
+    records = read_transcript(session.store.path).records
+    assert any(r.type == "user" and r.message.text_content == "fix the bug" for r in records)
+
+
+async def test_an_ordinary_compaction_still_shows_everything(zpi_env, tmp_path):
+    session = await agent_session(tmp_path, Agent())
+    from zpi_host.agent.compaction import restart_context
+
+    restart_context(session, "a summary", "a break", "test")
+    await session.dispose()
+    (record,) = compactions(session)
+    assert record.migration is None
+    roles = [m.role for _, m in history(session, tmp_path)]
+    assert roles == ["user", "assistant", "context", "context"]
+
+
+class Deleter(Agent):
+    """Tries a deleting or moving bash line before writing the document; then a harmless one."""
+
+    def __init__(self, lines):
+        super().__init__()
+        self.lines = list(lines)
+        self.results: list[tuple[str, bool, str]] = []
+
+    def __call__(self, request):
+        last = request.messages[-1]
+        if last.role == "tool" and last.tool_name == "bash":
+            self.results.append((self.command, last.is_error, last.content[0].text))
+        users = [m for m in request.messages if isinstance(m, UserMessage)]
+        asked = ASKED.search(users[-1].text_content) if users else None
+        if asked is not None and self.lines and (isinstance(last, UserMessage) or
+                                                 last.role == "tool"):
+            self.command = self.lines.pop(0)
+            return {"tool_calls": [{"name": "bash", "arguments": {"command": self.command}}]}
+        if asked is not None and last.role == "tool" and last.tool_name == "bash":
+            return self.write(asked.group(1))
+        return super().__call__(request)
+
+
+async def test_self_hand_off_softly_refuses_bash_that_deletes_or_moves(zpi_env, tmp_path):
+    (tmp_path / "keep.txt").write_text("keep\n")
+    lines = ["rm -f keep.txt", "sudo mv keep.txt gone.txt", "find . -name keep.txt -delete",
+             "sh -c 'rm keep.txt'", "git rm -q keep.txt", "echo still here > seen.txt"]
+    agent = Deleter(lines)
+    model = FunctionModel(agent, side=("handoff",))
+    session = await create_session(model="fn:m", provider=model, cwd=tmp_path,
+                                   permission_mode="bypass")
+    agent.session = session
+    await session.run("fix the bug")
+    result = await handoff_for(session.view).handoff("self")
+    assert result.executor == "self"
+    assert (tmp_path / "keep.txt").read_text() == "keep\n"
+    refused = [r for r in agent.results if r[1]]
+    assert [r[0] for r in refused] == lines[:5]
+    assert all("Not now: during the hand-off no file may be deleted or moved" in r[2]
+               for r in refused)
+    assert (tmp_path / "seen.txt").exists()  # a line that removes nothing ran
+    assert session.tool_guards == []  # after the hand-off the guard is gone
+    await session.dispose()

@@ -18,7 +18,7 @@ PINNED: dict[str, str] = {
     """,
     "zpi_host.errors": """
         AssemblyError ConnectionFailure ContextOverflowError DOCS_URL HookAnswerError HookError
-        PluginLoadError RunStopped UsageError ZpiError docs_url
+        PluginHostSealedError PluginLoadError RunStopped UsageError ZpiError docs_url
     """,
     "zpi_host.sdk": """
         AgentDefinition AgentOptions AssistantMessage BackgroundTaskSummary

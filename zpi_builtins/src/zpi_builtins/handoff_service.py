@@ -9,17 +9,21 @@ Every ``## `` heading of the template is a required section; a document without 
 with one left empty, is refused. Two executors write it:
 
 - ``self``: the agent, in its own session with its tools, is asked to write the document.
-  While it does, ``write`` and ``edit`` of any other file get a soft refusal that steers it
-  back to the document (the kernel tools are wrapped through ``zpi_tool_overrides``), and
-  the context guard's ceiling is doubled.
+  While it does, ``write`` and ``edit`` of any other file, and ``bash`` lines that delete or
+  move files, get a soft refusal that steers it back to the document (the kernel tools are
+  wrapped through ``zpi_tool_overrides``; bash through a tool guard), and the context
+  guard's ceiling is doubled.
 - ``summary``: one side request without tools (purpose ``handoff``) writes it from the
   template, the state and an excerpt of the conversation; the service saves it.
 
-``self`` falls back to ``summary`` once. ``migrate(strategy)`` then rebuilds the context
-through the compaction machinery (a compaction record with no kept part, so a resumed
-session sees the same context; the transcript keeps every record): ``omit`` leaves an
-outline of the omitted records in the context, one line each with its record uuid, for
-audit; ``prune`` drops them from the context altogether. A break-point message naming the
+``self`` falls back to ``summary`` once; while ``self`` runs, ``bash`` lines that delete or
+move files get the same soft refusal (a session tool guard, ``SessionView.guard_tools``).
+``migrate(strategy)`` then rebuilds the context through the compaction machinery (a
+compaction record with no kept part and ``migration`` set, so a resumed session sees the
+same context; the transcript file keeps every record): ``omit``, the default, leaves an
+outline of the omitted records in the context and keeps them in the session's history
+(``get_session_messages``, ``sessions show``), opened by an ``omitted`` mark; ``prune``
+drops them from the context and from that history. A break-point message naming the
 document follows. A hand-off that fails changes nothing: no message is lost, nothing is
 migrated.
 """
@@ -39,7 +43,7 @@ from zpi_host.providers.messages import UserMessage
 from .context_guard import guard_for
 from .handoff_constants import SERVICE
 from .runtime import BuiltinPluginRuntime
-from .settings import service_settings
+from .settings import enabled, service_settings
 
 __all__ = ["HandoffError", "HandoffResult", "HandoffService", "HandoffTemplate",
            "MigrationResult", "load_template", "missing_sections"]
@@ -225,10 +229,13 @@ class HandoffService:
             f"may write.\n\nTemplate ({template.source}):\n\n{template.text}\n\nThe real "
             f"state of the working tree, checked just now:\n\n{state}")
         self.writing = path
+        stop_guarding = self.runtime.session.guard_tools(self.bash_refusal) \
+            if enabled(self.runtime.settings, SERVICE) else (lambda: None)
         try:
             result = await self.runtime.ports.conversation.run(prompt)
         finally:
             self.writing = None
+            stop_guarding()
         if result.is_error:
             raise HandoffError(f"the agent's run ended with an error: {result.result}")
         try:
@@ -279,11 +286,31 @@ class HandoffService:
                 f"document {self.writing}. Put what you wanted to change into its next "
                 f"steps, and write the document now.")
 
+    def bash_refusal(self, call: Any) -> str | None:
+        """The soft refusal for a ``bash`` call that deletes or moves files while the agent
+        writes its hand-off (the kernel's shell reader sees through ``sudo``, ``sh -c``,
+        ``find -delete``; a line whose commands cannot be told counts); None otherwise."""
+        if self.writing is None or call.name != "bash":
+            return None
+        command = call.arguments.get("command")
+        if not isinstance(command, str):
+            return None
+        from zpi_host.permissions.file_removals import removes_or_moves
+
+        found = removes_or_moves(command)
+        if found is None:
+            return None
+        return (f"Not now: during the hand-off no file may be deleted or moved ({found}). "
+                f"The only file you may write is the hand-off document {self.writing}. Put "
+                f"what you wanted to do into its next steps, and write the document now.")
+
     # ---------------------------------------------------------------------- migration
 
-    async def migrate(self, strategy: str = "prune") -> MigrationResult:
-        """Rebuild the context after the last hand-off: ``omit`` or ``prune`` the records
-        before it and inject the break point naming the document. Between runs only."""
+    async def migrate(self, strategy: str = "omit") -> MigrationResult:
+        """Rebuild the context after the last hand-off: ``omit`` (the default) or ``prune``
+        the records before it and inject the break point naming the document. Both take
+        them out of the model's context; ``omit`` keeps them in the session's history
+        (marked omitted), ``prune`` drops them from it too. Between runs only."""
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown migration strategy {strategy!r}; use one of "
                              f"{', '.join(STRATEGIES)}")
@@ -294,7 +321,8 @@ class HandoffService:
         document = self.last.path
         if strategy == "prune":
             summary = (f"The {len(messages)} earlier messages were pruned from the context "
-                       f"after a hand-off; the session's transcript keeps them.")
+                       f"and the session's history after a hand-off; the transcript file "
+                       f"keeps their records.")
         else:
             summary = (f"The {len(messages)} earlier messages are omitted from the context "
                        f"after a hand-off and kept in the session's transcript for audit:\n"
@@ -302,7 +330,8 @@ class HandoffService:
         break_point = (f"Break point: the context was rebuilt after a hand-off ({strategy}). "
                        f"The hand-off document is {document}: read it first, then go on with "
                        f"its next steps.")
-        uuid = self.runtime.ports.conversation.restart(summary, break_point, BREAK_POINT_SOURCE)
+        uuid = self.runtime.ports.conversation.restart(summary, break_point, BREAK_POINT_SOURCE,
+                                                       strategy)
         return MigrationResult(strategy, document, uuid, len(messages))
 
     async def handoff_and_migrate(self, executor: str | None, strategy: str) -> MigrationResult:

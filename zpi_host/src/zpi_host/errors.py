@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 __all__ = ["DOCS_URL", "AssemblyError", "ConnectionFailure", "ContextOverflowError",
-           "HookAnswerError", "HookError", "PluginLoadError", "RunStopped", "UsageError",
+           "HookAnswerError", "HookError", "PluginHostSealedError", "PluginLoadError",
+           "RunStopped", "UsageError",
            "ZpiError", "docs_url"]
 
 #: where the documentation is published: messages point there, never at a repository path
@@ -43,6 +44,19 @@ class PluginLoadError(ZpiError):
             f"the plugin; or block it with -p no:{plugin})"
         )
         self.plugin = plugin
+        self.reason = reason
+
+
+class PluginHostSealedError(UsageError):
+    """A registration asked of a plugin host after a session it serves has started."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(
+            f"cannot register or remove the plugin {name!r}: this plugin host is sealed "
+            f"({reason}); a session's plugins are fixed when it starts. Register the plugin "
+            f"before the session's first run (plugins= of create_session, an entry point, or "
+            f"zpi_load_plugins), or create a new session for it")
+        self.plugin = name
         self.reason = reason
 
 

@@ -218,17 +218,20 @@ def _estimate(messages: Sequence[Message]) -> int:
     return sum(estimate_message(m) or 1_000 for m in messages)
 
 
-def restart_context(session: SessionState, summary: str, break_point: str, source: str) -> str:
+def restart_context(session: SessionState, summary: str, break_point: str, source: str,
+                    migration: str | None = None) -> str:
     """Replace the whole context (a hand-off's migration): a compaction record with no kept
     part holds ``summary`` and the files read and modified, then the ``break_point`` context
-    message follows it, so a resumed session sees the same. Returns the record's uuid."""
+    message follows it, so a resumed session sees the same. ``migration`` (``omit``,
+    ``prune``) is recorded for the people's history. Returns the record's uuid."""
     from ..transcript.history import summary_context
 
     messages = session.messages
     read, modified = touched_files(messages)
     summary_msg = summary_context(summary, read, modified)
     record = session.store.append_compaction(summary, None, _estimate(messages),
-                                             _estimate([summary_msg]), read, modified)
+                                             _estimate([summary_msg]), read, modified,
+                                             migration=migration)
     session.replace_context([summary_msg], [record.uuid])
     session.add_message(ContextMessage(break_point, source))
     return record.uuid

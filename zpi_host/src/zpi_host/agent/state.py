@@ -131,6 +131,9 @@ class SessionState:
         self.warnings: list[str] = list(warnings)
         #: calls whose tool should report stdout and stderr apart (``keep_streams_apart``)
         self.streams_apart: set[str] = set()
+        #: soft refusals a service asks for while it runs (``SessionView.guard_tools``): each
+        #: takes a call and returns the text the model gets instead of running it, or None
+        self.tool_guards: list[Callable[[Any], str | None]] = []
         #: (message, source) for the user, not the model (``SessionView.tell_user``)
         self.user_messages: list[tuple[str, str | None]] = []
         entries = store.context_entries()
@@ -341,7 +344,9 @@ class SessionState:
 
     def start_recording(self) -> None:
         """Once, when the session starts (the loop's first run): write the snapshot, and model
-        or reasoning changes."""
+        or reasoning changes. The plugin host is sealed: the snapshot says what this session
+        (and its sub-agents, which share the host) runs with."""
+        self.host.seal("a session it serves has started")
         store = self.store
         if self.snapshot is not None:
             data = self.snapshot.to_json()

@@ -120,6 +120,10 @@ class ToolCallRunner:
                                         f"with invalid arguments: {exc}"), call, False
             call = ToolCall(call.id, call.name, dict(arguments))
         session.journal_tool_call(call, arguments)
+        refusal = next((r for guard in list(session.tool_guards)
+                        if (r := guard(call)) is not None), None) if session.tool_guards else None
+        if refusal is not None:  # allowed, but not now: the model reads why and goes on
+            return ToolResult.error(refusal, details={"soft_refusal": True}), call, False
         try:
             value = await self._invoke(tool, prepared, call, verdict)
         except ToolFailure as exc:

@@ -99,7 +99,8 @@ def versions() -> list[tuple[str, str]]:
 
 
 #: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
-COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp", "completion")
+COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp", "init-agent-dir",
+            "completion")
 
 
 def given_command(args: Sequence[str]) -> str | None:
@@ -163,7 +164,8 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or name == only:
-            adder = getattr(import_module(f".{name}", __name__), f"add_{name}_parser")
+            module = name.replace("-", "_")
+            adder = getattr(import_module(f".{module}", __name__), f"add_{module}_parser")
             adder(commands)
         else:  # stands in for a command not given: any arguments, nothing imported
             placeholder = commands.add_parser(name, add_help=False)
@@ -318,6 +320,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from .mcp import mcp_command
 
             return mcp_command(args, blocked)
+        if args.command == "init-agent-dir":
+            from .init_agent_dir import init_agent_dir_command
+
+            return init_agent_dir_command(args)
         if args.command == "completion":
             from .completion import completion_command
 

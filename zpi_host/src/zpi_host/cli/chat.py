@@ -207,6 +207,10 @@ class Chat:
                                                 resolve_agent_dir(None, os.environ))
         previous = self.session
         if previous is None or options.get("resume") != previous.session_id:
+            if previous is None:
+                from .init_agent_dir import first_run
+
+                first_run()
             session = await create_session(**options)
             await self._close()
             self.session = session

@@ -42,6 +42,9 @@ async def _preview(args: Any, blocked: list[str]) -> int:
 
     model = args.model or os.environ.get("ZPI_MODEL")
     try:
+        from .init_agent_dir import first_run
+
+        first_run()  # as run does: the preview shows the agent directory a run would see
         session = await create_session(persist=False,
                                        **assembly_kwargs(args, blocked, model))
     except (CliUsageError, ZpiError) as exc:

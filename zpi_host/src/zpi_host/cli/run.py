@@ -325,6 +325,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
 
     from ..errors import PluginLoadError, UsageError, ZpiError
     from ..session.assembly import create_session
+    from .init_agent_dir import first_run
 
     session = None
     binding = None
@@ -344,6 +345,7 @@ async def _run_session(args: Any, model: str | None, blocked: list[str],
                 chosen["resume"] = await binding.resolve(chosen["resume"],
                                                          chosen["continue_recent"])
                 chosen["continue_recent"] = False
+            first_run()
             session = await create_session(
                 max_turns=args.max_turns, interactive=interactive, refuse_untrusted=True,
                 # a saved run keeps file checkpoints, for 'zpi-host sessions rewind' (bounded:

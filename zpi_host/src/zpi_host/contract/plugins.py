@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import PluginLoadError, docs_url
+from ..errors import PluginHostSealedError, PluginLoadError, docs_url
 from ..support.env_flags import env_flag
 from . import hookspecs
 
@@ -299,6 +299,9 @@ class PluginHost:
         #: what adapters held back because the project is not trusted: one line each, naming
         #: the program or folder (``PreToolUse hook: ./x.sh (from .zcode/config.json)``)
         self.withheld: list[str] = []
+        #: why the host takes no more registrations (its session started), None while open
+        self.sealed_because: str | None = None
+        self.released: list[str] = []
 
     # ----------------------------------------------------------------------------- queries
 
@@ -423,6 +426,7 @@ class PluginHost:
         ``zpi_load_plugins``, the new plugin is attributed to the caller (removed with it if the
         caller fails).
         """
+        self._check_open(name)
         record = PluginRecord(
             name, source, distribution=distribution, version=version,
             registered_by=self._loading_parent, contributes=contributes,
@@ -448,6 +452,7 @@ class PluginHost:
     ) -> PluginRecord:
         """Record a plugin that could not even be built (a Claude folder with a broken
         manifest): listed as failed with ``reason``; raises in strict mode."""
+        self._check_open(name)
         record = PluginRecord(name, source, registered_by=self._loading_parent,
                               contributes=contributes)
         blocked = self._blocked_reason(name, None)
@@ -457,8 +462,27 @@ class PluginHost:
             self._fail(record, reason)
         return record
 
+    def seal(self, reason: str) -> None:
+        """Take no more registrations or removals (a session this host serves has started)."""
+        self.sealed_because = self.sealed_because or reason
+
+    def _check_open(self, name: str) -> None:
+        if self.sealed_because is not None:
+            raise PluginHostSealedError(name, self.sealed_because)
+
+    def release(self) -> None:
+        """At the end of the session it served: seal, then unregister every plugin, the last
+        registered first (``released`` keeps that order). Idempotent."""
+        self.seal("its session was disposed")
+        for record in reversed(list(self._records.values())):
+            if record.plugin is not None and self.pm.is_registered(record.plugin):
+                self.pm.unregister(record.plugin)
+            self.released.append(record.name)
+        self._records.clear()
+
     def unregister(self, name: str) -> None:
         """Remove a plugin and everything it registered through ``zpi_load_plugins``."""
+        self._check_open(name)
         for child in [r.name for r in self._records.values() if r.registered_by == name]:
             self.unregister(child)
         record = self._records.pop(name, None)

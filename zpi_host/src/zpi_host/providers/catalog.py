@@ -62,6 +62,7 @@ SAME_MODELS = {"openai-responses": "openai"}
 ID_PREFIXES = (("claude-", "anthropic"), ("gpt-", "openai"), ("chatgpt-", "openai"),
                ("o1", "openai"), ("o3", "openai"), ("o4", "openai"))
 PROVIDER_FIELDS = frozenset({"base_url", "api_key_env", "headers"})
+SERVICE_FIELDS = frozenset({"provider", "base_url", "api_key_env"})
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
 
@@ -206,7 +207,7 @@ def resolve_model(spec: str, settings: Mapping[str, Any]) -> ModelEntry:
             return entry
     provider, sep, model = spec.partition(":")
     if sep and provider:
-        service = _services().get(provider)
+        service = _services(settings).get(provider)
         if service is not None:
             return _bare(spec, service["provider"], model, settings, service, entries)
         return _bare(spec, provider, model, settings, {}, entries)
@@ -414,10 +415,28 @@ def _models(settings: Mapping[str, Any]) -> Mapping[str, Any]:
     return merged
 
 
-def _services() -> Mapping[str, Mapping[str, Any]]:
+def _services(settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """The built-in service presets, then settings ``services`` (each field over the preset
+    of that name; a new name is a new ``SERVICE:MODEL`` prefix)."""
     from .builtin_catalog import builtin_services
 
-    return builtin_services()
+    given = settings.get("services") or {}
+    if not isinstance(given, Mapping):
+        raise CatalogError("services", f"must be an object mapping service names to presets, "
+                                       f"got {_kind(given)}")
+    merged = dict(builtin_services())
+    for name, raw in given.items():
+        where = f"services.{name}"
+        if not isinstance(raw, Mapping):
+            raise CatalogError(where, f"must be an object, got {_kind(raw)}")
+        _no_unknown(where, raw, SERVICE_FIELDS)
+        entry = {"provider": "openai", "api_key_env": None, **merged.get(name, {}), **raw}
+        _check_str(f"{where}.provider", entry["provider"])
+        _check_str(f"{where}.base_url", entry.get("base_url"), url=True)
+        if entry["api_key_env"] is not None:
+            _check_str(f"{where}.api_key_env", entry["api_key_env"])
+        merged[name] = entry
+    return merged
 
 
 def _builtin_defaults() -> Mapping[str, str]:

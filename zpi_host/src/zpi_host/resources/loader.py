@@ -363,8 +363,6 @@ class ResourceLoader:
         visible = [skill for skill in self._scan.skills.values() if skill.model_invocable]
         if not visible:
             return ""
-        import html  # here: its entity table is not worth importing for a run without skills
-
         lines = [
             "The following skills provide specialised instructions for specific tasks. When a "
             "task matches a skill's description, read its SKILL.md at the location given with "
@@ -375,9 +373,9 @@ class ResourceLoader:
         for skill in visible:
             lines += [
                 "  <skill>",
-                f"    <name>{html.escape(skill.name, quote=False)}</name>",
-                f"    <description>{html.escape(skill.description, quote=False)}</description>",
-                f"    <location>{html.escape(str(skill.path), quote=False)}</location>",
+                f"    <name>{_escape(skill.name)}</name>",
+                f"    <description>{_escape(skill.description)}</description>",
+                f"    <location>{_escape(str(skill.path))}</location>",
                 "  </skill>",
             ]
         lines.append("</available_skills>")
@@ -451,3 +449,9 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
 def _is_entry(path: Path) -> bool:
     """Whether ``path`` is there (a dangling link too) and not a folder."""
     return os.path.lexists(path) and not path.is_dir()
+
+
+def _escape(text: str) -> str:
+    """``html.escape(text, quote=False)`` without importing ``html`` and its entity table
+    (every run lists at least the shipped hand-off skill)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -35,6 +35,9 @@ class AgentSession(SessionState):
     :class:`~zpi_host.agent.state.SessionState` and ``ports``, what the embedding program
     gives its services (``HostPorts``)."""
 
+    #: False for a plugin host the caller gave (``create_session(host=...)``): theirs to release
+    owns_host = True
+
     def __init__(self, *, ports: HostPorts | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.view: SessionView = SessionView(self)
@@ -126,7 +129,8 @@ class AgentSession(SessionState):
     async def dispose(self, reason: str = "other") -> None:
         """End the session: a running run is aborted, ``zpi_session_end`` runs (if the session
         started), plugin state with an ``aclose()`` is closed (services drain their work),
-        then subscriptions, the provider's connections and the transcript are released."""
+        then subscriptions, the provider's connections and the transcript are released, and
+        the plugins with them (the last registered first)."""
         self.abort()
         if self._disposed:
             return
@@ -148,8 +152,9 @@ class AgentSession(SessionState):
     async def _close_plugin_state(self) -> None:
         """Await ``aclose()`` of each plugin state object that has one (a service runtime
         draining its background work), before the provider and the transcript close; a
-        failure is a warning."""
-        for key, state in list(self.plugin_state.items()):
+        failure is a warning. The last one made is closed first: a service made later may
+        use one made before it."""
+        for key, state in reversed(list(self.plugin_state.items())):
             close = getattr(state, "aclose", None)
             if not callable(close):
                 continue
@@ -170,6 +175,8 @@ class AgentSession(SessionState):
                 await self.provider.aclose()
         finally:
             self.store.close()
+            if self.parent is None and self.owns_host:  # and its plugin host
+                self.host.release()
             if self.remove_spill_at_dispose and self.spill_dir is not None:
                 from ..fs.spill import remove_spill_folder
 

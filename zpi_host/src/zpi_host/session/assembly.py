@@ -610,6 +610,7 @@ def _session(
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),
         ports=options.ports,
     )
+    session.owns_host = options.host is None
     if options.file_checkpoints:
         from ..agent.file_checkpoints import FileCheckpoints
 

@@ -57,12 +57,15 @@ class ConversationPort:
                              "no run is in progress")
         self._session.after_run_jobs.append(job)
 
-    def restart(self, summary: str, break_point: str, source: str) -> str:
+    def restart(self, summary: str, break_point: str, source: str,
+                migration: str | None = None) -> str:
         """Replace the whole context with ``summary`` (as a compaction's summary message,
         with the files read and modified) and the ``break_point`` context message from
-        ``source``; returns the compaction record's uuid. Between runs only."""
+        ``source``; ``migration`` (``omit`` or ``prune``) says what the people's history
+        keeps of the old part (``transcript.history.history_entries``); returns the
+        compaction record's uuid. Between runs only."""
         if self._session.is_running:
             raise UsageError("the context cannot be rebuilt while a run is in progress")
         from ..agent.compaction import restart_context
 
-        return restart_context(self._session, summary, break_point, source)
+        return restart_context(self._session, summary, break_point, source, migration)

@@ -154,14 +154,15 @@ KEY_ROUTES = ("base_url", "api_key_env")
 def keep_keys_home(manager: SettingsManager, settings: dict[str, Any],
                    warnings: list[str]) -> None:
     """A project's settings may not choose where the user's provider keys go: ``base_url``
-    and ``api_key_env`` of ``providers.*`` and ``models.*`` in the project's files are
+    and ``api_key_env`` of ``providers.*``, ``models.*`` and ``services.*`` in the project's
+    files are
     ignored with a warning (a repository could otherwise send the user's key to a server of
     its choosing, or another variable's value as the key); the user's values stay. Like
     ``permissions.mode: bypass`` and ``secrets.pass_to_commands`` (see below)."""
     user = manager.layer("user")
     for scope in PROJECT_SCOPES:
         project = manager.layer(scope)
-        for section in ("providers", "models"):
+        for section in ("providers", "models", "services"):
             entries = project.get(section)
             if not isinstance(entries, Mapping):
                 continue

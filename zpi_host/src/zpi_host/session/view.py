@@ -176,6 +176,20 @@ class SessionView:
         if len(apart) < 1024:  # calls that never ran do not pile up
             apart.add(str(call_id))
 
+    def guard_tools(self, guard: Callable[[Any], str | None]) -> Callable[[], None]:
+        """Until the returned function is called, ``guard(call)`` sees every allowed tool call
+        (a ``ToolCall``: ``name``, ``arguments``) before it runs; a text it returns is the
+        call's error result instead of running it (a soft refusal the model reads). Costs
+        nothing while no guard is set, unlike a tool hook."""
+        guards = self._s.tool_guards
+        guards.append(guard)
+
+        def remove() -> None:
+            if guard in guards:
+                guards.remove(guard)
+
+        return remove
+
     def set_environment(self, name: str, value: str) -> None:
         """Export ``name=value`` to the bash calls that follow (how a Claude SessionStart hook's
         ``CLAUDE_ENV_FILE`` takes effect). The one change a plugin may make through a view."""

@@ -127,6 +127,11 @@ SCHEMA = Section("", "keep", (
             "the model catalog (user guide, \"Models and credentials\")"),
     Setting("providers", objects_by_name("provider defaults"), {},
             "defaults per provider: `base_url`, `api_key_env`, `headers`"),
+    Setting("services", objects_by_name("service preset"), {},
+            "OpenAI-compatible services used as `SERVICE:MODEL`: `provider`, `base_url`, "
+            "`api_key_env` (over the built-in presets of the same name)"),
+    Setting("metadata", OBJECT, {},
+            "about this file; `custom: true` keeps `zpi-host init-agent-dir` from updating it"),
     Setting("trusted_projects", list_of(STRING), [],
             "project folders whose hooks and plugin folders may run (user settings only; "
             "`--trust-project` adds one)"),
@@ -278,7 +283,8 @@ SCHEMA = Section("", "keep", (
             )),
             Section("handoff", "warn", (
                 Setting("enabled", BOOL, True, "hand-off documents and migration (the soft "
-                        "refusal of other writes wraps `write` and `edit`)"),
+                        "refusal of other writes wraps `write` and `edit`, and guards `bash` "
+                        "lines that delete or move files)"),
                 Setting("executor", one_of("self", "summary"), "self",
                         "who writes the document: the agent with its tools, or one side "
                         "request without tools"),
@@ -293,7 +299,7 @@ SCHEMA = Section("", "keep", (
                         "the model's window) past which it acts"),
                 Setting("executor", one_of("self", "summary"), "self",
                         "the hand-off executor it uses"),
-                Setting("strategy", one_of("omit", "prune"), "prune",
+                Setting("strategy", one_of("omit", "prune"), "omit",
                         "how it migrates: `omit` keeps an outline of the old records, "
                         "`prune` drops them from the context"),
             )),

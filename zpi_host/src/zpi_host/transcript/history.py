@@ -35,6 +35,10 @@ from .records import (
 
 #: The ``source`` of the context message that stands for compacted history.
 COMPACTION_SOURCE = "compaction"
+#: The ``source`` of the context message that opens, in the people's history, what an
+#: ``omit`` migration took out of the model's context; its uuid is the record's + the suffix.
+OMITTED_SOURCE = "omitted"
+OMITTED_SUFFIX = ".omitted"
 SUMMARY_INTRO = ("The earlier part of this conversation was compacted to save context. "
                  "Summary of it:")
 
@@ -108,14 +112,28 @@ def context_entries(branch: Sequence[Record]) -> list[tuple[str, Message]]:
 
 
 def history_entries(branch: Sequence[Record]) -> list[tuple[str, Message]]:
-    """Every message of the branch with its record's uuid, for people: nothing dropped, each
-    compaction shown as its summary message where it happened."""
+    """Every message of the branch with its record's uuid, for people, each compaction shown
+    as its summary message where it happened. A hand-off's migration (the compaction
+    record's ``migration``): ``omit`` keeps what it took out of the context and opens that
+    part with an ``OMITTED_SOURCE`` context message (uuid: the record's + ``OMITTED_SUFFIX``);
+    ``prune`` drops everything before it from this history too (the file keeps it)."""
     entries: list[tuple[str, Message]] = []
+    start = 0  # where the model's context began: after the last compaction's summary
     for record in branch:
         is_summary = isinstance(record, CompactionRecord)
         m = summary_message(record) if is_summary else record_message(record)  # type: ignore[arg-type]
+        if is_summary and record.migration == "prune":  # type: ignore[attr-defined]
+            entries.clear()
+        elif is_summary and record.migration == "omit":  # type: ignore[attr-defined]
+            count = len(entries) - start
+            entries.insert(start, (record.uuid + OMITTED_SUFFIX, ContextMessage(
+                f"Omitted from the model's context by a hand-off (omit): the {count} "
+                f"message(s) from here to the summary below stay in the history only.",
+                OMITTED_SOURCE)))
         if m is not None:
             entries.append((record.uuid, m))
+        if is_summary:
+            start = len(entries)
     return entries
 
 
@@ -193,7 +211,8 @@ def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
 
 
 __all__ = [
-    "COMPACTION_SOURCE", "SUMMARY_INTRO", "active_branch", "context_entries",
+    "COMPACTION_SOURCE", "OMITTED_SOURCE", "OMITTED_SUFFIX", "SUMMARY_INTRO", "active_branch",
+    "context_entries",
     "context_messages", "summary_context",
     "context_start", "history_messages", "last_model", "last_reasoning_level", "latest_snapshot",
     "summary_message", "tags", "title", "unfinished_calls",

@@ -150,6 +150,8 @@ class CompactionRecord(Record):
     tokens_after: int
     read_files: tuple[str, ...] = ()
     modified_files: tuple[str, ...] = ()
+    #: a hand-off's migration (``omit`` or ``prune``) that wrote it; None for a compaction
+    migration: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -354,11 +354,14 @@ class SessionManager:
     def append_compaction(
         self, summary: str, first_kept_uuid: str | None, tokens_before: int, tokens_after: int,
         read_files: Iterable[str] = (), modified_files: Iterable[str] = (),
+        migration: str | None = None,
     ) -> Record:
-        return self._append(CompactionRecord, {
-            "summary": summary, "first_kept_uuid": first_kept_uuid,
-            "tokens_before": tokens_before, "tokens_after": tokens_after,
-            "read_files": tuple(read_files), "modified_files": tuple(modified_files)})
+        fields = {"summary": summary, "first_kept_uuid": first_kept_uuid,
+                  "tokens_before": tokens_before, "tokens_after": tokens_after,
+                  "read_files": tuple(read_files), "modified_files": tuple(modified_files)}
+        if migration is not None:  # a hand-off's: the people's history reads it
+            fields["migration"] = migration
+        return self._append(CompactionRecord, fields)
 
     def append_custom(self, namespace: str, data: Any = None) -> Record:
         """Plugin data under ``namespace`` (``plugin.name`` or ``name``)."""
