@@ -14,6 +14,7 @@ import subprocess
 import pytest
 from helpers.cli import EXE, clean_environment
 from helpers.marketplace import (
+    FIXTURES,
     REPOSITORIES,
     body,
     every_plugin,
@@ -28,6 +29,7 @@ from zpi_host.session.assembly import create_session
 from zpi_host.testing import FunctionModel, ModelServer, ScriptedModel
 
 pytestmark = pytest.mark.anyio
+FIXTURES_PLUGIN_DEV = FIXTURES / "claude-code" / "plugins" / "plugin-dev"
 
 # What each folder contributes, as Claude Code names it (c: commands, a: agents, s: skills,
 # h: hook events, m: MCP servers; names without the plugin prefix). Read off the plugins'
@@ -343,3 +345,27 @@ async def test_each_agent_runs_as_a_sub_agent(zpi_env, tmp_path, monkeypatch, fo
             assert sum(json.dumps(plain_line(path))[1:-1] in s for s in systems) >= 1, agent
     assert all(r.json["model"].startswith(("claude-sonnet", "claude-opus"))
                for r in server.requests)
+
+
+def test_agent_frontmatter_that_is_not_yaml_reads_as_claude_code_reads_it():
+    """claude-code's plugin-dev agents write a many-line ``description`` (with ``Context:``
+    and ``user:`` lines) unquoted: the description keeps every line up to the next agent
+    field, and the fields after it (``model``, ``tools``) keep their YAML values."""
+    from zpi_compat_claude.agent_text import repaired_agent_text
+    from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
+
+    source = FIXTURES_PLUGIN_DEV / "agents" / "agent-creator.md"
+    text = source.read_text(encoding="utf-8")
+    with pytest.raises(FrontmatterError):
+        parse_frontmatter(text, source)
+    repaired = repaired_agent_text(text)
+    assert repaired is not None
+    metadata, rest = parse_frontmatter(repaired, source)
+    assert metadata["name"] == "agent-creator" and metadata["model"] == "sonnet"
+    assert metadata["tools"] == ["Write", "Read"] and metadata["color"] == "magenta"
+    assert metadata["description"].startswith("Use this agent when the user asks")
+    assert "Context: User wants to create a code review agent" in metadata["description"]
+    assert metadata["description"].rstrip().endswith("</example>")
+    assert rest == parse_frontmatter("---\nname: x\n---\n" + text.split("\n---\n", 1)[1],
+                                     source)[1]
+    assert repaired_agent_text(repaired) is None  # valid frontmatter is left alone
