@@ -152,7 +152,7 @@ EXPECTED = {
 #: Claude Code events and hook features the host reads but does not have (each one a warning)
 UNSUPPORTED_HOOK_WARNINGS = {
     "claude-security": ["UserPromptExpansion is a Claude Code event this host does not have"],
-    "security-guidance": ['"asyncRewake" is not supported', 'the "if" filter is not supported',
+    "security-guidance": ['"asyncRewake" is not supported',
                           "unknown field 'rewakeMessage' ignored",
                           "unknown field 'rewakeSummary' ignored"],
 }
