@@ -202,7 +202,7 @@ def _condition(raw: Mapping[str, Any], where: str, problems: list[str]) -> str |
     value = raw.get("if")
     if value is None:
         return None
-    from zpi_host.permissions.rules import PermissionRuleError, parse_rule
+    from zpi_host.permissions import PermissionRuleError, parse_rule
 
     problem = f"got {type(value).__name__}"
     if isinstance(value, str):

@@ -241,7 +241,7 @@ class HookEngine(Hookable):
             return handlers
         from pathlib import Path
 
-        from zpi_host.permissions.rules import parse_rule
+        from zpi_host.permissions import parse_rule
 
         seen: set[tuple[str, str]] = set()
         kept: list[ReadyHandler] = []
