@@ -22,6 +22,7 @@ import shutil
 import subprocess
 
 import pytest
+from helpers.cli import EXE, clean_environment
 from helpers.marketplace import FIXTURES
 
 from zpi_host.providers.messages import ToolResultMessage
@@ -124,10 +125,12 @@ async def test_ralph_loop_feeds_the_prompt_back_until_the_promise(zpi_env, tmp_p
     plugin = folder.name
     model = ScriptedModel(["first try", "second try",
                            "third try <promise>FIXED</promise>", "never sent"])
+    # "ask", the CLI's mode without a terminal: only the command's allowed-tools
+    # (Bash(${CLAUDE_PLUGIN_ROOT}/scripts/setup-ralph-loop.sh:*)) let its block run
     session, result = await run(
         work, folder, model,
         f"/{plugin}:ralph-loop Fix the flaky test --completion-promise FIXED "
-        "--max-iterations 5")
+        "--max-iterations 5", permission_mode="ask")
     first = request_text(model.requests[0])
     assert "Ralph loop activated" in first and "```!" not in first
     assert len(model.requests) == 3
@@ -138,6 +141,29 @@ async def test_ralph_loop_feeds_the_prompt_back_until_the_promise(zpi_env, tmp_p
     shown = messages_of(session, f"claude:{plugin}")
     assert [m.split(" |")[0] for m in shown] == ["🔄 Ralph iteration 2",
                                                 "🔄 Ralph iteration 3"]
+
+
+@needs_jq
+def test_ralph_loop_through_the_cli(tmp_path):
+    """``zpi-host run`` with the scripted model: the loop runs without a terminal (the
+    command's allowed-tools grant its setup script) and the iterations are shown."""
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    script = tmp_path / "turns.jsonl"
+    script.write_text("\n".join(json.dumps({"text": t}) for t in (
+        "first try", "second try", "done <promise>FIXED</promise>")) + "\n")
+    done = subprocess.run(
+        [EXE, "run", "--cwd", str(work), "--model", f"scripted:{script}",
+         "--plugin-dir", str(OFFICIAL / "ralph-loop"),
+         "/ralph-loop:ralph-loop Fix it --completion-promise FIXED --max-iterations 5"],
+        capture_output=True, text=True, cwd=tmp_path, env=clean_environment(tmp_path),
+        timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert "denied" not in done.stderr, done.stderr
+    assert "Ralph iteration 2" in done.stderr and "Ralph iteration 3" in done.stderr
+    assert "<promise>FIXED</promise>" in done.stdout
+    assert not (work / ".claude" / "ralph-loop.local.md").exists()
 
 
 @needs_jq

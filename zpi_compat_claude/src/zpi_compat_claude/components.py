@@ -384,8 +384,11 @@ def build_commands(files: Sequence[tuple[list[str], Path]], folder: LoadingFolde
             folder.warnings.append(f"command {path}: /{command.name} is already defined by "
                                    f"{commands[command.name].path} (skipped)")
             continue
+        granted = command.allowed_tools
+        if granted:  # ralph-loop's Bash(${CLAUDE_PLUGIN_ROOT}/scripts/setup-ralph-loop.sh:*)
+            granted = tuple(substitute(rule, variables) for rule in granted)
         commands[command.name] = attrs.evolve(
-            command, template=None,
+            command, template=None, allowed_tools=granted,
             handler=CommandHandler(command.name, parsed.body, dict(variables),
                                    folder.dialect.prefixes))
     return tuple(commands.values())
