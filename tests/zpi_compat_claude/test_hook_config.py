@@ -123,7 +123,8 @@ def test_http_and_prompt_handlers_are_read():
     (cmd(extra=1), "unknown field 'extra' ignored", True),
     (cmd(**{"async": "yes"}), '"async" must be true or false', True),
     (cmd(**{"asyncRewake": True}), '"asyncRewake" is not supported', True),
-    (cmd(**{"if": "Bash(git *)"}), 'the "if" filter is not supported', True),
+    (cmd(**{"if": 3}), '"if" must be a permission rule', True),
+    (cmd(**{"if": "Bash(git"}), '"if" must be a permission rule', True),
 ])
 def test_bad_handlers(handler, expected, kept):
     config, problems = parse_hooks({"PreToolUse": [{"hooks": [handler]}]}, "w")
@@ -131,6 +132,14 @@ def test_bad_handlers(handler, expected, kept):
     assert bool(config) is kept
     if kept:  # a bad timeout falls back to the default (None: the plugin's)
         assert config.events["PreToolUse"][0].handlers[0].timeout_s is None
+
+
+def test_an_if_rule_is_kept_on_its_handler():
+    config, problems = parse_hooks({"PostToolUse": [{"matcher": "Bash", "hooks": [
+        cmd(**{"if": "Bash(git commit:*)"}), cmd()]}]}, "w")
+    assert problems == []
+    assert [h.condition for h in config.events["PostToolUse"][0].handlers] == [
+        "Bash(git commit:*)", None]
 
 
 def test_async_handlers_are_marked_to_run_in_the_background():

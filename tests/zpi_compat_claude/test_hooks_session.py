@@ -552,3 +552,36 @@ async def test_a_key_a_hook_prints_is_redacted_in_its_diagnostic(zpi_env, zpi_pl
     (diagnostic,) = hooks.diagnostics
     assert diagnostic.message == "exited 1: oops [redacted]"
     assert key not in caplog.text and "oops [redacted]" in caplog.text
+
+
+async def test_an_if_rule_picks_the_tool_calls_a_handler_runs_for(zpi_env, zpi_plugins,
+                                                                  tmp_path):
+    """security-guidance's shape: one command under the ``Bash`` matcher twice, with
+    ``"if": "Bash(git commit:*)"`` and ``"if": "Bash(git push:*)"``: it runs for a commit
+    and for a push (once for ``git commit && git push``), never for other commands."""
+    work = tmp_path / "work"
+    work.mkdir()
+    log = tmp_path / "ran.log"
+    command = (f"{sys.executable} -c \"import json, sys; "
+               f"print(json.load(sys.stdin)['tool_input']['command'])\" >> {log}")
+    config = {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": command, "if": "Bash(git commit:*)"},
+        {"type": "command", "command": command, "if": "Bash(git push:*)"}]}]}}
+    hooks, problems = make_hooks(config, tmp_path, name="sg")
+    assert problems == []
+    zpi_plugins.register(hooks, "claude:sg")
+    calls = ["echo hi", "git commit -m x || true", "git push || true",
+             "git commit -m y || true && git push || true", "git status || true"]
+    model = ScriptedModel([*({"tool_calls": [{"name": "bash", "arguments": {"command": c}}]}
+                             for c in calls), "done"])
+    session = await create_session(model="t:m", provider=model, cwd=work,
+                                   permission_mode="bypass",
+                                   host=PluginHost(PluginConfig(autoload=False)).load())
+    try:
+        await session.run("go")
+    finally:
+        await session.dispose()
+    ran = log.read_text()
+    assert "echo hi" not in ran and "git status" not in ran
+    assert ran.count("git commit -m x") == 1 and ran.count("git push || true") == 2
+    assert ran.count("git commit -m y") == 1  # both rules match: the command runs once

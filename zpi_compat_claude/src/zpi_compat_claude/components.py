@@ -22,6 +22,7 @@ from zpi_host.errors import ZpiError
 from zpi_host.resources import Command
 from zpi_host.support.digests import sha256
 
+from .agent_text import repaired_agent_text
 from .commands import CommandHandler, Value, substitute
 from .dialect import CLAUDE, Dialect
 from .discovery import ClaudeSettings, FolderRef, claude_options
@@ -288,6 +289,8 @@ def plugin_agents(root: Path, paths: ComponentPaths, folder: LoadingFolder,
                 continue
             found[key] = file
             parsed = cache.parse(file)
+            if parsed.problem is not None:  # read as Claude Code reads it, as the layout does
+                parsed = _repaired(file, parsed)
             name = parsed.metadata.get("name")
             names.append(name if isinstance(name, str) and name else file.stem)
             ignored = [f for f in IGNORED_AGENT_FIELDS if f in parsed.metadata]
@@ -297,6 +300,20 @@ def plugin_agents(root: Path, paths: ComponentPaths, folder: LoadingFolder,
                     "ignored (Claude Code does not apply them to plugin agents)")
     folder.agents = tuple(names)
     return list(found.items())
+
+
+def _repaired(file: Path, parsed: Parsed) -> Parsed:
+    """An agent file's frontmatter read leniently (:mod:`.agent_text`), else ``parsed``."""
+    from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
+
+    try:
+        repaired = repaired_agent_text(file.read_text(encoding="utf-8"))
+        if repaired is None:
+            return parsed
+        metadata, body = parse_frontmatter(repaired, file)
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return parsed
+    return Parsed(_plain(metadata), body)
 
 
 def build_layout(skills: Sequence[tuple[str, Path]], agents: Sequence[tuple[str, Path]],
@@ -329,6 +346,7 @@ def build_layout(skills: Sequence[tuple[str, Path]], agents: Sequence[tuple[str,
         link.parent.mkdir(parents=True, exist_ok=True)
         text = target.read_text(encoding="utf-8", errors="surrogateescape")
         filled = substitute(text, variables)
+        filled = repaired_agent_text(filled) or filled
         if filled == text:
             os.symlink(os.path.relpath(target, (final / "agents" / key).parent), link)
         else:
@@ -366,8 +384,11 @@ def build_commands(files: Sequence[tuple[list[str], Path]], folder: LoadingFolde
             folder.warnings.append(f"command {path}: /{command.name} is already defined by "
                                    f"{commands[command.name].path} (skipped)")
             continue
+        granted = command.allowed_tools
+        if granted:  # ralph-loop's Bash(${CLAUDE_PLUGIN_ROOT}/scripts/setup-ralph-loop.sh:*)
+            granted = tuple(substitute(rule, variables) for rule in granted)
         commands[command.name] = attrs.evolve(
-            command, template=None,
+            command, template=None, allowed_tools=granted,
             handler=CommandHandler(command.name, parsed.body, dict(variables),
                                    folder.dialect.prefixes))
     return tuple(commands.values())

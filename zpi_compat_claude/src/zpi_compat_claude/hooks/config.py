@@ -91,6 +91,8 @@ class CommandHandler:
     model: str | None = None
     #: ``"async": true``: runs in the background; the event does not wait for it
     run_async: bool = False
+    #: ``"if"``: a permission rule (``Bash(git commit:*)``) the tool call must match
+    condition: str | None = None
 
 
 @record
@@ -189,10 +191,30 @@ def _handler(raw: Any, where: str, problems: list[str],
                         "the background as with \"async\", and its exit code 2 does not "
                         "wake the model")
         run_async = True
-    if raw.get("if") is not None:
-        problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
-                        "every event its matcher matches")
-    return CommandHandler(command, timeout, shell, once, where, args, run_async=run_async)
+    condition = _condition(raw, where, problems)
+    return CommandHandler(command, timeout, shell, once, where, args, run_async=run_async,
+                          condition=condition)
+
+
+def _condition(raw: Mapping[str, Any], where: str, problems: list[str]) -> str | None:
+    """A handler's ``if``: a permission rule, checked when it is read (a bad one is left
+    out with a warning, and the handler then runs for every event its matcher matches)."""
+    value = raw.get("if")
+    if value is None:
+        return None
+    from zpi_host.permissions import PermissionRuleError, parse_rule
+
+    problem = f"got {type(value).__name__}"
+    if isinstance(value, str):
+        try:
+            parse_rule(value)
+            return value
+        except PermissionRuleError as exc:
+            problem = exc.problem
+    problems.append(f"{where}: \"if\" must be a permission rule such as "
+                    f"'Bash(git commit:*)' ({problem}); ignored, the handler runs for every "
+                    "event its matcher matches")
+    return None
 
 
 def _remote_handler(kind: str, raw: Mapping[str, Any], where: str, problems: list[str],
@@ -228,14 +250,12 @@ def _remote_handler(kind: str, raw: Mapping[str, Any], where: str, problems: lis
     if raw.get("async") or raw.get("asyncRewake"):
         problems.append(f"{where}: \"async\" is for command handlers; this one runs like any "
                         "other handler and the event waits for it")
-    if raw.get("if") is not None:
-        problems.append(f"{where}: the \"if\" filter is not supported: the handler runs for "
-                        "every event its matcher matches")
+    condition = _condition(raw, where, problems)
     timeout = _timeout(raw, where, problems, dialect)
     if timeout is None and kind == "prompt":
         timeout = PROMPT_TIMEOUT_S
     return CommandHandler(value, timeout, DEFAULT_SHELL, once, where, None, None, kind,
-                          tuple(headers), tuple(allowed), model)
+                          tuple(headers), tuple(allowed), model, condition=condition)
 
 
 def _timeout(raw: Mapping[str, Any], where: str, problems: list[str],

@@ -76,6 +76,8 @@ class ReadyHandler:
     model: str | None = None
     #: ``"async": true``: run in the background from the start
     run_async: bool = False
+    #: ``"if"``: a permission rule the tool call must match (tool events only)
+    condition: str | None = None
 
 
 def _short(command: str, limit: int = 80) -> str:
@@ -165,7 +167,7 @@ class HookEngine(Hookable):
             timeout = handler.timeout_s if handler.timeout_s is not None else self.timeout_s
             return ReadyHandler(handler.command, "", timeout, handler.once, key, None, None,
                                 handler.kind, handler.headers, handler.allowed_env,
-                                handler.model)
+                                handler.model, condition=handler.condition)
         try:
             command = substitute(handler.command)
             argv = None if handler.args is None else tuple(
@@ -185,9 +187,9 @@ class HookEngine(Hookable):
             import shlex
 
             return ReadyHandler(shlex.join(argv), "", timeout, handler.once, key, argv, cap,
-                                run_async=handler.run_async)
+                                run_async=handler.run_async, condition=handler.condition)
         return ReadyHandler(command, handler.shell, timeout, handler.once, key, None, cap,
-                            run_async=handler.run_async)
+                            run_async=handler.run_async, condition=handler.condition)
 
     def hook_events(self) -> list[str]:
         """The Claude events this object runs handlers for (for ``--list-plugins``)."""
@@ -215,18 +217,42 @@ class HookEngine(Hookable):
         found = cache.get(value)
         if found is not None:
             return found
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, str | None]] = set()
         handlers: list[ReadyHandler] = []
         for matcher, group in self._groups[event]:
             if matcher.matches(value):
                 for handler in group:
-                    if (handler.shell, handler.command) not in seen:
-                        seen.add((handler.shell, handler.command))
+                    # one command once; handlers with their own "if" are told apart until
+                    # the call is known (:meth:`_for_call`)
+                    if (handler.shell, handler.command, handler.condition) not in seen:
+                        seen.add((handler.shell, handler.command, handler.condition))
                         handlers.append(handler)
         if len(cache) >= _MAX_CACHE:
             cache.clear()
         found = cache[value] = tuple(handlers)
         return found
+
+    def _for_call(self, handlers: tuple[ReadyHandler, ...], name: str, arguments: Any,
+                  cwd: str) -> tuple[ReadyHandler, ...]:
+        """The handlers whose ``if`` rule (permission rule syntax, as Claude Code reads it:
+        ``Bash(git commit:*)``, ``Edit(src/**)``) matches the call of tool ``name`` (the
+        host's name) with ``arguments``, each command once."""
+        if not any(h.condition is not None for h in handlers):
+            return handlers
+        from pathlib import Path
+
+        from zpi_host.permissions import parse_rule
+
+        seen: set[tuple[str, str]] = set()
+        kept: list[ReadyHandler] = []
+        for handler in handlers:
+            if handler.condition is not None and not parse_rule(handler.condition).matches(
+                    name, arguments, Path(cwd), strict=False):
+                continue
+            if (handler.shell, handler.command) not in seen:
+                seen.add((handler.shell, handler.command))
+                kept.append(handler)
+        return tuple(kept)
 
     def _due(self, session: Any, handlers: tuple[ReadyHandler, ...]) -> tuple[ReadyHandler, ...]:
         """Leave out ``once`` handlers that already ran in this session."""

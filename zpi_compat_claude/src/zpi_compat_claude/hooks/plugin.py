@@ -196,6 +196,7 @@ class ClaudeHooks(HookEngine):
             if callable(keep_apart):
                 keep_apart(call.id)
         handlers = self._matching("PreToolUse", CLAUDE_NAMES.get(call.name, call.name))
+        handlers = self._for_call(handlers, host_name, call.arguments, _cwd(session))
         if not handlers or not (handlers := self._due(session, handlers)):
             return None
         return self._on_before_tool(session, call, handlers)
@@ -241,8 +242,9 @@ class ClaudeHooks(HookEngine):
         return host_tool_input(call.name, updated)
 
     def _permission_request(self, session: Any, call: Any, tool: Any, reason: str) -> Any:
-        handlers = self._due(session, self._matching("PermissionRequest",
-                                                     claude_tool_name(call.name)))
+        handlers = self._due(session, self._for_call(
+            self._matching("PermissionRequest", claude_tool_name(call.name)),
+            host_tool_name(call.name), call.arguments, _cwd(session)))
         if not handlers:
             return None
         return self._on_permission_request(session, call, handlers)
@@ -283,6 +285,8 @@ class ClaudeHooks(HookEngine):
 
     def _after_tool(self, session: Any, call: Any, result: Any) -> Any:
         handlers = self._matching("PostToolUse", CLAUDE_NAMES.get(call.name, call.name))
+        handlers = self._for_call(handlers, host_tool_name(call.name), call.arguments,
+                                  _cwd(session))
         if not handlers or not (handlers := self._due(session, handlers)):
             return None
         return self._on_after_tool(session, call, result, handlers)
@@ -319,8 +323,9 @@ class ClaudeHooks(HookEngine):
         return ToolResultPatch(context=context, content=content)
 
     def _tool_failed(self, session: Any, call: Any, result: Any) -> Any:
-        handlers = self._due(session, self._matching("PostToolUseFailure",
-                                                     claude_tool_name(call.name)))
+        handlers = self._due(session, self._for_call(
+            self._matching("PostToolUseFailure", claude_tool_name(call.name)),
+            host_tool_name(call.name), call.arguments, _cwd(session)))
         if not handlers:
             return None
         return self._on_tool_failed(session, call, result, handlers)
@@ -489,3 +494,7 @@ def _marked(function: Any, hook: str, owner: ClaudeHooks) -> Any:
     clone.__qualname__ = f"{type(owner).__name__}.{hook}"
     clone.__doc__ = function.__doc__
     return types.MethodType(hookimpl(clone), owner)
+
+
+def _cwd(session: Any) -> str:
+    return getattr(session, "cwd", None) or os.getcwd()
