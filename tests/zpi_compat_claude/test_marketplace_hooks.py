@@ -56,10 +56,21 @@ def request_text(request) -> str:
     return "\n".join(parts)
 
 
+#: session -> plugin -> the messages its hooks showed, read before the session's dispose
+#: releases the plugin host (and its records)
+SHOWN: dict[int, dict[str, list[str]]] = {}
+
+
 def messages_of(session, plugin: str) -> list[str]:
     """The ``systemMessage`` texts plugin ``plugin``'s hooks showed the user."""
-    record = session.host.get(plugin)
-    return [d.message for d in record.plugin.diagnostics if d.level == "message"]
+    return SHOWN[id(session)][plugin]
+
+
+def keep_messages(session) -> None:
+    SHOWN[id(session)] = {
+        record.name: [d.message for d in getattr(record.plugin, "diagnostics", ())
+                      if d.level == "message"]
+        for record in session.host.records}
 
 
 def workspace(tmp_path):
@@ -75,6 +86,7 @@ async def run(work, folder, model, prompt, **options):
     try:
         result = await session.run(prompt)
     finally:
+        keep_messages(session)
         await session.dispose()
     return session, result
 
