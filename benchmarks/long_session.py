@@ -14,6 +14,10 @@ at each model request):
   itself holds each result once (4 KB = 0.004 MiB a turn); the rest is what the host keeps
   per request.
 - per-turn time, turns N-99..N against turns 1..100 (target <= 1.2).
+- the same two rows with the real HTTP providers (OpenAI and Anthropic wire formats, over
+  loopback to a server in another process, ``_loopback.py``), every turn a ``read`` of the
+  same 4 KB file: each request carries the whole history, so a request's body grows to a
+  few MB by turn 1,000 (``--no-providers`` skips them);
 - for information, the Python heap's growth per turn (``tracemalloc``, a session of its own,
   which tracing slows), and the whole process: ``zpi-host run --model scripted:FILE`` of the
   same script, its peak RSS (``ru_maxrss``) against the script's tool results' size.
@@ -37,6 +41,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from _loopback import MARKER, LoopbackServer, realistic
 from _measure import Row, arguments, compare, emit
 
 GROWTH_TARGET_MIB = 0.05
@@ -105,6 +110,68 @@ async def run_session(script: list[dict[str, Any]], root: Path, agent: Path,
     return sampled
 
 
+class Sampling:
+    """A real provider, with the time and RSS of each ``stream`` call recorded."""
+
+    def __init__(self, provider: Any, sampled: Sampled) -> None:
+        self._provider, self.sampled = provider, sampled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    async def stream(self, request: Any) -> Any:
+        self.sampled.stamps.append(time.perf_counter())
+        self.sampled.rss.append(rss())
+        async for event in self._provider.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        await self._provider.aclose()
+
+
+def load_streams(server: LoopbackServer, path: str) -> None:
+    from zpi_host.providers.script import ScriptedTurn
+    from zpi_host.testing.model_server import sse_frames
+
+    for fmt in ("openai", "anthropic"):
+        prefix = "call_" if fmt == "openai" else "toolu_"
+        call = ScriptedTurn.parse({"text": "Reading it again.", "tool_calls": [
+            {"name": "read", "id": prefix + MARKER.decode(), "arguments": {"path": path}}],
+            "usage": USAGE}, "bench")
+        done = ScriptedTurn.parse({"text": "done", "usage": USAGE}, "bench")
+        server.load(f"{fmt}-call", realistic(fmt, sse_frames(fmt, call, model="bench")))
+        server.load(f"{fmt}-done", realistic(fmt, sse_frames(fmt, done, model="bench")))
+
+
+async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: Path,
+                           agent: Path) -> Sampled:
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.providers.catalog import ModelEntry
+    from zpi_host.session.assembly import create_session
+
+    entry = ModelEntry(name=f"{fmt}:bench", provider=fmt, model="bench",
+                       base_url=server.base_url, api_key="bench-key")
+    if fmt == "openai":
+        from zpi_host.providers.openai import OpenAIProvider as Provider
+    else:
+        from zpi_host.providers.anthropic import AnthropicProvider as Provider  # type: ignore[assignment]
+    sampled = Sampled()
+    provider = Sampling(Provider(entry, {}), sampled)
+    server.queue((f"{fmt}-call", turns - 1), (f"{fmt}-done", 1))
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    session = await create_session(model=f"{fmt}:bench", provider=provider, cwd=root,
+                                   agent_dir=agent, host=host, tools=["read"])
+    try:
+        result = await session.run("read big.txt again and again")
+        sampled.stamps.append(time.perf_counter())
+    finally:
+        await session.dispose()
+    if result.is_error or result.num_turns != turns:
+        raise SystemExit(f"{fmt} run failed: {result.stop_reason} {result.error} after "
+                         f"{result.num_turns} turns")
+    return sampled
+
+
 def whole_process(script_file: Path, root: Path, agent: Path) -> float:
     """Peak RSS (MiB) of ``zpi-host run`` over the script."""
     exe = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
@@ -112,7 +179,8 @@ def whole_process(script_file: Path, root: Path, agent: Path) -> float:
     env["ZPI_AGENT_DIR"] = str(agent)
     process = subprocess.Popen([exe, "run", "--model", f"scripted:{script_file}",
                                 "--allow", "read", "read each file in turn"],
-                               cwd=root, env=env, stdout=subprocess.DEVNULL)
+                               cwd=root, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"zpi-host run failed ({status})")
@@ -129,7 +197,22 @@ def growth_row(label: str, samples: list[list[int]], turns: int, target: float |
                max(per_turn) / GROWTH_TARGET_MIB, len(samples), note)
 
 
-async def amain(turns: int, rounds: int) -> int:
+def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
+    window = min(WINDOW, turns // 2)
+    gaps = [[b - a for a, b in zip(r.stamps, r.stamps[1:])] for r in runs]
+    return [
+        growth_row(f"long_session{label}: RSS growth per turn after turn {window}, {turns} "
+                   "turns of 4 KB results", [r.rss for r in runs], turns, GROWTH_TARGET_MIB,
+                   "" if label else "zpi = MiB per turn, baseline = the target (0.05 MiB); "
+                   "the history's own share is about 0.004 MiB"),
+        compare(f"long_session{label}: turns {turns - window + 1}-{turns} vs 1-{window}",
+                [sum(g[-window:]) for g in gaps], [sum(g[:window]) for g in gaps],
+                target=TIME_TARGET, note="" if label else "baseline = the same session's "
+                "first turns"),
+    ]
+
+
+async def amain(turns: int, rounds: int, providers: bool) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-long-") as tmp:
         root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
         root.mkdir()
@@ -142,18 +225,26 @@ async def amain(turns: int, rounds: int) -> int:
         traced = await run_session(script, root, agent, trace=True)
         tracemalloc.stop()
         peaks = [whole_process(script_file, root, agent) for _ in range(rounds)]
+        provided: dict[str, list[Sampled]] = {"openai": [], "anthropic": []}
+        if providers:
+            os.environ.pop("HTTP_PROXY", None)
+            (root / "big.txt").write_text((root / "f1.txt").read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+            with LoopbackServer() as server:
+                load_streams(server, "big.txt")
+                for fmt in provided:  # warm imports and connections
+                    await provider_session(fmt, server, 20, root, agent)
+                for _ in range(rounds):
+                    for fmt, sessions in provided.items():
+                        sessions.append(await provider_session(fmt, server, turns, root,
+                                                               agent))
     window = min(WINDOW, turns // 2)
-    gaps = [[b - a for a, b in zip(r.stamps, r.stamps[1:])] for r in runs]
     rows = [
-        growth_row(f"long_session: RSS growth per turn after turn {window}, {turns} turns of "
-                   "4 KB results", [r.rss for r in runs], turns, GROWTH_TARGET_MIB,
-                   "zpi = MiB per turn, baseline = the target (0.05 MiB); the history's own "
-                   "share is about 0.004 MiB"),
+        *session_rows("", runs, turns),
+        *(row for fmt, sessions in provided.items() if sessions
+          for row in session_rows(f" {fmt}", sessions, turns)),
         growth_row(f"long_session: Python heap growth per turn after turn {window} "
                    "(tracemalloc)", [traced.heap], turns, None, ""),
-        compare(f"long_session: turns {turns - window + 1}-{turns} vs 1-{window}",
-                [sum(g[-window:]) for g in gaps], [sum(g[:window]) for g in gaps],
-                target=TIME_TARGET, note="baseline = the same session's first turns"),
         Row(f"long_session: `zpi-host run` peak RSS, {turns} turns (MiB)",
             statistics.median(peaks), turns * RESULT_BYTES / MIB, "MiB",
             statistics.median(peaks) / (turns * RESULT_BYTES / MIB), "", None,
@@ -168,9 +259,11 @@ async def amain(turns: int, rounds: int) -> int:
 
 def main() -> int:
     args = arguments("long_session", __doc__, rounds=3, quick={"turns": 30, "rounds": 1},
-                     options=[("--turns", {"type": int, "default": 1000})],
+                     options=[("--turns", {"type": int, "default": 1000}),
+                              ("--no-providers", {"action": "store_true",
+                                                  "help": "skip the HTTP providers' sessions"})],
                      minimum={"turns": 10})
-    return asyncio.run(amain(args.turns, args.rounds))
+    return asyncio.run(amain(args.turns, args.rounds, not args.no_providers))
 
 
 if __name__ == "__main__":
