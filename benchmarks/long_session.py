@@ -28,6 +28,7 @@ at each model request):
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import resource
@@ -199,7 +200,7 @@ def growth_row(label: str, samples: list[list[int]], turns: int, target: float |
 
 def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
     window = min(WINDOW, turns // 2)
-    gaps = [[b - a for a, b in zip(r.stamps, r.stamps[1:])] for r in runs]
+    gaps = [[b - a for a, b in itertools.pairwise(r.stamps)] for r in runs]
     return [
         growth_row(f"long_session{label}: RSS growth per turn after turn {window}, {turns} "
                    "turns of 4 KB results", [r.rss for r in runs], turns, GROWTH_TARGET_MIB,
