@@ -24,7 +24,8 @@ from _measure import SKIP_PREFIX, Row, format_table, machine, parse_rows
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("cold_start", "loop_overhead", "provider_turns", "parallel_tools", "bash_output",
               "sse_parse", "transcript_load", "hook_dispatch", "sdk_query", "session_store",
-              "builtins_overhead", "peer_claude_code", "grep_tree", "prompt_caching")
+              "builtins_overhead", "peer_claude_code", "grep_tree", "prompt_caching",
+              "long_session")
 
 
 def run(name: str, quick: bool) -> tuple[list[Row], str | None, str | None]:
