@@ -9,6 +9,10 @@ plugin host must do. Measured against it, alternating, ``--rounds`` times each:
 - a one-turn ``zpi-host run --model scripted:FILE "hello"`` (answers text; the session is
   written into a temporary agent dir, as a user's run is) (target <= 2.5).
 
+And against a bare ``python -c pass``: ``zpi-host --version`` and ``zpi-host --help`` (target
+<= 1.5 each), and for information the same floor plus what the installed ``zpi-host``
+script itself imports before any zpi module (pip's script template imports ``re``).
+
 Also shown, for information, the same ratios in CPU time (user + system, from ``wait4``): on
 a shared machine other load stretches wall time more than CPU time.
 
@@ -35,6 +39,8 @@ from _measure import arguments, compare, emit, interleave, timed
 
 FLOOR = [sys.executable, "-c",
          "import pluggy, importlib.metadata as m; m.entry_points(group='zpi.plugins')"]
+BARE = [sys.executable, "-c", "pass"]
+WRAPPER = [sys.executable, "-c", "import re, sys"]  # what pip's console script imports first
 
 
 def zpi_host() -> str:
@@ -89,7 +95,11 @@ def main() -> int:
             "list_claude": [zpi_host(), "--plugin-dir", str(plugin), "--list-plugins",
                             "--json"],
             "run": [zpi_host(), "run", "--model", f"scripted:{script}", "hello"],
+            "version": [zpi_host(), "--version"],
+            "help": [zpi_host(), "--help"],
             "floor": FLOOR,
+            "bare": BARE,
+            "wrapper": WRAPPER,
         }
         cpu: dict[str, list[float]] = {name: [] for name in commands}
         sides = {name: timed(runner(command, env, project, cpu[name]))
@@ -105,6 +115,16 @@ def main() -> int:
                 samples["list_claude"], floor, target=2.0),
         compare("cold_start: one-turn scripted `run`, whole process", samples["run"], floor,
                 target=2.5),
+        compare("cold_start: `zpi-host --version`, whole process", samples["version"],
+                samples["bare"], target=1.5, note="baseline = python -c pass"),
+        compare("cold_start: `zpi-host --help`, whole process", samples["help"],
+                samples["bare"], target=1.5),
+        compare("cold_start: `python -c 'import re, sys'` (the console script's own "
+                "imports)", samples["wrapper"], samples["bare"], target=None),
+        compare("cold_start (CPU time): `zpi-host --version`", cpu["version"], cpu["bare"],
+                target=None),
+        compare("cold_start (CPU time): `zpi-host --help`", cpu["help"], cpu["bare"],
+                target=None),
         *(compare(f"cold_start (CPU time): {what}", cpu[name], cpu["floor"], target=None,
                   note="for information: user + system time of the same runs, which other "
                   "load on a shared machine changes less than wall time" if name == "list"

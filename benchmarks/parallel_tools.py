@@ -18,6 +18,13 @@ transcript records, and for a sync tool the worker-thread hop). Work done under 
 cannot overlap, so 8 calls of a CPU-bound tool cost at least 8 times this plus 8 times the
 tool's own Python work; these rows show how far from 1.3 that puts a tool that does little.
 
+The host's cost per extra call (target <= 0.1 ms per call, async and sync no-op tools): in
+each session the model is a function that notes when it is asked, so the gap between its
+first and its second request is the turn's own work (the answer streamed, the calls checked
+and run, their results recorded, the next request built), without the session's assembly.
+Per round, ``SESSIONS`` sessions with 8 calls and as many with 1, alternating; the cost of a
+call is (median gap with 8 - median gap with 1) / 7.
+
     python benchmarks/parallel_tools.py [--rounds 7] [--quick]
 """
 
@@ -39,6 +46,8 @@ TARGET = 1.3
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 READ_LINES = 2000
 KINDS = ("async", "sync", "read", "noop-async", "noop-sync")
+CALL_COST_TARGET_MS = 0.1
+SESSIONS = 15
 
 
 def sleep_tools(seconds: float, sync: bool) -> list[Any]:
@@ -122,6 +131,57 @@ async def measure(kind: str, root: Path, rounds: int, seconds: float) -> Row:
                    "information: the host's cost of a call" if kind == "noop-async" else "")
 
 
+async def turn_gap(root: Path, calls: list[dict[str, Any]], tools: list[Any]) -> float:
+    """The gap between the model's first and second request of a two-turn session."""
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.session.assembly import create_session
+    from zpi_host.testing import FunctionModel
+
+    stamps: list[float] = []
+
+    async def model(request: Any) -> Any:
+        stamps.append(time.perf_counter())
+        return {"tool_calls": calls} if len(stamps) == 1 else {"text": "done"}
+
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    host.register_plugin(Tools(tools), "bench-tools")
+    session = await create_session(model="function:bench", provider=FunctionModel(model),
+                                   cwd=root, host=host, persist=False)
+    try:
+        result = await session.run("go")
+    finally:
+        await session.dispose()
+    if result.is_error or result.result != "done" or len(stamps) != 2:
+        raise SystemExit(f"run with {len(calls)} call(s) failed: {result.stop_reason} "
+                         f"{result.error}")
+    return stamps[1] - stamps[0]
+
+
+async def call_cost(kind: str, root: Path, rounds: int) -> Row:
+    """The host's cost per extra no-op call, ms (a row against the target)."""
+    import statistics
+
+    tools = sleep_tools(0, sync=kind == "sync")
+    calls = [{"name": f"sleep_{i}", "arguments": {}} for i in range(TOOLS)]
+    await turn_gap(root, calls, tools)  # warm up
+    costs: list[float] = []
+    for _ in range(rounds):
+        gaps: dict[int, list[float]] = {1: [], TOOLS: []}
+        for _ in range(SESSIONS):
+            for n in (1, TOOLS):
+                gaps[n].append(await turn_gap(root, calls[:n], tools))
+        costs.append((statistics.median(gaps[TOOLS]) - statistics.median(gaps[1]))
+                     / (TOOLS - 1) * 1000)
+    median = statistics.median(costs)
+    target = CALL_COST_TARGET_MS
+    return Row(f"parallel_tools: host cost per extra {kind} no-op call (8 vs 1 in a turn)",
+               median, target, "ms", median / target, "<=", 1.0, min(costs) / target,
+               max(costs) / target, rounds,
+               "zpi = ms per call, baseline = the target (0.1 ms); each round the medians of "
+               f"{SESSIONS} turns with 8 calls and {SESSIONS} with 1" if kind == "async"
+               else "")
+
+
 async def amain(rounds: int, seconds: float) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-") as tmp:
         root = Path(tmp).resolve()
@@ -130,6 +190,7 @@ async def amain(rounds: int, seconds: float) -> int:
                 f"    value_{n} = compute(value_{n - 1}, {i})  # line {n}\n"
                 for n in range(READ_LINES)), encoding="utf-8")
         rows = [await measure(kind, root, rounds, seconds) for kind in KINDS]
+        rows += [await call_cost(kind, root, rounds) for kind in ("async", "sync")]
     emit(rows, "parallel_tools")
     return 0
 

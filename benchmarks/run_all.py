@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("cold_start", "loop_overhead", "provider_turns", "parallel_tools", "bash_output",
               "sse_parse", "transcript_load", "hook_dispatch", "sdk_query", "session_store",
               "builtins_overhead", "peer_claude_code", "grep_tree", "prompt_caching",
-              "mcp_servers", "native_storage", "concurrent_sessions")
+              "mcp_servers", "native_storage", "concurrent_sessions", "long_session")
 
 
 def run(name: str, quick: bool) -> tuple[list[Row], str | None, str | None]:

@@ -26,14 +26,19 @@ ROW_FIELDS = {"measure", "zpi", "baseline", "unit", "ratio", "op", "target", "lo
 
 #: each benchmark and (the start of) the measures it must print
 EXPECTED = {
-    "cold_start": ["cold_start: --list-plugins --json", "cold_start: one-turn scripted"],
+    "cold_start": ["cold_start: --list-plugins --json", "cold_start: one-turn scripted",
+                   "cold_start: `zpi-host --version`", "cold_start: `zpi-host --help`"],
     "loop_overhead": ["loop none:", "loop transcript:"],
     "provider_turns": ["provider_turns openai:", "provider_turns anthropic:"],
     "parallel_tools": ["parallel_tools: 8 async", "parallel_tools: 8 sync",
-                       "parallel_tools: 8 kernel read"],
+                       "parallel_tools: 8 kernel read", "parallel_tools: host cost per extra async",
+                       "parallel_tools: host cost per extra sync"],
     "bash_output": ["bash_output:"],
     "sse_parse": ["sse_parse openai", "sse_parse anthropic"],
-    "transcript_load": ["transcript_load: run --resume", "transcript_load: create_session"],
+    "transcript_load": ["transcript_load: run --resume", "transcript_load: create_session",
+                        "transcript_load: run --resume shaped like Claude Code's, peak RSS"],
+    "long_session": ["long_session: RSS growth", "long_session: turns",
+                     "long_session openai: RSS growth", "long_session anthropic: turns"],
     "hook_dispatch": ["hook_dispatch: 20 non-matching", "hook_dispatch: matching"],
     "sdk_query": ["sdk_query:"],
     "session_store": ["session_store:"],

@@ -109,7 +109,8 @@ def test_the_cli_modes_are_claude_codes_and_the_old_names_stay_aliases() -> None
                                                "--allow", "read", "x"]))
         kinds[mode] = (chosen["permission_mode"], chosen["allow"])
     assert kinds == {"default": ("ask", ["read"]), "ask": ("ask", ["read"]),
-                     "acceptEdits": ("ask", ["edit", "write", "notebook_edit", "read"]),
+                     "acceptEdits": ("ask", ["edit", "write", "notebook_edit", "batch_edit",
+                                             "read"]),
                      "plan": ("plan", ["read"]), "bypassPermissions": ("bypass", ["read"]),
                      "bypass": ("bypass", ["read"])}
     unset = session_kwargs(run_arguments(["run", "x"]))

@@ -73,3 +73,85 @@ def test_reading_the_plugins_does_not_import_the_email_parser(tmp_path: Path) ->
                          cwd=tmp_path, timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False", "True"]
+
+
+@pytest.mark.parametrize("names", [
+    ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode"),
+    ("pluggy", "attrs", "ANYIO", "typing_extensions", "no-such-distribution-zpi"),
+])
+def test_installed_versions_are_those_importlib_metadata_finds(names: tuple[str, ...]) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def expected(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    assert distinfo.installed_versions(names) == {name: expected(name) for name in names}
+
+
+def test_the_first_folder_on_the_path_answers(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``importlib.metadata``: the first folder of ``sys.path`` holding the distribution;
+    a name spelled with other separators or case is the same name."""
+    from importlib.metadata import version
+
+    for folder, ver in (("first", "2.0"), ("second", "1.0")):
+        info = tmp_path / folder / "Demo_Pkg-9.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Name: demo-pkg\nVersion: {ver}\n\nbody\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "second"))
+    monkeypatch.syspath_prepend(str(tmp_path / "first"))
+    assert distinfo.installed_versions(["demo.pkg"]) == {"demo.pkg": "2.0"} \
+        == {"demo.pkg": version("demo.pkg")}
+
+
+def test_what_the_folder_search_cannot_read_goes_to_importlib_metadata(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zip archive on the path and an unusual METADATA: the answer importlib.metadata
+    gives."""
+    import zipfile
+
+    archive = tmp_path / "dists.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("zipped-1.5.dist-info/METADATA", "Name: zipped\nVersion: 1.5\n")
+    odd = tmp_path / "odd" / "odd-3.dist-info"
+    odd.mkdir(parents=True)
+    (odd / "METADATA").write_text("Name: odd\nVersion: 3\n  folded\n")
+    monkeypatch.syspath_prepend(str(archive))
+    monkeypatch.syspath_prepend(str(tmp_path / "odd"))
+    found = distinfo.installed_versions(["zipped", "odd", "zpi-host"])
+    assert found["zipped"] == "1.5"
+    assert found["odd"] == distribution("odd").metadata["Version"]
+    assert found["zpi-host"] == distribution("zpi-host").version
+
+
+def test_version_and_help_import_neither_importlib_metadata_nor_typing(
+        tmp_path: Path) -> None:
+    """``zpi-host --version`` and ``--help`` as a user runs them: the versions as
+    importlib.metadata reads them, the help as the full parser prints it, and neither
+    imports importlib.metadata, typing, shutil or a command module."""
+    from importlib.metadata import version
+
+    heavy = ("importlib.metadata", "typing", "shutil", "zpi_host.cli.run", "pluggy")
+    code = ("import sys\nfrom zpi_host.cli import main\n"
+            "try:\n    main([sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', *[m for m in {heavy!r} if m in sys.modules])")
+    for flag in ("--version", "--help", "-h"):
+        out = subprocess.run([sys.executable, "-c", code, flag], capture_output=True,
+                             text=True, cwd=tmp_path, timeout=60,
+                             env={"PATH": "/usr/bin:/bin", "COLUMNS": "70"})
+        assert out.returncode == 0, out.stderr
+        *shown, loaded = out.stdout.splitlines()
+        assert loaded == "LOADED", (flag, loaded)
+        if flag == "--version":
+            assert shown[0] == f"zpi-host {version('zpi-host')}"
+            assert all(line.split()[1] == version(line.split()[0]) for line in shown)
+        else:
+            full = subprocess.run(
+                [sys.executable, "-c", "from zpi_host.cli import build_parser\n"
+                 "print(build_parser().format_help(), end='')"],
+                capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                env={"PATH": "/usr/bin:/bin", "COLUMNS": "70"})
+            assert "\n".join(shown) + "\n" == full.stdout

@@ -66,3 +66,29 @@ def test_only_folders_inside_the_working_directory_are_swept(tmp_path: Path) -> 
                for path in ("a.py", str(elsewhere / "b.py"), "../elsewhere/b.py")]
     assert housekeeping.sweep_touched_folders(records, work) == [inside]
     assert outside.exists()
+
+
+def test_reading_a_transcript_does_not_hold_the_file_three_times(tmp_path: Path) -> None:
+    """The file's bytes, its text and its lines are let go while the records are built: the
+    traced peak of ``read_transcript`` stays near what the records keep plus one copy of the
+    file, where holding bytes, lines and records together took about four times the file."""
+    import tracemalloc
+
+    from zpi_host.providers.messages import TextContent, ToolResultMessage
+
+    with SessionManager.create(tmp_path / "project", agent_dir=tmp_path / "agent") as manager:
+        for i in range(300):  # long results: the records hold little beside their text
+            manager.append_message(ToolResultMessage(
+                f"call_{i}", "read", (TextContent(f"line {i} " * 800),), False))
+        path = manager.path
+    assert path is not None
+    size = path.stat().st_size
+    gc.collect()
+    tracemalloc.start()
+    try:
+        transcript = read_transcript(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(transcript.records) == 301
+    assert peak < kept + 1.3 * size, (peak / size, kept / size)

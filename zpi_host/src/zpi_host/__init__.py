@@ -6,10 +6,10 @@ The public names below are imported on first use, so that ``import zpi_host`` (a
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not ``typing``'s: ``zpi-host --version`` imports this module alone
 if TYPE_CHECKING:
+    from typing import Any
+
     from .contract.decisions import (
         CompactDecision,
         Instruction,
@@ -60,6 +60,8 @@ def __getattr__(name: str) -> Any:
 
         value = kernel_version()
     elif name in _LAZY:
+        from importlib import import_module
+
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
     else:
         raise AttributeError(f"module 'zpi_host' has no attribute {name!r}")

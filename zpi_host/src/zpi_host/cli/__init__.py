@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
 
 from ..support.env_flags import env_flag
 from .exits import (
@@ -22,6 +20,11 @@ from .exits import (
     print_error,
 )
 from .startup import import_plugin_modules, pause_gc, resume_gc
+
+TYPE_CHECKING = False  # not ``typing``'s: ``--version`` and ``--help`` import no more than this
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 DISTRIBUTIONS = ("zpi-host", "zpi-builtins", "zpi-compat-claude", "zpi-compat-zcode")
 
@@ -86,21 +89,31 @@ def listing_arguments(args: Sequence[str]) -> dict[str, list[str]] | None:
 
 
 def versions() -> list[tuple[str, str]]:
-    """Installed zpi distributions and their versions (no pluggy import)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """Installed zpi distributions and their versions (no pluggy import; ``importlib.metadata``
+    only for a distribution that is not found in a folder of ``sys.path``)."""
+    from ..support.distinfo import installed_versions
 
-    found = []
-    for name in DISTRIBUTIONS:
-        try:
-            found.append((name, version(name)))
-        except PackageNotFoundError:
-            continue
-    return found
+    found = installed_versions(DISTRIBUTIONS)
+    return [(name, ver) for name in DISTRIBUTIONS if (ver := found[name]) is not None]
 
 
 #: the commands, in the order of ``--help``; each is built by ``add_NAME_parser`` of ``.NAME``
 COMMANDS = ("run", "prompt", "chat", "sessions", "models", "mcp", "init-agent-dir",
             "completion")
+
+#: each command's line in the top-level ``--help``, as its ``add_NAME_parser`` gives it (a test
+#: compares them), so that ``zpi-host --help`` imports none of the command modules
+COMMAND_SUMMARIES = {
+    "run": "run the agent on a prompt",
+    "prompt": "print the system prompt and tools a run would use (no model call)",
+    "chat": "an interactive session (also: zpi-host alone, on a terminal)",
+    "sessions": "list, show, rename, tag, fork or delete saved sessions",
+    "models": "list configured models and whether they have credentials",
+    "mcp": "MCP servers: list them with their status and tools",
+    "init-agent-dir": "write the default settings, agents and skills where absent",
+    "completion": "print a shell completion script (bash, zsh, fish)",
+}
+TOP_HELP = (["--help"], ["-h"])  # a command line that shows the top-level help alone
 
 
 def given_command(args: Sequence[str]) -> str | None:
@@ -122,10 +135,12 @@ def given_command(args: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+def build_parser(only: str | None = None, *, summary: bool = False):  # type: ignore[no-untyped-def]
     """The parser of every command, or with ``only``: of that command in full and of the
     others as placeholders, so a command's start does not import and build the options of
-    the four others (``--help`` and a command not told in advance get the full parser)."""
+    the four others (a command not told in advance gets the full parser); with ``summary``
+    every command is a placeholder with its line of the top-level help (``zpi-host --help``
+    alone)."""
     import argparse
     from importlib import import_module
 
@@ -139,7 +154,7 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
                "  zpi-host --list-plugins\n  zpi-host sessions list\n"
                "  source <(zpi-host completion bash)\n\n"
                "zpi-host COMMAND --help shows each command's options and examples.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_summary_formatter() if summary else argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true",
                         help="print the versions of the installed zpi distributions")
@@ -163,7 +178,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
                              "folder")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        if only is None or name == only:
+        if summary:
+            commands.add_parser(name, help=COMMAND_SUMMARIES[name], add_help=False)
+        elif only is None or name == only:
             module = name.replace("-", "_")
             adder = getattr(import_module(f".{module}", __name__), f"add_{module}_parser")
             adder(commands)
@@ -171,6 +188,26 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
             placeholder = commands.add_parser(name, add_help=False)
             placeholder.add_argument("unparsed", nargs=argparse.REMAINDER)
     return parser
+
+
+def _summary_formatter() -> Any:
+    """argparse's formatter of the top-level help at the width it would pick itself
+    (``shutil.get_terminal_size``, read here as shutil reads it: importing shutil is a tenth
+    of ``zpi-host --help``)."""
+    import argparse
+    import functools
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return functools.partial(argparse.RawDescriptionHelpFormatter, width=columns - 2)
 
 
 def parse(parser: Any, args: list[str]) -> Any:
@@ -255,6 +292,9 @@ def _main(argv: Sequence[str] | None) -> int:
         for name, ver in versions():
             print(f"{name} {ver}")
         return EXIT_OK
+    if rest in TOP_HELP:  # no command module imported: it prints the same (a test compares)
+        resume_gc()
+        parse(build_parser(summary=True), rest)
     if not env_flag(os.environ.get("ZPI_NO_CODE_CACHE")):  # the one switch (user guide)
         from ..support.codecache import install
 

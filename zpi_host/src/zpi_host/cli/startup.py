@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Sequence
-from typing import Any
 
 from .exits import CliUsageError
+
+TYPE_CHECKING = False  # not ``typing``'s (``--version`` imports this module)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 
 def import_plugin_modules(modules: Sequence[str], cwd: str | None) -> dict[str, Any]:

@@ -6,18 +6,23 @@ two fields from its first lines: a fifth of a millisecond per distribution at ev
 which loads one for each plugin distribution. :func:`identity` reads the two fields from the
 header block itself, and leaves anything unusual (a field missing, folded over two lines, or
 a header block it would split differently) to ``Distribution.metadata``, so its answers are
-the same. Standard library only.
+the same. :func:`version` finds the distribution's folder on ``sys.path`` itself, as
+``importlib.metadata`` looks for it, so ``zpi-host --version`` does not import that package
+(63 ms of a 117 ms start). Standard library only.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+import os
+import sys
 
+TYPE_CHECKING = False  # not ``typing``'s (``--version`` imports this module)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from importlib.metadata import Distribution
 
-__all__ = ["identity", "kernel_version", "version"]
+__all__ = ["identity", "installed_versions", "kernel_version", "version"]
 
 _FIELDS = ("name", "version")
 
@@ -28,7 +33,7 @@ def _header_fields(text: str) -> dict[str, str] | None:
     either is missing or a line could be read another way."""
     found: dict[str, str] = {}
     continues = False  # the line before is one of the two fields (a folded value would follow)
-    for line in text.split("\n"):
+    for line in text.partition("\n\n")[0].split("\n"):  # the header block ends there at the latest
         line = line.removesuffix("\r")
         if not line:
             break
@@ -60,12 +65,94 @@ def identity(dist: Distribution) -> tuple[str | None, str | None]:
     return fields["name"], fields["version"]
 
 
+def _normalized(name: str) -> str:
+    """``name`` as ``importlib.metadata`` compares distribution names (runs of ``-_.`` as one
+    ``_``, lower case)."""
+    out: list[str] = []
+    for char in name.lower():
+        if char in "-_.":
+            if not out or out[-1] != "_":
+                out.append("_")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _metadata_folders(names: Sequence[str]) -> dict[str, str]:
+    """The ``.dist-info`` (or ``.egg-info``) folder of each of ``names`` on ``sys.path``, the
+    first one as ``importlib.metadata`` finds it (one pass over the path for all of them); a
+    name without one is left out; ``""`` for a name whose search reaches what this one does
+    not read (a zip archive on the path, an egg-info file), left to ``importlib.metadata``."""
+    wanted = {_normalized(name): name for name in names}
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            children = os.listdir(folder)
+        except NotADirectoryError:  # a zip archive: importlib.metadata reads those
+            for name in wanted.values():
+                found.setdefault(name, "")
+            break
+        except OSError:
+            continue
+        for child in children:
+            low = child.lower()
+            if not low.endswith((".dist-info", ".egg-info")):
+                continue
+            asked = wanted.get(_normalized(low.rpartition(".")[0].partition("-")[0]))
+            if asked is None or asked in found:
+                continue
+            path = os.path.join(folder, child)
+            found[asked] = path if os.path.isdir(path) else ""
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _read_head(folder: str) -> str | None:
+    for leaf in ("METADATA", "PKG-INFO"):
+        try:
+            with open(os.path.join(folder, leaf), encoding="utf-8") as stream:
+                return stream.read()
+        except OSError:
+            continue
+    return None
+
+
+def installed_versions(names: Sequence[str]) -> dict[str, str | None]:
+    """The version of each installed distribution of ``names``, None for one that is not
+    installed; ``importlib.metadata`` is imported only when the folders of ``sys.path`` do not
+    answer (a zip archive on the path, an ``.egg-info`` file, an unusual METADATA)."""
+    folders = _metadata_folders(names)
+    answers: dict[str, str | None] = {}
+    for name in names:
+        folder = folders.get(name)
+        if folder is None:
+            answers[name] = None
+            continue
+        text = _read_head(folder) if folder else None
+        fields = _header_fields(text) if text else None
+        if fields is not None:
+            answers[name] = fields["version"]
+            continue
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            answers[name] = identity(distribution(name))[1]
+        except PackageNotFoundError:
+            answers[name] = None
+    return answers
+
+
 def version(name: str) -> str | None:
     """The version of the installed distribution ``name``, as ``importlib.metadata.version``
     (PackageNotFoundError when there is none)."""
-    from importlib.metadata import distribution
+    found = installed_versions((name,))[name]
+    if found is None:
+        from importlib.metadata import PackageNotFoundError
 
-    return identity(distribution(name))[1]
+        raise PackageNotFoundError(name)
+    return found
 
 
 @functools.cache

@@ -72,15 +72,30 @@ class Transcript:
 def read_transcript(path: Path | str) -> Transcript:
     """Read and validate the transcript at ``path`` (OSError if it cannot be read)."""
     path = Path(path)
-    return parse_transcript(path.read_bytes(), path)
+    return _parse([path.read_bytes()], path)
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     """Parse and validate a transcript's bytes; ``path`` is only used in messages."""
+    return _parse([data], path)
+
+
+def _parse(holder: list[bytes], path: Path | None) -> Transcript:
+    """Parse the bytes ``holder`` holds, taking them out of it: the file's bytes, its decoded
+    text and its lines are let go as soon as the next form exists, and each line once its
+    record is built, so a resume's peak is the records and what is left of the lines, not
+    three copies of the file besides them."""
+    data = holder.pop()
     warnings: list[str] = []
+    size = len(data)
     end = data.rfind(b"\n") + 1
-    body, tail = data[:end], data[end:]
-    lines = _decode(body, path).split("\n")
+    tail = data[end:]
+    body = data[:end] if tail else data
+    del data
+    text = _decode(body, path)
+    del body
+    lines = text.split("\n")
+    del text
     lines.pop()  # what follows the last newline: handled as ``tail``
     valid_size, needs_newline = end, False
     if tail:
@@ -94,11 +109,11 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
                 "no newline, not valid JSON): the session was interrupted while writing it")
         else:
             lines.append(text)
-            valid_size, needs_newline = len(data), True
+            valid_size, needs_newline = size, True
     with _gc_paused():
         records, linear, uuids = _validate(lines, path)
     return Transcript(path, tuple(records), tuple(warnings), valid_size, needs_newline, linear,
-                      len(data), uuids)
+                      size, uuids)
 
 
 @contextlib.contextmanager
@@ -139,6 +154,8 @@ def _parse_line(line: str, path: Path | None, number: int) -> Any:
 
 
 def _validate(lines: list[str], path: Path | None) -> tuple[list[Record], bool, set[str]]:
+    """The records of ``lines``; each line is dropped from the list once read (the records
+    hold their own strings), so the text is let go while the records are built."""
     if not lines:
         raise TranscriptError("the file is empty: a transcript starts with a header record",
                               path=path, line=1)
@@ -150,7 +167,9 @@ def _validate(lines: list[str], path: Path | None) -> tuple[list[Record], bool, 
     linear = True
     types, scan, decode = RECORD_TYPES, _scan, decode_record
     fromiso, zero = datetime.fromisoformat, _ZERO
-    for number, line in enumerate(lines[1:], 2):
+    for number in range(2, len(lines) + 1):
+        line = lines[number - 1]
+        lines[number - 1] = ""
         try:
             obj, stop = scan(line, 0)
             if stop != len(line):

@@ -1,0 +1,271 @@
+"""A long session in bounded memory: 1,000 turns whose tool results are 4 KB each.
+
+Turns 1..N-1 each call the kernel ``read`` on a file of its own (about 4 KB once numbered:
+no two results are the same, so nothing can be answered from an earlier one); turn N answers
+with text. No compaction: the whole history stays in the session, which is the worst case.
+The session writes its transcript into a temporary agent dir, as a user's run does.
+
+Measured, ``--rounds`` sessions in this process (``create_session`` with a function model
+that answers from the same script the ``scripted`` provider reads, and samples the process
+at each model request):
+
+- memory per turn after turn 100: the growth of the process's resident set from the request
+  of turn 100 to that of turn N, over the turns between (target <= 0.05 MiB). The history
+  itself holds each result once (4 KB = 0.004 MiB a turn); the rest is what the host keeps
+  per request.
+- per-turn time, turns N-99..N against turns 1..100 (target <= 1.2).
+- the same two rows with the real HTTP providers (OpenAI and Anthropic wire formats, over
+  loopback to a server in another process, ``_loopback.py``), every turn a ``read`` of the
+  same 4 KB file: each request carries the whole history, so a request's body grows to a
+  few MB by turn 1,000 (``--no-providers`` skips them);
+- for information, the Python heap's growth per turn (``tracemalloc``, a session of its own,
+  which tracing slows), and the whole process: ``zpi-host run --model scripted:FILE`` of the
+  same script, its peak RSS (``ru_maxrss``) against the script's tool results' size.
+
+    python benchmarks/long_session.py [--turns 1000] [--rounds 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from _loopback import MARKER, LoopbackServer, realistic
+from _measure import Row, arguments, compare, emit
+
+GROWTH_TARGET_MIB = 0.05
+TIME_TARGET = 1.2
+WINDOW = 100
+RESULT_BYTES = 4096
+USAGE = {"input_tokens": 1200, "output_tokens": 20}
+MIB = 1024 * 1024
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss() -> int:
+    with open("/proc/self/statm", encoding="ascii") as stream:
+        return int(stream.read().split()[1]) * PAGE
+
+
+def write_files(root: Path, turns: int) -> list[dict[str, Any]]:
+    """A file of about 4 KB (numbered) per turn, and the script that reads them in turn."""
+    script: list[dict[str, Any]] = []
+    for turn in range(1, turns):
+        lines, size = [], 0
+        while size < RESULT_BYTES - 200:
+            line = f"turn {turn} line {len(lines) + 1}: value = compute(path, {size})\n"
+            lines.append(line)
+            size += len(line) + 8  # the tool's line number and tab
+        (root / f"f{turn}.txt").write_text("".join(lines), encoding="utf-8")
+        script.append({"tool_calls": [{"name": "read", "arguments": {"path": f"f{turn}.txt"}}],
+                       "usage": USAGE})
+    script.append({"text": "done", "usage": USAGE})
+    return script
+
+
+class Sampled:
+    """What one session gives: per-request stamps, RSS and (when traced) heap."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+        self.rss: list[int] = []
+        self.heap: list[int] = []
+
+
+async def run_session(script: list[dict[str, Any]], root: Path, agent: Path,
+                      trace: bool) -> Sampled:
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.session.assembly import create_session
+    from zpi_host.testing import FunctionModel
+
+    sampled = Sampled()
+
+    async def model(request: Any) -> Any:
+        sampled.stamps.append(time.perf_counter())
+        sampled.rss.append(rss())
+        if trace:
+            sampled.heap.append(tracemalloc.get_traced_memory()[0])
+        return script[len(sampled.stamps) - 1]
+
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    session = await create_session(model="function:bench", provider=FunctionModel(model),
+                                   cwd=root, agent_dir=agent, host=host, tools=["read"])
+    result = await session.run("read each file in turn")
+    sampled.stamps.append(time.perf_counter())
+    await session.dispose()
+    if result.is_error or result.num_turns != len(script):
+        raise SystemExit(f"session failed: {result.stop_reason} {result.error} after "
+                         f"{result.num_turns} turns")
+    return sampled
+
+
+class Sampling:
+    """A real provider, with the time and RSS of each ``stream`` call recorded."""
+
+    def __init__(self, provider: Any, sampled: Sampled) -> None:
+        self._provider, self.sampled = provider, sampled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+    async def stream(self, request: Any) -> Any:
+        self.sampled.stamps.append(time.perf_counter())
+        self.sampled.rss.append(rss())
+        async for event in self._provider.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        await self._provider.aclose()
+
+
+def load_streams(server: LoopbackServer, path: str) -> None:
+    from zpi_host.providers.script import ScriptedTurn
+    from zpi_host.testing.model_server import sse_frames
+
+    for fmt in ("openai", "anthropic"):
+        prefix = "call_" if fmt == "openai" else "toolu_"
+        call = ScriptedTurn.parse({"text": "Reading it again.", "tool_calls": [
+            {"name": "read", "id": prefix + MARKER.decode(), "arguments": {"path": path}}],
+            "usage": USAGE}, "bench")
+        done = ScriptedTurn.parse({"text": "done", "usage": USAGE}, "bench")
+        server.load(f"{fmt}-call", realistic(fmt, sse_frames(fmt, call, model="bench")))
+        server.load(f"{fmt}-done", realistic(fmt, sse_frames(fmt, done, model="bench")))
+
+
+async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: Path,
+                           agent: Path) -> Sampled:
+    from zpi_host.contract.plugins import PluginConfig, PluginHost
+    from zpi_host.providers.catalog import ModelEntry
+    from zpi_host.session.assembly import create_session
+
+    entry = ModelEntry(name=f"{fmt}:bench", provider=fmt, model="bench",
+                       base_url=server.base_url, api_key="bench-key")
+    if fmt == "openai":
+        from zpi_host.providers.openai import OpenAIProvider as Provider
+    else:
+        from zpi_host.providers.anthropic import AnthropicProvider as Provider  # type: ignore[assignment]
+    sampled = Sampled()
+    provider = Sampling(Provider(entry, {}), sampled)
+    server.queue((f"{fmt}-call", turns - 1), (f"{fmt}-done", 1))
+    host = PluginHost(PluginConfig(autoload=False)).load()
+    session = await create_session(model=f"{fmt}:bench", provider=provider, cwd=root,
+                                   agent_dir=agent, host=host, tools=["read"])
+    try:
+        result = await session.run("read big.txt again and again")
+        sampled.stamps.append(time.perf_counter())
+    finally:
+        await session.dispose()
+    if result.is_error or result.num_turns != turns:
+        raise SystemExit(f"{fmt} run failed: {result.stop_reason} {result.error} after "
+                         f"{result.num_turns} turns")
+    return sampled
+
+
+def whole_process(script_file: Path, root: Path, agent: Path) -> float:
+    """Peak RSS (MiB) of ``zpi-host run`` over the script."""
+    exe = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["ZPI_AGENT_DIR"] = str(agent)
+    process = subprocess.Popen([exe, "run", "--model", f"scripted:{script_file}",
+                                "--allow", "read", "read each file in turn"],
+                               cwd=root, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"zpi-host run failed ({status})")
+    return usage.ru_maxrss / 1024
+
+
+def growth_row(label: str, samples: list[list[int]], turns: int, target: float | None,
+               note: str) -> Row:
+    start = min(WINDOW, turns // 2)
+    per_turn = [(s[-1] - s[start - 1]) / (len(s) - start) / MIB for s in samples]
+    median = statistics.median(per_turn)
+    return Row(label, median, GROWTH_TARGET_MIB, "MiB", median / GROWTH_TARGET_MIB, "<=",
+               None if target is None else 1.0, min(per_turn) / GROWTH_TARGET_MIB,
+               max(per_turn) / GROWTH_TARGET_MIB, len(samples), note)
+
+
+def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
+    window = min(WINDOW, turns // 2)
+    gaps = [[b - a for a, b in itertools.pairwise(r.stamps)] for r in runs]
+    return [
+        growth_row(f"long_session{label}: RSS growth per turn after turn {window}, {turns} "
+                   "turns of 4 KB results", [r.rss for r in runs], turns, GROWTH_TARGET_MIB,
+                   "" if label else "zpi = MiB per turn, baseline = the target (0.05 MiB); "
+                   "the history's own share is about 0.004 MiB"),
+        compare(f"long_session{label}: turns {turns - window + 1}-{turns} vs 1-{window}",
+                [sum(g[-window:]) for g in gaps], [sum(g[:window]) for g in gaps],
+                target=TIME_TARGET, note="" if label else "baseline = the same session's "
+                "first turns"),
+    ]
+
+
+async def amain(turns: int, rounds: int, providers: bool) -> int:
+    with tempfile.TemporaryDirectory(prefix="zpi-bench-long-") as tmp:
+        root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
+        root.mkdir()
+        script = write_files(root, turns)
+        script_file = Path(tmp, "script.jsonl")
+        script_file.write_text("".join(json.dumps(t) + "\n" for t in script), encoding="utf-8")
+        await run_session(script[:20] + script[-1:], root, agent, trace=False)  # warm up
+        runs = [await run_session(script, root, agent, trace=False) for _ in range(rounds)]
+        tracemalloc.start()
+        traced = await run_session(script, root, agent, trace=True)
+        tracemalloc.stop()
+        peaks = [whole_process(script_file, root, agent) for _ in range(rounds)]
+        provided: dict[str, list[Sampled]] = {"openai": [], "anthropic": []}
+        if providers:
+            os.environ.pop("HTTP_PROXY", None)
+            (root / "big.txt").write_text((root / "f1.txt").read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+            with LoopbackServer() as server:
+                load_streams(server, "big.txt")
+                for fmt in provided:  # warm imports and connections
+                    await provider_session(fmt, server, 20, root, agent)
+                for _ in range(rounds):
+                    for fmt, sessions in provided.items():
+                        sessions.append(await provider_session(fmt, server, turns, root,
+                                                               agent))
+    window = min(WINDOW, turns // 2)
+    rows = [
+        *session_rows("", runs, turns),
+        *(row for fmt, sessions in provided.items() if sessions
+          for row in session_rows(f" {fmt}", sessions, turns)),
+        growth_row(f"long_session: Python heap growth per turn after turn {window} "
+                   "(tracemalloc)", [traced.heap], turns, None, ""),
+        Row(f"long_session: `zpi-host run` peak RSS, {turns} turns (MiB)",
+            statistics.median(peaks), turns * RESULT_BYTES / MIB, "MiB",
+            statistics.median(peaks) / (turns * RESULT_BYTES / MIB), "", None,
+            min(peaks) / (turns * RESULT_BYTES / MIB), max(peaks) / (turns * RESULT_BYTES / MIB),
+            len(peaks), "baseline = the size of the tool results (MiB)"),
+    ]
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}"
+          " MiB")
+    emit(rows, "long_session")
+    return 0
+
+
+def main() -> int:
+    args = arguments("long_session", __doc__, rounds=3, quick={"turns": 30, "rounds": 1},
+                     options=[("--turns", {"type": int, "default": 1000}),
+                              ("--no-providers", {"action": "store_true",
+                                                  "help": "skip the HTTP providers' sessions"})],
+                     minimum={"turns": 10})
+    return asyncio.run(amain(args.turns, args.rounds, not args.no_providers))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
