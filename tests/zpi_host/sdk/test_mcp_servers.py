@@ -142,7 +142,9 @@ async def test_an_image_result_reaches_the_model_as_an_image(scripted):
     assert CALLS == [("plot", {"values": [1, 2]})]
 
 
-async def test_disallowed_tools_deny_the_call(scripted):
+async def test_disallowed_tools_hide_the_tool_and_a_call_to_it_fails(scripted):
+    """Permission is disclosure: a tool denied outright is not offered; a call the model makes
+    anyway is an unknown tool, never run (not a permission denial: nothing was asked)."""
     scripted.turns(call("mcp__calc__add", a=1, b=1), "denied")
     options = scripted.options(mcp_servers={"calc": calculator()},
                                permission_mode="bypassPermissions",
@@ -150,7 +152,8 @@ async def test_disallowed_tools_deny_the_call(scripted):
     messages = await collect(query("go", options))
     [result] = results(messages)
     assert result.is_error and CALLS == []
-    assert messages[-1].permission_denials[0]["tool_name"] == "mcp__calc__add"
+    assert "mcp__calc__add" not in messages[0].data["tools"]  # the init message's list
+    assert "mcp__calc__divide" in messages[0].data["tools"]
 
 
 async def test_a_server_rule_names_every_tool_of_the_server(scripted):
