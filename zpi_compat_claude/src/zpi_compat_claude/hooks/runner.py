@@ -407,13 +407,20 @@ async def _first_answer(child: Any, pgid: int, timeout_s: float) -> dict[str, An
         with anyio.move_on_after(timeout_s):
             await asyncio.wait([capture.exited, capture.first_line],
                                return_when=asyncio.FIRST_COMPLETED)
+            if capture.exited.done() and not capture.first_line.done():
+                # the exit can be seen before the pipe's last bytes are read
+                with anyio.move_on_after(DRAIN_AFTER_EXIT):
+                    await asyncio.wait([capture.closed, capture.first_line],
+                                       return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await stop_process_group(child, pgid)
             child.close()
         raise
-    if capture.exited.done() or not capture.first_line.done():
+    if not capture.first_line.done():  # ended (or timed out) before a whole first line
         return None
+    # the first line decides, even when the child has already ended (a quick or a late-read
+    # handler): its async answer still means "what follows is my real answer"
     return async_answer(capture.first_line.result())
 
 
