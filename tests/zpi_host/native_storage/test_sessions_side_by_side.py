@@ -230,16 +230,21 @@ async def test_a_slow_hook_does_not_delay_another_session(make_store, tmp_path, 
 
 
 @pytest.mark.parametrize("policy", ["turn", "record"])
-async def test_a_jsonl_sessions_fsync_runs_off_the_loop(tmp_path, monkeypatch, policy):
-    """The end of a turn's fsync (and with ``sessions.fsync: record`` each record's) runs in a
-    worker thread; the record is on disk before the run goes on."""
+async def test_a_jsonl_sessions_slow_fsync_runs_off_the_loop(tmp_path, monkeypatch, policy):
+    """With ``sessions.fsync: record`` each record's fsync runs in a worker thread; the end
+    of a turn's fsync does once it proved slow (a fast one runs in place: a thread hop
+    would cost more). The record is on disk before the run goes on."""
     import os
+    import time
+
+    from zpi_host.transcript.offloop import INLINE_SYNC
 
     real_fsync = os.fsync
     threads: list[int] = []
 
-    def fsync(fd: int) -> None:
+    def fsync(fd: int) -> None:  # a slow disk
         threads.append(threading.get_ident())
+        time.sleep(INLINE_SYNC * 4)
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
@@ -248,10 +253,15 @@ async def test_a_jsonl_sessions_fsync_runs_off_the_loop(tmp_path, monkeypatch, p
                                    agent_dir=tmp_path / "agent")
     try:
         threads.clear()
-        assert (await session.run("one")).result == "seen 1"
+        for n in range(4):
+            assert (await session.run(f"turn {n}")).result == f"seen {2 * n + 1}"
         assert threads, "nothing was synced"
-        assert threading.get_ident() not in threads
+        loop = threading.get_ident()
+        if policy == "record":
+            assert loop not in threads
+        else:  # the first in place, then (the average past the bound) in a thread
+            assert threads[0] == loop and threads[-1] != loop
         lines = session.store.path.read_text().splitlines()
-        assert sum('"type":"assistant"' in line.replace(" ", "") for line in lines) == 1
+        assert sum('"type":"assistant"' in line.replace(" ", "") for line in lines) == 4
     finally:
         await session.dispose()
