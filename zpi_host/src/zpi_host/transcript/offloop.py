@@ -82,11 +82,12 @@ async def _in_thread(manager: SessionManager, write: Callable[..., T], *args: An
                 await previous.wait()
             # a limiter of its own: a commit never waits behind other threaded work (a slow
             # read-only tool holding the shared pool's threads)
-            return await anyio.to_thread.run_sync(run, limiter=_limiter(manager))
+            result = await anyio.to_thread.run_sync(run, limiter=_limiter(manager))
     finally:
         done.set()
         for callback, record, line in deferred:
             callback(record, line)
+    return result
 
 
 def _limiter(manager: SessionManager) -> Any:
