@@ -373,7 +373,7 @@ class SessionState:
             await commit(store, lambda: store.append("reasoning_level", level=level))
 
     async def end_turn(self) -> None:
-        """Make the turn durable (fsync per the session's policy), off the loop."""
+        """Make the turn durable (fsync per the session's policy)."""
         from ..transcript.offloop import make_durable
 
         await make_durable(self.store)

@@ -7,13 +7,11 @@ the order asked, shielded from cancellation (a record asked for is committed, or
 before the caller goes on, exactly as with a direct call: an acknowledged record is durable and
 the write barrier holds). ``on_commit`` callbacks (the session store mirror) still run on the
 loop, after the write. A write that does not block (a JSONL line to the page cache) runs in
-place, and so does a JSONL session's fsync while it stays fast: a thread hop would cost more
-than it saves.
+place: a thread hop would cost more than it saves.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,28 +31,15 @@ async def commit(manager: SessionManager, write: Callable[..., T], *args: Any) -
     return await _in_thread(manager, write, *args)
 
 
-#: an fsync that usually takes less than this (seconds) runs in place: handing it to a thread
-#: costs the loop about as much (measured: 0.5 to 1 ms on a loaded 2-core machine)
-INLINE_SYNC = 0.0005
-
-
 async def make_durable(manager: SessionManager) -> None:
-    """``manager.sync()`` (the end of a turn's fsync), when there is one to do: in place while
-    this session's fsyncs are fast (a page cache, a fast disk), else in a worker thread. The
-    choice follows a running average of how long they took."""
-    if not manager.sync_pending:
-        return
-
-    def timed() -> float:
-        started = time.perf_counter()
+    """``manager.sync()`` (the end of a turn's fsync). In place: between one turn's end and
+    the next turn's context the loop takes no checkpoint, so what plugins deliver in the
+    background (a Claude-style async hook's answer) lands at a turn boundary as before; a
+    session whose fsyncs must not hold the loop uses ``"sessions": {"fsync": "record"}``
+    (every append, with its fsync, runs in a worker thread; nothing is left for the turn's
+    end)."""
+    if manager.sync_pending:
         manager.sync()
-        return time.perf_counter() - started
-
-    if manager._sync_seconds < INLINE_SYNC:
-        took = timed()
-    else:
-        took = await _in_thread(manager, timed)
-    manager._sync_seconds = 0.8 * manager._sync_seconds + 0.2 * took
 
 
 async def _in_thread(manager: SessionManager, write: Callable[..., T], *args: Any) -> T:

@@ -167,7 +167,6 @@ class SessionManager:
         self._lock = threading.RLock()
         self._order: Any = None  # offloop: the event set when the last write asked is done
         self._thread_slot: Any = None  # offloop: this session's worker-thread limiter
-        self._sync_seconds = 0.0  # offloop: how long this session's fsyncs take (average)
 
     # ----------------------------------------------------------------------- making one
 
