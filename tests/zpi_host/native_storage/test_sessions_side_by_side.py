@@ -256,3 +256,36 @@ async def test_a_jsonl_session_with_fsync_per_record_syncs_off_the_loop(tmp_path
         assert sum('"type":"assistant"' in line.replace(" ", "") for line in lines) == 3
     finally:
         await session.dispose()
+
+
+async def test_sessions_on_one_sqlite_store_share_its_one_commit_thread(tmp_path):
+    """SQLite commits one transaction at a time: the sessions on one store hand it one
+    commit at a time (the store's limiter), not one thread each queueing at its lock."""
+    import time
+
+    from zpi_host.stores.sqlite_transcripts import SQLiteTranscriptStore
+
+    class Counting(SQLiteTranscriptStore):
+        inside = most = 0
+
+        def append(self, *args: Any, **kw: Any) -> Any:
+            Counting.inside += 1
+            Counting.most = max(Counting.most, Counting.inside)
+            try:
+                time.sleep(0.002)  # a commit that takes a while: others would pile up
+                return super().append(*args, **kw)
+            finally:
+                Counting.inside -= 1
+
+    store = Counting(tmp_path / "s.db")
+    sessions = [await _session(tmp_path, store) for _ in range(5)]
+    try:
+        async with anyio.create_task_group() as tg:
+            for session in sessions:
+                tg.start_soon(session.run, "go")
+        assert all(s.messages[-1].text == "seen 1" for s in sessions)
+        assert Counting.most == 1
+    finally:
+        for session in sessions:
+            await session.dispose()
+        store.close()

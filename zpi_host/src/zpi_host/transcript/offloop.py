@@ -12,6 +12,7 @@ place: a thread hop would cost more than it saves.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,8 +77,30 @@ async def _in_thread(manager: SessionManager, write: Callable[..., T], *args: An
 
 
 def _limiter(manager: SessionManager) -> Any:
+    """This session's limiter; for a store that commits one transaction at a time
+    (``write_threads = 1``: SQLite), the store's, shared by its sessions on this loop (more
+    threads would only queue at its lock, and cost the loop their hand-offs)."""
     import anyio
 
+    store = getattr(manager, "transcript_store", None)
+    slots = getattr(store, "write_threads", None)
+    if isinstance(slots, int) and slots > 0:
+        import anyio.lowlevel
+
+        try:
+            by_loop = _store_limiters.setdefault(store, {})
+        except TypeError:  # a store that cannot be weakly referenced: per session then
+            by_loop = None
+        if by_loop is not None:
+            loop = anyio.lowlevel.current_token()
+            limiter = by_loop.get(loop)
+            if limiter is None:
+                limiter = by_loop[loop] = anyio.CapacityLimiter(slots)
+            return limiter
     if manager._thread_slot is None:
         manager._thread_slot = anyio.CapacityLimiter(1)
     return manager._thread_slot
+
+
+#: per store (held weakly): its limiter per event loop
+_store_limiters: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
