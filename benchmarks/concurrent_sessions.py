@@ -31,6 +31,9 @@ from _measure import arguments, compare, emit
 
 DELAY = 0.2
 TARGET = 1.5
+#: the host's CPU seconds per turn of each many() call, in order (all threads of the process:
+#: unlike the wall clock, hardly moved by other work on the machine)
+cpu_per_turn: list[float] = []
 
 
 async def make_session(root: Path, store: Any) -> Any:
@@ -54,7 +57,8 @@ async def converse(session: Any, turns: int) -> None:
 
 async def many(root: Path, sessions: int, turns: int, storage: str) -> float:
     """Seconds for ``sessions`` conversations of ``turns`` turns at once (the sessions are
-    created before the clock starts and disposed after it stops)."""
+    created before the clock starts and disposed after it stops); the process's CPU seconds
+    per turn over the same span go to ``cpu_per_turn``."""
     store = None
     if storage == "sqlite":
         from zpi_host.stores import SQLiteTranscriptStore
@@ -62,8 +66,9 @@ async def many(root: Path, sessions: int, turns: int, storage: str) -> float:
         store = SQLiteTranscriptStore(Path(tempfile.mkdtemp(dir=root)) / "s.db")
     made = [await make_session(root, store) for _ in range(sessions)]
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(converse(s, turns) for s in made))
+        cpu_per_turn.append((time.process_time() - cpu) / (sessions * turns))
         return time.perf_counter() - started
     finally:
         for session in made:
@@ -76,12 +81,20 @@ async def main(sessions: int, turns: int, storage: str, rounds: int, sweep: list
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         await many(root, 1, 1, storage)  # warm up: imports, the catalog
-        alone, crowd = [], []
+        alone, crowd, crowd_cpu = [], [], []
         for index in range(rounds):
             order = [1, sessions] if index % 2 == 0 else [sessions, 1]
             for n in order:
                 (alone if n == 1 else crowd).append(await many(root, n, turns, storage))
+                if n != 1:
+                    crowd_cpu.append(cpu_per_turn[-1])
         peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        crowd_cpu.sort()
+        print(f"host CPU per turn with {sessions} sessions: median "
+              f"{crowd_cpu[len(crowd_cpu) // 2] * 1000:.2f} ms (rounds "
+              f"{crowd_cpu[0] * 1000:.2f}-{crowd_cpu[-1] * 1000:.2f} ms): {sessions} sessions "
+              f"need {sessions * crowd_cpu[len(crowd_cpu) // 2] * 1000:.0f} ms of one core per "
+              f"{DELAY * 1000:.0f} ms round")
         rows = [compare(f"concurrent_sessions: {sessions} x {turns}-turn sessions at once vs "
                         f"one ({storage})", crowd, alone, unit="s", scale=1.0, target=TARGET,
                         note=f"model answers after {DELAY * 1000:.0f} ms; one event loop")]
@@ -92,7 +105,8 @@ async def main(sessions: int, turns: int, storage: str, rounds: int, sweep: list
         for n in sweep:
             wall = await many(root, n, turns, storage)
             overhead = wall / turns - DELAY
-            print(f"  {n:5d} sessions: {overhead * 1000:8.1f} ms per turn")
+            print(f"  {n:5d} sessions: {overhead * 1000:8.1f} ms per turn "
+                  f"(host CPU {cpu_per_turn[-1] * 1000:.2f} ms per session-turn)")
             if overhead <= DELAY / 10:
                 held = n
         print(f"most sessions with a turn's overhead within 10% of {DELAY * 1000:.0f} ms: "

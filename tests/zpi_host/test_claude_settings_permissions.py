@@ -102,7 +102,7 @@ async def test_an_untrusted_projects_loosening_is_held_back(zpi_env, project, tm
     session, events = await session_in(project, trust_project=True)
     try:
         assert rule_texts(session, "allow") == ["Bash(echo:*)", "Write", "edit", "write",
-                                                "notebook_edit"]  # acceptEdits
+                                                "notebook_edit", "batch_edit"]  # acceptEdits
         assert extra.resolve() in session.permissions.roots.roots
         assert session.permissions.mode == "ask"
         assert not [w for w in warnings(session, events) if "not applied" in w]

@@ -198,14 +198,17 @@ async def compact(
     kept = list(messages[cut:])
     summary_msg = summary_context(summary, read, modified)
     tokens_after = _estimate([summary_msg, *kept])
-    record = session.store.append_compaction(summary, preparation.first_kept_uuid,
-                                             tokens_before, tokens_after, read, modified)
+    from ..transcript.offloop import commit
+
+    record = await commit(session.store, session.store.append_compaction, summary,
+                          preparation.first_kept_uuid, tokens_before, tokens_after, read,
+                          modified)
     session.replace_context([summary_msg, *kept], [record.uuid, *kept_ids])
     result = CompactionResult(summary, preparation.first_kept_uuid, tokens_before, tokens_after,
                               read, modified, trigger, reason, by)
     await session.host.hooks.after_compact(session.view, result)
     for context in await session.host.hooks.session_start(session.view, "compact"):
-        session.add_message(ContextMessage(context.value, context.plugin))
+        await session.commit_message(ContextMessage(context.value, context.plugin))
     if session.wants_events:
         await session.emit(CompactionEvent(result))
     return result

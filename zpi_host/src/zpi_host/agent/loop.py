@@ -183,17 +183,17 @@ class AgentLoop:
         await s.deliver_warnings()
         if not s.session_started:
             s.session_started = True
-            s.start_recording()
+            await s.start_recording()
             for context in await hooks.session_start(s.view, s.start_source):
-                s.add_message(ContextMessage(context.value, context.plugin))
+                await s.commit_message(ContextMessage(context.value, context.plugin))
         decision = await hooks.user_prompt(s.view, prompt)
         if decision.blocked:
             reason = "; ".join(r.value for r in decision.reasons) or "no reason given"
             return _Outcome("", "blocked", f"the prompt was blocked by a hook: {reason}")
         # the prompt's context comes before the prompt, in the same user turn
         for context in decision.contexts:
-            s.add_message(ContextMessage(context.value, context.plugin))
-        s.add_message(UserMessage((TextContent(await expand_prompt(s, prompt)), *images)))
+            await s.commit_message(ContextMessage(context.value, context.plugin))
+        await s.commit_message(UserMessage((TextContent(await expand_prompt(s, prompt)), *images)))
         if s.parent is None:
             s.prompt_uuid = s.message_ids[-1]
         continuations = 0
@@ -219,14 +219,14 @@ class AgentLoop:
                 continuations += 1
                 # host-added feedback, not the user's words: a system-reminder
                 source = ", ".join(dict.fromkeys(r.plugin for r in stop.reasons)) or "stop"
-                s.add_message(ContextMessage(stop.continue_with, source))
+                await s.commit_message(ContextMessage(stop.continue_with, source))
                 continue
             return _Outcome(message.text, message.stop_reason)
 
     async def _deliver_queued(self) -> bool:
         queued = self.s.take_queued()
         for text in queued:
-            self.s.add_message(UserMessage.text(text))
+            await self.s.commit_message(UserMessage.text(text))
             if self.s.parent is None:
                 self.s.prompt_uuid = self.s.message_ids[-1]
             if self.s.wants_event("input_delivered"):
@@ -241,7 +241,7 @@ class AgentLoop:
             await s.emit(TurnStart(turn))
         await hooks.turn_start(s.view, turn)
         for text, source in s.take_context():  # what happened beside the run (a task ended)
-            s.add_message(ContextMessage(text, source))
+            await s.commit_message(ContextMessage(text, source))
         if over_threshold(s, self.compaction):
             from .compaction import compact
 
@@ -269,7 +269,7 @@ class AgentLoop:
         elif calls:
             await self._run_calls([c for c in calls if c.id not in started])
             await self._record_ready()
-        s.end_turn()
+        await s.end_turn()
         await s.deliver_warnings()
         if events and s.wants_event("turn_end"):
             await s.emit(TurnEnd(turn))
@@ -298,7 +298,7 @@ class AgentLoop:
             try:
                 async with s.spend.request() as spend:
                     message = await self._stream(request, events, early, started)
-                    s.add_message(message)  # no checkpoint: it precedes any journal record
+                    await s.commit_message(message)  # no checkpoint: it precedes any journal record
                     self._pending = list(message.tool_calls)
                     spend.add(s.record_usage(message.usage))
                 if events and s.wants_event("message_end"):
@@ -386,7 +386,7 @@ class AgentLoop:
             while self._pending and self._pending[0].id in self._results:
                 call = self._pending.pop(0)
                 result = self._results.pop(call.id)
-                self.s.add_message(result)
+                await self.s.commit_message(result)
                 if call.id in self._ran:
                     await self.runner.report_end(result)
 
@@ -414,12 +414,12 @@ class AgentLoop:
         for call in self._pending:
             done = self._results.pop(call.id, None)
             result = done if done is not None else interrupted_result(call)
-            self.s.add_message(result)
+            await self.s.commit_message(result)
             if call.id in self._ran:  # it had a tool_start: its consumer waits for an end
                 recorded.append(result)
         self._pending = []
         self._results.clear()
-        self.s.end_turn()
+        await self.s.end_turn()
         for result in recorded:
             await self.runner.report_end(result)
 

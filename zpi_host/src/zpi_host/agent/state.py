@@ -287,17 +287,31 @@ class SessionState:
         self.messages.append(message)
         self.message_ids.append(record.uuid)
 
-    def journal_tool_call(self, call: ToolCall, arguments: Mapping[str, Any] | None = None
-                          ) -> None:
+    async def commit_message(self, message: Message) -> None:
+        """:meth:`add_message` as the loop calls it: a write that would block (a database's
+        round trip) runs in a worker thread, so other sessions on the loop go on meanwhile;
+        it returns once the record is committed."""
+        from ..transcript.offloop import commit
+
+        record = await commit(self.store, self.store.append_message, message)
+        self.messages.append(message)
+        self.message_ids.append(record.uuid)
+
+    async def journal_tool_call(self, call: ToolCall,
+                                arguments: Mapping[str, Any] | None = None) -> None:
         """Record a call (with the input that runs) as pending before it runs, so a crash
         leaves a trace that resuming closes as interrupted (the tool is never re-run)."""
-        self.store.append_tool_use(call.id, call.name,
-                                   dict(call.arguments if arguments is None else arguments))
+        from ..transcript.offloop import commit
 
-    def record_denial(self, denial: Denial) -> None:
+        await commit(self.store, self.store.append_tool_use, call.id, call.name,
+                     dict(call.arguments if arguments is None else arguments))
+
+    async def record_denial(self, denial: Denial) -> None:
         """A denied call: counted in the run's result and recorded in the transcript."""
+        from ..transcript.offloop import commit
+
         self.denials.append(denial)
-        self.store.append_custom(DENIAL_NAMESPACE, denial.to_json())
+        await commit(self.store, self.store.append_custom, DENIAL_NAMESPACE, denial.to_json())
 
     def request_interrupt(self, reason: str) -> None:
         """The approver asked to stop: calls not started yet are not run, the run ends."""
@@ -342,26 +356,32 @@ class SessionState:
                 for message, source in told:
                     await self.emit(SystemMessageEvent(message, source))
 
-    def start_recording(self) -> None:
+    async def start_recording(self) -> None:
         """Once, when the session starts (the loop's first run): write the snapshot, and model
         or reasoning changes. The plugin host is sealed: the snapshot says what this session
         (and its sub-agents, which share the host) runs with."""
+        from ..transcript.offloop import commit
+
         self.host.seal("a session it serves has started")
         store = self.store
         if self.snapshot is not None:
             data = self.snapshot.to_json()
             if store.latest_snapshot() != data:
-                store.append("snapshot", snapshot=data)
+                await commit(store, lambda: store.append("snapshot", snapshot=data))
         model = (self.provider.name, self.provider.model)
         if store.last_model() != model:
-            store.append("model_change", provider=model[0], model=model[1])
+            await commit(store, lambda: store.append("model_change", provider=model[0],
+                                                       model=model[1]))
         if self.reasoning_level is not None and \
                 store.last_reasoning_level() != self.reasoning_level:
-            store.append("reasoning_level", level=self.reasoning_level)
+            level = self.reasoning_level
+            await commit(store, lambda: store.append("reasoning_level", level=level))
 
-    def end_turn(self) -> None:
+    async def end_turn(self) -> None:
         """Make the turn durable (fsync per the session's policy)."""
-        self.store.sync()
+        from ..transcript.offloop import make_durable
+
+        await make_durable(self.store)
 
     def record_usage(self, usage: Usage, entry: ModelEntry | None = None) -> float:
         """Add one request's usage to the totals; cost from the catalog, or flagged unpriced.

@@ -104,7 +104,7 @@ class ToolCallRunner:
             arguments = decision.updated_input
         verdict = await self._permission(call, tool, decision, arguments)
         if not verdict.allowed:
-            session.record_denial(verdict.denial(call.name, call.id, arguments
+            await session.record_denial(verdict.denial(call.name, call.id, arguments
                                                  if arguments is not None else call.arguments))
             if verdict.interrupt:
                 session.request_interrupt(verdict.message(call.name))
@@ -119,7 +119,7 @@ class ToolCallRunner:
                 return ToolResult.error(f"the input was replaced (by a hook or the approver) "
                                         f"with invalid arguments: {exc}"), call, False
             call = ToolCall(call.id, call.name, dict(arguments))
-        session.journal_tool_call(call, arguments)
+        await session.journal_tool_call(call, arguments)
         refusal = next((r for guard in list(session.tool_guards)
                         if (r := guard(call)) is not None), None) if session.tool_guards else None
         if refusal is not None:  # allowed, but not now: the model reads why and goes on

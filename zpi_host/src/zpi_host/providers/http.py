@@ -91,23 +91,48 @@ class HTTPStreamer:
         self._credential = credential
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        self._pool_key: Any = None  # set while the client is borrowed from .pools
 
     def __repr__(self) -> str:
         return f"<HTTPStreamer {self.provider} {self.url}>"
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
+        key, self._pool_key = self._pool_key, None
+        if client is not None and key is not None:
+            from .pools import give_back
+
+            await give_back(key, client)
+        elif client is not None:
             await client.aclose()
 
     def _client_for_request(self) -> httpx.AsyncClient:
+        """The client: this streamer's own with an injected transport, else the one every
+        provider on this loop shares for the same origin and settings (:mod:`.pools`)."""
         if self._client is None:
             p = self.policy
             timeout = httpx.Timeout(connect=p.connect_timeout, read=p.read_timeout,
                                     write=p.write_timeout, pool=p.connect_timeout)
-            self._client = httpx.AsyncClient(timeout=timeout, transport=self._transport,
-                                             follow_redirects=False,
-                                             **plain_http_tls(self.url, os.environ))
+            tls = plain_http_tls(self.url, os.environ)
+
+            def make() -> httpx.AsyncClient:
+                from .pools import KEEP_ALIVE
+
+                limits = httpx.Limits(max_connections=None,
+                                      max_keepalive_connections=KEEP_ALIVE)
+                return httpx.AsyncClient(timeout=timeout, transport=self._transport,
+                                         follow_redirects=False, limits=limits, **tls)
+
+            if self._transport is not None:
+                self._client = make()
+            else:
+                from .pools import borrow, pool_key
+
+                settings = (p.connect_timeout, p.read_timeout, p.write_timeout,
+                            tuple(sorted(tls)))  # the plain-HTTP context or the default
+                self._pool_key = pool_key(self.url, self._headers, settings)
+                self._client = (make() if self._pool_key is None
+                                else borrow(self._pool_key, make))
         return self._client
 
 

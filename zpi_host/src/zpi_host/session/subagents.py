@@ -301,8 +301,10 @@ async def _run_child(parent: SessionState, child: SessionState, link: SubagentLi
     import anyio
 
     from ..providers.messages import ContextMessage
+    from ..transcript.offloop import commit
 
-    parent.store.append_custom(NAMESPACE, {"event": "start", **link_data})
+    await commit(parent.store, parent.store.append_custom, NAMESPACE,
+                 {"event": "start", **link_data})
     started: list[SubagentObserver] = []
     run = None
     try:
@@ -312,12 +314,12 @@ async def _run_child(parent: SessionState, child: SessionState, link: SubagentLi
         contexts = await parent.host.hooks.subagent_start(parent.view, link.agent_type,
                                                           child.session_id, prompt)
         for context in contexts:
-            child.add_message(ContextMessage(context.value, context.plugin))
+            await child.commit_message(ContextMessage(context.value, context.plugin))
         run = await child.run(prompt)
     finally:
         with anyio.CancelScope(shield=True):
             try:
-                parent.store.append_custom(NAMESPACE, {
+                await commit(parent.store, parent.store.append_custom, NAMESPACE, {
                     "event": "stop", **link_data, "usage": usage_to_json(child.model_usage),
                     "is_error": run.is_error if run is not None else True,
                     "num_turns": run.num_turns if run is not None else 0})

@@ -44,6 +44,9 @@ class SQLiteTranscriptStore(SqlTranscriptStore):
 
     NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 
+    #: one transaction at a time: the loop's commits share one worker thread per store
+    write_threads = 1
+
     def __init__(self, path: str | Path, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         super().__init__(lease_seconds=lease_seconds)
         self.path = Path(path).expanduser()

@@ -7,7 +7,8 @@ context starts; the whole history is read a page at a time when asked for), keep
 barrier (after a write whose outcome is unknown, or after losing the lease, it accepts no
 more), and recovers (tool calls left open by a killed worker are closed as interrupted, never
 re-run). Every append is one transaction; a record is acknowledged (``on_commit``) only once
-committed. An unreachable database is waited for, up to ``reconnect_seconds``.
+committed. The loop runs each append in a worker thread (:mod:`.offloop`), so a commit's round
+trip holds only its own session. An unreachable database is waited for, up to ``reconnect_seconds``.
 """
 
 from __future__ import annotations
@@ -152,6 +153,11 @@ class StoreSessionManager(SessionManager):
         return False
 
     @property
+    def writes_block(self) -> bool:
+        """Always: every append is a transaction's round trip (see :mod:`.offloop`)."""
+        return True
+
+    @property
     def title(self) -> str | None:
         return self.state.title
 
@@ -193,11 +199,12 @@ class StoreSessionManager(SessionManager):
 
     def _append(self, cls: type[Record], fields: Mapping[str, Any],
                 envelope: Mapping[str, Any] | None = None) -> Record:
-        if self._barrier is not None:
-            raise WriteBarrierError(
-                f"session {self.session_id} accepts no more records: {self._barrier}; resume "
-                "it (another worker may already have)")
-        return super()._append(cls, fields, envelope)
+        with self._lock:
+            if self._barrier is not None:
+                raise WriteBarrierError(
+                    f"session {self.session_id} accepts no more records: {self._barrier}; "
+                    "resume it (another worker may already have)")
+            return super()._append(cls, fields, envelope)
 
     def _write(self, record: Record, line: bytes) -> Record:
         text = line.decode("ascii").rstrip("\n")

@@ -70,6 +70,8 @@ NOT_STARTED_TEXT = ("the tool call was not run (the session ended before it star
 # holds: :mod:`.lock` is below this module.
 
 _owners: dict[str, weakref.ref[SessionManager]] = {}
+#: per worker thread: ``deferred`` is a list while :mod:`.offloop` runs a write in it
+worker = threading.local()
 # Re-entrant: a manager dropped without close() is released by a finaliser, which the garbage
 # collector may run in this thread while the lock is held (a plain Lock would deadlock).
 _owners_lock = threading.RLock()
@@ -160,6 +162,11 @@ class SessionManager:
         self._needs_newline = transcript.needs_newline
         self._finalizer = (weakref.finalize(self, handles.release) if handles is not None
                            else None)
+        # one write at a time: :mod:`.offloop` runs blocking writes in a worker thread while
+        # a plugin may append from the loop (re-entrant: a subclass's _append calls this one's)
+        self._lock = threading.RLock()
+        self._order: Any = None  # offloop: the event set when the last write asked is done
+        self._thread_slot: Any = None  # offloop: this session's worker-thread limiter
 
     # ----------------------------------------------------------------------- making one
 
@@ -278,6 +285,19 @@ class SessionManager:
     def fsync(self) -> Fsync:
         """The fsync policy (a sub-agent's transcript gets its parent's)."""
         return "record" if self._fsync_each else "turn"
+
+    @property
+    def writes_block(self) -> bool:
+        """True when one append waits on something slow (an fsync per record; a database's
+        round trip in native storage): the loop runs such writes in a worker thread."""
+        return self._fsync_each
+
+    @property
+    def sync_pending(self) -> bool:
+        """True when :meth:`sync` has an fsync to do."""
+        handles = self._handles
+        return handles is not None and handles.fd is not None and (
+            self._unsynced or self._sync_dir)
 
     @property
     def in_memory_only(self) -> bool:
@@ -400,6 +420,10 @@ class SessionManager:
 
     def sync(self) -> None:
         """Make everything appended so far durable (fsync); cheap when nothing changed."""
+        with self._lock:
+            self._sync()
+
+    def _sync(self) -> None:
         handles = self._handles
         if handles is None or handles.fd is None:
             return
@@ -441,11 +465,13 @@ class SessionManager:
 
     def _append(self, cls: type[Record], fields: Mapping[str, Any],
                 envelope: Mapping[str, Any] | None = None) -> Record:
-        if self._closed:
-            raise UsageError(f"session {self.session_id} was closed; open it again to append")
-        if self._torn or self._needs_newline:
-            self._repair()
-        return self._write(*self._make(cls, fields, envelope))
+        with self._lock:
+            if self._closed:
+                raise UsageError(f"session {self.session_id} was closed; open it again to "
+                                 "append")
+            if self._torn or self._needs_newline:
+                self._repair()
+            return self._write(*self._make(cls, fields, envelope))
 
     def _make(self, cls: type[Record], fields: Mapping[str, Any],
               envelope: Mapping[str, Any] | None) -> tuple[Record, bytes]:
@@ -487,7 +513,11 @@ class SessionManager:
         self._branch.append(record)
         self._uuids.add(record.uuid)
         if self.on_commit is not None:
-            self.on_commit(record, line)
+            deferred = getattr(worker, "deferred", None)
+            if deferred is not None:  # in offloop's thread: the callback runs on the loop
+                deferred.append((self.on_commit, record, line))
+            else:
+                self.on_commit(record, line)
         return record
 
     def _repair(self) -> None:
