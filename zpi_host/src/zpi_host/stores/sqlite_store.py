@@ -70,6 +70,24 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 
 
+def open_wal_database(path: Path, *, synchronous: str) -> sqlite3.Connection:
+    """A connection to the SQLite file at ``path`` (its folder made), in autocommit mode, usable
+    from any thread, waiting ``BUSY_TIMEOUT_MS`` for other writers, in WAL mode with
+    ``synchronous`` (``NORMAL`` for a mirror, ``FULL`` for an authority). Raises what sqlite3
+    or the file system raise; the connection is closed then."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        enter_wal(conn)
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def enter_wal(conn: sqlite3.Connection) -> None:
     """Put the database in WAL mode, waiting out other processes that are opening it too.
 
@@ -115,12 +133,7 @@ class SQLiteSessionStore:
         if self._conn is None:
             conn = None
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                       isolation_level=None, check_same_thread=False)
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                enter_wal(conn)
-                conn.execute("PRAGMA synchronous = NORMAL")
+                conn = open_wal_database(self.path, synchronous="NORMAL")
                 conn.executescript(SCHEMA)
             except (OSError, sqlite3.Error) as exc:
                 if conn is not None:

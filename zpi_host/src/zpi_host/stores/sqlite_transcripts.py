@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..transcript.native import DEFAULT_LEASE_SECONDS, TranscriptStoreError
-from .sqlite_store import BUSY_TIMEOUT_MS, enter_wal
+from .sqlite_store import open_wal_database
 from .transcript_sql import SqlTranscriptStore, schema_statements
 
 __all__ = ["SQLiteTranscriptStore"]
@@ -60,12 +60,7 @@ class SQLiteTranscriptStore(SqlTranscriptStore):
         if self._conn is None:
             conn = None
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                       isolation_level=None, check_same_thread=False)
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                enter_wal(conn)
-                conn.execute("PRAGMA synchronous = FULL")
+                conn = open_wal_database(self.path, synchronous="FULL")
                 conn.execute("BEGIN IMMEDIATE")
                 for statement in schema_statements(""):
                     conn.execute(statement)
