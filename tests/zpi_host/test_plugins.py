@@ -330,7 +330,7 @@ def test_a_plugin_blocked_by_its_distribution_does_not_hold_its_name(zpi_env, zp
 
 
 def test_later_claimants_keep_the_first_loaded_plugins_names():
-    from zpi_host.contract.plugins import later_claimants
+    from zpi_host.contract.plugin_names import later_claimants
 
     claims = [("late", "read"), ("late", "extra"), ("kernel", "read"), ("solo", "x"),
               ("twice", "y"), ("twice", "y"), ("after", "extra")]

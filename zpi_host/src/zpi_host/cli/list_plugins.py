@@ -73,7 +73,7 @@ def list_plugins(
         except UsageError as exc:
             print(f"zpi-host: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    from ..contract.plugins import block_name_sources, unmatched_block_names
+    from ..contract.plugin_names import block_name_sources, unmatched_block_names
 
     for warning in unmatched_block_names(host, block_name_sources(os.environ, blocked,
                                                                   disabled)):

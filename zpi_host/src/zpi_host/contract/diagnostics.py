@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .plugins import PluginHost, PluginRecord, later_claimants
+from .plugin_names import later_claimants
+from .plugins import PluginHost, PluginRecord
 
 #: The keys of one ``--list-plugins --json`` row, in order. A test pins this shape.
 ROW_KEYS = ("name", "distribution", "version", "source", "hooks", "contributes", "status", "error",

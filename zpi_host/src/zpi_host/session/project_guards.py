@@ -13,12 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract.plugins import (
-    PluginConfig,
-    PluginHost,
-    block_name_sources,
-    unmatched_block_names,
-)
+from ..contract.plugin_names import block_name_sources, unmatched_block_names
+from ..contract.plugins import PluginConfig, PluginHost
 from ..errors import UsageError
 from ..settings.plugin_dirs import with_plugin_dirs
 from .options import SessionOptions

@@ -51,7 +51,7 @@ async def collect_tools(host: PluginHost, cwd: Path, settings: Any) -> ToolSet:
     """Registered tools, then plugin overrides of kernel tools (first in call order wins).
     A plugin that registers a name a plugin loaded before it holds fails, alone: it is
     removed with everything it registered, and the session goes on without it."""
-    from ..contract.plugins import later_claimants
+    from ..contract.plugin_names import later_claimants
 
     answers = await host.hooks.register_tools(cwd, settings)
     claims = [(a.plugin, a.value.name) for a in answers if isinstance(a.value, Tool)]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         tag_session,
     )
     from .history import COMPACTION_SOURCE, summary_message
+    from .owners import open_owner
     from .paths import agent_dir, check_session_id, project_key, session_path
     from .reader import Transcript, parse_transcript, read_transcript
     from .records import (
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
         UserRecord,
         WarningRecord,
     )
-    from .store import SessionManager, open_owner
+    from .store import SessionManager
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("message_from_json", "message_to_json"), "codec"),
@@ -78,7 +79,8 @@ _LAZY: dict[str, str] = {
         "CustomRecord", "ForkOrigin", "HeaderRecord", "ModelChangeRecord",
         "ReasoningLevelRecord", "Record", "SnapshotRecord", "TagRecord", "TitleRecord",
         "ToolResultRecord", "ToolUseRecord", "UserRecord", "WarningRecord"), "records"),
-    **dict.fromkeys(("SessionManager", "open_owner"), "store"),
+    **dict.fromkeys(("SessionManager",), "store"),
+    **dict.fromkeys(("open_owner",), "owners"),
 }
 
 __all__ = sorted(_LAZY)

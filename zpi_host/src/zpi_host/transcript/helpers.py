@@ -36,6 +36,7 @@ from .errors import (
     TranscriptError,
 )
 from .lock import FileLock
+from .owners import open_owner
 from .paths import (
     CHECKPOINT_NAMESPACE,
     SUBAGENT_NAMESPACE,
@@ -61,7 +62,7 @@ from .records import (
     UserRecord,
     record_message,
 )
-from .store import SessionManager, open_owner
+from .store import SessionManager
 
 #: ``first_prompt`` is cut to this many characters.
 FIRST_PROMPT_LIMIT = 200

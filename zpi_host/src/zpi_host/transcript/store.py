@@ -7,7 +7,7 @@ after every record. The owner holds ``<file>.lock`` for as long as it is open, r
 final line before its first write, and on open closes tool calls a crash left unfinished by
 appending an "interrupted" result (the model is told; the tool is not re-run).
 
-Owners open in this process are registered (see :func:`open_owner`), so the session helpers can
+Owners open in this process are registered (:mod:`.owners`), so the session helpers can
 refuse to touch a running session and append through an idle owner instead of opening a second
 one.
 """
@@ -29,8 +29,9 @@ from ..providers.messages import Message, TextContent, ToolResultMessage
 from ..support.listview import ListView
 from . import history
 from .codec import build_record, decode_record, dump_line, encode_record
-from .errors import RecordError, SessionExistsError, TranscriptError, TranscriptLockedError
+from .errors import RecordError, SessionExistsError, TranscriptError
 from .lock import FileLock
+from .owners import OwnerHandles, acquire, register_owner
 from .paths import agent_dir as default_agent_dir
 from .paths import check_session_id, locate, new_session_id, not_found, session_path
 from .reader import Transcript, check_record, read_transcript
@@ -63,67 +64,8 @@ NOT_STARTED_TEXT = ("the tool call was not run (the session ended before it star
                     "it was not run on resume either")
 
 
-# ---------------------------------------------------------------------------------- owners
-# The registry maps a file's real path to its owner (weakly): a second owner in this process is
-# refused with a clear message before flock is even tried, and the session helpers find the
-# owner to append through (or to refuse, while it runs). Here, beside the SessionManager it
-# holds: :mod:`.lock` is below this module.
-
-_owners: dict[str, weakref.ref[SessionManager]] = {}
 #: per worker thread: ``deferred`` is a list while :mod:`.offloop` runs a write in it
 worker = threading.local()
-# Re-entrant: a manager dropped without close() is released by a finaliser, which the garbage
-# collector may run in this thread while the lock is held (a plain Lock would deadlock).
-_owners_lock = threading.RLock()
-
-
-def _key(path: Path) -> str:
-    return os.path.realpath(path)
-
-
-def open_owner(path: Path | str) -> SessionManager | None:
-    """The SessionManager of ``path`` open for writing in this process, if any."""
-    with _owners_lock:
-        ref = _owners.get(_key(Path(path)))
-    owner = ref() if ref is not None else None
-    return owner if owner is not None and not owner.closed else None
-
-
-def acquire(path: Path) -> FileLock:
-    """Lock ``path`` for a new owner: refused if an owner in this process (or another) has it."""
-    if open_owner(path) is not None:
-        raise TranscriptLockedError(path, os.getpid(), same_process=True)
-    return FileLock.acquire(path)
-
-
-class OwnerHandles:
-    """What an open owner must give back (its file descriptor and lock): kept apart from the
-    manager, so a finaliser can release them when a manager is dropped without ``close()``."""
-
-    __slots__ = ("fd", "key", "lock")
-
-    def __init__(self, fd: int, lock: FileLock, path: Path) -> None:
-        self.fd: int | None = fd
-        self.lock = lock
-        self.key = _key(path)
-
-    def release(self) -> None:
-        fd, self.fd = self.fd, None
-        with _owners_lock:
-            ref = _owners.get(self.key)
-            owner = ref() if ref is not None else None
-            if ref is not None and (owner is None or owner.closed):
-                del _owners[self.key]
-        try:
-            if fd is not None:
-                os.close(fd)
-        finally:
-            self.lock.release()
-
-
-def register_owner(handles: OwnerHandles, owner: SessionManager) -> None:
-    with _owners_lock:
-        _owners[handles.key] = weakref.ref(owner)
 
 
 class SessionManager:
@@ -598,5 +540,4 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-__all__ = ["INTERRUPTED_TEXT", "NOT_STARTED_TEXT", "SessionManager", "locate", "not_found",
-           "open_owner"]
+__all__ = ["INTERRUPTED_TEXT", "NOT_STARTED_TEXT", "SessionManager", "locate", "not_found"]
