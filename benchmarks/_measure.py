@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import json
 import os
 import platform
 import shutil
+import signal
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -57,6 +61,77 @@ async def ainterleave(sides: Mapping[str, Callable[[], Awaitable[float]]], round
             if index >= warmup:
                 samples[name].append(value)
     return samples
+
+
+#: the launcher :class:`MeasuredProcess` runs: it forks, the child execs the command, and it
+#: writes the child's pid, then its peak RSS (KiB), exit code and wall time to the fd it is given
+_LAUNCHER = """
+import os, sys, time
+report = int(sys.argv[1])
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.close(report)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as exc:
+        os.write(2, f"cannot run {sys.argv[2]}: {exc}\\n".encode())
+        os._exit(127)
+os.write(report, f"{pid}\\n".encode())
+_, status, usage = os.wait4(pid, 0)
+elapsed = time.perf_counter() - started
+code = os.waitstatus_to_exitcode(status)
+os.write(report, f"{usage.ru_maxrss} {code} {elapsed!r}\\n".encode())
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+@dataclass
+class Finished:
+    """What :meth:`MeasuredProcess.wait` found: exit code, peak RSS (bytes), wall (seconds)."""
+
+    returncode: int
+    peak_rss: int
+    seconds: float
+
+
+class MeasuredProcess:
+    """A command whose own peak RSS and wall time are measured, through a small launcher.
+
+    ``os.wait4`` on a child of this (large) benchmark process reports the benchmark's peak, not
+    the child's: subprocess starts children with vfork, and Linux carries the high-water mark
+    of the address space a process had before ``exec`` into its ``ru_maxrss``. The launcher is
+    a fresh ``python -I -S`` of a few MiB that forks the command itself, so the command's
+    figure starts from the launcher's few MiB. ``popen`` is passed to :class:`subprocess.Popen`
+    (cwd, env, stdin, stdout, stderr); the command inherits them through the launcher.
+    """
+
+    def __init__(self, command: Sequence[str], **popen: Any) -> None:
+        read, write = os.pipe()
+        try:
+            self.launcher = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(write), *command],
+                pass_fds=(write,), **popen)
+        finally:
+            os.close(write)
+        self._report = os.fdopen(read, encoding="ascii")
+        first = self._report.readline()
+        self.pid = int(first) if first.strip() else None
+
+    def kill(self) -> None:
+        """Kill the command (the launcher then reports it as killed)."""
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self) -> Finished:
+        line = self._report.readline().split()
+        self._report.close()
+        launcher_code = self.launcher.wait()
+        if len(line) != 3:
+            raise RuntimeError(f"the measuring launcher failed (exit {launcher_code})")
+        peak_kib, code, seconds = line
+        return Finished(int(code), int(peak_kib) * 1024, float(seconds))
 
 
 def timed(fn: Callable[[], Any]) -> Callable[[], float]:

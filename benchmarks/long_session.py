@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _loopback import MARKER, LoopbackServer, realistic
-from _measure import Row, arguments, compare, emit
+from _measure import MeasuredProcess, Row, arguments, compare, emit
 
 GROWTH_TARGET_MIB = 0.05
 TIME_TARGET = 1.2
@@ -178,14 +178,13 @@ def whole_process(script_file: Path, root: Path, agent: Path) -> float:
     exe = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["ZPI_AGENT_DIR"] = str(agent)
-    process = subprocess.Popen([exe, "run", "--model", f"scripted:{script_file}",
+    finished = MeasuredProcess([exe, "run", "--model", f"scripted:{script_file}",
                                 "--allow", "read", "read each file in turn"],
                                cwd=root, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"zpi-host run failed ({status})")
-    return usage.ru_maxrss / 1024
+                               stderr=subprocess.DEVNULL).wait()
+    if finished.returncode != 0:
+        raise SystemExit(f"zpi-host run failed ({finished.returncode})")
+    return finished.peak_rss / (1 << 20)
 
 
 def growth_row(label: str, samples: list[list[int]], turns: int, target: float | None,

@@ -10,8 +10,9 @@ the answer was printed. zpi also asks for a session title after the exchange (it
 third request too, and it counts on zpi's side.
 
 - wall time of the whole process, zpi / Claude Code (target <= 0.5);
-- peak RSS, zpi / Claude Code (target <= 0.3): ``ru_maxrss`` from ``wait4``, the largest
-  resident set of the process (or of a child it waited for).
+- peak RSS, zpi / Claude Code (target <= 0.3): ``ru_maxrss``, the largest resident set of
+  the process (or of a child it waited for), taken through ``_measure.MeasuredProcess`` so it
+  is the command's own and not this benchmark's.
 
 The sides alternate, ``--rounds`` times, after a warm-up round. Both get a fresh temporary
 ``HOME`` (Claude Code keeps its settings and transcripts there; zpi its agent dir), a dummy
@@ -38,13 +39,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _measure import SKIP_PREFIX, arguments, compare, emit, interleave
+from _measure import SKIP_PREFIX, MeasuredProcess, arguments, compare, emit, interleave
 
 from zpi_host.testing.model_server import ModelServer
 
@@ -148,21 +148,18 @@ class Side:
         with ModelServer(self.turns) as server, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err:
             env = {**self.env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}"}
-            started = time.perf_counter()
-            process = subprocess.Popen(self.command, cwd=self.project, env=env,
-                                       stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+            process = MeasuredProcess(self.command, cwd=self.project, env=env,
+                                      stdin=subprocess.DEVNULL, stdout=out, stderr=err)
             watchdog = threading.Timer(TIMEOUT, process.kill)
             watchdog.start()
-            # wait4, not Popen.wait: it also gives this child's own peak RSS
-            _, status, usage = os.wait4(process.pid, 0)
-            elapsed = time.perf_counter() - started
+            # the launcher times the command from its fork to its exit, and gives its own peak
+            finished = process.wait()
             watchdog.cancel()
-            process.returncode = os.waitstatus_to_exitcode(status)
             out.seek(0)
             err.seek(0)
-            self.check(process.returncode, out.read(), err.read(), server)
-        self.rss_mib.append(usage.ru_maxrss / 1024)  # KiB on Linux
-        return elapsed
+            self.check(finished.returncode, out.read(), err.read(), server)
+        self.rss_mib.append(finished.peak_rss / (1 << 20))
+        return finished.seconds
 
     def check(self, code: int, out: bytes, err: bytes, server: ModelServer) -> None:
         problem = None

@@ -47,7 +47,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import Row, ainterleave, arguments, atimed, compare, emit, interleave, timed
+from _measure import (
+    MeasuredProcess,
+    Row,
+    ainterleave,
+    arguments,
+    atimed,
+    compare,
+    emit,
+    interleave,
+    timed,
+)
 
 RATIO_TARGET = 1.5
 RSS_TARGET = 2.0
@@ -235,13 +245,12 @@ class Resumes:
                    "json", FOLLOW_UP]
         with tempfile.TemporaryFile("w+", encoding="utf-8") as out, \
                 tempfile.TemporaryFile("w+", encoding="utf-8") as err:
-            process = subprocess.Popen(command, env=self.env, stdout=out, stderr=err)
-            _, status, usage = os.wait4(process.pid, 0)
+            finished = MeasuredProcess(command, env=self.env, stdout=out, stderr=err).wait()
             out.seek(0)
             err.seek(0)
             stdout, stderr = out.read(), err.read()
-        code = os.waitstatus_to_exitcode(status)
-        self.peaks.append(usage.ru_maxrss * 1024)
+        code = finished.returncode
+        self.peaks.append(finished.peak_rss)
         self.restore()
         if code != 0 or '"is_error": false' not in stdout:
             raise SystemExit(f"zpi-host run --resume failed ({code}): "

@@ -113,3 +113,26 @@ def test_run_all_reports_a_skipped_benchmark_without_failing(tmp_path: Path) -> 
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "SKIPPED: peer_claude_code:" in done.stdout.split("=" * 100, 1)[1]
+
+
+def test_measured_process_reports_the_commands_own_peak_not_the_benchmarks() -> None:
+    """A child of a large process: ``wait4`` alone reports the parent's peak (vfork keeps the
+    parent's high-water mark across exec); through the launcher the child's own is reported."""
+    program = (
+        "import os, subprocess, sys\n"
+        f"sys.path.insert(0, {str(BENCHMARKS)!r})\n"
+        "from _measure import MeasuredProcess\n"
+        "ballast = bytearray(400 << 20)\n"
+        "for at in range(0, len(ballast), 4096): ballast[at] = 1\n"
+        "child = [sys.executable, '-c', 'x = bytearray(40 << 20)\\n"
+        "for at in range(0, len(x), 4096): x[at] = 1\\nraise SystemExit(3)']\n"
+        "plain = subprocess.Popen(child)\n"
+        "_, _, usage = os.wait4(plain.pid, 0)\n"
+        "finished = MeasuredProcess(child).wait()\n"
+        "print(usage.ru_maxrss * 1024, finished.peak_rss, finished.returncode, finished.seconds)\n")
+    done = run("-c", program)
+    assert done.returncode == 0, done.stderr
+    naive, peak, code, seconds = done.stdout.split()
+    assert int(naive) > 400 << 20  # what the benchmarks used to report
+    assert 40 << 20 < int(peak) < 200 << 20
+    assert int(code) == 3 and float(seconds) > 0
