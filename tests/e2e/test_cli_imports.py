@@ -195,3 +195,19 @@ def test_the_thin_modules_keep_the_names_they_export() -> None:
     for module in (handoff, permissions, resources, decisions, ports):
         with pytest.raises(AttributeError, match="no attribute 'nothing'"):
             module.nothing  # noqa: B018
+
+
+def test_version_imports_no_module_the_bare_interpreter_does_not(tmp_path: Path) -> None:
+    """``--version`` adds only zpi's own small modules to what ``python -c pass`` imports
+    (P8): no ``functools``, ``collections``, ``re``, ``typing`` or ``importlib.metadata``, the
+    costly ones, as long as the installed script itself does not import them."""
+    code = ("import sys; before = set(sys.modules); from zpi_host.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in set(sys.modules) - before if not m.startswith('zpi_host')),"
+            " file=sys.stderr)")
+    out = run_python(code, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("zpi-host ")
+    added = out.stderr.splitlines()[-1]
+    for heavy in ("functools", "collections", "'re'", "typing", "importlib.metadata"):
+        assert heavy not in added, added

@@ -13,7 +13,6 @@ the same. :func:`version` finds the distribution's folder on ``sys.path`` itself
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
@@ -155,8 +154,15 @@ def version(name: str) -> str | None:
     return found
 
 
-@functools.cache
+_kernel_version: list[str | None] = []
+
+
 def kernel_version() -> str | None:
     """The version of ``zpi-host``, read once per process (``zpi_host.__version__``, the
-    plugin listing's kernel rows and every snapshot use it)."""
-    return version("zpi-host")
+    plugin listing's kernel rows and every snapshot use it). Kept in a module list, not
+    ``functools.cache``: importing ``functools`` (and ``collections``) is a third of what
+    ``zpi-host --version`` costs above a bare interpreter when the installed script does not
+    import ``re`` (uv's does not; pip's does)."""
+    if not _kernel_version:
+        _kernel_version.append(version("zpi-host"))
+    return _kernel_version[0]
