@@ -197,3 +197,33 @@ def test_values_that_only_compare_equal_are_not_merged(tmp_path: Path) -> None:
     shared = records[1].message.content[0].arguments  # type: ignore[attr-defined]
     assert [r.arguments is shared for r in records[2:]] == [False, False, False, True]
     assert records[2].arguments["flag"] is True  # type: ignore[attr-defined]
+
+
+def test_resumed_sessions_continue_their_branch(tmp_path: Path) -> None:
+    """A linear session holds one list for its records and its branch; a branched one its
+    branch apart: after a resume both append to the branch they continue, and the history
+    the model sees is that branch with the new message."""
+    from zpi_host.transcript.records import UserRecord, new_uuid, now
+
+    with SessionManager.create(tmp_path / "project", agent_dir=tmp_path / "agent") as manager:
+        for i in range(3):
+            manager.append_message(UserMessage.text(f"prompt {i}"))
+        path, sid = manager.path, manager.session_id
+        first = manager.records[1].uuid
+    assert path is not None
+    with SessionManager.open(path) as linear:
+        linear.append_message(UserMessage.text("linear"))
+        assert [m.content[0].text for m in linear.messages()] == [  # type: ignore[union-attr]
+            "prompt 0", "prompt 1", "prompt 2", "linear"]
+    from zpi_host.transcript.codec import dump_line, encode_record
+
+    fork = UserRecord(uuid=new_uuid(), parent_uuid=first, session_id=sid, timestamp=now(),
+                      message=UserMessage.text("another branch"))
+    with path.open("ab") as file:
+        file.write(dump_line(encode_record(fork)))
+    with SessionManager.open(path) as branched:
+        branched.append_message(UserMessage.text("after the branch"))
+        assert [m.content[0].text for m in branched.messages()] == [  # type: ignore[union-attr]
+            "prompt 0", "another branch", "after the branch"]
+        assert len(branched.records) == 7
+    assert not read_transcript(path).linear

@@ -36,41 +36,46 @@ class Sharing:
 
     def share(self, obj: _Obj) -> None:
         """Replace the values of the parsed line ``obj`` that equal ones already held."""
-        if obj.get("sessionId") == self.session_id:
+        get = obj.get
+        if get("sessionId") == self.session_id:
             obj["sessionId"] = self.session_id
-        parent, previous = obj.get("parentUuid"), self.previous_uuid
+        parent, previous = get("parentUuid"), self.previous_uuid
         if parent == previous and type(parent) is str:
             obj["parentUuid"] = previous
-        timestamp = obj.get("timestamp")
-        if type(timestamp) is str:
-            if timestamp == self.timestamp:
-                obj["timestamp"] = self.timestamp
-            else:
-                self.timestamp = timestamp
-        self.previous_uuid = obj.get("uuid")
-        kind = obj.get("type")
-        message = obj.get("message")
+        timestamp = get("timestamp")
+        if timestamp == self.timestamp and type(timestamp) is str:
+            obj["timestamp"] = self.timestamp
+        else:
+            self.timestamp = timestamp
+        self.previous_uuid = get("uuid")
+        kind = get("type")
         if kind == "assistant":
             self.calls = {}
+            message = get("message")
             if type(message) is dict:
                 self._assistant(message)
         elif kind == "tool_use":
             self._tool_use(obj)
         elif kind == "tool_result":
+            message = get("message")
             if type(message) is dict:
                 self._tool_result(obj, message)
         elif kind == "custom":
-            self._word_at(obj, "namespace")
+            if "namespace" in obj:
+                obj["namespace"] = self._word(obj["namespace"])
             self._keys_at(obj, "data")
 
     def _assistant(self, message: _Obj) -> None:
+        word = self._word
         for key in ("stopReason", "provider", "model"):
-            self._word_at(message, key)
+            if key in message:
+                message[key] = word(message[key])
         content = message.get("content")
         if type(content) is list:
             for block in content:
                 if type(block) is dict and block.get("type") == "tool_call":
-                    self._word_at(block, "name")
+                    if "name" in block:
+                        block["name"] = word(block["name"])
                     self._keys_at(block, "arguments")
                     call_id = block.get("id")
                     if type(call_id) is str:
@@ -80,7 +85,8 @@ class Sharing:
         """The journal record of a call repeats the call its assistant message holds."""
         call = self.calls.get(obj.get("callId"))
         if call is None:
-            self._word_at(obj, "name")
+            if "name" in obj:
+                obj["name"] = self._word(obj["name"])
             self._keys_at(obj, "arguments")
             return
         _same(obj, "callId", call, "id")
@@ -91,7 +97,8 @@ class Sharing:
         """A result repeats its call's id and tool name, and its record the message's id."""
         call = self.calls.get(message.get("callId"))
         if call is None:
-            self._word_at(message, "toolName")
+            if "toolName" in message:
+                message["toolName"] = self._word(message["toolName"])
         else:
             _same(message, "callId", call, "id")
             _same(message, "toolName", call, "name")
@@ -99,37 +106,34 @@ class Sharing:
         self._keys_at(message, "details")
 
     def _word(self, value: Any) -> Any:
-        """``value``, or the identical short string already seen."""
+        """``value``, or the identical short string already seen (a call's id among them)."""
         if type(value) is not str or len(value) > WORD_LENGTH:
             return value
-        words = self.words
-        found = words.get(value)
+        found = self.words.get(value)
         if found is not None:
             return found
         call = self.calls.get(value)
-        if call is not None and call.get("id") == value:
+        if call is not None:
             return call["id"]  # a plugin's record naming a call by its id
-        if len(words) < WORDS_LIMIT:
-            words[value] = value
+        if len(self.words) < WORDS_LIMIT:
+            self.words[value] = value
         return value
-
-    def _word_at(self, obj: _Obj, key: str) -> None:
-        if key in obj:
-            obj[key] = self._word(obj[key])
 
     def _keys_at(self, obj: _Obj, key: str) -> None:
         """The JSON object at ``key`` with its keys and short string values shared."""
         value = obj.get(key)
         if type(value) is dict and value:
-            word = self._word
-            obj[key] = {word(name): word(item) for name, item in value.items()}
+            words, word = self.words, self._word
+            obj[key] = {words.get(name) or word(name):
+                        item if type(item) is not str else words.get(item) or word(item)
+                        for name, item in value.items()}
 
 
 def _same(obj: _Obj, key: str, source: _Obj, source_key: str) -> None:
     """``obj[key]`` becomes ``source[source_key]`` when the two are identical JSON values."""
     if key in obj and source_key in source:
-        found = source[source_key]
-        if _identical(obj[key], found):
+        value, found = obj[key], source[source_key]
+        if value == found and (type(value) is str is type(found) or _identical(value, found)):
             obj[key] = found
 
 
