@@ -173,3 +173,61 @@ def test_a_field_of_the_wrong_type_is_named_as_in_the_file(index, key, value, pa
         parse_transcript(_dump(records), Path("t.jsonl"))
     assert caught.value.line == index + 1
     assert caught.value.problem.endswith(f"@ {path}"), caught.value.problem
+
+
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["call_1", "read", "x.y", "hook"]) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["path", "hook", "n", "call_1"]) | st.text(max_size=8), inner,
+        max_size=4),
+    max_leaves=12,
+)
+
+
+def _twin(value: Any) -> Any:
+    """A value Python finds equal to ``value`` that JSON writes differently: ``true`` for
+    ``1``, ``1.0`` for ``1``, ``-0.0`` for ``0.0``, an object's keys in reverse order."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return bool(value) if value in (0, 1) else float(value) if abs(value) < 2**52 else value
+    if isinstance(value, float):
+        return -value if value == 0 else value
+    if isinstance(value, list):
+        return [_twin(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _twin(value[k]) for k in reversed(list(value))}
+    return value
+
+
+@given(st.dictionaries(st.text(max_size=8), plain_values, max_size=4),
+       st.sampled_from(["same", "twin", "other"]),
+       st.dictionaries(st.text(max_size=8), plain_values, max_size=4),
+       plain_values, st.one_of(st.none(), st.dictionaries(st.text(max_size=8), plain_values,
+                                                          max_size=3)),
+       st.sampled_from(["call_1", "call_2"]), st.sampled_from(["read", "bash"]))
+def test_records_read_back_write_the_same_lines(call_args, journal, other, data, details,
+                                                 journal_id, journal_name):
+    """Whatever values a call, its journal record, a plugin record and a result hold (equal
+    ones, ``1`` against ``true``, ``0.0`` against ``-0.0``, keys in another order), the records
+    read back encode to exactly the lines they were read from: sharing equal values across
+    records never changes one."""
+    from zpi_host.providers.messages import ToolResultMessage
+    from zpi_host.transcript.codec import dump_line, encode_record
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with SessionManager.create(Path(tmp, "project"), agent_dir=Path(tmp, "agent")) as manager:
+            manager.append_message(AssistantMessage(
+                (ToolCallContent("call_1", "read", call_args),), "tool_use"))
+            journal_args = {"same": call_args, "twin": _twin(call_args), "other": other}
+            manager.append_tool_use(journal_id, journal_name, journal_args[journal])
+            manager.append_custom("x.y", {"twin": _twin(data), "data": data})
+            manager.append_custom("x.y", data)
+            manager.append_message(ToolResultMessage("call_1", "read", (TextContent("ok"),),
+                                                     False, details))
+            path = manager.path
+        assert path is not None
+        lines = path.read_bytes().splitlines(keepends=True)
+        records = parse_transcript(path.read_bytes(), path).records
+    assert [dump_line(encode_record(r)) for r in records] == lines

@@ -116,10 +116,13 @@ def _optional(inner: Fn) -> Fn:
 
 
 def _literal(allowed: tuple[Any, ...]) -> Fn:
+    """The allowed value itself (one object for every ``role`` of every message read)."""
+
     def check(value: Any) -> Any:
-        if value not in allowed:
-            raise Unhandled
-        return value
+        for option in allowed:
+            if value == option and type(value) is type(option):
+                return option
+        raise Unhandled
 
     return check
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from json.scanner import make_scanner
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -35,6 +36,7 @@ from .records import (
     Record,
     ToolResultRecord,
 )
+from .sharing import Sharing
 
 _scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # C scanner, no wrapper
 _ZERO = timedelta(0)
@@ -72,48 +74,60 @@ class Transcript:
 def read_transcript(path: Path | str) -> Transcript:
     """Read and validate the transcript at ``path`` (OSError if it cannot be read)."""
     path = Path(path)
-    return _parse([path.read_bytes()], path)
+    with path.open("rb") as file:
+        return _parse(file, path)
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     """Parse and validate a transcript's bytes; ``path`` is only used in messages."""
-    return _parse([data], path)
+    return _parse(io.BytesIO(data), path)
 
 
-def _parse(holder: list[bytes], path: Path | None) -> Transcript:
-    """Parse the bytes ``holder`` holds, taking them out of it: the file's bytes, its decoded
-    text and its lines are let go as soon as the next form exists, and each line once its
-    record is built, so a resume's peak is the records and what is left of the lines, not
-    three copies of the file besides them."""
-    data = holder.pop()
-    warnings: list[str] = []
-    size = len(data)
-    end = data.rfind(b"\n") + 1
-    tail = data[end:]
-    body = data[:end] if tail else data
-    del data
-    text = _decode(body, path)
-    del body
-    lines = text.split("\n")
-    del text
-    lines.pop()  # what follows the last newline: handled as ``tail``
-    valid_size, needs_newline = end, False
-    if tail:
-        number = len(lines) + 1
-        try:
-            text = tail.decode("utf-8")
-            json.loads(text)
-        except (ValueError, RecursionError):
-            warnings.append(
-                f"{path or '<memory>'}:{number}: dropped a torn final line ({len(tail)} bytes, "
-                "no newline, not valid JSON): the session was interrupted while writing it")
-        else:
-            lines.append(text)
-            valid_size, needs_newline = size, True
+def _parse(file: BinaryIO, path: Path | None) -> Transcript:
+    """Read ``file`` one line at a time, building each record as its line is read: a
+    resume's peak is the records and one line, not the file's bytes, text and lines besides
+    them."""
+    lines = _Lines(file, path)
     with _gc_paused():
         records, linear, uuids = _validate(lines, path)
-    return Transcript(path, tuple(records), tuple(warnings), valid_size, needs_newline, linear,
-                      size, uuids)
+    return Transcript(path, tuple(records), tuple(lines.warnings), lines.valid_size,
+                      lines.needs_newline, linear, lines.size, uuids)
+
+
+class _Lines:
+    """The lines of a file as text (each with its newline), one at a time, and what reading
+    them found: the size read, where the complete records end, a torn final line dropped."""
+
+    def __init__(self, file: BinaryIO, path: Path | None) -> None:
+        self.file, self.path = file, path
+        self.warnings: list[str] = []
+        self.size = self.valid_size = 0
+        self.needs_newline = False
+
+    def __iter__(self) -> Iterator[str]:
+        path = self.path
+        for number, raw in enumerate(self.file, 1):
+            self.size += len(raw)
+            if raw[-1:] != b"\n":  # the last line: torn (a crash mid-write) unless it parses
+                try:
+                    text = raw.decode("utf-8")
+                    json.loads(text)
+                except (ValueError, RecursionError):
+                    self.warnings.append(
+                        f"{path or '<memory>'}:{number}: dropped a torn final line "
+                        f"({len(raw)} bytes, no newline, not valid JSON): the session was "
+                        "interrupted while writing it")
+                    return
+                self.needs_newline = True
+            else:
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise TranscriptError(f"not valid UTF-8 ({exc.reason})", path=path,
+                                          line=number) from None
+            del raw
+            self.valid_size = self.size
+            yield text
 
 
 @contextlib.contextmanager
@@ -134,14 +148,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _decode(body: bytes, path: Path | None) -> str:
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = body.count(b"\n", 0, exc.start) + 1
-        raise TranscriptError(f"not valid UTF-8 ({exc.reason})", path=path, line=line) from None
-
-
 def _parse_line(line: str, path: Path | None, number: int) -> Any:
     """Slow path for a line the scanner refused: json.loads, for its error message."""
     try:
@@ -153,13 +159,17 @@ def _parse_line(line: str, path: Path | None, number: int) -> Any:
         raise TranscriptError("JSON nested too deeply", path=path, line=number) from None
 
 
-def _validate(lines: list[str], path: Path | None) -> tuple[list[Record], bool, set[str]]:
-    """The records of ``lines``; each line is dropped from the list once read (the records
-    hold their own strings), so the text is let go while the records are built."""
-    if not lines:
+def _validate(lines: Iterable[str], path: Path | None
+              ) -> tuple[list[Record], bool, set[str]]:
+    """The records of ``lines``, each built as its line is read (the records hold their own
+    strings, so each line is let go as soon as its record exists)."""
+    each = iter(lines)
+    first = next(each, None)
+    if first is None:
         raise TranscriptError("the file is empty: a transcript starts with a header record",
                               path=path, line=1)
-    header = _header(lines[0], path)
+    header = _header(first, path)
+    del first
     session_id = header.session_id
     records: list[Record] = [header]
     seen = {header.uuid}
@@ -167,18 +177,19 @@ def _validate(lines: list[str], path: Path | None) -> tuple[list[Record], bool, 
     linear = True
     types, scan, decode = RECORD_TYPES, _scan, decode_record
     fromiso, zero = datetime.fromisoformat, _ZERO
-    for number in range(2, len(lines) + 1):
-        line = lines[number - 1]
-        lines[number - 1] = ""
+    share = Sharing(session_id, header.uuid).share
+    for number, line in enumerate(each, 2):
         try:
             obj, stop = scan(line, 0)
-            if stop != len(line):
+            if stop != len(line) and line[stop:] != "\n":  # the newline, or none at the end
                 raise ValueError
         except Exception:
             obj = _parse_line(line, path, number)
+        del line
         if type(obj) is not dict:
             raise TranscriptError(f"expected a JSON object, got {_kind(obj)}", path=path,
                                   line=number)
+        share(obj)
         kind = obj.get("type")
         cls = types.get(kind) if type(kind) is str else None
         if cls is None or cls is HeaderRecord:

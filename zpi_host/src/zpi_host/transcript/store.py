@@ -91,7 +91,10 @@ class SessionManager:
         self.warnings: list[str] = list(transcript.warnings)
         self._header = transcript.header
         self._records: list[Record] = list(transcript.records)
-        self._branch = history.active_branch(self._records, transcript.linear)
+        #: the active branch: the records list itself when every record's parent is the one
+        #: before it (appends extend both), so a long linear session holds one list, not two
+        self._branch = (self._records if transcript.linear
+                        else history.active_branch(self._records))
         self._uuids = transcript.uuids or {r.uuid for r in self._records}
         self._fsync_each = fsync == "record"
         self._handles = handles
@@ -452,7 +455,8 @@ class SessionManager:
             else:
                 self._unsynced = True
         self._records.append(record)
-        self._branch.append(record)
+        if self._branch is not self._records:
+            self._branch.append(record)
         self._uuids.add(record.uuid)
         if self.on_commit is not None:
             deferred = getattr(worker, "deferred", None)
