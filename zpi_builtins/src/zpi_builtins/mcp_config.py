@@ -20,6 +20,7 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.settings.mcp_sources import MCP_SOURCES, project_server_approved
+from zpi_host.support.fields_repr import FieldsRepr
 
 __all__ = ["McpConfigError", "ServerConfig", "configured_servers", "expand", "tool_prefix"]
 
@@ -34,8 +35,8 @@ class McpConfigError(ZpiError):
     """An MCP server entry that cannot be used: the message names the file and the entry."""
 
 
-@attrs.frozen
-class ServerConfig:
+@attrs.frozen(repr=False)
+class ServerConfig(FieldsRepr):
     """One configured server, ready to start (status ``pending``) or why not."""
 
     name: str

@@ -9,12 +9,13 @@ from typing import Any
 import attrs
 
 from ..providers.messages import Usage
+from ..support.fields_repr import FieldsRepr
 
 __all__ = ["RunResult"]
 
 
-@attrs.frozen
-class RunResult:
+@attrs.frozen(repr=False)
+class RunResult(FieldsRepr):
     """The outcome of one ``run()``: what ``--output-format json`` prints."""
 
     result: str

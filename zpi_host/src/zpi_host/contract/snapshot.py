@@ -14,11 +14,13 @@ from typing import Any
 
 import attrs
 
+from ..support.fields_repr import FieldsRepr
+
 SNAPSHOT_VERSION = 1
 
 
-@attrs.frozen
-class PluginSnapshot:
+@attrs.frozen(repr=False)
+class PluginSnapshot(FieldsRepr):
     """Plain data (JSON-ready) describing one assembled session."""
 
     plugins: tuple[Mapping[str, Any], ...]

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ..support.fields_repr import FieldsRepr
 from .errors import PermissionConfigError
 from .rules import Dimension, PermissionRules, Rule
 from .toolnames import same_tool
@@ -40,8 +41,8 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(p) for p in name.split("*")))
 
 
-@attrs.frozen
-class Grant:
+@attrs.frozen(repr=False)
+class Grant(FieldsRepr):
     """One dimension: the names it allows (``kind`` allow) or denies (``kind`` deny)."""
 
     kind: Literal["allow", "deny"]
@@ -52,8 +53,8 @@ class Grant:
         return hit if self.kind == "allow" else not hit
 
 
-@attrs.frozen
-class AgentPermissions:
+@attrs.frozen(repr=False)
+class AgentPermissions(FieldsRepr):
     """The four dimensions of one definition (``owner`` names it, for messages)."""
 
     owner: str

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..support.fields_repr import FieldsRepr
 from ..support.lazy import lazy_attributes
 from .base import (
     DEFAULT_CAPTURE_LIMIT,
@@ -74,8 +75,8 @@ PARAMETERS: Mapping[str, Any] = {
 }
 
 
-@attrs.frozen
-class BashArgs:
+@attrs.frozen(repr=False)
+class BashArgs(FieldsRepr):
     """Validated arguments of one bash call."""
 
     command: str

@@ -26,6 +26,7 @@ from ..providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..support.fields_repr import FieldsRepr
 
 FORMAT_VERSION = 2
 
@@ -42,8 +43,8 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@attrs.frozen(kw_only=True)
-class Record:
+@attrs.frozen(kw_only=True, repr=False)
+class Record(FieldsRepr):
     """What every record has. ``extra`` holds unknown top-level fields read from a file."""
 
     TYPE: ClassVar[str] = ""
@@ -59,15 +60,15 @@ class Record:
         return self.TYPE
 
 
-@attrs.frozen(kw_only=True)
-class ForkOrigin:
+@attrs.frozen(kw_only=True, repr=False)
+class ForkOrigin(FieldsRepr):
     """Where a forked session came from: the source session and the last record copied."""
 
     session_id: str
     uuid: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class HeaderRecord(Record):
     """The first record of every file, and only there."""
 
@@ -78,19 +79,19 @@ class HeaderRecord(Record):
     forked_from: ForkOrigin | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class UserRecord(Record):
     TYPE: ClassVar[str] = "user"
     message: UserMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class AssistantRecord(Record):
     TYPE: ClassVar[str] = "assistant"
     message: AssistantMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class ToolUseRecord(Record):
     """Journal: a call about to run. Written before the tool starts, so a crash leaves it
     pending; the next owner closes it as interrupted and never re-runs it."""
@@ -101,14 +102,14 @@ class ToolUseRecord(Record):
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class ToolResultRecord(Record):
     TYPE: ClassVar[str] = "tool_result"
     call_id: str
     message: ToolResultMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class ContextRecord(Record):
     """A synthetic context message a plugin added for the model."""
 
@@ -117,7 +118,7 @@ class ContextRecord(Record):
     source: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class SnapshotRecord(Record):
     """The frozen plugin snapshot: opaque JSON produced by the session."""
 
@@ -125,20 +126,20 @@ class SnapshotRecord(Record):
     snapshot: Mapping[str, Any]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class ModelChangeRecord(Record):
     TYPE: ClassVar[str] = "model_change"
     provider: str
     model: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class ReasoningLevelRecord(Record):
     TYPE: ClassVar[str] = "reasoning_level"
     level: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class CompactionRecord(Record):
     """History before ``first_kept_uuid`` is replaced by ``summary`` in the model's context
     (``None``: everything before this record is). See :func:`.history.summary_message`."""
@@ -154,7 +155,7 @@ class CompactionRecord(Record):
     migration: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class TitleRecord(Record):
     """The session's title; the last one in the file wins."""
 
@@ -162,7 +163,7 @@ class TitleRecord(Record):
     title: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class TagRecord(Record):
     """The session's complete tag list; the last one in the file wins (an empty list clears)."""
 
@@ -170,7 +171,7 @@ class TagRecord(Record):
     tags: tuple[str, ...]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class CustomRecord(Record):
     """Plugin data: ``namespace`` is ``plugin.name`` or ``name``; ``data`` any JSON value."""
 
@@ -179,7 +180,7 @@ class CustomRecord(Record):
     data: Any = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False)
 class WarningRecord(Record):
     """Something the host noticed about the file itself (a repaired torn line ...)."""
 
