@@ -21,7 +21,7 @@ import attrs
 from zpi_host import hookimpl
 from zpi_host.errors import UsageError
 from zpi_host.resources import Command
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FieldsEq
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import enabled
@@ -56,8 +56,8 @@ class InitRefused(UsageError):
     """``/init`` would replace an existing AGENTS.md without ``--force``, or was misused."""
 
 
-@attrs.define(repr=False)
-class PendingInit(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PendingInit(FieldsEq):
     """An ``/init`` of this session waiting for its run to end."""
 
     target: Path

@@ -20,7 +20,7 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.settings.mcp_sources import MCP_SOURCES, project_server_approved
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["McpConfigError", "ServerConfig", "configured_servers", "expand", "tool_prefix"]
 
@@ -35,8 +35,8 @@ class McpConfigError(ZpiError):
     """An MCP server entry that cannot be used: the message names the file and the entry."""
 
 
-@attrs.frozen(repr=False)
-class ServerConfig(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ServerConfig(FrozenFieldsEq):
     """One configured server, ready to start (status ``pending``) or why not."""
 
     name: str

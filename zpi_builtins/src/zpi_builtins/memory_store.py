@@ -31,7 +31,7 @@ import attrs
 from zpi_host.errors import ZpiError
 from zpi_host.fs import nofollow
 from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:  # zpi_host.fs.files is imported when a memory is read or written
     from zpi_host.fs.files import FileChange, FileFingerprint
@@ -92,8 +92,8 @@ def check_content(content: object) -> str:
     return content.strip()
 
 
-@attrs.frozen(repr=False)
-class Memory(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Memory(FrozenFieldsEq):
     """One memory as read from its file."""
 
     scope: str
@@ -128,8 +128,8 @@ def parse(data: bytes, path: Path, scope: str, name: str, fingerprint: FileFinge
                   path, fingerprint)
 
 
-@attrs.frozen(repr=False)
-class Skipped(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Skipped(FrozenFieldsEq):
     """A file in a memory directory that is not used, and why."""
 
     scope: str
@@ -137,8 +137,8 @@ class Skipped(FieldsRepr):
     reason: str
 
 
-@attrs.frozen(repr=False)
-class MemoryDir(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class MemoryDir(FrozenFieldsEq):
     """The memory directory of one scope. ``path`` is resolved (no symlink above it); below
     it nothing is followed. ``refused`` says why it may not be used at all: a project's
     ``.zpi`` that leads out of the workspace (a repository can ship ``.zpi`` as a symlink)."""
@@ -263,8 +263,8 @@ class MemoryDir(FieldsRepr):
             os.close(lock)  # releases the lock
 
 
-@attrs.frozen(repr=False)
-class Update(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Update(FrozenFieldsEq):
     """One change: ``add`` (a memory that must not exist), ``replace`` (its description,
     content or both) or ``remove``."""
 
@@ -302,8 +302,8 @@ class Update(FieldsRepr):
                    None if content is None else check_content(content))
 
 
-@attrs.frozen(repr=False)
-class Outcome(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Outcome(FrozenFieldsEq):
     """What :func:`apply_updates` did: the updates written (with the new fingerprints) and
     the ones refused, each with the reason."""
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import attrs
 
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .search_types import FILE_TYPES
 
@@ -41,8 +41,8 @@ IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 VCS_FOLDERS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 
 
-@attrs.frozen(repr=False)
-class GlobArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class GlobArgs(FrozenFieldsEq):
     """Validated ``glob`` arguments (search.prepare_glob)."""
 
     pattern: str
@@ -109,8 +109,8 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(_translate(pattern.lstrip("/")) + r"\Z", re.DOTALL)
 
 
-@attrs.frozen(repr=False)
-class PathGlob(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class PathGlob(FrozenFieldsEq):
     """An include glob as ``rg --glob`` reads it: without a slash (other than a trailing one)
     it matches a name at any depth, with one it matches the path from the searched folder; a
     trailing slash matches folders only."""
@@ -132,8 +132,8 @@ class PathGlob(FieldsRepr):
         return self.regex.match(name if self.by_name else rel) is not None
 
 
-@attrs.frozen(repr=False)
-class FileFilter(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class FileFilter(FrozenFieldsEq):
     """What a walk keeps beside the ignore rules: include globs, basename globs of a type,
     and whether names starting with a dot are kept (``hidden``, ``rg --hidden``)."""
 
@@ -152,8 +152,8 @@ class FileFilter(FieldsRepr):
         return any(g.matches(rel, name, is_dir) for g in self.globs)
 
 
-@attrs.frozen(repr=False)
-class _IgnoreFile(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class _IgnoreFile(FrozenFieldsEq):
     """The patterns of one ignore file and the folder (``/``-terminated) they are relative to."""
 
     base: str
@@ -192,8 +192,8 @@ def _load(folder: str, problems: list[str]) -> dict[str, _IgnoreFile]:
     return found
 
 
-@attrs.frozen(repr=False)
-class _Level(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class _Level(FrozenFieldsEq):
     """The ignore files of one folder of the walk (or above it) and whether it holds ``.git``."""
 
     files: dict[str, _IgnoreFile]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FieldsEq, FrozenFieldsEq
 
 from .search_files import FILE_TYPES, FileFilter, walk_files
 
@@ -36,8 +36,8 @@ MAX_COLLECT_BYTES = 16 * 1024 * 1024
 RG_TIMEOUT_SECONDS = 300
 
 
-@attrs.frozen(repr=False)
-class GrepArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class GrepArgs(FrozenFieldsEq):
     """Validated ``grep`` arguments (search.prepare_grep)."""
 
     pattern: str
@@ -57,8 +57,8 @@ class RipgrepError(RuntimeError):
     """ripgrep failed for a reason other than the pattern (the message is its stderr)."""
 
 
-@attrs.frozen(repr=False)
-class GrepQuery(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class GrepQuery(FrozenFieldsEq):
     """One search: what to look for, where, which files, how much context."""
 
     pattern: str
@@ -84,8 +84,8 @@ class GrepQuery(FieldsRepr):
         return re.compile(self.pattern, flags)
 
 
-@attrs.define(repr=False)
-class FileHits(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class FileHits(FieldsEq):
     """One file's results: line number -> (is a match, text), and how many lines matched."""
 
     rel: str
@@ -95,8 +95,8 @@ class FileHits(FieldsRepr):
     mtime: float = 0.0
 
 
-@attrs.define(repr=False)
-class Collected(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class Collected(FieldsEq):
     """What a search found, and whether it stopped early because there was too much."""
 
     files: list[FileHits]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 from zpi_host.tools import ToolArgumentError, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ NAME = "ls"
 #: entries shown at most (Claude Code's LS stops at the same number)
 MAX_ENTRIES = 1000
 
-@attrs.frozen(repr=False)
-class LsArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class LsArgs(FrozenFieldsEq):
     path: str
     ignore: tuple[str, ...] = ()
 

@@ -27,7 +27,7 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.session.ports import TaskInfo
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FieldsRepr, FrozenFieldsEq
 from zpi_host.tools import ToolContext, ToolFailure
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
@@ -61,16 +61,16 @@ def cut_notice(limit: int) -> bytes:
             " the command was stopped: redirect its output to a file to keep more]\n").encode()
 
 
-@attrs.frozen(repr=False)
-class BackgroundArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class BackgroundArgs(FrozenFieldsEq):
     """Validated arguments of a ``bash`` call with ``run_in_background`` (tasks.py)."""
 
     command: str
     description: str
 
 
-@attrs.frozen(repr=False)
-class OutputArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class OutputArgs(FrozenFieldsEq):
     """Validated ``task_output`` arguments (tasks.prepare_output)."""
 
     task_id: str

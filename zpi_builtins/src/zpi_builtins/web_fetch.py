@@ -21,7 +21,7 @@ import httpcore
 import httpx
 
 from zpi_host.errors import ZpiError
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .web_body import ACCEPTED, BodyDecodeError, BodyDecoder
 from .web_guard import AddressGuard, PinnedBackend
@@ -39,15 +39,15 @@ class FetchError(ZpiError):
     """A fetch that could not be done; the message says what, where and what to do."""
 
 
-@attrs.frozen(repr=False)
-class FetchLimits(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class FetchLimits(FrozenFieldsEq):
     timeout_seconds: float = 30.0
     max_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 10
 
 
-@attrs.frozen(repr=False)
-class Page(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Page(FrozenFieldsEq):
     """A fetched page: ``text`` is Markdown for HTML, the text itself otherwise."""
 
     url: str
@@ -57,8 +57,8 @@ class Page(FieldsRepr):
     bytes: int
 
 
-@attrs.frozen(repr=False)
-class Redirected(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Redirected(FrozenFieldsEq):
     """A redirect to another host, not followed."""
 
     url: str

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from zpi_host.session.ports import SearchBackendError, SearchHit
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 NOT_CONFIGURED = (
     "No web search backend is configured, so web_search cannot search. To enable it, set "
@@ -27,8 +27,8 @@ NOT_CONFIGURED = (
     "answer from what you know or fetch a known URL with web_fetch.")
 
 
-@attrs.frozen(repr=False)
-class SearchArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SearchArgs(FrozenFieldsEq):
     """Validated ``web_search`` arguments (web.parse_search)."""
 
     query: str
@@ -36,8 +36,8 @@ class SearchArgs(FieldsRepr):
     blocked_domains: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False)
-class SearxngBackend(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SearxngBackend(FrozenFieldsEq):
     """A SearXNG-style JSON search API at ``base_url``."""
 
     base_url: str

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from zpi_host.support.fields_repr import FieldsRepr
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .config import DEFAULT_TIMEOUT_S
 
@@ -42,8 +42,8 @@ OUTPUT_CAP = 1024 * 1024
 DRAIN_AFTER_EXIT = 1.0
 
 
-@attrs.frozen(repr=False)
-class CommandOutcome(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CommandOutcome(FrozenFieldsEq):
     """How one handler ended. ``exit_code`` is None when it timed out or could not start."""
 
     exit_code: int | None

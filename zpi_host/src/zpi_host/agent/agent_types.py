@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["GENERAL_PURPOSE", "GENERAL_PURPOSE_DESCRIPTION", "AgentType", "agent_types"]
 
@@ -17,8 +17,8 @@ GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and
                                "for research and multi-step tasks")
 
 
-@attrs.frozen(repr=False)
-class AgentType(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class AgentType(FrozenFieldsEq):
     """What the model is told about one agent type; ``tools`` None: the session's."""
 
     name: str

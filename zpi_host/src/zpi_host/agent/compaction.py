@@ -27,7 +27,7 @@ from ..providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .compaction_settings import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
@@ -56,8 +56,8 @@ Write a concise summary: the user's goals and constraints, decisions made, what 
 do. Keep exact names, paths and values that matter. Do not invent anything."""
 
 
-@attrs.frozen(repr=False)
-class CompactionPreparation(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CompactionPreparation(FrozenFieldsEq):
     """What ``zpi_before_compact`` sees."""
 
     trigger: str  # "auto" | "manual"
@@ -69,8 +69,8 @@ class CompactionPreparation(FieldsRepr):
     instructions: str | None = None
 
 
-@attrs.frozen(repr=False)
-class CompactionResult(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CompactionResult(FrozenFieldsEq):
     """What ``zpi_after_compact`` sees and ``session.compact()`` returns."""
 
     summary: str

@@ -23,7 +23,7 @@ from ..providers.messages import (
     ToolCallContent,
     ToolResultMessage,
 )
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:
     from .state import SessionState
@@ -32,8 +32,8 @@ CHARS_PER_TOKEN = 4
 CATEGORIES = ("system_prompt", "tools", "messages", "tool_results")
 
 
-@attrs.frozen(repr=False)
-class CategoryUsage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CategoryUsage(FrozenFieldsEq):
     """Tokens of one category: ``None`` means unknown; ``estimated`` marks a character count
     rather than a figure the provider reported."""
 
@@ -41,8 +41,8 @@ class CategoryUsage(FieldsRepr):
     estimated: bool = True
 
 
-@attrs.frozen(repr=False)
-class ContextUsage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ContextUsage(FrozenFieldsEq):
     """What ``session.get_context_usage()`` returns."""
 
     categories: Mapping[str, CategoryUsage]
@@ -111,8 +111,8 @@ def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
     return None
 
 
-@attrs.frozen(repr=False)
-class ContextSize(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ContextSize(FrozenFieldsEq):
     """How many tokens the next request holds (``SessionView.context_size()``): what a guard
     compares with a ceiling, without the categories of :class:`ContextUsage`."""
 

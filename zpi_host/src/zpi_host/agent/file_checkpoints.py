@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from ..transcript.paths import CHECKPOINT_NAMESPACE
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ class RewindError(ZpiError):
     changed then)."""
 
 
-@attrs.frozen(repr=False)
-class RewindReport(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class RewindReport(FrozenFieldsEq):
     """What a rewind did: files restored to their content at the message, files deleted
     (created since), and files it could not restore, each with the reason."""
 
@@ -258,8 +258,8 @@ def rewind_session(session_id: str, message_id: str, *, cwd: Path | str,
         return rewind_files(store, message_id, roots)
 
 
-@attrs.frozen(repr=False)
-class RewindPoint(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class RewindPoint(FrozenFieldsEq):
     """A user message a session's files can be rewound to: its uuid, its prompt, and how
     many files a tool changed since (0: rewinding would change nothing)."""
 

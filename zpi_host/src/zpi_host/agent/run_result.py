@@ -9,13 +9,13 @@ from typing import Any
 import attrs
 
 from ..providers.messages import Usage
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["RunResult"]
 
 
-@attrs.frozen(repr=False)
-class RunResult(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class RunResult(FrozenFieldsEq):
     """The outcome of one ``run()``: what ``--output-format json`` prints."""
 
     result: str

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import HookAnswerError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .attributed import Attributed
 
 __all__ = ["Behavior", "CombinedCompactDecision", "CombinedPromptDecision", "CombinedResultPatch",
@@ -27,8 +27,8 @@ Behavior = Literal["allow", "ask", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
-@attrs.frozen(repr=False)
-class Instruction(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Instruction(FrozenFieldsEq):
     """One fragment of the system prompt; ``source`` is filled in by the host."""
 
     text: str
@@ -41,15 +41,15 @@ class Instruction(FieldsRepr):
 # ---------------------------------------------------------------------------------------------
 
 
-@attrs.frozen(repr=False)
-class CombinedPromptDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CombinedPromptDecision(FrozenFieldsEq):
     blocked: bool
     reasons: tuple[Attributed, ...] = ()
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen(repr=False)
-class CombinedStopDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CombinedStopDecision(FrozenFieldsEq):
     continue_with: str | None
     reasons: tuple[Attributed, ...] = ()
 
@@ -81,8 +81,8 @@ def closed_answer(hook: str, plugin: str, reason: str) -> Any:
 _OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
 
 
-@attrs.frozen(repr=False)
-class ToolDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolDecision(FrozenFieldsEq):
     """A plugin's verdict on one tool call. ``behavior`` None (:meth:`context_only`): no
     verdict, only context for the model, which reaches it with the call's result however the
     call is then decided."""
@@ -110,8 +110,8 @@ class ToolDecision(FieldsRepr):
         return cls(None, None, None, context)
 
 
-@attrs.frozen(repr=False)
-class PromptDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class PromptDecision(FrozenFieldsEq):
     """Answer to a user prompt: block it (reason shown to the user) and/or add context."""
 
     block: bool = False
@@ -119,23 +119,23 @@ class PromptDecision(FieldsRepr):
     context: str | None = None
 
 
-@attrs.frozen(repr=False)
-class ToolResultPatch(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolResultPatch(FrozenFieldsEq):
     """Answer after a successful tool call: add context and/or replace what the model sees."""
 
     context: str | None = None
     content: str | None = None
 
 
-@attrs.frozen(repr=False)
-class StopDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class StopDecision(FrozenFieldsEq):
     """Answer when the agent would stop: ``continue_with`` becomes the next user input."""
 
     continue_with: str
 
 
-@attrs.frozen(repr=False)
-class CompactDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CompactDecision(FrozenFieldsEq):
     """Answer before compaction: cancel it, or supply the summary instead of the model."""
 
     cancel: bool = False
@@ -143,8 +143,8 @@ class CompactDecision(FieldsRepr):
     summary: str | None = None
 
 
-@attrs.frozen(repr=False)
-class CombinedToolDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CombinedToolDecision(FrozenFieldsEq):
     """The outcome of ``zpi_before_tool`` / ``zpi_permission_request`` over all plugins."""
 
     behavior: Behavior | None
@@ -157,14 +157,14 @@ class CombinedToolDecision(FieldsRepr):
         return "; ".join(a.value for a in self.reasons) or None
 
 
-@attrs.frozen(repr=False)
-class CombinedResultPatch(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CombinedResultPatch(FrozenFieldsEq):
     content: str | None = None
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen(repr=False)
-class CombinedCompactDecision(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CombinedCompactDecision(FrozenFieldsEq):
     cancel: bool
     reason: str | None = None
     summary: str | None = None

@@ -14,13 +14,13 @@ from typing import Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 SNAPSHOT_VERSION = 1
 
 
-@attrs.frozen(repr=False)
-class PluginSnapshot(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class PluginSnapshot(FrozenFieldsEq):
     """Plain data (JSON-ready) describing one assembled session."""
 
     plugins: tuple[Mapping[str, Any], ...]

@@ -27,7 +27,7 @@ from typing import Final
 import attrs
 
 from ..errors import ZpiError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import nofollow
 from .stale_temps import sweep_directory, temp_name
 
@@ -61,8 +61,8 @@ class StaleFileError(FileCommitError):
     """The file on disk is not what the caller last read, so writing would lose a change."""
 
 
-@attrs.frozen(repr=False)
-class FileFingerprint(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class FileFingerprint(FrozenFieldsEq):
     """What a file looked like when it was read: compared before writing to detect stale reads."""
 
     size: int
@@ -128,8 +128,8 @@ class _AnyState:
 ANY_STATE: Final = _AnyState()
 
 
-@attrs.frozen(repr=False)
-class FileChange(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class FileChange(FrozenFieldsEq):
     """One file of a change. ``content`` None deletes the file. ``expected`` is the fingerprint
     the caller last read, ``None`` for a file that must not exist yet, or
     ``ANY_STATE`` to skip the stale-read check."""
@@ -139,8 +139,8 @@ class FileChange(FieldsRepr):
     expected: FileFingerprint | _AnyState | None = None
 
 
-@attrs.frozen(repr=False)
-class CommittedFile(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CommittedFile(FrozenFieldsEq):
     """What a commit did to one file; ``fingerprint`` is the new state (None once deleted)."""
 
     path: Path
@@ -150,8 +150,8 @@ class CommittedFile(FieldsRepr):
     previous: FileFingerprint | None
 
 
-@attrs.frozen(repr=False)
-class CommitReport(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class CommitReport(FrozenFieldsEq):
     files: tuple[CommittedFile, ...]
 
     def get(self, path: Path | str) -> CommittedFile:
@@ -162,8 +162,8 @@ class CommitReport(FieldsRepr):
         raise KeyError(str(path))
 
 
-@attrs.define(repr=False)
-class _Plan(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class _Plan(FieldsEq):
     change: FileChange
     real: Path
     dir_fd: int = -1
@@ -184,8 +184,8 @@ def _no_fault(step: str, path: Path) -> None:
     return None
 
 
-@attrs.define(repr=False)
-class _Progress(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class _Progress(FieldsEq):
     """The step being done and on which path, for error messages; calls the test fault."""
 
     fault: Fault
@@ -197,8 +197,8 @@ class _Progress(FieldsRepr):
         self.fault(step, path)
 
 
-@attrs.define(repr=False)
-class _Descriptors(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class _Descriptors(FieldsEq):
     """Every directory descriptor a commit holds, and the directories it made (as parent
     descriptor and name, so rollback removes exactly those); all closed at the end."""
 

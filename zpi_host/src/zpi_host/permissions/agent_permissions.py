@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .errors import PermissionConfigError
 from .rules import Dimension, PermissionRules, Rule
 from .toolnames import same_tool
@@ -41,8 +41,8 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(p) for p in name.split("*")))
 
 
-@attrs.frozen(repr=False)
-class Grant(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Grant(FrozenFieldsEq):
     """One dimension: the names it allows (``kind`` allow) or denies (``kind`` deny)."""
 
     kind: Literal["allow", "deny"]
@@ -53,8 +53,8 @@ class Grant(FieldsRepr):
         return hit if self.kind == "allow" else not hit
 
 
-@attrs.frozen(repr=False)
-class AgentPermissions(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class AgentPermissions(FrozenFieldsEq):
     """The four dimensions of one definition (``owner`` names it, for messages)."""
 
     owner: str

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..fs.nofollow import UnusablePathError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import matching, paths
 from .modes import MODES, PermissionMode, Source
 from .rules import (
@@ -61,8 +61,8 @@ def check_mode(value: object, where: str) -> PermissionMode:
                                 f"{', '.join(MODES)}")
 
 
-@attrs.frozen(repr=False)
-class _Ask(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class _Ask(FrozenFieldsEq):
     """A reason to ask. Asks from the mode and the workspace check may be lifted by allow
     rules; asks from hooks and ask rules go to the approver."""
 
@@ -118,8 +118,8 @@ def _mapping(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-@attrs.define(repr=False)
-class PermissionPolicy(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionPolicy(FieldsEq):
     """Modes, rules, workspace roots and the approver of one session.
 
     ``interactive``: with no ``can_use_tool``, ask the person at the terminal (stdin/stderr)."""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import matching, paths
 from .errors import PermissionConfigError
 from .toolnames import same_tool
@@ -51,8 +51,8 @@ class PermissionRuleError(PermissionConfigError):
         self.rule, self.source, self.problem = rule, source, problem
 
 
-@attrs.frozen(repr=False)
-class Rule(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Rule(FrozenFieldsEq):
     """One parsed rule. ``argument`` None means every call of the named tool (``name`` or
     ``name(*)``). ``text`` and ``source`` say what was written where, for messages."""
 
@@ -201,8 +201,8 @@ def _could_be_command_tool(name: str) -> bool:
                for s in same_tool(t))
 
 
-@attrs.define(repr=False)
-class PermissionRules(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionRules(FieldsEq):
     """Allow, deny and ask rules of every dimension, in the order they were given."""
 
     allow: list[Rule] = attrs.field(factory=list)

@@ -20,7 +20,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError, docs_url
 from ..settings.schema import is_number
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .messages import Usage
 from .reasoning import KINDS, kind_for
 
@@ -77,8 +77,8 @@ class CatalogError(ZpiError):
         self.setting = setting
 
 
-@attrs.frozen(repr=False)
-class Price(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Price(FrozenFieldsEq):
     """USD per million tokens; ``None`` = unknown (the cost is then reported as unpriced).
     ``long_context``: the rates of every token of a request whose prompt (input and cache
     tokens) exceeds ``long_context_above`` tokens, as Anthropic and Google bill long prompts."""
@@ -95,8 +95,8 @@ class Price(FieldsRepr):
         return self.input is not None and self.output is not None
 
 
-@attrs.frozen(repr=False)
-class ModelEntry(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ModelEntry(FrozenFieldsEq):
     """One model the host can talk to. ``name`` is the catalog key (or the ``PROVIDER:MODEL``
     spec of an entry built on the fly); ``model`` is the id sent to the service."""
 
@@ -132,8 +132,8 @@ class ModelEntry(FieldsRepr):
         return f"{self.provider}:{self.model}"
 
 
-@attrs.frozen(repr=False)
-class Credential(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Credential(FrozenFieldsEq):
     """The key for one entry (``None`` when missing) and a human description of where it is
     (or would be) read from. ``required`` is False for providers that need no key."""
 
@@ -144,8 +144,8 @@ class Credential(FieldsRepr):
     bearer: bool = False
 
 
-@attrs.frozen(repr=False)
-class RequestPolicy(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class RequestPolicy(FrozenFieldsEq):
     """Timeouts (seconds), retries and the size caps of one answer for HTTP providers, from
     ``settings["requests"]``."""
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from ..tools.base import Content, ImageContent, TextContent, ToolCall
 
 __all__ = [
@@ -16,8 +16,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen(repr=False)
-class Usage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Usage(FrozenFieldsEq):
     """Token counts of one request (or a sum of several)."""
 
     input_tokens: int = 0
@@ -34,8 +34,8 @@ class Usage(FieldsRepr):
         )
 
 
-@attrs.frozen(repr=False)
-class ThinkingContent(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ThinkingContent(FrozenFieldsEq):
     """Model reasoning; ``signature`` must be sent back unchanged to providers that sign it.
     ``redacted`` holds the opaque data of reasoning the provider encrypted (Anthropic's
     ``redacted_thinking``): ``thinking`` is then empty, and the data goes back as it came."""
@@ -46,8 +46,8 @@ class ThinkingContent(FieldsRepr):
     redacted: str | None = None
 
 
-@attrs.frozen(repr=False)
-class ToolCallContent(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolCallContent(FrozenFieldsEq):
     id: str
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
@@ -60,8 +60,8 @@ class ToolCallContent(FieldsRepr):
 AssistantContent = TextContent | ThinkingContent | ToolCallContent
 
 
-@attrs.frozen(repr=False)
-class UserMessage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class UserMessage(FrozenFieldsEq):
     content: tuple[Content, ...]
     role: Literal["user"] = "user"
 
@@ -74,8 +74,8 @@ class UserMessage(FieldsRepr):
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
 
-@attrs.frozen(repr=False)
-class AssistantMessage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class AssistantMessage(FrozenFieldsEq):
     content: tuple[AssistantContent, ...]
     stop_reason: str = "end_turn"
     usage: Usage = Usage()
@@ -93,8 +93,8 @@ class AssistantMessage(FieldsRepr):
         return tuple(c for c in self.content if isinstance(c, ToolCallContent))
 
 
-@attrs.frozen(repr=False)
-class ToolResultMessage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolResultMessage(FrozenFieldsEq):
     call_id: str
     tool_name: str
     content: tuple[Content, ...]
@@ -103,8 +103,8 @@ class ToolResultMessage(FieldsRepr):
     role: Literal["tool"] = "tool"
 
 
-@attrs.frozen(repr=False)
-class ContextMessage(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ContextMessage(FrozenFieldsEq):
     """Context a plugin added (session start, prompt, after a tool): shown to the model as user
     content, attributed to its plugin."""
 

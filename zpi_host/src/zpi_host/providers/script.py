@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError, ZpiError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .base import (
     Done,
     ReasoningDelta,
@@ -40,15 +40,15 @@ class ScriptFileError(ScriptError, UsageError):
     """The scripted model's file cannot be read: a usage error, like an unknown model."""
 
 
-@attrs.frozen(repr=False)
-class ScriptedToolCall(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ScriptedToolCall(FrozenFieldsEq):
     name: str
     arguments: Mapping[str, Any]
     id: str | None = None
 
 
-@attrs.frozen(repr=False)
-class ScriptedTurn(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ScriptedTurn(FrozenFieldsEq):
     text: str = ""
     thinking: str = ""
     tool_calls: tuple[ScriptedToolCall, ...] = ()

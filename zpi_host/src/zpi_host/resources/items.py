@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 #: The kinds a :class:`ResourceSource` may hold.
 ALL_KINDS: frozenset[str] = frozenset({"skills", "commands", "agents", "context"})
@@ -76,8 +76,8 @@ def _check_kinds(instance: Any, attribute: Any, value: frozenset[str]) -> None:
                          f"use some of {', '.join(sorted(ALL_KINDS))}")
 
 
-@attrs.frozen(repr=False)
-class ResourceSource(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ResourceSource(FrozenFieldsEq):
     """A folder laid out like ``.zpi/`` (``skills/``, ``commands/``, ``agents/``, a context
     file) that a plugin adds through ``zpi_register_resources``.
 
@@ -107,8 +107,8 @@ def qualified(namespace: str | None, name: str) -> str:
     return f"{namespace}:{name}" if namespace else name
 
 
-@attrs.frozen(repr=False)
-class Skill(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Skill(FrozenFieldsEq):
     """A skill: its name, description and location are listed to the model; the model reads
     the body itself (with the read tool) when a task matches, so bodies are never kept."""
 
@@ -185,8 +185,8 @@ def expand_template(template: str, arguments: str) -> str:
     return text
 
 
-@attrs.frozen(repr=False)
-class Command(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Command(FrozenFieldsEq):
     """A slash command: ``/name args`` expands ``template`` into a prompt, or calls ``handler``.
 
     Commands from files have a ``path`` and a template. A plugin may build one in code and
@@ -223,8 +223,8 @@ class Command(FieldsRepr):
         return expand_template(self.template, arguments)
 
 
-@attrs.frozen(repr=False)
-class AgentDefinition(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class AgentDefinition(FrozenFieldsEq):
     """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
     ``tools`` None means all tools; ``mcp_servers`` the MCP servers its sub-agents get besides
     (Claude Code's ``mcpServers``: each the name of a session's server, or ``{name: config}``
@@ -245,8 +245,8 @@ class AgentDefinition(FieldsRepr):
     mcp_servers: tuple[Any, ...] | None = attrs.field(default=None, hash=False)
 
 
-@attrs.frozen(repr=False)
-class ContextFile(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ContextFile(FrozenFieldsEq):
     """An ``AGENTS.md`` (or ``CLAUDE.md``) whose text goes into the system prompt."""
 
     path: Path
@@ -254,8 +254,8 @@ class ContextFile(FieldsRepr):
     origin: str
 
 
-@attrs.frozen(repr=False)
-class ResourceDiagnostic(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ResourceDiagnostic(FrozenFieldsEq):
     """A file that was skipped, and why; the load itself never fails on file content."""
 
     path: Path | None

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["HostSession"]
 
@@ -40,8 +40,8 @@ _REASONS = {
 }
 
 
-@attrs.frozen(repr=False)
-class HostSession(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class HostSession(FrozenFieldsEq):
     """What the embedding host lends: the session, its manager (its transcript owner), its
     model runtime (the provider) and its prepared input (text the host already built, run as
     the first input when ``query()``'s prompt is empty). ``manager`` and ``model_runtime``

@@ -33,7 +33,7 @@ from typing import (
 import attrs
 
 from ..errors import UsageError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from ..tools.base import ImageContent, TextContent, Tool, ToolMetadata, ToolResult, _check_object
 
 __all__ = ["McpSdkServerConfig", "SdkMcpServer", "SdkMcpTool", "ToolAnnotations",
@@ -59,8 +59,8 @@ class ToolAnnotations(dict[str, Any]):
         super().__init__({_HINTS.get(key, key): value for key, value in hints.items()})
 
 
-@attrs.frozen(repr=False)
-class SdkMcpTool(FieldsRepr, Generic[T]):
+@attrs.frozen(repr=False, eq=False)
+class SdkMcpTool(FrozenFieldsEq, Generic[T]):
     """One tool of an in-process server, made by :func:`tool`."""
 
     name: str
@@ -70,8 +70,8 @@ class SdkMcpTool(FieldsRepr, Generic[T]):
     annotations: Any = None
 
 
-@attrs.frozen(repr=False)
-class SdkMcpServer(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SdkMcpServer(FrozenFieldsEq):
     """An in-process server: its name, version and tools (``McpSdkServerConfig.instance``)."""
 
     name: str

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq
 
 __all__ = [
     "AssistantMessage", "ContentBlock", "ConversationResetMessage", "DeferredToolUse",
@@ -23,33 +23,33 @@ __all__ = [
 ]
 
 
-@attrs.define(repr=False)
-class TextBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class TextBlock(FieldsEq):
     text: str
 
 
-@attrs.define(repr=False)
-class ThinkingBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ThinkingBlock(FieldsEq):
     thinking: str
     signature: str = ""
 
 
-@attrs.define(repr=False)
-class ToolUseBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ToolUseBlock(FieldsEq):
     id: str
     name: str
     input: dict[str, Any]
 
 
-@attrs.define(repr=False)
-class ToolResultBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ToolResultBlock(FieldsEq):
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
     is_error: bool | None = None
 
 
-@attrs.define(repr=False)
-class ServerToolUseBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ServerToolUseBlock(FieldsEq):
     """A tool Anthropic's API runs itself (web search, code execution ...); this host's
     providers never produce one (docs/sdk.md)."""
 
@@ -58,8 +58,8 @@ class ServerToolUseBlock(FieldsRepr):
     input: dict[str, Any]
 
 
-@attrs.define(repr=False)
-class ServerToolResultBlock(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ServerToolResultBlock(FieldsEq):
     """The result of a :class:`ServerToolUseBlock`; never produced here."""
 
     tool_use_id: str
@@ -70,8 +70,8 @@ ContentBlock = (TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | Ser
                 | ServerToolResultBlock)
 
 
-@attrs.define(repr=False)
-class UserMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class UserMessage(FieldsEq):
     """Input to the model: tool results (``ToolResultBlock``) as the session produces them."""
 
     content: str | list[ContentBlock]
@@ -82,8 +82,8 @@ class UserMessage(FieldsRepr):
     origin: dict[str, Any] | None = None
 
 
-@attrs.define(repr=False)
-class AssistantMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class AssistantMessage(FieldsEq):
     """One answer of the model. ``model`` is ``provider:model``; ``usage`` uses the Anthropic
     API's key names."""
 
@@ -101,8 +101,8 @@ class AssistantMessage(FieldsRepr):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False)
-class SystemMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class SystemMessage(FieldsEq):
     """``subtype`` ``init`` (``data``: session id, tools, model, permission mode, plugins,
     cwd ...) at the start of each query; ``warning`` for what the session reports;
     ``hook_message`` (``data``: ``message``, ``source``) for a hook's message to the user
@@ -112,7 +112,7 @@ class SystemMessage(FieldsRepr):
     data: dict[str, Any]
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class MirrorErrorMessage(SystemMessage):
     """Subtype ``mirror_error``: a batch could not be written to the session store (tried 3
     times, or timed out). The local transcript has it; the session goes on."""
@@ -121,7 +121,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class HookEventMessage(SystemMessage):
     """Subtype ``hook_started`` (a ``hooks=`` callback begins) or ``hook_response`` (it
     answered: ``data`` has ``output``, ``exit_code`` and ``outcome``), with
@@ -132,7 +132,7 @@ class HookEventMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class TaskStartedMessage(SystemMessage):
     """Subtype ``task_started``: a background task (``Bash`` with ``run_in_background``)
     started. ``task_type`` is ``local_bash``."""
@@ -145,7 +145,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class TaskProgressMessage(SystemMessage):
     """Subtype ``task_progress``: a running task's output grew. ``usage``: ``total_tokens``
     and ``tool_uses`` (0 for a command), ``duration_ms``."""
@@ -159,7 +159,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class TaskNotificationMessage(SystemMessage):
     """Subtype ``task_notification``: a task ended; ``status`` is ``completed``, ``failed``
     or ``stopped``; ``output_file`` holds its whole output."""
@@ -174,7 +174,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: dict[str, int] | None = None
 
 
-@attrs.define(repr=False)
+@attrs.define(repr=False, eq=False)
 class TaskUpdatedMessage(SystemMessage):
     """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
     changed fields (``status``, ``end_time``). Sent when a task ends, just before its
@@ -188,8 +188,8 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define(repr=False)
-class DeferredToolUse(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class DeferredToolUse(FieldsEq):
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``)."""
 
     id: str
@@ -197,8 +197,8 @@ class DeferredToolUse(FieldsRepr):
     input: dict[str, Any]
 
 
-@attrs.define(repr=False)
-class ResultMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ResultMessage(FieldsEq):
     """The end of one input: subtype ``success``, ``error_max_turns``,
     ``error_during_execution`` or ``error_max_budget_usd``."""
 
@@ -226,8 +226,8 @@ class ResultMessage(FieldsRepr):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False)
-class StreamEvent(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class StreamEvent(FieldsEq):
     """A partial-message event (``include_partial_messages``), in the Anthropic Messages
     streaming shape (``message_start``, ``content_block_delta`` ...)."""
 
@@ -239,8 +239,8 @@ class StreamEvent(FieldsRepr):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False)
-class RateLimitInfo(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class RateLimitInfo(FieldsEq):
     """Claude's subscription rate limits; never reported here (they need Claude's servers)."""
 
     status: str
@@ -253,8 +253,8 @@ class RateLimitInfo(FieldsRepr):
     raw: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define(repr=False)
-class RateLimitEvent(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class RateLimitEvent(FieldsEq):
     """A change of :class:`RateLimitInfo`; never sent here."""
 
     rate_limit_info: RateLimitInfo
@@ -262,8 +262,8 @@ class RateLimitEvent(FieldsRepr):
     session_id: str
 
 
-@attrs.define(repr=False)
-class ConversationResetMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ConversationResetMessage(FieldsEq):
     """The conversation was replaced without ending the connection (``/clear``): history
     and running totals start again; later messages carry a new ``session_id``."""
 

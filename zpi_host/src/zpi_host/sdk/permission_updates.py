@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq
 
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy, Rule
@@ -49,8 +49,8 @@ class PermissionUpdateError(ValueError):
     """An update that cannot be applied; the message says which and why."""
 
 
-@attrs.define(repr=False)
-class _Plan(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class _Plan(FieldsEq):
     """What the updates will do, computed before anything changes."""
 
     rules: dict[str, list[Rule]]

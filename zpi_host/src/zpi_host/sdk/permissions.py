@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from ..permissions import PermissionAllow, PermissionContext, PermissionDeny
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq
 
 __all__ = [
     "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
@@ -29,8 +29,8 @@ NULL_PERMISSION = "SDK_UNSUPPORTED_PERMISSION_NULL"
 _RULE = re.compile(r"^([^()]+?)(?:\((.*)\))?$", re.S)
 
 
-@attrs.define(repr=False)
-class PermissionRuleValue(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionRuleValue(FieldsEq):
     tool_name: str
     rule_content: str | None = None
 
@@ -39,8 +39,8 @@ class PermissionRuleValue(FieldsRepr):
             f"{self.tool_name}({self.rule_content})"
 
 
-@attrs.define(repr=False)
-class PermissionUpdate(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionUpdate(FieldsEq):
     """A change to the permissions, as claude-agent-sdk defines it: ``type`` ``addRules``,
     ``replaceRules``, ``removeRules`` (``rules``, ``behavior``), ``setMode`` (``mode``),
     ``addDirectories``, ``removeDirectories`` (``directories``); ``destination`` ``session``
@@ -65,8 +65,8 @@ class PermissionUpdate(FieldsRepr):
         return out
 
 
-@attrs.define(repr=False)
-class ToolPermissionContext(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ToolPermissionContext(FieldsEq):
     signal: Any = None
     suggestions: list[PermissionUpdate] = attrs.field(factory=list)
     tool_use_id: str | None = None
@@ -80,15 +80,15 @@ class ToolPermissionContext(FieldsRepr):
     description: str | None = None
 
 
-@attrs.define(repr=False)
-class PermissionResultAllow(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionResultAllow(FieldsEq):
     behavior: Literal["allow"] = "allow"
     updated_input: dict[str, Any] | None = None
     updated_permissions: list[PermissionUpdate] | None = None
 
 
-@attrs.define(repr=False)
-class PermissionResultDeny(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class PermissionResultDeny(FieldsEq):
     behavior: Literal["deny"] = "deny"
     message: str = ""
     interrupt: bool = False

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..providers.messages import AssistantMessage, ContextMessage, ToolResultMessage, UserMessage
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq
 from .translate import assistant_blocks, result_content
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ __all__ = [
 AgentDir = str | Path | None
 
 
-@attrs.define(repr=False)
-class SDKSessionInfo(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class SDKSessionInfo(FieldsEq):
     """A session as ``list_sessions`` shows it; times in milliseconds since the epoch."""
 
     session_id: str
@@ -47,8 +47,8 @@ class SDKSessionInfo(FieldsRepr):
     created_at: int | None = None
 
 
-@attrs.define(repr=False)
-class SessionMessage(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class SessionMessage(FieldsEq):
     """One user or assistant message of a transcript; ``message`` in the Anthropic API's
     shape (``role``, ``content`` blocks)."""
 
@@ -63,8 +63,8 @@ class SessionMessage(FieldsRepr):
     parent_agent_id: str | None = None
 
 
-@attrs.define(repr=False)
-class ForkSessionResult(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ForkSessionResult(FieldsEq):
     session_id: str
 
 

@@ -19,7 +19,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError
 from ..providers.factories import collect_providers, from_environment
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from ..support.terminal_text import shown
 
 if TYPE_CHECKING:
@@ -40,14 +40,14 @@ __all__ = ["AskUser", "AskUserError", "HostPorts", "McpPort", "McpRegistry", "Mc
            "SessionPorts", "StoragePort", "SubagentPort", "TaskError", "TaskInfo", "TaskPort",
            "TaskRegistry", "TerminalAsker", "UnknownTaskError", "check_answers"]
 
-@attrs.frozen(repr=False)
-class QuestionOption(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class QuestionOption(FrozenFieldsEq):
     label: str
     description: str = ""
 
 
-@attrs.frozen(repr=False)
-class Question(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Question(FrozenFieldsEq):
     """One question for the user: free text when it has no options, else a choice (several
     labels when ``multi_select``); the user may always type an answer of their own."""
 
@@ -57,8 +57,8 @@ class Question(FieldsRepr):
     multi_select: bool = False
 
 
-@attrs.frozen(repr=False)
-class TaskInfo(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class TaskInfo(FrozenFieldsEq):
     """What the host knows about one background task (a command run with
     ``run_in_background``): a snapshot, safe to keep. ``status`` is ``running``,
     ``completed`` (exit code 0), ``failed`` (another exit code) or ``stopped`` (killed by
@@ -87,8 +87,8 @@ class TaskInfo(FieldsRepr):
         return attrs.asdict(self)
 
 
-@attrs.frozen(repr=False)
-class SearchHit(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SearchHit(FrozenFieldsEq):
     """One result of a web search."""
 
     title: str
@@ -172,8 +172,8 @@ class TerminalAsker:
         return line
 
 
-@attrs.frozen(repr=False)
-class HostPorts(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class HostPorts(FrozenFieldsEq):
     """What the embedding program gives the session's services.
 
     ``ask_user``: how to ask the user (None: nobody can answer). ``terminal``: a text stream

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from .fields_repr import FieldsRepr
+from .attrs_methods import FrozenFieldsEq
 
 __all__ = ["InvalidSchemaError", "SchemaProblem", "check_schema", "path_text", "problems"]
 
@@ -27,8 +27,8 @@ _KINDS: Mapping[type, str] = {dict: "object", list: "array", str: "string", bool
                               type(None): "null", int: "integer", float: "number"}
 
 
-@attrs.frozen(repr=False)
-class SchemaProblem(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SchemaProblem(FrozenFieldsEq):
     """One way a value does not fit: ``path`` to the place (keys and list indexes), what was
     expected (``message``, worded after the place), the keyword that failed, the value there."""
 

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from ..providers.script import ScriptedTurn
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["Fault", "ModelServer", "RecordedRequest", "error_body", "sse_frames"]
 
@@ -50,8 +50,8 @@ ENCRYPTED_PREFIX = "gAAAAzpi-encrypted-"
 CREATED = 1_700_000_000
 
 
-@attrs.frozen(repr=False)
-class RecordedRequest(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class RecordedRequest(FrozenFieldsEq):
     """One request the server received. ``headers`` keys are lower-case."""
 
     method: str
@@ -65,8 +65,8 @@ class RecordedRequest(FieldsRepr):
         return json.loads(self.body) if self.body else None
 
 
-@attrs.frozen(repr=False)
-class Fault(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Fault(FrozenFieldsEq):
     """What to do instead of (or while) answering one request; see ``fail_next``."""
 
     status: int | None = None

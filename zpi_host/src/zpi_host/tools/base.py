@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import attrs
 
 from ..errors import ZpiError
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from .arguments import argument_problem
 
 if TYPE_CHECKING:
@@ -49,14 +49,14 @@ class ToolFailure(ZpiError):
         self.details = details
 
 
-@attrs.frozen(repr=False)
-class TextContent(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class TextContent(FrozenFieldsEq):
     text: str
     type: Literal["text"] = "text"
 
 
-@attrs.frozen(repr=False)
-class ImageContent(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ImageContent(FrozenFieldsEq):
     """An image for the model: base64 data and its MIME type."""
 
     data: str
@@ -71,8 +71,8 @@ class ImageContent(FieldsRepr):
 Content = TextContent | ImageContent
 
 
-@attrs.frozen(repr=False)
-class ToolResult(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolResult(FrozenFieldsEq):
     """What a tool returns. ``details`` is structured data for programs and transcripts; it is
     never sent to the model."""
 
@@ -94,8 +94,8 @@ class ToolResult(FieldsRepr):
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
 
-@attrs.frozen(repr=False)
-class ToolMetadata(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolMetadata(FrozenFieldsEq):
     """How the loop may schedule a tool: read-only and concurrency-safe calls run in parallel."""
 
     read_only: bool = False
@@ -106,8 +106,8 @@ class ToolMetadata(FieldsRepr):
     spawns_subagents: bool = False
 
 
-@attrs.frozen(repr=False)
-class ToolCall(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class ToolCall(FrozenFieldsEq):
     """One call the model asked for."""
 
     id: str
@@ -115,8 +115,8 @@ class ToolCall(FieldsRepr):
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define(repr=False)
-class ToolUpdate(FieldsRepr):
+@attrs.define(repr=False, eq=False)
+class ToolUpdate(FieldsEq):
     """Progress a running tool reports (bash output so far ...); emitted as an event."""
 
     call_id: str
@@ -134,8 +134,8 @@ class FileReads(Protocol):
                     ) -> FileFingerprint: ...
 
 
-@attrs.define(kw_only=True, repr=False)
-class ToolContext(FieldsRepr):
+@attrs.define(kw_only=True, repr=False, eq=False)
+class ToolContext(FieldsEq):
     """What a running tool may know about its session. Built by the loop for each call."""
 
     cwd: Path
@@ -188,8 +188,8 @@ class ToolContext(FieldsRepr):
         self.on_update(ToolUpdate(self.call_id, text))
 
 
-@attrs.frozen(repr=False)
-class SessionDefinition(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class SessionDefinition(FrozenFieldsEq):
     """What a session is being made of, for :attr:`Tool.is_available`: the model's catalog
     entry (``vision`` and the other capabilities) and the agent definition's name, if the
     session runs one (None: the default agent). ``model`` is a
@@ -295,8 +295,8 @@ def _check_with_schema(tool: str, schema: Mapping[str, Any], args: Mapping[str, 
     raise ToolArgumentError(tool, path_text(first.path) or None, text)
 
 
-@attrs.frozen(repr=False)
-class Tool(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Tool(FrozenFieldsEq):
     """A tool the model can call."""
 
     name: str

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from ..support.lazy import lazy_attributes
 from .base import (
     DEFAULT_CAPTURE_LIMIT,
@@ -75,8 +75,8 @@ PARAMETERS: Mapping[str, Any] = {
 }
 
 
-@attrs.frozen(repr=False)
-class BashArgs(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class BashArgs(FrozenFieldsEq):
     """Validated arguments of one bash call."""
 
     command: str

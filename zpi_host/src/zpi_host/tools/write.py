@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:
     from ..fs.files import FileFingerprint
@@ -57,8 +57,8 @@ An existing file must have been read with read in this session and be unchanged 
 changing part of a file prefer edit. An existing file's BOM and CRLF line endings are kept."""
 
 
-@attrs.frozen(repr=False)
-class TextFormat(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class TextFormat(FrozenFieldsEq):
     """How a file's text is stored: a UTF-8 BOM or not, CRLF or LF line endings."""
 
     bom: bool = False

@@ -23,7 +23,7 @@ import attrs
 
 from ..errors import ZpiError, docs_url
 from ..providers.messages import ToolCallContent
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .records import (
     AssistantRecord,
     CompactionRecord,
@@ -87,8 +87,8 @@ class WriteBarrierError(TranscriptStoreError):
     """A write failed before, so the session accepts no more: resume it to go on."""
 
 
-@attrs.frozen(repr=False)
-class Lease(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Lease(FrozenFieldsEq):
     """The right to append to one session: ``token`` is the fencing token (it grows with each
     new owner), ``expires_at`` the database clock's epoch seconds."""
 
@@ -98,8 +98,8 @@ class Lease(FieldsRepr):
     expires_at: float
 
 
-@attrs.frozen(repr=False)
-class StoredRecord(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class StoredRecord(FrozenFieldsEq):
     """One record as a store keeps it: its position, identity and exact JSONL line."""
 
     seq: int
@@ -109,8 +109,8 @@ class StoredRecord(FieldsRepr):
     line: str
 
 
-@attrs.frozen(repr=False)
-class OpenCall(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class OpenCall(FrozenFieldsEq):
     """A tool call the model made that has no result yet; ``started``: journaled as running."""
 
     call_id: str
@@ -118,8 +118,8 @@ class OpenCall(FieldsRepr):
     started: bool = False
 
 
-@attrs.frozen(kw_only=True, repr=False)
-class CurrentState(FieldsRepr):
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CurrentState(FrozenFieldsEq):
     """The small, always-current part of a session (see the module docstring)."""
 
     session_id: str

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from ..support.fields_repr import FieldsRepr
+from ..support.attrs_methods import FrozenFieldsEq
 from .codec import decode_record
 from .errors import TranscriptError, TranscriptVersionError
 from .records import (
@@ -41,8 +41,8 @@ _scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # C scanner,
 _ZERO = timedelta(0)
 
 
-@attrs.frozen(repr=False)
-class Transcript(FieldsRepr):
+@attrs.frozen(repr=False, eq=False)
+class Transcript(FrozenFieldsEq):
     """A validated transcript: its records in file order and what reading noticed."""
 
     path: Path | None
