@@ -70,14 +70,14 @@ class HandoffError(ZpiError):
     """A hand-off that could not be written or validated; nothing was migrated."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class HandoffTemplate(FrozenFieldsEq):
     text: str
     sections: tuple[str, ...]
     source: Path
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class HandoffResult(FrozenFieldsEq):
     """A written, validated hand-off document."""
 
@@ -87,7 +87,7 @@ class HandoffResult(FrozenFieldsEq):
     fell_back_because: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class MigrationResult(FrozenFieldsEq):
     strategy: str
     document: Path

@@ -56,7 +56,7 @@ class InitRefused(UsageError):
     """``/init`` would replace an existing AGENTS.md without ``--force``, or was misused."""
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PendingInit(FieldsEq):
     """An ``/init`` of this session waiting for its run to end."""
 

@@ -35,7 +35,7 @@ class McpConfigError(ZpiError):
     """An MCP server entry that cannot be used: the message names the file and the entry."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ServerConfig(FrozenFieldsEq):
     """One configured server, ready to start (status ``pending``) or why not."""
 

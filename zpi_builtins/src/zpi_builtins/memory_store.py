@@ -92,7 +92,7 @@ def check_content(content: object) -> str:
     return content.strip()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Memory(FrozenFieldsEq):
     """One memory as read from its file."""
 
@@ -128,7 +128,7 @@ def parse(data: bytes, path: Path, scope: str, name: str, fingerprint: FileFinge
                   path, fingerprint)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Skipped(FrozenFieldsEq):
     """A file in a memory directory that is not used, and why."""
 
@@ -137,7 +137,7 @@ class Skipped(FrozenFieldsEq):
     reason: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class MemoryDir(FrozenFieldsEq):
     """The memory directory of one scope. ``path`` is resolved (no symlink above it); below
     it nothing is followed. ``refused`` says why it may not be used at all: a project's
@@ -263,7 +263,7 @@ class MemoryDir(FrozenFieldsEq):
             os.close(lock)  # releases the lock
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Update(FrozenFieldsEq):
     """One change: ``add`` (a memory that must not exist), ``replace`` (its description,
     content or both) or ``remove``."""
@@ -302,7 +302,7 @@ class Update(FrozenFieldsEq):
                    None if content is None else check_content(content))
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Outcome(FrozenFieldsEq):
     """What :func:`apply_updates` did: the updates written (with the new fingerprints) and
     the ones refused, each with the reason."""

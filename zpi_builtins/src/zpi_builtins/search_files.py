@@ -41,7 +41,7 @@ IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 VCS_FOLDERS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class GlobArgs(FrozenFieldsEq):
     """Validated ``glob`` arguments (search.prepare_glob)."""
 
@@ -109,7 +109,7 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(_translate(pattern.lstrip("/")) + r"\Z", re.DOTALL)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PathGlob(FrozenFieldsEq):
     """An include glob as ``rg --glob`` reads it: without a slash (other than a trailing one)
     it matches a name at any depth, with one it matches the path from the searched folder; a
@@ -132,7 +132,7 @@ class PathGlob(FrozenFieldsEq):
         return self.regex.match(name if self.by_name else rel) is not None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class FileFilter(FrozenFieldsEq):
     """What a walk keeps beside the ignore rules: include globs, basename globs of a type,
     and whether names starting with a dot are kept (``hidden``, ``rg --hidden``)."""
@@ -152,7 +152,7 @@ class FileFilter(FrozenFieldsEq):
         return any(g.matches(rel, name, is_dir) for g in self.globs)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class _IgnoreFile(FrozenFieldsEq):
     """The patterns of one ignore file and the folder (``/``-terminated) they are relative to."""
 
@@ -192,7 +192,7 @@ def _load(folder: str, problems: list[str]) -> dict[str, _IgnoreFile]:
     return found
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class _Level(FrozenFieldsEq):
     """The ignore files of one folder of the walk (or above it) and whether it holds ``.git``."""
 

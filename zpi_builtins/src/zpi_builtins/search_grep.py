@@ -36,7 +36,7 @@ MAX_COLLECT_BYTES = 16 * 1024 * 1024
 RG_TIMEOUT_SECONDS = 300
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class GrepArgs(FrozenFieldsEq):
     """Validated ``grep`` arguments (search.prepare_grep)."""
 
@@ -57,7 +57,7 @@ class RipgrepError(RuntimeError):
     """ripgrep failed for a reason other than the pattern (the message is its stderr)."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class GrepQuery(FrozenFieldsEq):
     """One search: what to look for, where, which files, how much context."""
 
@@ -84,7 +84,7 @@ class GrepQuery(FrozenFieldsEq):
         return re.compile(self.pattern, flags)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class FileHits(FieldsEq):
     """One file's results: line number -> (is a match, text), and how many lines matched."""
 
@@ -95,7 +95,7 @@ class FileHits(FieldsEq):
     mtime: float = 0.0
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class Collected(FieldsEq):
     """What a search found, and whether it stopped early because there was too much."""
 

@@ -28,7 +28,7 @@ NAME = "ls"
 #: entries shown at most (Claude Code's LS stops at the same number)
 MAX_ENTRIES = 1000
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class LsArgs(FrozenFieldsEq):
     path: str
     ignore: tuple[str, ...] = ()

@@ -32,7 +32,7 @@ class AgentMcpError(ZpiError):
     names the agent, the entry and what to change."""
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class AgentServers(FieldsEq):
     """The tools a sub-agent gets from its definition's servers, and the servers started for
     it alone (closed by :meth:`aclose`)."""

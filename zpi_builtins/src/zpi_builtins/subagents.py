@@ -57,7 +57,7 @@ conversation: the prompt must be complete. Its answer is for you, not the user: 
 matters. Do not use it for a single file read or a search you can do yourself."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class TaskRequest(FrozenFieldsEq):
     agent_type: str
     description: str

@@ -61,7 +61,7 @@ def cut_notice(limit: int) -> bytes:
             " the command was stopped: redirect its output to a file to keep more]\n").encode()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class BackgroundArgs(FrozenFieldsEq):
     """Validated arguments of a ``bash`` call with ``run_in_background`` (tasks.py)."""
 
@@ -69,7 +69,7 @@ class BackgroundArgs(FrozenFieldsEq):
     description: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class OutputArgs(FrozenFieldsEq):
     """Validated ``task_output`` arguments (tasks.prepare_output)."""
 
@@ -78,7 +78,7 @@ class OutputArgs(FrozenFieldsEq):
     timeout_ms: int = DEFAULT_WAIT_MS
 
 
-@attrs.define(eq=False, repr=False)
+@attrs.define(eq=False, repr=False, slots=False)
 class BackgroundTask(FieldsRepr):
     """One background command of the session (mutable; :meth:`info` is the snapshot)."""
 

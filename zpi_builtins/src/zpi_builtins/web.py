@@ -94,7 +94,7 @@ def _only(arguments: Mapping[str, Any], tool: str, known: Sequence[str]) -> None
             raise ToolArgumentError(tool, key, f"is not a parameter (known: {', '.join(known)})")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class FetchArgs(FrozenFieldsEq):
     url: str
     prompt: str | None = None

@@ -39,14 +39,14 @@ class FetchError(ZpiError):
     """A fetch that could not be done; the message says what, where and what to do."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class FetchLimits(FrozenFieldsEq):
     timeout_seconds: float = 30.0
     max_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 10
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Page(FrozenFieldsEq):
     """A fetched page: ``text`` is Markdown for HTML, the text itself otherwise."""
 
@@ -57,7 +57,7 @@ class Page(FrozenFieldsEq):
     bytes: int
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Redirected(FrozenFieldsEq):
     """A redirect to another host, not followed."""
 

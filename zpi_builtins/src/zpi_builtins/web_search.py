@@ -27,7 +27,7 @@ NOT_CONFIGURED = (
     "answer from what you know or fetch a known URL with web_fetch.")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SearchArgs(FrozenFieldsEq):
     """Validated ``web_search`` arguments (web.parse_search)."""
 
@@ -36,7 +36,7 @@ class SearchArgs(FrozenFieldsEq):
     blocked_domains: tuple[str, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SearxngBackend(FrozenFieldsEq):
     """A SearXNG-style JSON search API at ``base_url``."""
 

@@ -31,7 +31,7 @@ from .dialect import ZCODE
 KEYS = frozenset({"enabled", "timeoutMs", "maxOutputBytes", "events"})
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ConfigHooks(FrozenFieldsEq):
     """The hooks of one config file. ``config`` is empty unless the file enables them."""
 

@@ -65,7 +65,7 @@ def cut(text: str, limit: int = MAX_TEXT) -> str:
             f"{len(text) - limit:,} more not shown]")
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class HandlerResult(FieldsEq):
     """One handler's answer, whatever the event; ``plugin.py`` decides what applies."""
 

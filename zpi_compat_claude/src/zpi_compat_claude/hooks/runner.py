@@ -42,7 +42,7 @@ OUTPUT_CAP = 1024 * 1024
 DRAIN_AFTER_EXIT = 1.0
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CommandOutcome(FrozenFieldsEq):
     """How one handler ended. ``exit_code`` is None when it timed out or could not start."""
 

@@ -17,7 +17,7 @@ GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and
                                "for research and multi-step tasks")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class AgentType(FrozenFieldsEq):
     """What the model is told about one agent type; ``tools`` None: the session's."""
 

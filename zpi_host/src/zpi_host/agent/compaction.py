@@ -56,7 +56,7 @@ Write a concise summary: the user's goals and constraints, decisions made, what 
 do. Keep exact names, paths and values that matter. Do not invent anything."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CompactionPreparation(FrozenFieldsEq):
     """What ``zpi_before_compact`` sees."""
 
@@ -69,7 +69,7 @@ class CompactionPreparation(FrozenFieldsEq):
     instructions: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CompactionResult(FrozenFieldsEq):
     """What ``zpi_after_compact`` sees and ``session.compact()`` returns."""
 

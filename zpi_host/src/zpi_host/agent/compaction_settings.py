@@ -27,7 +27,7 @@ class CompactionError(ZpiError):
     """A compaction that could not be done (nothing to summarise, cancelled, model failed)."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CompactionSettings(FrozenFieldsEq):
     enabled: bool = True
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS

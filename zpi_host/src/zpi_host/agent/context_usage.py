@@ -32,7 +32,7 @@ CHARS_PER_TOKEN = 4
 CATEGORIES = ("system_prompt", "tools", "messages", "tool_results")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CategoryUsage(FrozenFieldsEq):
     """Tokens of one category: ``None`` means unknown; ``estimated`` marks a character count
     rather than a figure the provider reported."""
@@ -41,7 +41,7 @@ class CategoryUsage(FrozenFieldsEq):
     estimated: bool = True
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ContextUsage(FrozenFieldsEq):
     """What ``session.get_context_usage()`` returns."""
 
@@ -111,7 +111,7 @@ def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
     return None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ContextSize(FrozenFieldsEq):
     """How many tokens the next request holds (``SessionView.context_size()``): what a guard
     compares with a ceiling, without the categories of :class:`ContextUsage`."""

@@ -59,7 +59,7 @@ class RewindError(ZpiError):
     changed then)."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class RewindReport(FrozenFieldsEq):
     """What a rewind did: files restored to their content at the message, files deleted
     (created since), and files it could not restore, each with the reason."""
@@ -258,7 +258,7 @@ def rewind_session(session_id: str, message_id: str, *, cwd: Path | str,
         return rewind_files(store, message_id, roots)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class RewindPoint(FrozenFieldsEq):
     """A user message a session's files can be rewound to: its uuid, its prompt, and how
     many files a tool changed since (0: rewinding would change nothing)."""

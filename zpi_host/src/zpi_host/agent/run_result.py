@@ -14,7 +14,7 @@ from ..support.attrs_methods import FrozenFieldsEq
 __all__ = ["RunResult"]
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class RunResult(FrozenFieldsEq):
     """The outcome of one ``run()``: what ``--output-format json`` prints."""
 

@@ -27,7 +27,7 @@ Behavior = Literal["allow", "ask", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Instruction(FrozenFieldsEq):
     """One fragment of the system prompt; ``source`` is filled in by the host."""
 
@@ -41,14 +41,14 @@ class Instruction(FrozenFieldsEq):
 # ---------------------------------------------------------------------------------------------
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CombinedPromptDecision(FrozenFieldsEq):
     blocked: bool
     reasons: tuple[Attributed, ...] = ()
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CombinedStopDecision(FrozenFieldsEq):
     continue_with: str | None
     reasons: tuple[Attributed, ...] = ()
@@ -81,7 +81,7 @@ def closed_answer(hook: str, plugin: str, reason: str) -> Any:
 _OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ToolDecision(FrozenFieldsEq):
     """A plugin's verdict on one tool call. ``behavior`` None (:meth:`context_only`): no
     verdict, only context for the model, which reaches it with the call's result however the
@@ -110,7 +110,7 @@ class ToolDecision(FrozenFieldsEq):
         return cls(None, None, None, context)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PromptDecision(FrozenFieldsEq):
     """Answer to a user prompt: block it (reason shown to the user) and/or add context."""
 
@@ -119,7 +119,7 @@ class PromptDecision(FrozenFieldsEq):
     context: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ToolResultPatch(FrozenFieldsEq):
     """Answer after a successful tool call: add context and/or replace what the model sees."""
 
@@ -127,14 +127,14 @@ class ToolResultPatch(FrozenFieldsEq):
     content: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class StopDecision(FrozenFieldsEq):
     """Answer when the agent would stop: ``continue_with`` becomes the next user input."""
 
     continue_with: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CompactDecision(FrozenFieldsEq):
     """Answer before compaction: cancel it, or supply the summary instead of the model."""
 
@@ -143,7 +143,7 @@ class CompactDecision(FrozenFieldsEq):
     summary: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CombinedToolDecision(FrozenFieldsEq):
     """The outcome of ``zpi_before_tool`` / ``zpi_permission_request`` over all plugins."""
 
@@ -157,13 +157,13 @@ class CombinedToolDecision(FrozenFieldsEq):
         return "; ".join(a.value for a in self.reasons) or None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CombinedResultPatch(FrozenFieldsEq):
     content: str | None = None
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CombinedCompactDecision(FrozenFieldsEq):
     cancel: bool
     reason: str | None = None

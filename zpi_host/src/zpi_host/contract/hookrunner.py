@@ -38,7 +38,7 @@ SETTINGS_KEYS = ("timeout", "timeouts", "on_error", "policies", "max_stop_contin
 WILDCARD = "*"
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class HookPolicy(FrozenFieldsEq):
     """How one plugin's implementation of one hook is run: its budget and its error policy.
 

@@ -19,7 +19,7 @@ from ..support.attrs_methods import FrozenFieldsEq
 SNAPSHOT_VERSION = 1
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PluginSnapshot(FrozenFieldsEq):
     """Plain data (JSON-ready) describing one assembled session."""
 

@@ -61,7 +61,7 @@ class StaleFileError(FileCommitError):
     """The file on disk is not what the caller last read, so writing would lose a change."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class FileFingerprint(FrozenFieldsEq):
     """What a file looked like when it was read: compared before writing to detect stale reads."""
 
@@ -128,7 +128,7 @@ class _AnyState:
 ANY_STATE: Final = _AnyState()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class FileChange(FrozenFieldsEq):
     """One file of a change. ``content`` None deletes the file. ``expected`` is the fingerprint
     the caller last read, ``None`` for a file that must not exist yet, or
@@ -139,7 +139,7 @@ class FileChange(FrozenFieldsEq):
     expected: FileFingerprint | _AnyState | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CommittedFile(FrozenFieldsEq):
     """What a commit did to one file; ``fingerprint`` is the new state (None once deleted)."""
 
@@ -150,7 +150,7 @@ class CommittedFile(FrozenFieldsEq):
     previous: FileFingerprint | None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CommitReport(FrozenFieldsEq):
     files: tuple[CommittedFile, ...]
 
@@ -162,7 +162,7 @@ class CommitReport(FrozenFieldsEq):
         raise KeyError(str(path))
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class _Plan(FieldsEq):
     change: FileChange
     real: Path
@@ -184,7 +184,7 @@ def _no_fault(step: str, path: Path) -> None:
     return None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class _Progress(FieldsEq):
     """The step being done and on which path, for error messages; calls the test fault."""
 
@@ -197,7 +197,7 @@ class _Progress(FieldsEq):
         self.fault(step, path)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class _Descriptors(FieldsEq):
     """Every directory descriptor a commit holds, and the directories it made (as parent
     descriptor and name, so rollback removes exactly those); all closed at the end."""

@@ -41,7 +41,7 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(p) for p in name.split("*")))
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Grant(FrozenFieldsEq):
     """One dimension: the names it allows (``kind`` allow) or denies (``kind`` deny)."""
 
@@ -53,7 +53,7 @@ class Grant(FrozenFieldsEq):
         return hit if self.kind == "allow" else not hit
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class AgentPermissions(FrozenFieldsEq):
     """The four dimensions of one definition (``owner`` names it, for messages)."""
 

@@ -19,7 +19,7 @@ Word = str | None
 """A word as bash would pass it (quotes and backslashes removed), or None when its value is
 only known at run time."""
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Invocation(FrozenFieldsEq):
     """One simple command as written, and what it runs.
 
@@ -41,7 +41,7 @@ class Invocation(FrozenFieldsEq):
     unknown: str | None = None
     script_allowable: bool = False
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ShellLine(FrozenFieldsEq):
     """The invocations of a command line in source order, why the line itself could not be
     read (a parse error, too deep), if so, and ``quoted_code``: the commands in ``$(...)`` or

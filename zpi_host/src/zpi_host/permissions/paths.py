@@ -115,7 +115,7 @@ def _paths(values: Iterable[str | os.PathLike[str]]) -> tuple[Path, ...]:
     return tuple(Path(os.path.expanduser(os.fspath(v))) for v in values)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class WorkspaceRoots(FrozenFieldsEq):
     """The directories a session may touch without asking: the cwd plus extra roots
     (``--add-dir``, setting ``permissions.additional_directories``)."""
@@ -177,7 +177,7 @@ def hard_links(real: Path) -> int:
     return st.st_nlink if st is not None and stat.S_ISREG(st.st_mode) else 0
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class JudgedPath(FrozenFieldsEq):
     """One path of a call as the permission check saw it. ``real``: where it resolved to (the
     file tools open exactly this, without following symlinks); ``root``: the workspace root

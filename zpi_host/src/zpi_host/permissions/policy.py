@@ -61,7 +61,7 @@ def check_mode(value: object, where: str) -> PermissionMode:
                                 f"{', '.join(MODES)}")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class _Ask(FrozenFieldsEq):
     """A reason to ask. Asks from the mode and the workspace check may be lifted by allow
     rules; asks from hooks and ask rules go to the approver."""
@@ -118,7 +118,7 @@ def _mapping(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionPolicy(FieldsEq):
     """Modes, rules, workspace roots and the approver of one session.
 

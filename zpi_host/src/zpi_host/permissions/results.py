@@ -22,7 +22,7 @@ __all__ = ["MODES", "SOURCES", "ApproverAnswer", "CanUseTool", "Denial", "Permis
 INPUT_SUMMARY_LIMIT = 200
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PermissionAllow(FrozenFieldsEq):
     """An approver's yes. ``updated_input`` replaces the call's input (it is validated again
     and deny rules are checked against it); ``add_rules`` are allow rules (strings) kept for
@@ -32,7 +32,7 @@ class PermissionAllow(FrozenFieldsEq):
     add_rules: Sequence[str] = ()
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PermissionDeny(FrozenFieldsEq):
     """An approver's no. ``message`` goes to the model; ``interrupt`` also ends the run."""
 
@@ -40,7 +40,7 @@ class PermissionDeny(FrozenFieldsEq):
     interrupt: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PermissionContext(FrozenFieldsEq):
     """What an approver is told about a call it is asked about."""
 
@@ -63,7 +63,7 @@ CanUseTool: TypeAlias = Callable[
 ]
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class PermissionResult(FrozenFieldsEq):
     """The verdict on one call. ``updated_input`` (allow only) replaces the call's input;
     ``interrupt`` (deny only) asks the loop to end the run after recording the denial;
@@ -100,7 +100,7 @@ class PermissionResult(FrozenFieldsEq):
                       self.source)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Denial(FrozenFieldsEq):
     """One denied call, as recorded in the transcript and listed in the run's result."""
 

@@ -51,7 +51,7 @@ class PermissionRuleError(PermissionConfigError):
         self.rule, self.source, self.problem = rule, source, problem
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Rule(FrozenFieldsEq):
     """One parsed rule. ``argument`` None means every call of the named tool (``name`` or
     ``name(*)``). ``text`` and ``source`` say what was written where, for messages."""
@@ -201,7 +201,7 @@ def _could_be_command_tool(name: str) -> bool:
                for s in same_tool(t))
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionRules(FieldsEq):
     """Allow, deny and ask rules of every dimension, in the order they were given."""
 

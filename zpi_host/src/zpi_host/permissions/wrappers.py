@@ -25,7 +25,7 @@ class _Unknown(Exception):
     """What the invocation runs cannot be seen; the message says why."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Wrapper(FrozenFieldsEq):
     """How a program that runs a command reads its options.
 
@@ -209,7 +209,7 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
                       tuple(extras), None, allowable)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class _Inner(FrozenFieldsEq):
     """What a wrapper runs: ``words`` ([] for nothing); ``sets_variables``: ``NAME=value``
     words came first; ``via_shell``: the words are joined and run as shell code."""

@@ -77,7 +77,7 @@ class CatalogError(ZpiError):
         self.setting = setting
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Price(FrozenFieldsEq):
     """USD per million tokens; ``None`` = unknown (the cost is then reported as unpriced).
     ``long_context``: the rates of every token of a request whose prompt (input and cache
@@ -95,7 +95,7 @@ class Price(FrozenFieldsEq):
         return self.input is not None and self.output is not None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ModelEntry(FrozenFieldsEq):
     """One model the host can talk to. ``name`` is the catalog key (or the ``PROVIDER:MODEL``
     spec of an entry built on the fly); ``model`` is the id sent to the service."""
@@ -132,7 +132,7 @@ class ModelEntry(FrozenFieldsEq):
         return f"{self.provider}:{self.model}"
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Credential(FrozenFieldsEq):
     """The key for one entry (``None`` when missing) and a human description of where it is
     (or would be) read from. ``required`` is False for providers that need no key."""
@@ -144,7 +144,7 @@ class Credential(FrozenFieldsEq):
     bearer: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class RequestPolicy(FrozenFieldsEq):
     """Timeouts (seconds), retries and the size caps of one answer for HTTP providers, from
     ``settings["requests"]``."""

@@ -40,14 +40,14 @@ class ScriptFileError(ScriptError, UsageError):
     """The scripted model's file cannot be read: a usage error, like an unknown model."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ScriptedToolCall(FrozenFieldsEq):
     name: str
     arguments: Mapping[str, Any]
     id: str | None = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ScriptedTurn(FrozenFieldsEq):
     text: str = ""
     thinking: str = ""

@@ -76,7 +76,7 @@ def _check_kinds(instance: Any, attribute: Any, value: frozenset[str]) -> None:
                          f"use some of {', '.join(sorted(ALL_KINDS))}")
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ResourceSource(FrozenFieldsEq):
     """A folder laid out like ``.zpi/`` (``skills/``, ``commands/``, ``agents/``, a context
     file) that a plugin adds through ``zpi_register_resources``.
@@ -107,7 +107,7 @@ def qualified(namespace: str | None, name: str) -> str:
     return f"{namespace}:{name}" if namespace else name
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Skill(FrozenFieldsEq):
     """A skill: its name, description and location are listed to the model; the model reads
     the body itself (with the read tool) when a task matches, so bodies are never kept."""
@@ -185,7 +185,7 @@ def expand_template(template: str, arguments: str) -> str:
     return text
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Command(FrozenFieldsEq):
     """A slash command: ``/name args`` expands ``template`` into a prompt, or calls ``handler``.
 
@@ -223,7 +223,7 @@ class Command(FrozenFieldsEq):
         return expand_template(self.template, arguments)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class AgentDefinition(FrozenFieldsEq):
     """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
     ``tools`` None means all tools; ``mcp_servers`` the MCP servers its sub-agents get besides
@@ -245,7 +245,7 @@ class AgentDefinition(FrozenFieldsEq):
     mcp_servers: tuple[Any, ...] | None = attrs.field(default=None, hash=False)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ContextFile(FrozenFieldsEq):
     """An ``AGENTS.md`` (or ``CLAUDE.md``) whose text goes into the system prompt."""
 
@@ -254,7 +254,7 @@ class ContextFile(FrozenFieldsEq):
     origin: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ResourceDiagnostic(FrozenFieldsEq):
     """A file that was skipped, and why; the load itself never fails on file content."""
 

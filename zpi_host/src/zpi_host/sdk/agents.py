@@ -16,7 +16,7 @@ from .unsupported import UnsupportedOptionError, is_unset
 __all__ = ["AgentDefinition", "kernel_agents"]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class AgentDefinition(FieldsEq):
     """claude-agent-sdk's sub-agent definition (``AgentOptions.agents``): ``description`` says
     when to use it, ``prompt`` is its system prompt, ``tools`` the tools it may use (None: the

@@ -40,7 +40,7 @@ _REASONS = {
 }
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class HostSession(FrozenFieldsEq):
     """What the embedding host lends: the session, its manager (its transcript owner), its
     model runtime (the provider) and its prepared input (text the host already built, run as

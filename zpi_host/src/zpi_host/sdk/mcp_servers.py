@@ -65,7 +65,7 @@ def external_mcp_servers(external: Mapping[str, Any], strict: bool) -> dict[str,
     return {"mcp_servers": dict(external), "strict_mcp_config": bool(strict)}
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class InProcessServers(FieldsEq):
     """The client's in-process servers: their statuses, and which are switched off
     (``toggle``: their tools leave the session's tool set until switched on again)."""

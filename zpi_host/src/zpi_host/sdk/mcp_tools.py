@@ -59,7 +59,7 @@ class ToolAnnotations(dict[str, Any]):
         super().__init__({_HINTS.get(key, key): value for key, value in hints.items()})
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SdkMcpTool(FrozenFieldsEq, Generic[T]):
     """One tool of an in-process server, made by :func:`tool`."""
 
@@ -70,7 +70,7 @@ class SdkMcpTool(FrozenFieldsEq, Generic[T]):
     annotations: Any = None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SdkMcpServer(FrozenFieldsEq):
     """An in-process server: its name, version and tools (``McpSdkServerConfig.instance``)."""
 

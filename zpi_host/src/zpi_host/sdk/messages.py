@@ -23,32 +23,32 @@ __all__ = [
 ]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class TextBlock(FieldsEq):
     text: str
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ThinkingBlock(FieldsEq):
     thinking: str
     signature: str = ""
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ToolUseBlock(FieldsEq):
     id: str
     name: str
     input: dict[str, Any]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ToolResultBlock(FieldsEq):
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
     is_error: bool | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ServerToolUseBlock(FieldsEq):
     """A tool Anthropic's API runs itself (web search, code execution ...); this host's
     providers never produce one (docs/sdk.md)."""
@@ -58,7 +58,7 @@ class ServerToolUseBlock(FieldsEq):
     input: dict[str, Any]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ServerToolResultBlock(FieldsEq):
     """The result of a :class:`ServerToolUseBlock`; never produced here."""
 
@@ -70,7 +70,7 @@ ContentBlock = (TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | Ser
                 | ServerToolResultBlock)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class UserMessage(FieldsEq):
     """Input to the model: tool results (``ToolResultBlock``) as the session produces them."""
 
@@ -82,7 +82,7 @@ class UserMessage(FieldsEq):
     origin: dict[str, Any] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class AssistantMessage(FieldsEq):
     """One answer of the model. ``model`` is ``provider:model``; ``usage`` uses the Anthropic
     API's key names."""
@@ -101,7 +101,7 @@ class AssistantMessage(FieldsEq):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class SystemMessage(FieldsEq):
     """``subtype`` ``init`` (``data``: session id, tools, model, permission mode, plugins,
     cwd ...) at the start of each query; ``warning`` for what the session reports;
@@ -112,7 +112,7 @@ class SystemMessage(FieldsEq):
     data: dict[str, Any]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class MirrorErrorMessage(SystemMessage):
     """Subtype ``mirror_error``: a batch could not be written to the session store (tried 3
     times, or timed out). The local transcript has it; the session goes on."""
@@ -121,7 +121,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class HookEventMessage(SystemMessage):
     """Subtype ``hook_started`` (a ``hooks=`` callback begins) or ``hook_response`` (it
     answered: ``data`` has ``output``, ``exit_code`` and ``outcome``), with
@@ -132,7 +132,7 @@ class HookEventMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskStartedMessage(SystemMessage):
     """Subtype ``task_started``: a background task (``Bash`` with ``run_in_background``)
     started. ``task_type`` is ``local_bash``."""
@@ -145,7 +145,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskProgressMessage(SystemMessage):
     """Subtype ``task_progress``: a running task's output grew. ``usage``: ``total_tokens``
     and ``tool_uses`` (0 for a command), ``duration_ms``."""
@@ -159,7 +159,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskNotificationMessage(SystemMessage):
     """Subtype ``task_notification``: a task ended; ``status`` is ``completed``, ``failed``
     or ``stopped``; ``output_file`` holds its whole output."""
@@ -174,7 +174,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: dict[str, int] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskUpdatedMessage(SystemMessage):
     """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
     changed fields (``status``, ``end_time``). Sent when a task ends, just before its
@@ -188,7 +188,7 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class DeferredToolUse(FieldsEq):
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``)."""
 
@@ -197,7 +197,7 @@ class DeferredToolUse(FieldsEq):
     input: dict[str, Any]
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ResultMessage(FieldsEq):
     """The end of one input: subtype ``success``, ``error_max_turns``,
     ``error_during_execution`` or ``error_max_budget_usd``."""
@@ -226,7 +226,7 @@ class ResultMessage(FieldsEq):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class StreamEvent(FieldsEq):
     """A partial-message event (``include_partial_messages``), in the Anthropic Messages
     streaming shape (``message_start``, ``content_block_delta`` ...)."""
@@ -239,7 +239,7 @@ class StreamEvent(FieldsEq):
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class RateLimitInfo(FieldsEq):
     """Claude's subscription rate limits; never reported here (they need Claude's servers)."""
 
@@ -253,7 +253,7 @@ class RateLimitInfo(FieldsEq):
     raw: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class RateLimitEvent(FieldsEq):
     """A change of :class:`RateLimitInfo`; never sent here."""
 
@@ -262,7 +262,7 @@ class RateLimitEvent(FieldsEq):
     session_id: str
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ConversationResetMessage(FieldsEq):
     """The conversation was replaced without ending the connection (``/clear``): history
     and running totals start again; later messages carry a new ``session_id``."""

@@ -56,7 +56,7 @@ OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web
                   "notebook_read", "notebook_edit")
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class HookMatcher(FieldsEq):
     """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
     expression, or None for all), ``hooks`` (async ``(input, tool_use_id, context) -> dict``)
@@ -99,7 +99,7 @@ EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high", 
 MIN_THINKING_BUDGET = 1024
 
 
-@attrs.define(kw_only=True, repr=False, eq=False)
+@attrs.define(kw_only=True, repr=False, eq=False, slots=False)
 class AgentOptions(FieldsEq):
     """claude-agent-sdk's ``ClaudeAgentOptions``: same names, same meanings (docs/sdk.md
     lists what differs). ``provider`` and ``agent_dir`` are this host's additions."""

@@ -49,7 +49,7 @@ class PermissionUpdateError(ValueError):
     """An update that cannot be applied; the message says which and why."""
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class _Plan(FieldsEq):
     """What the updates will do, computed before anything changes."""
 

@@ -29,7 +29,7 @@ NULL_PERMISSION = "SDK_UNSUPPORTED_PERMISSION_NULL"
 _RULE = re.compile(r"^([^()]+?)(?:\((.*)\))?$", re.S)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionRuleValue(FieldsEq):
     tool_name: str
     rule_content: str | None = None
@@ -39,7 +39,7 @@ class PermissionRuleValue(FieldsEq):
             f"{self.tool_name}({self.rule_content})"
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionUpdate(FieldsEq):
     """A change to the permissions, as claude-agent-sdk defines it: ``type`` ``addRules``,
     ``replaceRules``, ``removeRules`` (``rules``, ``behavior``), ``setMode`` (``mode``),
@@ -65,7 +65,7 @@ class PermissionUpdate(FieldsEq):
         return out
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ToolPermissionContext(FieldsEq):
     signal: Any = None
     suggestions: list[PermissionUpdate] = attrs.field(factory=list)
@@ -80,14 +80,14 @@ class ToolPermissionContext(FieldsEq):
     description: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionResultAllow(FieldsEq):
     behavior: Literal["allow"] = "allow"
     updated_input: dict[str, Any] | None = None
     updated_permissions: list[PermissionUpdate] | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class PermissionResultDeny(FieldsEq):
     behavior: Literal["deny"] = "deny"
     message: str = ""

@@ -31,7 +31,7 @@ __all__ = [
 AgentDir = str | Path | None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class SDKSessionInfo(FieldsEq):
     """A session as ``list_sessions`` shows it; times in milliseconds since the epoch."""
 
@@ -47,7 +47,7 @@ class SDKSessionInfo(FieldsEq):
     created_at: int | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class SessionMessage(FieldsEq):
     """One user or assistant message of a transcript; ``message`` in the Anthropic API's
     shape (``role``, ``content`` blocks)."""
@@ -63,7 +63,7 @@ class SessionMessage(FieldsEq):
     parent_agent_id: str | None = None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ForkSessionResult(FieldsEq):
     session_id: str
 

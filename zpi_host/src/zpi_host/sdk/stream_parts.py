@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["ChildMessages", "End", "failed_run", "once", "user_text"]
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class End(FrozenFieldsEq):
     """Marks the end of a ``query()`` stream; carries the error that ended it, if any."""
 

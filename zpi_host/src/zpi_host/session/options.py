@@ -18,7 +18,7 @@ from ..support.attrs_methods import FrozenFieldsEq
 REASONING_LEVELS = ("off", "minimal", "low", "medium", "high", "max")
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False, slots=False)
 class SessionOptions(FrozenFieldsEq):
     """The options of :func:`zpi_host.create_session`; see the user guide for each."""
 

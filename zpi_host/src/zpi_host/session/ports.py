@@ -40,13 +40,13 @@ __all__ = ["AskUser", "AskUserError", "HostPorts", "McpPort", "McpRegistry", "Mc
            "SessionPorts", "StoragePort", "SubagentPort", "TaskError", "TaskInfo", "TaskPort",
            "TaskRegistry", "TerminalAsker", "UnknownTaskError", "check_answers"]
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class QuestionOption(FrozenFieldsEq):
     label: str
     description: str = ""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Question(FrozenFieldsEq):
     """One question for the user: free text when it has no options, else a choice (several
     labels when ``multi_select``); the user may always type an answer of their own."""
@@ -57,7 +57,7 @@ class Question(FrozenFieldsEq):
     multi_select: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class TaskInfo(FrozenFieldsEq):
     """What the host knows about one background task (a command run with
     ``run_in_background``): a snapshot, safe to keep. ``status`` is ``running``,
@@ -87,7 +87,7 @@ class TaskInfo(FrozenFieldsEq):
         return attrs.asdict(self)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SearchHit(FrozenFieldsEq):
     """One result of a web search."""
 
@@ -172,7 +172,7 @@ class TerminalAsker:
         return line
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class HostPorts(FrozenFieldsEq):
     """What the embedding program gives the session's services.
 

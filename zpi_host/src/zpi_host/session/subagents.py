@@ -48,7 +48,7 @@ class SubagentError(UsageError):
     """A sub-agent cannot be started: unknown type, denied by a rule, a tool it lacks."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SubagentResult(FrozenFieldsEq):
     agent_type: str
     agent_id: str

@@ -27,7 +27,7 @@ _KINDS: Mapping[type, str] = {dict: "object", list: "array", str: "string", bool
                               type(None): "null", int: "integer", float: "number"}
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SchemaProblem(FrozenFieldsEq):
     """One way a value does not fit: ``path`` to the place (keys and list indexes), what was
     expected (``message``, worded after the place), the keyword that failed, the value there."""

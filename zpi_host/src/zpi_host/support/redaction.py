@@ -105,7 +105,7 @@ def without(environ: Mapping[str, str], hidden: Iterable[str]) -> dict[str, str]
     return {k: v for k, v in environ.items() if k not in hidden}
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Redactor(FrozenFieldsEq):
     """Replaces every known key in text (and in events, messages, records: any structure of
     attrs classes, mappings, sequences and strings) with ``[redacted]``."""

@@ -50,7 +50,7 @@ ENCRYPTED_PREFIX = "gAAAAzpi-encrypted-"
 CREATED = 1_700_000_000
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class RecordedRequest(FrozenFieldsEq):
     """One request the server received. ``headers`` keys are lower-case."""
 
@@ -65,7 +65,7 @@ class RecordedRequest(FrozenFieldsEq):
         return json.loads(self.body) if self.body else None
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Fault(FrozenFieldsEq):
     """What to do instead of (or while) answering one request; see ``fail_next``."""
 

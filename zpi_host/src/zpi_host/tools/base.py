@@ -49,13 +49,13 @@ class ToolFailure(ZpiError):
         self.details = details
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class TextContent(FrozenFieldsEq):
     text: str
     type: Literal["text"] = "text"
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ImageContent(FrozenFieldsEq):
     """An image for the model: base64 data and its MIME type."""
 
@@ -71,7 +71,7 @@ class ImageContent(FrozenFieldsEq):
 Content = TextContent | ImageContent
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ToolResult(FrozenFieldsEq):
     """What a tool returns. ``details`` is structured data for programs and transcripts; it is
     never sent to the model."""
@@ -94,7 +94,7 @@ class ToolResult(FrozenFieldsEq):
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ToolMetadata(FrozenFieldsEq):
     """How the loop may schedule a tool: read-only and concurrency-safe calls run in parallel."""
 
@@ -106,7 +106,7 @@ class ToolMetadata(FrozenFieldsEq):
     spawns_subagents: bool = False
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class ToolCall(FrozenFieldsEq):
     """One call the model asked for."""
 
@@ -115,7 +115,7 @@ class ToolCall(FrozenFieldsEq):
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class ToolUpdate(FieldsEq):
     """Progress a running tool reports (bash output so far ...); emitted as an event."""
 
@@ -134,7 +134,7 @@ class FileReads(Protocol):
                     ) -> FileFingerprint: ...
 
 
-@attrs.define(kw_only=True, repr=False, eq=False)
+@attrs.define(kw_only=True, repr=False, eq=False, slots=False)
 class ToolContext(FieldsEq):
     """What a running tool may know about its session. Built by the loop for each call."""
 
@@ -188,7 +188,7 @@ class ToolContext(FieldsEq):
         self.on_update(ToolUpdate(self.call_id, text))
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SessionDefinition(FrozenFieldsEq):
     """What a session is being made of, for :attr:`Tool.is_available`: the model's catalog
     entry (``vision`` and the other capabilities) and the agent definition's name, if the
@@ -295,7 +295,7 @@ def _check_with_schema(tool: str, schema: Mapping[str, Any], args: Mapping[str, 
     raise ToolArgumentError(tool, path_text(first.path) or None, text)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Tool(FrozenFieldsEq):
     """A tool the model can call."""
 

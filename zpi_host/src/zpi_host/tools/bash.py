@@ -75,7 +75,7 @@ PARAMETERS: Mapping[str, Any] = {
 }
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class BashArgs(FrozenFieldsEq):
     """Validated arguments of one bash call."""
 

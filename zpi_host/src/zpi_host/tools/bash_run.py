@@ -94,7 +94,7 @@ async def stop_process_group(process: Any, pgid: int) -> bool:
     return True
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.define(repr=False, eq=False, slots=False)
 class _Pump(FieldsEq):
     """Reads output into the buffer until end of file (``read``) and, every
     ``UPDATE_INTERVAL`` seconds while new output arrived, reports its recent part (``tick``).

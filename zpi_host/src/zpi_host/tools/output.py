@@ -21,7 +21,7 @@ from .base import DEFAULT_CAPTURE_LIMIT, DEFAULT_RESULT_LIMIT, Content, TextCont
 _MARKER_RESERVE = 512
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class CapturedOutput(FrozenFieldsEq):
     """What a :class:`HeadTailBuffer` captured. ``text`` is the whole output when it fit,
     otherwise head + omission marker + tail. ``spill_path`` holds every byte when set."""

@@ -57,7 +57,7 @@ An existing file must have been read with read in this session and be unchanged 
 changing part of a file prefer edit. An existing file's BOM and CRLF line endings are kept."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class TextFormat(FrozenFieldsEq):
     """How a file's text is stored: a UTF-8 BOM or not, CRLF or LF line endings."""
 

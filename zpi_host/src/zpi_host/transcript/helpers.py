@@ -71,7 +71,7 @@ _MESSAGE_LINES = (b'\n{"type":"user"', b'\n{"type":"assistant"', b'\n{"type":"to
                   b'\n{"type":"context"')
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class SessionInfo(FrozenFieldsEq):
     """What a listing shows about a session. ``message_count`` counts the user, assistant, tool
     result and context records of the file; ``first_prompt`` is the text of the first user

@@ -87,7 +87,7 @@ class WriteBarrierError(TranscriptStoreError):
     """A write failed before, so the session accepts no more: resume it to go on."""
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Lease(FrozenFieldsEq):
     """The right to append to one session: ``token`` is the fencing token (it grows with each
     new owner), ``expires_at`` the database clock's epoch seconds."""
@@ -98,7 +98,7 @@ class Lease(FrozenFieldsEq):
     expires_at: float
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class StoredRecord(FrozenFieldsEq):
     """One record as a store keeps it: its position, identity and exact JSONL line."""
 
@@ -109,7 +109,7 @@ class StoredRecord(FrozenFieldsEq):
     line: str
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class OpenCall(FrozenFieldsEq):
     """A tool call the model made that has no result yet; ``started``: journaled as running."""
 
@@ -118,7 +118,7 @@ class OpenCall(FrozenFieldsEq):
     started: bool = False
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False, slots=False)
 class CurrentState(FrozenFieldsEq):
     """The small, always-current part of a session (see the module docstring)."""
 

@@ -41,7 +41,7 @@ _scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # C scanner,
 _ZERO = timedelta(0)
 
 
-@attrs.frozen(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False, slots=False)
 class Transcript(FrozenFieldsEq):
     """A validated transcript: its records in file order and what reading noticed."""
 
