@@ -64,51 +64,64 @@ def _getters(cls: type) -> tuple[Getter, Getter]:
     return found
 
 
+def _repr(self: Any) -> str:
+    cls = type(self)
+    seen: set[int] | None = getattr(_printing, "ids", None)
+    if seen is None:
+        seen = _printing.ids = set()
+    key = id(self)
+    if key in seen:
+        return "..."
+    seen.add(key)
+    try:
+        shown = [f"{field.name}="
+                 + (repr(value) if field.repr is True else field.repr(value))
+                 for field in _fields(cls) if field.repr is not False
+                 for value in (getattr(self, field.name),)]
+        return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({', '.join(shown)})"
+    finally:
+        seen.discard(key)
+
+
+def _eq(self: Any, other: object) -> bool:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    compared = _getters(self.__class__)[0]
+    return bool(compared(self) == compared(other))
+
+
+def _hash(self: Any) -> int:
+    cls = self.__class__
+    return hash((cls, _getters(cls)[1](self)))
+
+
+# Three sibling bases rather than a chain: every class built on them looks its special
+# methods up along its MRO when it is created, so each level costs every class.
+
+
 class FieldsRepr:
     """Base of an attrs class declared with ``repr=False``: its repr reads the class's fields
     when it is called, so nothing is generated when the class is built."""
 
     __slots__ = ()
-
-    def __repr__(self) -> str:
-        cls = type(self)
-        seen: set[int] | None = getattr(_printing, "ids", None)
-        if seen is None:
-            seen = _printing.ids = set()
-        key = id(self)
-        if key in seen:
-            return "..."
-        seen.add(key)
-        try:
-            shown = [f"{field.name}="
-                     + (repr(value) if field.repr is True else field.repr(value))
-                     for field in _fields(cls) if field.repr is not False
-                     for value in (getattr(self, field.name),)]
-            return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({', '.join(shown)})"
-        finally:
-            seen.discard(key)
+    __repr__ = _repr
 
 
-class FieldsEq(FieldsRepr):
+class FieldsEq:
     """Base of a mutable attrs class declared ``repr=False, eq=False``: compared on its fields,
     not hashable (as attrs makes a mutable class that compares its fields)."""
 
     __slots__ = ()
+    __repr__ = _repr
+    __eq__ = _eq
     __hash__ = None  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        compared = _getters(self.__class__)[0]
-        return bool(compared(self) == compared(other))
 
-
-class FrozenFieldsEq(FieldsEq):
+class FrozenFieldsEq:
     """Base of a frozen attrs class declared ``repr=False, eq=False``: compared and hashed on
     its fields."""
 
     __slots__ = ()
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        cls = self.__class__
-        return hash((cls, _getters(cls)[1](self)))
+    __repr__ = _repr
+    __eq__ = _eq
+    __hash__ = _hash
