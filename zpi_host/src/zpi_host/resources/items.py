@@ -141,7 +141,8 @@ class Skill(FrozenFieldsEq):
         return read_frontmatter(self.path)[1]
 
 
-_PLACEHOLDER = re.compile(
+#: compiled on first use (re's own cache): only a command that is run expands it
+_PLACEHOLDER = (
     r"\$ARGUMENTS\[(?P<index>\d+)\]|\$ARGUMENTS(?![A-Za-z0-9_])|\$(?P<short>\d+)(?![A-Za-z0-9_])"
 )
 
@@ -179,7 +180,7 @@ def expand_template(template: str, arguments: str) -> str:
         position = int(index)
         return words[position] if position < len(words) else ""
 
-    text = _PLACEHOLDER.sub(fill, template)
+    text = re.sub(_PLACEHOLDER, fill, template)
     if not found and arguments:
         text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
     return text
