@@ -39,6 +39,7 @@ import attrs
 
 from zpi_host.errors import UsageError, ZpiError
 from zpi_host.providers.messages import UserMessage
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .context_guard import guard_for
 from .handoff_constants import SERVICE
@@ -69,15 +70,15 @@ class HandoffError(ZpiError):
     """A hand-off that could not be written or validated; nothing was migrated."""
 
 
-@attrs.frozen
-class HandoffTemplate:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class HandoffTemplate(FrozenFieldsEq):
     text: str
     sections: tuple[str, ...]
     source: Path
 
 
-@attrs.frozen
-class HandoffResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class HandoffResult(FrozenFieldsEq):
     """A written, validated hand-off document."""
 
     path: Path
@@ -86,8 +87,8 @@ class HandoffResult:
     fell_back_because: str | None = None
 
 
-@attrs.frozen
-class MigrationResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class MigrationResult(FrozenFieldsEq):
     strategy: str
     document: Path
     record_uuid: str  # the compaction record that starts the new context

@@ -21,6 +21,7 @@ import attrs
 from zpi_host import hookimpl
 from zpi_host.errors import UsageError
 from zpi_host.resources import Command
+from zpi_host.support.attrs_methods import FieldsEq
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
 from .settings import enabled
@@ -31,7 +32,7 @@ __all__ = ["INIT_COMMAND", "InitRefused", "agents_text", "zpi_register_commands"
 FILE_NAME = "AGENTS.md"
 #: the one stop reason after which the answer is whole
 COMPLETE = "end_turn"
-_FENCE = re.compile(r"\A```[\w-]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
+_FENCE = r"\A```[\w-]*\n(?P<body>.*?)\n?```\Z"  # compiled on first use (re's cache)
 
 PROMPT = """\
 Write AGENTS.md for this project: the file coding agents read first when they work here.
@@ -55,8 +56,8 @@ class InitRefused(UsageError):
     """``/init`` would replace an existing AGENTS.md without ``--force``, or was misused."""
 
 
-@attrs.define
-class PendingInit:
+@attrs.define(repr=False, eq=False, slots=False)
+class PendingInit(FieldsEq):
     """An ``/init`` of this session waiting for its run to end."""
 
     target: Path
@@ -74,7 +75,7 @@ def agents_text(answer: str) -> str | None:
     """The model's answer as the file's text: one code fence around the whole answer
     removed, a final newline; None when nothing is left."""
     text = answer.strip()
-    fenced = _FENCE.match(text)
+    fenced = re.match(_FENCE, text, re.DOTALL)
     if fenced is not None:
         text = fenced.group("body").strip()
     return text + "\n" if text else None

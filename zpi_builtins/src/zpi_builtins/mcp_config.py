@@ -20,22 +20,24 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.settings.mcp_sources import MCP_SOURCES, project_server_approved
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["McpConfigError", "ServerConfig", "configured_servers", "expand", "tool_prefix"]
 
 TRANSPORTS = ("stdio", "http", "sse")
 #: Claude Code accepts ``streamable-http`` as another name of ``http``
 TRANSPORT_ALIASES = {"streamable-http": "http", "streamable_http": "http"}
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+#: patterns compiled on first use (re's own cache): a start without MCP servers uses none
+_VARIABLE = r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}"
+_UNSAFE = r"[^A-Za-z0-9_-]"
 
 
 class McpConfigError(ZpiError):
     """An MCP server entry that cannot be used: the message names the file and the entry."""
 
 
-@attrs.frozen
-class ServerConfig:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ServerConfig(FrozenFieldsEq):
     """One configured server, ready to start (status ``pending``) or why not."""
 
     name: str
@@ -61,7 +63,7 @@ class ServerConfig:
 def tool_prefix(server: str) -> str:
     """``mcp__<server>__``, with characters a tool name cannot hold replaced by ``_``
     (Claude Code's normalisation)."""
-    return f"mcp__{_UNSAFE.sub('_', server)}__"
+    return f"mcp__{re.sub(_UNSAFE, '_', server)}__"
 
 
 def expand(value: str, environ: Mapping[str, str], where: str) -> str:
@@ -75,7 +77,7 @@ def expand(value: str, environ: Mapping[str, str], where: str) -> str:
             return fallback
         raise McpConfigError(f"{where}: the variable {name} is not set and has no default "
                              f"(write ${{{name}:-default}} or set {name})")
-    return _VARIABLE.sub(one, value)
+    return re.sub(_VARIABLE, one, value)
 
 
 def _strings(raw: Any, where: str) -> list[str]:

@@ -31,6 +31,7 @@ import attrs
 from zpi_host.errors import ZpiError
 from zpi_host.fs import nofollow
 from zpi_host.resources.frontmatter import FrontmatterError, parse_frontmatter
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:  # zpi_host.fs.files is imported when a memory is read or written
     from zpi_host.fs.files import FileChange, FileFingerprint
@@ -91,8 +92,8 @@ def check_content(content: object) -> str:
     return content.strip()
 
 
-@attrs.frozen
-class Memory:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Memory(FrozenFieldsEq):
     """One memory as read from its file."""
 
     scope: str
@@ -127,8 +128,8 @@ def parse(data: bytes, path: Path, scope: str, name: str, fingerprint: FileFinge
                   path, fingerprint)
 
 
-@attrs.frozen
-class Skipped:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Skipped(FrozenFieldsEq):
     """A file in a memory directory that is not used, and why."""
 
     scope: str
@@ -136,8 +137,8 @@ class Skipped:
     reason: str
 
 
-@attrs.frozen
-class MemoryDir:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class MemoryDir(FrozenFieldsEq):
     """The memory directory of one scope. ``path`` is resolved (no symlink above it); below
     it nothing is followed. ``refused`` says why it may not be used at all: a project's
     ``.zpi`` that leads out of the workspace (a repository can ship ``.zpi`` as a symlink)."""
@@ -262,8 +263,8 @@ class MemoryDir:
             os.close(lock)  # releases the lock
 
 
-@attrs.frozen
-class Update:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Update(FrozenFieldsEq):
     """One change: ``add`` (a memory that must not exist), ``replace`` (its description,
     content or both) or ``remove``."""
 
@@ -301,8 +302,8 @@ class Update:
                    None if content is None else check_content(content))
 
 
-@attrs.frozen
-class Outcome:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Outcome(FrozenFieldsEq):
     """What :func:`apply_updates` did: the updates written (with the new fingerprints) and
     the ones refused, each with the reason."""
 

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import attrs
 
+from zpi_host.support.attrs_methods import FrozenFieldsEq
+
 from .search_types import FILE_TYPES
 
 __all__ = ["FILE_TYPES", "IGNORE_FILES", "VCS_FOLDERS", "FileFilter", "GlobArgs", "GlobError",
@@ -39,8 +41,8 @@ IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 VCS_FOLDERS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 
 
-@attrs.frozen
-class GlobArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class GlobArgs(FrozenFieldsEq):
     """Validated ``glob`` arguments (search.prepare_glob)."""
 
     pattern: str
@@ -107,8 +109,8 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile(_translate(pattern.lstrip("/")) + r"\Z", re.DOTALL)
 
 
-@attrs.frozen
-class PathGlob:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PathGlob(FrozenFieldsEq):
     """An include glob as ``rg --glob`` reads it: without a slash (other than a trailing one)
     it matches a name at any depth, with one it matches the path from the searched folder; a
     trailing slash matches folders only."""
@@ -130,8 +132,8 @@ class PathGlob:
         return self.regex.match(name if self.by_name else rel) is not None
 
 
-@attrs.frozen
-class FileFilter:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class FileFilter(FrozenFieldsEq):
     """What a walk keeps beside the ignore rules: include globs, basename globs of a type,
     and whether names starting with a dot are kept (``hidden``, ``rg --hidden``)."""
 
@@ -150,8 +152,8 @@ class FileFilter:
         return any(g.matches(rel, name, is_dir) for g in self.globs)
 
 
-@attrs.frozen
-class _IgnoreFile:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class _IgnoreFile(FrozenFieldsEq):
     """The patterns of one ignore file and the folder (``/``-terminated) they are relative to."""
 
     base: str
@@ -190,8 +192,8 @@ def _load(folder: str, problems: list[str]) -> dict[str, _IgnoreFile]:
     return found
 
 
-@attrs.frozen
-class _Level:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class _Level(FrozenFieldsEq):
     """The ignore files of one folder of the walk (or above it) and whether it holds ``.git``."""
 
     files: dict[str, _IgnoreFile]

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import attrs
 
+from zpi_host.support.attrs_methods import FieldsEq, FrozenFieldsEq
+
 from .search_files import FILE_TYPES, FileFilter, walk_files
 
 __all__ = ["FileHits", "GrepArgs", "GrepQuery", "RipgrepError", "grep_python", "grep_ripgrep",
@@ -34,8 +36,8 @@ MAX_COLLECT_BYTES = 16 * 1024 * 1024
 RG_TIMEOUT_SECONDS = 300
 
 
-@attrs.frozen
-class GrepArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class GrepArgs(FrozenFieldsEq):
     """Validated ``grep`` arguments (search.prepare_grep)."""
 
     pattern: str
@@ -55,8 +57,8 @@ class RipgrepError(RuntimeError):
     """ripgrep failed for a reason other than the pattern (the message is its stderr)."""
 
 
-@attrs.frozen
-class GrepQuery:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class GrepQuery(FrozenFieldsEq):
     """One search: what to look for, where, which files, how much context."""
 
     pattern: str
@@ -82,8 +84,8 @@ class GrepQuery:
         return re.compile(self.pattern, flags)
 
 
-@attrs.define
-class FileHits:
+@attrs.define(repr=False, eq=False, slots=False)
+class FileHits(FieldsEq):
     """One file's results: line number -> (is a match, text), and how many lines matched."""
 
     rel: str
@@ -93,8 +95,8 @@ class FileHits:
     mtime: float = 0.0
 
 
-@attrs.define
-class Collected:
+@attrs.define(repr=False, eq=False, slots=False)
+class Collected(FieldsEq):
     """What a search found, and whether it stopped early because there was too much."""
 
     files: list[FileHits]

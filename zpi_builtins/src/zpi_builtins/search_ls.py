@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 from zpi_host.tools import ToolArgumentError, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -27,8 +28,8 @@ NAME = "ls"
 #: entries shown at most (Claude Code's LS stops at the same number)
 MAX_ENTRIES = 1000
 
-@attrs.frozen
-class LsArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class LsArgs(FrozenFieldsEq):
     path: str
     ignore: tuple[str, ...] = ()
 

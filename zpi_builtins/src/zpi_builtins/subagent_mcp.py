@@ -17,6 +17,7 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.settings.mcp_sources import MCP_SOURCES
+from zpi_host.support.attrs_methods import FieldsEq
 
 if TYPE_CHECKING:
     from zpi_host.tools import Tool
@@ -31,8 +32,8 @@ class AgentMcpError(ZpiError):
     names the agent, the entry and what to change."""
 
 
-@attrs.define
-class AgentServers:
+@attrs.define(repr=False, eq=False, slots=False)
+class AgentServers(FieldsEq):
     """The tools a sub-agent gets from its definition's servers, and the servers started for
     it alone (closed by :meth:`aclose`)."""
 

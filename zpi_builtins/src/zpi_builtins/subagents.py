@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from zpi_host import hookimpl
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
 from .settings import enabled, service_settings
@@ -56,8 +57,8 @@ conversation: the prompt must be complete. Its answer is for you, not the user: 
 matters. Do not use it for a single file read or a search you can do yourself."""
 
 
-@attrs.frozen
-class TaskRequest:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class TaskRequest(FrozenFieldsEq):
     agent_type: str
     description: str
     prompt: str

@@ -27,6 +27,7 @@ import attrs
 
 from zpi_host.errors import ZpiError
 from zpi_host.session.ports import TaskInfo
+from zpi_host.support.attrs_methods import FieldsRepr, FrozenFieldsEq
 from zpi_host.tools import ToolContext, ToolFailure
 
 from .runtime import BuiltinPluginRuntime, logger, runtime_for
@@ -60,16 +61,16 @@ def cut_notice(limit: int) -> bytes:
             " the command was stopped: redirect its output to a file to keep more]\n").encode()
 
 
-@attrs.frozen
-class BackgroundArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class BackgroundArgs(FrozenFieldsEq):
     """Validated arguments of a ``bash`` call with ``run_in_background`` (tasks.py)."""
 
     command: str
     description: str
 
 
-@attrs.frozen
-class OutputArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class OutputArgs(FrozenFieldsEq):
     """Validated ``task_output`` arguments (tasks.prepare_output)."""
 
     task_id: str
@@ -77,8 +78,8 @@ class OutputArgs:
     timeout_ms: int = DEFAULT_WAIT_MS
 
 
-@attrs.define(eq=False)
-class BackgroundTask:
+@attrs.define(eq=False, repr=False, slots=False)
+class BackgroundTask(FieldsRepr):
     """One background command of the session (mutable; :meth:`info` is the snapshot)."""
 
     task_id: str

@@ -32,7 +32,7 @@ contributes = {"tool hints": ["closest tool names", "disabled plugins"]}
 DISTRIBUTION = "zpi-builtins"
 MAX_SUGGESTIONS = 3
 CUTOFF = 0.6
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = r"(?<=[a-z0-9])(?=[A-Z])"  # compiled on first use (re's cache)
 
 
 class DisabledTool(NamedTuple):
@@ -46,7 +46,7 @@ class DisabledTool(NamedTuple):
 
 def fold(name: str) -> str:
     """``WebFetch``, ``web-fetch`` and ``web_fetch`` alike: snake_case, lower case."""
-    return _CAMEL.sub("_", name.strip()).replace("-", "_").replace(" ", "_").lower()
+    return re.sub(_CAMEL, "_", name.strip()).replace("-", "_").replace(" ", "_").lower()
 
 
 def closest_names(name: str, candidates: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:

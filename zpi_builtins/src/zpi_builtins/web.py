@@ -26,6 +26,7 @@ import attrs
 from zpi_host import hookimpl
 from zpi_host.errors import ZpiError
 from zpi_host.permissions import RULE_ARGUMENTS
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 from zpi_host.tools import Tool, ToolArgumentError, ToolContext, ToolMetadata, ToolResult
 
 from .settings import enabled, service_settings
@@ -93,8 +94,8 @@ def _only(arguments: Mapping[str, Any], tool: str, known: Sequence[str]) -> None
             raise ToolArgumentError(tool, key, f"is not a parameter (known: {', '.join(known)})")
 
 
-@attrs.frozen
-class FetchArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class FetchArgs(FrozenFieldsEq):
     url: str
     prompt: str | None = None
 

@@ -21,6 +21,7 @@ import httpcore
 import httpx
 
 from zpi_host.errors import ZpiError
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .web_body import ACCEPTED, BodyDecodeError, BodyDecoder
 from .web_guard import AddressGuard, PinnedBackend
@@ -38,15 +39,15 @@ class FetchError(ZpiError):
     """A fetch that could not be done; the message says what, where and what to do."""
 
 
-@attrs.frozen
-class FetchLimits:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class FetchLimits(FrozenFieldsEq):
     timeout_seconds: float = 30.0
     max_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 10
 
 
-@attrs.frozen
-class Page:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Page(FrozenFieldsEq):
     """A fetched page: ``text`` is Markdown for HTML, the text itself otherwise."""
 
     url: str
@@ -56,8 +57,8 @@ class Page:
     bytes: int
 
 
-@attrs.frozen
-class Redirected:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Redirected(FrozenFieldsEq):
     """A redirect to another host, not followed."""
 
     url: str

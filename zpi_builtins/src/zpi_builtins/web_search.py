@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from zpi_host.session.ports import SearchBackendError, SearchHit
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 NOT_CONFIGURED = (
     "No web search backend is configured, so web_search cannot search. To enable it, set "
@@ -26,8 +27,8 @@ NOT_CONFIGURED = (
     "answer from what you know or fetch a known URL with web_fetch.")
 
 
-@attrs.frozen
-class SearchArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SearchArgs(FrozenFieldsEq):
     """Validated ``web_search`` arguments (web.parse_search)."""
 
     query: str
@@ -35,8 +36,8 @@ class SearchArgs:
     blocked_domains: tuple[str, ...] = ()
 
 
-@attrs.frozen
-class SearxngBackend:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SearxngBackend(FrozenFieldsEq):
     """A SearXNG-style JSON search API at ``base_url``."""
 
     base_url: str

@@ -51,7 +51,7 @@ __all__ = ["ClaudeFolderPlugin", "FolderError", "FolderSource", "LoadContext", "
            "load_claude_dir", "load_plugin_folder", "make_plugin", "merge_hook_sources"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False, slots=False)
 class FolderSource(ResourceSource):
     """A ResourceSource that names itself (``--list-plugins`` shows sources by name)."""
 

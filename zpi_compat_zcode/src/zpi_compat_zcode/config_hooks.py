@@ -24,14 +24,15 @@ import attrs
 from zpi_compat_claude.hooks.config import HookConfig, parse_hooks
 from zpi_compat_claude.manifest import ManifestError, read_json
 from zpi_compat_claude.records import evolve
+from zpi_host.support.attrs_methods import FrozenFieldsEq
 
 from .dialect import ZCODE
 
 KEYS = frozenset({"enabled", "timeoutMs", "maxOutputBytes", "events"})
 
 
-@attrs.frozen
-class ConfigHooks:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ConfigHooks(FrozenFieldsEq):
     """The hooks of one config file. ``config`` is empty unless the file enables them."""
 
     path: Path

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from zpi_host.support.attrs_methods import FieldsEq
+
 from ..dialect import CLAUDE, Dialect
 
 if TYPE_CHECKING:
@@ -63,8 +65,8 @@ def cut(text: str, limit: int = MAX_TEXT) -> str:
             f"{len(text) - limit:,} more not shown]")
 
 
-@attrs.define
-class HandlerResult:
+@attrs.define(repr=False, eq=False, slots=False)
+class HandlerResult(FieldsEq):
     """One handler's answer, whatever the event; ``plugin.py`` decides what applies."""
 
     #: exit 2 or ``decision: "block"``: blocks what the event guards (see ``EXIT2``)

@@ -29,6 +29,8 @@ from typing import Any
 
 import attrs
 
+from zpi_host.support.attrs_methods import FrozenFieldsEq
+
 from .config import DEFAULT_TIMEOUT_S
 
 __all__ = ["DEFAULT_TIMEOUT_S", "BackgroundCommand", "CommandOutcome", "async_answer",
@@ -40,8 +42,8 @@ OUTPUT_CAP = 1024 * 1024
 DRAIN_AFTER_EXIT = 1.0
 
 
-@attrs.frozen
-class CommandOutcome:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CommandOutcome(FrozenFieldsEq):
     """How one handler ended. ``exit_code`` is None when it timed out or could not start."""
 
     exit_code: int | None

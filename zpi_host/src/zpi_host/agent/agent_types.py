@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
+
 __all__ = ["GENERAL_PURPOSE", "GENERAL_PURPOSE_DESCRIPTION", "AgentType", "agent_types"]
 
 GENERAL_PURPOSE = "general-purpose"
@@ -15,8 +17,8 @@ GENERAL_PURPOSE_DESCRIPTION = ("a general agent with the session's own tools and
                                "for research and multi-step tasks")
 
 
-@attrs.frozen
-class AgentType:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class AgentType(FrozenFieldsEq):
     """What the model is told about one agent type; ``tools`` None: the session's."""
 
     name: str

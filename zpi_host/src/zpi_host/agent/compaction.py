@@ -27,6 +27,7 @@ from ..providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..support.attrs_methods import FrozenFieldsEq
 from .compaction_settings import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
@@ -55,8 +56,8 @@ Write a concise summary: the user's goals and constraints, decisions made, what 
 do. Keep exact names, paths and values that matter. Do not invent anything."""
 
 
-@attrs.frozen
-class CompactionPreparation:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CompactionPreparation(FrozenFieldsEq):
     """What ``zpi_before_compact`` sees."""
 
     trigger: str  # "auto" | "manual"
@@ -68,8 +69,8 @@ class CompactionPreparation:
     instructions: str | None = None
 
 
-@attrs.frozen
-class CompactionResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CompactionResult(FrozenFieldsEq):
     """What ``zpi_after_compact`` sees and ``session.compact()`` returns."""
 
     summary: str

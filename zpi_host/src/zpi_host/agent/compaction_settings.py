@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 from .context_usage import last_reported
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ class CompactionError(ZpiError):
     """A compaction that could not be done (nothing to summarise, cancelled, model failed)."""
 
 
-@attrs.frozen
-class CompactionSettings:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CompactionSettings(FrozenFieldsEq):
     enabled: bool = True
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS

@@ -23,6 +23,7 @@ from ..providers.messages import (
     ToolCallContent,
     ToolResultMessage,
 )
+from ..support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:
     from .state import SessionState
@@ -31,8 +32,8 @@ CHARS_PER_TOKEN = 4
 CATEGORIES = ("system_prompt", "tools", "messages", "tool_results")
 
 
-@attrs.frozen
-class CategoryUsage:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CategoryUsage(FrozenFieldsEq):
     """Tokens of one category: ``None`` means unknown; ``estimated`` marks a character count
     rather than a figure the provider reported."""
 
@@ -40,8 +41,8 @@ class CategoryUsage:
     estimated: bool = True
 
 
-@attrs.frozen
-class ContextUsage:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ContextUsage(FrozenFieldsEq):
     """What ``session.get_context_usage()`` returns."""
 
     categories: Mapping[str, CategoryUsage]
@@ -110,8 +111,8 @@ def last_reported(messages: Sequence[Message]) -> tuple[int, int] | None:
     return None
 
 
-@attrs.frozen
-class ContextSize:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ContextSize(FrozenFieldsEq):
     """How many tokens the next request holds (``SessionView.context_size()``): what a guard
     compares with a ceiling, without the categories of :class:`ContextUsage`."""
 

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from ..providers.messages import AssistantMessage, ToolResultMessage
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["CompactionEvent", "Event", "InputDelivered", "MessageEnd", "ReasoningDeltaEvent",
            "RetryEvent", "RunEnd", "RunStart", "SystemMessageEvent", "TaskNotification",
@@ -14,8 +15,8 @@ __all__ = ["CompactionEvent", "Event", "InputDelivered", "MessageEnd", "Reasonin
            "ToolUpdateEvent", "TurnEnd", "TurnStart", "WarningEvent"]
 
 
-@attrs.frozen
-class Event:
+@attrs.frozen(repr=False, eq=False)
+class Event(FrozenFieldsEq):
     """Base of every event; ``type`` is a stable string for JSON consumers."""
 
     type: str
@@ -33,37 +34,37 @@ def _serialize(inst: Any, field: Any, value: Any) -> Any:
     return value
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class RunStart(Event):
     prompt: str
     type: str = "run_start"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TurnStart(Event):
     turn: int
     type: str = "turn_start"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TextDeltaEvent(Event):
     text: str
     type: str = "text_delta"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class ReasoningDeltaEvent(Event):
     text: str
     type: str = "reasoning_delta"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class MessageEnd(Event):
     message: AssistantMessage
     type: str = "message_end"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class ToolStart(Event):
     call_id: str
     name: str
@@ -71,31 +72,31 @@ class ToolStart(Event):
     type: str = "tool_start"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class ToolUpdateEvent(Event):
     call_id: str
     text: str
     type: str = "tool_update"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class ToolEnd(Event):
     result: ToolResultMessage
     type: str = "tool_end"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TurnEnd(Event):
     turn: int
     type: str = "turn_end"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class RunEnd(Event):
     result: Any
     type: str = "run_end"
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class InputDelivered(Event):
     """Input queued during a run reached the model at a safe point."""
 
@@ -103,7 +104,7 @@ class InputDelivered(Event):
     type: str = "input_delivered"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class WarningEvent(Event):
     """Something the user should know that did not stop the session (a settings file that
     does not parse, a torn transcript line, plugins that changed since the last run)."""
@@ -112,7 +113,7 @@ class WarningEvent(Event):
     type: str = "warning"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class SystemMessageEvent(Event):
     """A message for the user from a plugin, never sent to the model (a Claude Code hook's
     ``systemMessage``); ``source`` names the plugin."""
@@ -122,7 +123,7 @@ class SystemMessageEvent(Event):
     type: str = "system"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class RetryEvent(Event):
     """A model request failed before any answer and is sent again after ``delay`` seconds
     (``attempt`` of at most ``attempts``); ``reason`` is short ("rate limited")."""
@@ -134,7 +135,7 @@ class RetryEvent(Event):
     type: str = "retry"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class CompactionEvent(Event):
     """The history was compacted; ``result`` is the CompactionResult."""
 
@@ -142,7 +143,7 @@ class CompactionEvent(Event):
     type: str = "compaction"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TaskStarted(Event):
     """A background task (a command run with ``run_in_background``) started; ``info`` is
     its :class:`~zpi_host.session.ports.TaskInfo`."""
@@ -151,7 +152,7 @@ class TaskStarted(Event):
     type: str = "task_started"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TaskProgress(Event):
     """A running background task's output grew (at most every ``progress_seconds``)."""
 
@@ -159,7 +160,7 @@ class TaskProgress(Event):
     type: str = "task_progress"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class TaskNotification(Event):
     """A background task ended: ``info.status`` is ``completed``, ``failed`` or
     ``stopped``."""

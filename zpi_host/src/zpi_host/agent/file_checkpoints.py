@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import UsageError, ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 from ..transcript.paths import CHECKPOINT_NAMESPACE
 
 if TYPE_CHECKING:
@@ -58,8 +59,8 @@ class RewindError(ZpiError):
     changed then)."""
 
 
-@attrs.frozen
-class RewindReport:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class RewindReport(FrozenFieldsEq):
     """What a rewind did: files restored to their content at the message, files deleted
     (created since), and files it could not restore, each with the reason."""
 
@@ -257,8 +258,8 @@ def rewind_session(session_id: str, message_id: str, *, cwd: Path | str,
         return rewind_files(store, message_id, roots)
 
 
-@attrs.frozen
-class RewindPoint:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class RewindPoint(FrozenFieldsEq):
     """A user message a session's files can be rewound to: its uuid, its prompt, and how
     many files a tool changed since (0: rewinding would change nothing)."""
 

@@ -9,12 +9,13 @@ from typing import Any
 import attrs
 
 from ..providers.messages import Usage
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["RunResult"]
 
 
-@attrs.frozen
-class RunResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class RunResult(FrozenFieldsEq):
     """The outcome of one ``run()``: what ``--output-format json`` prints."""
 
     result: str

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ..support.env_flags import env_flag
 from .exits import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
@@ -295,10 +294,6 @@ def _main(argv: Sequence[str] | None) -> int:
     if rest in TOP_HELP:  # no command module imported: it prints the same (a test compares)
         resume_gc()
         parse(build_parser(summary=True), rest)
-    if not env_flag(os.environ.get("ZPI_NO_CODE_CACHE")):  # the one switch (user guide)
-        from ..support.codecache import install
-
-        install()  # attrs classes built from here on reuse their compiled methods
     listing = None if modules else listing_arguments(rest)
     if listing is not None:  # fast path: no parser
         from .list_plugins import list_plugins

@@ -23,7 +23,7 @@ ERROR_TAIL_LINES = 6
 #: diff lines shown under an edit or a write before the rest is folded into a count
 DIFF_LINES = 24
 #: the line a capture puts where it left output out (tools/output.py: _marker)
-_OMITTED = re.compile(r"^\[\.\.\. \d+ bytes omitted; ", re.MULTILINE)
+_OMITTED = r"^\[\.\.\. \d+ bytes omitted; "  # compiled on first use (re's cache)
 #: the tools whose result details carry a diff of the file they changed
 DIFF_TOOLS = ("edit", "write")
 
@@ -59,7 +59,7 @@ def outcome(result: Any) -> str:
     if name == "bash" and isinstance(total, int):
         if text.strip() == "(no output)" and total == 0:
             return "no output"
-        if _OMITTED.search(text):  # the middle was cut: the model has its start and end
+        if re.search(_OMITTED, text, re.MULTILINE):  # the middle was cut: the model has both ends
             kept = count_lines(text) - 1  # the marker's line is not output
             return f"{plural(total, 'line')}, kept {kept} (its start and end)"
         return plural(total, "line")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import HookAnswerError
+from ..support.attrs_methods import FrozenFieldsEq
 from .attributed import Attributed
 
 __all__ = ["Behavior", "CombinedCompactDecision", "CombinedPromptDecision", "CombinedResultPatch",
@@ -26,8 +27,8 @@ Behavior = Literal["allow", "ask", "deny"]
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
-@attrs.frozen
-class Instruction:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Instruction(FrozenFieldsEq):
     """One fragment of the system prompt; ``source`` is filled in by the host."""
 
     text: str
@@ -40,15 +41,15 @@ class Instruction:
 # ---------------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class CombinedPromptDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CombinedPromptDecision(FrozenFieldsEq):
     blocked: bool
     reasons: tuple[Attributed, ...] = ()
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen
-class CombinedStopDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CombinedStopDecision(FrozenFieldsEq):
     continue_with: str | None
     reasons: tuple[Attributed, ...] = ()
 
@@ -80,8 +81,8 @@ def closed_answer(hook: str, plugin: str, reason: str) -> Any:
 _OPTIONAL_TEXT: tuple[type, ...] = (str, type(None))
 
 
-@attrs.frozen
-class ToolDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ToolDecision(FrozenFieldsEq):
     """A plugin's verdict on one tool call. ``behavior`` None (:meth:`context_only`): no
     verdict, only context for the model, which reaches it with the call's result however the
     call is then decided."""
@@ -109,8 +110,8 @@ class ToolDecision:
         return cls(None, None, None, context)
 
 
-@attrs.frozen
-class PromptDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PromptDecision(FrozenFieldsEq):
     """Answer to a user prompt: block it (reason shown to the user) and/or add context."""
 
     block: bool = False
@@ -118,23 +119,23 @@ class PromptDecision:
     context: str | None = None
 
 
-@attrs.frozen
-class ToolResultPatch:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ToolResultPatch(FrozenFieldsEq):
     """Answer after a successful tool call: add context and/or replace what the model sees."""
 
     context: str | None = None
     content: str | None = None
 
 
-@attrs.frozen
-class StopDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class StopDecision(FrozenFieldsEq):
     """Answer when the agent would stop: ``continue_with`` becomes the next user input."""
 
     continue_with: str
 
 
-@attrs.frozen
-class CompactDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CompactDecision(FrozenFieldsEq):
     """Answer before compaction: cancel it, or supply the summary instead of the model."""
 
     cancel: bool = False
@@ -142,8 +143,8 @@ class CompactDecision:
     summary: str | None = None
 
 
-@attrs.frozen
-class CombinedToolDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CombinedToolDecision(FrozenFieldsEq):
     """The outcome of ``zpi_before_tool`` / ``zpi_permission_request`` over all plugins."""
 
     behavior: Behavior | None
@@ -156,14 +157,14 @@ class CombinedToolDecision:
         return "; ".join(a.value for a in self.reasons) or None
 
 
-@attrs.frozen
-class CombinedResultPatch:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CombinedResultPatch(FrozenFieldsEq):
     content: str | None = None
     contexts: tuple[Attributed, ...] = ()
 
 
-@attrs.frozen
-class CombinedCompactDecision:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CombinedCompactDecision(FrozenFieldsEq):
     cancel: bool
     reason: str | None = None
     summary: str | None = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import attrs
 
 from ..errors import HookAnswerError, HookError, UsageError, docs_url
+from ..support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
@@ -37,8 +38,8 @@ SETTINGS_KEYS = ("timeout", "timeouts", "on_error", "policies", "max_stop_contin
 WILDCARD = "*"
 
 
-@attrs.frozen
-class HookPolicy:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class HookPolicy(FrozenFieldsEq):
     """How one plugin's implementation of one hook is run: its budget and its error policy.
 
     ``budget_s`` is ``None`` for no budget. ``on_error``: ``fail-open`` reports a diagnostic

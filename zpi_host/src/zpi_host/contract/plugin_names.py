@@ -58,8 +58,6 @@ def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) 
     with the closest names it saw. ``claude:x`` under a blocked or failed ``claude`` is not
     judged: the folders of an adapter that did not run are unknown. Without autoload nothing
     is judged: the installed entry points were never listed."""
-    import difflib
-
     if not host.config.autoload:
         return []
     seen = {r.name for r in host.records} | {r.distribution for r in host.records
@@ -70,6 +68,8 @@ def unmatched_block_names(host: PluginHost, given: Mapping[str, Iterable[str]]) 
         for name in dict.fromkeys(names):
             if name in seen or name.partition(":")[0] in unknown_below - {name}:
                 continue
+            import difflib  # start-up: only for a name that matches nothing
+
             close = difflib.get_close_matches(name, sorted(seen), n=3, cutoff=0.6)
             hint = (" (did you mean " + " or ".join(repr(c) for c in close) + "?)") if close \
                 else ""

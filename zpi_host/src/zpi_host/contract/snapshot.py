@@ -14,11 +14,13 @@ from typing import Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
+
 SNAPSHOT_VERSION = 1
 
 
-@attrs.frozen
-class PluginSnapshot:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PluginSnapshot(FrozenFieldsEq):
     """Plain data (JSON-ready) describing one assembled session."""
 
     plugins: tuple[Mapping[str, Any], ...]

@@ -27,6 +27,7 @@ from typing import Final
 import attrs
 
 from ..errors import ZpiError
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import nofollow
 from .stale_temps import sweep_directory, temp_name
 
@@ -60,8 +61,8 @@ class StaleFileError(FileCommitError):
     """The file on disk is not what the caller last read, so writing would lose a change."""
 
 
-@attrs.frozen
-class FileFingerprint:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class FileFingerprint(FrozenFieldsEq):
     """What a file looked like when it was read: compared before writing to detect stale reads."""
 
     size: int
@@ -127,8 +128,8 @@ class _AnyState:
 ANY_STATE: Final = _AnyState()
 
 
-@attrs.frozen
-class FileChange:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class FileChange(FrozenFieldsEq):
     """One file of a change. ``content`` None deletes the file. ``expected`` is the fingerprint
     the caller last read, ``None`` for a file that must not exist yet, or
     ``ANY_STATE`` to skip the stale-read check."""
@@ -138,8 +139,8 @@ class FileChange:
     expected: FileFingerprint | _AnyState | None = None
 
 
-@attrs.frozen
-class CommittedFile:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CommittedFile(FrozenFieldsEq):
     """What a commit did to one file; ``fingerprint`` is the new state (None once deleted)."""
 
     path: Path
@@ -149,8 +150,8 @@ class CommittedFile:
     previous: FileFingerprint | None
 
 
-@attrs.frozen
-class CommitReport:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CommitReport(FrozenFieldsEq):
     files: tuple[CommittedFile, ...]
 
     def get(self, path: Path | str) -> CommittedFile:
@@ -161,8 +162,8 @@ class CommitReport:
         raise KeyError(str(path))
 
 
-@attrs.define
-class _Plan:
+@attrs.define(repr=False, eq=False, slots=False)
+class _Plan(FieldsEq):
     change: FileChange
     real: Path
     dir_fd: int = -1
@@ -183,8 +184,8 @@ def _no_fault(step: str, path: Path) -> None:
     return None
 
 
-@attrs.define
-class _Progress:
+@attrs.define(repr=False, eq=False, slots=False)
+class _Progress(FieldsEq):
     """The step being done and on which path, for error messages; calls the test fault."""
 
     fault: Fault
@@ -196,8 +197,8 @@ class _Progress:
         self.fault(step, path)
 
 
-@attrs.define
-class _Descriptors:
+@attrs.define(repr=False, eq=False, slots=False)
+class _Descriptors(FieldsEq):
     """Every directory descriptor a commit holds, and the directories it made (as parent
     descriptor and name, so rollback removes exactly those); all closed at the end."""
 

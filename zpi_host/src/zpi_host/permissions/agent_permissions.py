@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from .errors import PermissionConfigError
 from .rules import Dimension, PermissionRules, Rule
 from .toolnames import same_tool
@@ -40,8 +41,8 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(p) for p in name.split("*")))
 
 
-@attrs.frozen
-class Grant:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Grant(FrozenFieldsEq):
     """One dimension: the names it allows (``kind`` allow) or denies (``kind`` deny)."""
 
     kind: Literal["allow", "deny"]
@@ -52,8 +53,8 @@ class Grant:
         return hit if self.kind == "allow" else not hit
 
 
-@attrs.frozen
-class AgentPermissions:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class AgentPermissions(FrozenFieldsEq):
     """The four dimensions of one definition (``owner`` names it, for messages)."""
 
     owner: str

@@ -13,12 +13,14 @@ from collections.abc import Iterator
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
+
 Word = str | None
 """A word as bash would pass it (quotes and backslashes removed), or None when its value is
 only known at run time."""
 
-@attrs.frozen
-class Invocation:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Invocation(FrozenFieldsEq):
     """One simple command as written, and what it runs.
 
     ``views``: the command itself, then each command a wrapper runs (``nice rm f`` →
@@ -39,8 +41,8 @@ class Invocation:
     unknown: str | None = None
     script_allowable: bool = False
 
-@attrs.frozen
-class ShellLine:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ShellLine(FrozenFieldsEq):
     """The invocations of a command line in source order, why the line itself could not be
     read (a parse error, too deep), if so, and ``quoted_code``: the commands in ``$(...)`` or
     backquotes inside quoted strings, which bash may still run (``x='a[$(rm f)]'; echo

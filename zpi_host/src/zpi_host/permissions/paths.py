@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from ..fs import nofollow
+from ..support.attrs_methods import FrozenFieldsEq
 from .errors import PermissionConfigError
 
 #: File tools: tool name -> the argument names holding a path (a string, or a list of strings).
@@ -114,8 +115,8 @@ def _paths(values: Iterable[str | os.PathLike[str]]) -> tuple[Path, ...]:
     return tuple(Path(os.path.expanduser(os.fspath(v))) for v in values)
 
 
-@attrs.frozen
-class WorkspaceRoots:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class WorkspaceRoots(FrozenFieldsEq):
     """The directories a session may touch without asking: the cwd plus extra roots
     (``--add-dir``, setting ``permissions.additional_directories``)."""
 
@@ -176,8 +177,8 @@ def hard_links(real: Path) -> int:
     return st.st_nlink if st is not None and stat.S_ISREG(st.st_mode) else 0
 
 
-@attrs.frozen
-class JudgedPath:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class JudgedPath(FrozenFieldsEq):
     """One path of a call as the permission check saw it. ``real``: where it resolved to (the
     file tools open exactly this, without following symlinks); ``root``: the workspace root
     holding it, None outside; ``links``: hard links of the regular file there (0: none).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..fs.nofollow import UnusablePathError
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import matching, paths
 from .modes import MODES, PermissionMode, Source
 from .rules import (
@@ -60,8 +61,8 @@ def check_mode(value: object, where: str) -> PermissionMode:
                                 f"{', '.join(MODES)}")
 
 
-@attrs.frozen
-class _Ask:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class _Ask(FrozenFieldsEq):
     """A reason to ask. Asks from the mode and the workspace check may be lifted by allow
     rules; asks from hooks and ask rules go to the approver."""
 
@@ -117,8 +118,8 @@ def _mapping(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-@attrs.define
-class PermissionPolicy:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionPolicy(FieldsEq):
     """Modes, rules, workspace roots and the approver of one session.
 
     ``interactive``: with no ``can_use_tool``, ask the person at the terminal (stdin/stderr)."""

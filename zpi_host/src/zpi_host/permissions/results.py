@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from . import matching, paths
 from .modes import MODES, SOURCES, PermissionMode, Source
 from .rules import Dimension
@@ -21,8 +22,8 @@ __all__ = ["MODES", "SOURCES", "ApproverAnswer", "CanUseTool", "Denial", "Permis
 INPUT_SUMMARY_LIMIT = 200
 
 
-@attrs.frozen
-class PermissionAllow:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PermissionAllow(FrozenFieldsEq):
     """An approver's yes. ``updated_input`` replaces the call's input (it is validated again
     and deny rules are checked against it); ``add_rules`` are allow rules (strings) kept for
     the rest of the session, e.g. for an "always allow" button."""
@@ -31,16 +32,16 @@ class PermissionAllow:
     add_rules: Sequence[str] = ()
 
 
-@attrs.frozen
-class PermissionDeny:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PermissionDeny(FrozenFieldsEq):
     """An approver's no. ``message`` goes to the model; ``interrupt`` also ends the run."""
 
     message: str = "denied by the approver"
     interrupt: bool = False
 
 
-@attrs.frozen
-class PermissionContext:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PermissionContext(FrozenFieldsEq):
     """What an approver is told about a call it is asked about."""
 
     cwd: Path
@@ -62,8 +63,8 @@ CanUseTool: TypeAlias = Callable[
 ]
 
 
-@attrs.frozen
-class PermissionResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class PermissionResult(FrozenFieldsEq):
     """The verdict on one call. ``updated_input`` (allow only) replaces the call's input;
     ``interrupt`` (deny only) asks the loop to end the run after recording the denial;
     ``judged`` (allow only): the call's paths as the check resolved them, which the file
@@ -99,8 +100,8 @@ class PermissionResult:
                       self.source)
 
 
-@attrs.frozen
-class Denial:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Denial(FrozenFieldsEq):
     """One denied call, as recorded in the transcript and listed in the run's result."""
 
     tool: str

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import matching, paths
 from .errors import PermissionConfigError
 from .toolnames import same_tool
@@ -50,8 +51,8 @@ class PermissionRuleError(PermissionConfigError):
         self.rule, self.source, self.problem = rule, source, problem
 
 
-@attrs.frozen
-class Rule:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Rule(FrozenFieldsEq):
     """One parsed rule. ``argument`` None means every call of the named tool (``name`` or
     ``name(*)``). ``text`` and ``source`` say what was written where, for messages."""
 
@@ -200,8 +201,8 @@ def _could_be_command_tool(name: str) -> bool:
                for s in same_tool(t))
 
 
-@attrs.define
-class PermissionRules:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionRules(FieldsEq):
     """Allow, deny and ask rules of every dimension, in the order they were given."""
 
     allow: list[Rule] = attrs.field(factory=list)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from .invocations import Invocation, ShellLine, Word
 
 Parse = Callable[[str, int], ShellLine]
@@ -24,8 +25,8 @@ class _Unknown(Exception):
     """What the invocation runs cannot be seen; the message says why."""
 
 
-@attrs.frozen
-class Wrapper:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Wrapper(FrozenFieldsEq):
     """How a program that runs a command reads its options.
 
     ``flags``/``valued``: short options without/with a value; ``optional``: short options
@@ -208,8 +209,8 @@ def unwrap(words: Sequence[Word], depth: int, assignments: tuple[Word, ...] = ()
                       tuple(extras), None, allowable)
 
 
-@attrs.frozen
-class _Inner:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class _Inner(FrozenFieldsEq):
     """What a wrapper runs: ``words`` ([] for nothing); ``sets_variables``: ``NAME=value``
     words came first; ``via_shell``: the words are joined and run as shell code."""
 

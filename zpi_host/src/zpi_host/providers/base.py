@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from ..errors import ConnectionFailure, ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 from ..tools.arguments import json_safe_arguments
 from .messages import Message, Usage
 
@@ -134,8 +135,8 @@ def excerpt(data: bytes | str, limit: int = 200) -> str:
     return repr(cut) + more
 
 
-@attrs.frozen
-class ToolSpec:
+@attrs.frozen(repr=False, eq=False)
+class ToolSpec(FrozenFieldsEq):
     """What the model is told about a tool."""
 
     name: str
@@ -143,8 +144,8 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-@attrs.frozen
-class ModelRequest:
+@attrs.frozen(repr=False, eq=False)
+class ModelRequest(FrozenFieldsEq):
     """One request to a model. ``messages`` is a read-only view of the history."""
 
     model: str
@@ -161,34 +162,34 @@ class ModelRequest:
 # ------------------------------------------------------------------------------ stream events
 
 
-@attrs.frozen
-class TextDelta:
+@attrs.frozen(repr=False, eq=False)
+class TextDelta(FrozenFieldsEq):
     text: str
 
 
-@attrs.frozen
-class ReasoningDelta:
+@attrs.frozen(repr=False, eq=False)
+class ReasoningDelta(FrozenFieldsEq):
     text: str
     signature: str | None = None
     #: a whole redacted reasoning block (its opaque data), not a piece of text
     redacted: str | None = None
 
 
-@attrs.frozen
-class ToolCallStart:
+@attrs.frozen(repr=False, eq=False)
+class ToolCallStart(FrozenFieldsEq):
     index: int
     id: str
     name: str
 
 
-@attrs.frozen
-class ToolCallDelta:
+@attrs.frozen(repr=False, eq=False)
+class ToolCallDelta(FrozenFieldsEq):
     index: int
     arguments: str
 
 
-@attrs.frozen
-class ToolCallEnd:
+@attrs.frozen(repr=False, eq=False)
+class ToolCallEnd(FrozenFieldsEq):
     """A tool call whose arguments are complete (parsed). Values strict JSON cannot carry
     (NaN, lone surrogates) are replaced on the way in, whichever provider made the event, so
     the call can be recorded and answered with a tool error (:mod:`zpi_host.tools.arguments`)."""
@@ -199,18 +200,18 @@ class ToolCallEnd:
     arguments: Mapping[str, Any] = attrs.field(converter=json_safe_arguments)
 
 
-@attrs.frozen
-class UsageReport:
+@attrs.frozen(repr=False, eq=False)
+class UsageReport(FrozenFieldsEq):
     usage: Usage
 
 
-@attrs.frozen
-class Done:
+@attrs.frozen(repr=False, eq=False)
+class Done(FrozenFieldsEq):
     stop_reason: str
 
 
-@attrs.frozen
-class Retrying:
+@attrs.frozen(repr=False, eq=False)
+class Retrying(FrozenFieldsEq):
     """The request failed before any answer and is sent again after ``delay`` seconds:
     ``attempt`` (2 or more) of at most ``attempts``; ``reason`` says why ("rate limited")."""
 

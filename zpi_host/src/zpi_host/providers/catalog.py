@@ -20,6 +20,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError, docs_url
 from ..settings.schema import is_number
+from ..support.attrs_methods import FrozenFieldsEq
 from .messages import Usage
 from .reasoning import KINDS, kind_for
 
@@ -76,8 +77,8 @@ class CatalogError(ZpiError):
         self.setting = setting
 
 
-@attrs.frozen
-class Price:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Price(FrozenFieldsEq):
     """USD per million tokens; ``None`` = unknown (the cost is then reported as unpriced).
     ``long_context``: the rates of every token of a request whose prompt (input and cache
     tokens) exceeds ``long_context_above`` tokens, as Anthropic and Google bill long prompts."""
@@ -94,8 +95,8 @@ class Price:
         return self.input is not None and self.output is not None
 
 
-@attrs.frozen
-class ModelEntry:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ModelEntry(FrozenFieldsEq):
     """One model the host can talk to. ``name`` is the catalog key (or the ``PROVIDER:MODEL``
     spec of an entry built on the fly); ``model`` is the id sent to the service."""
 
@@ -131,8 +132,8 @@ class ModelEntry:
         return f"{self.provider}:{self.model}"
 
 
-@attrs.frozen
-class Credential:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Credential(FrozenFieldsEq):
     """The key for one entry (``None`` when missing) and a human description of where it is
     (or would be) read from. ``required`` is False for providers that need no key."""
 
@@ -143,8 +144,8 @@ class Credential:
     bearer: bool = False
 
 
-@attrs.frozen
-class RequestPolicy:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class RequestPolicy(FrozenFieldsEq):
     """Timeouts (seconds), retries and the size caps of one answer for HTTP providers, from
     ``settings["requests"]``."""
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from ..tools.base import Content, ImageContent, TextContent, ToolCall
 
 __all__ = [
@@ -15,8 +16,8 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class Usage:
+@attrs.frozen(repr=False, eq=False)
+class Usage(FrozenFieldsEq):
     """Token counts of one request (or a sum of several)."""
 
     input_tokens: int = 0
@@ -33,8 +34,8 @@ class Usage:
         )
 
 
-@attrs.frozen
-class ThinkingContent:
+@attrs.frozen(repr=False, eq=False)
+class ThinkingContent(FrozenFieldsEq):
     """Model reasoning; ``signature`` must be sent back unchanged to providers that sign it.
     ``redacted`` holds the opaque data of reasoning the provider encrypted (Anthropic's
     ``redacted_thinking``): ``thinking`` is then empty, and the data goes back as it came."""
@@ -45,8 +46,8 @@ class ThinkingContent:
     redacted: str | None = None
 
 
-@attrs.frozen
-class ToolCallContent:
+@attrs.frozen(repr=False, eq=False)
+class ToolCallContent(FrozenFieldsEq):
     id: str
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
@@ -59,8 +60,8 @@ class ToolCallContent:
 AssistantContent = TextContent | ThinkingContent | ToolCallContent
 
 
-@attrs.frozen
-class UserMessage:
+@attrs.frozen(repr=False, eq=False)
+class UserMessage(FrozenFieldsEq):
     content: tuple[Content, ...]
     role: Literal["user"] = "user"
 
@@ -73,8 +74,8 @@ class UserMessage:
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
 
-@attrs.frozen
-class AssistantMessage:
+@attrs.frozen(repr=False, eq=False)
+class AssistantMessage(FrozenFieldsEq):
     content: tuple[AssistantContent, ...]
     stop_reason: str = "end_turn"
     usage: Usage = Usage()
@@ -92,8 +93,8 @@ class AssistantMessage:
         return tuple(c for c in self.content if isinstance(c, ToolCallContent))
 
 
-@attrs.frozen
-class ToolResultMessage:
+@attrs.frozen(repr=False, eq=False)
+class ToolResultMessage(FrozenFieldsEq):
     call_id: str
     tool_name: str
     content: tuple[Content, ...]
@@ -102,8 +103,8 @@ class ToolResultMessage:
     role: Literal["tool"] = "tool"
 
 
-@attrs.frozen
-class ContextMessage:
+@attrs.frozen(repr=False, eq=False)
+class ContextMessage(FrozenFieldsEq):
     """Context a plugin added (session start, prompt, after a tool): shown to the model as user
     content, attributed to its plugin."""
 

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError, ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 from .base import (
     Done,
     ReasoningDelta,
@@ -39,15 +40,15 @@ class ScriptFileError(ScriptError, UsageError):
     """The scripted model's file cannot be read: a usage error, like an unknown model."""
 
 
-@attrs.frozen
-class ScriptedToolCall:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ScriptedToolCall(FrozenFieldsEq):
     name: str
     arguments: Mapping[str, Any]
     id: str | None = None
 
 
-@attrs.frozen
-class ScriptedTurn:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ScriptedTurn(FrozenFieldsEq):
     text: str = ""
     thinking: str = ""
     tool_calls: tuple[ScriptedToolCall, ...] = ()

@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
+
 #: The kinds a :class:`ResourceSource` may hold.
 ALL_KINDS: frozenset[str] = frozenset({"skills", "commands", "agents", "context"})
 
@@ -74,8 +76,8 @@ def _check_kinds(instance: Any, attribute: Any, value: frozenset[str]) -> None:
                          f"use some of {', '.join(sorted(ALL_KINDS))}")
 
 
-@attrs.frozen
-class ResourceSource:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ResourceSource(FrozenFieldsEq):
     """A folder laid out like ``.zpi/`` (``skills/``, ``commands/``, ``agents/``, a context
     file) that a plugin adds through ``zpi_register_resources``.
 
@@ -105,8 +107,8 @@ def qualified(namespace: str | None, name: str) -> str:
     return f"{namespace}:{name}" if namespace else name
 
 
-@attrs.frozen
-class Skill:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Skill(FrozenFieldsEq):
     """A skill: its name, description and location are listed to the model; the model reads
     the body itself (with the read tool) when a task matches, so bodies are never kept."""
 
@@ -139,7 +141,8 @@ class Skill:
         return read_frontmatter(self.path)[1]
 
 
-_PLACEHOLDER = re.compile(
+#: compiled on first use (re's own cache): only a command that is run expands it
+_PLACEHOLDER = (
     r"\$ARGUMENTS\[(?P<index>\d+)\]|\$ARGUMENTS(?![A-Za-z0-9_])|\$(?P<short>\d+)(?![A-Za-z0-9_])"
 )
 
@@ -177,14 +180,14 @@ def expand_template(template: str, arguments: str) -> str:
         position = int(index)
         return words[position] if position < len(words) else ""
 
-    text = _PLACEHOLDER.sub(fill, template)
+    text = re.sub(_PLACEHOLDER, fill, template)
     if not found and arguments:
         text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
     return text
 
 
-@attrs.frozen
-class Command:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Command(FrozenFieldsEq):
     """A slash command: ``/name args`` expands ``template`` into a prompt, or calls ``handler``.
 
     Commands from files have a ``path`` and a template. A plugin may build one in code and
@@ -221,8 +224,8 @@ class Command:
         return expand_template(self.template, arguments)
 
 
-@attrs.frozen
-class AgentDefinition:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class AgentDefinition(FrozenFieldsEq):
     """An agent type (a sub-agent, or a session's main agent): the body is its system prompt;
     ``tools`` None means all tools; ``mcp_servers`` the MCP servers its sub-agents get besides
     (Claude Code's ``mcpServers``: each the name of a session's server, or ``{name: config}``
@@ -243,8 +246,8 @@ class AgentDefinition:
     mcp_servers: tuple[Any, ...] | None = attrs.field(default=None, hash=False)
 
 
-@attrs.frozen
-class ContextFile:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ContextFile(FrozenFieldsEq):
     """An ``AGENTS.md`` (or ``CLAUDE.md``) whose text goes into the system prompt."""
 
     path: Path
@@ -252,8 +255,8 @@ class ContextFile:
     origin: str
 
 
-@attrs.frozen
-class ResourceDiagnostic:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ResourceDiagnostic(FrozenFieldsEq):
     """A file that was skipped, and why; the load itself never fails on file content."""
 
     path: Path | None

@@ -10,13 +10,14 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..support.attrs_methods import FieldsEq
 from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = ["AgentDefinition", "kernel_agents"]
 
 
-@attrs.define
-class AgentDefinition:
+@attrs.define(repr=False, eq=False, slots=False)
+class AgentDefinition(FieldsEq):
     """claude-agent-sdk's sub-agent definition (``AgentOptions.agents``): ``description`` says
     when to use it, ``prompt`` is its system prompt, ``tools`` the tools it may use (None: the
     session's), ``model`` a catalog name or ``PROVIDER:MODEL`` (None or ``"inherit"``: the

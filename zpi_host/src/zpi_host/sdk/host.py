@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["HostSession"]
 
@@ -39,8 +40,8 @@ _REASONS = {
 }
 
 
-@attrs.frozen
-class HostSession:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class HostSession(FrozenFieldsEq):
     """What the embedding host lends: the session, its manager (its transcript owner), its
     model runtime (the provider) and its prepared input (text the host already built, run as
     the first input when ``query()``'s prompt is empty). ``manager`` and ``model_runtime``

@@ -20,6 +20,7 @@ import attrs
 from ..contract.hookspecs import hookimpl
 from ..errors import UsageError
 from ..session.ports import McpServerError
+from ..support.attrs_methods import FieldsEq
 from .mcp_tools import SdkMcpServer, hint, mcp_tool_name
 from .unsupported import UnsupportedOptionError
 
@@ -64,8 +65,8 @@ def external_mcp_servers(external: Mapping[str, Any], strict: bool) -> dict[str,
     return {"mcp_servers": dict(external), "strict_mcp_config": bool(strict)}
 
 
-@attrs.define
-class InProcessServers:
+@attrs.define(repr=False, eq=False, slots=False)
+class InProcessServers(FieldsEq):
     """The client's in-process servers: their statuses, and which are switched off
     (``toggle``: their tools leave the session's tool set until switched on again)."""
 

@@ -33,6 +33,7 @@ from typing import (
 import attrs
 
 from ..errors import UsageError
+from ..support.attrs_methods import FrozenFieldsEq
 from ..tools.base import ImageContent, TextContent, Tool, ToolMetadata, ToolResult, _check_object
 
 __all__ = ["McpSdkServerConfig", "SdkMcpServer", "SdkMcpTool", "ToolAnnotations",
@@ -58,8 +59,8 @@ class ToolAnnotations(dict[str, Any]):
         super().__init__({_HINTS.get(key, key): value for key, value in hints.items()})
 
 
-@attrs.frozen
-class SdkMcpTool(Generic[T]):
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SdkMcpTool(FrozenFieldsEq, Generic[T]):
     """One tool of an in-process server, made by :func:`tool`."""
 
     name: str
@@ -69,8 +70,8 @@ class SdkMcpTool(Generic[T]):
     annotations: Any = None
 
 
-@attrs.frozen
-class SdkMcpServer:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SdkMcpServer(FrozenFieldsEq):
     """An in-process server: its name, version and tools (``McpSdkServerConfig.instance``)."""
 
     name: str

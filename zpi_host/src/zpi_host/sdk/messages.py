@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from ..support.attrs_methods import FieldsEq
+
 __all__ = [
     "AssistantMessage", "ContentBlock", "ConversationResetMessage", "DeferredToolUse",
     "HookEventMessage", "Message", "MirrorErrorMessage", "RateLimitEvent", "RateLimitInfo",
@@ -21,33 +23,33 @@ __all__ = [
 ]
 
 
-@attrs.define
-class TextBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class TextBlock(FieldsEq):
     text: str
 
 
-@attrs.define
-class ThinkingBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class ThinkingBlock(FieldsEq):
     thinking: str
     signature: str = ""
 
 
-@attrs.define
-class ToolUseBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class ToolUseBlock(FieldsEq):
     id: str
     name: str
     input: dict[str, Any]
 
 
-@attrs.define
-class ToolResultBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class ToolResultBlock(FieldsEq):
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
     is_error: bool | None = None
 
 
-@attrs.define
-class ServerToolUseBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class ServerToolUseBlock(FieldsEq):
     """A tool Anthropic's API runs itself (web search, code execution ...); this host's
     providers never produce one (docs/sdk.md)."""
 
@@ -56,8 +58,8 @@ class ServerToolUseBlock:
     input: dict[str, Any]
 
 
-@attrs.define
-class ServerToolResultBlock:
+@attrs.define(repr=False, eq=False, slots=False)
+class ServerToolResultBlock(FieldsEq):
     """The result of a :class:`ServerToolUseBlock`; never produced here."""
 
     tool_use_id: str
@@ -68,8 +70,8 @@ ContentBlock = (TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | Ser
                 | ServerToolResultBlock)
 
 
-@attrs.define
-class UserMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class UserMessage(FieldsEq):
     """Input to the model: tool results (``ToolResultBlock``) as the session produces them."""
 
     content: str | list[ContentBlock]
@@ -80,8 +82,8 @@ class UserMessage:
     origin: dict[str, Any] | None = None
 
 
-@attrs.define
-class AssistantMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class AssistantMessage(FieldsEq):
     """One answer of the model. ``model`` is ``provider:model``; ``usage`` uses the Anthropic
     API's key names."""
 
@@ -99,8 +101,8 @@ class AssistantMessage:
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define
-class SystemMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class SystemMessage(FieldsEq):
     """``subtype`` ``init`` (``data``: session id, tools, model, permission mode, plugins,
     cwd ...) at the start of each query; ``warning`` for what the session reports;
     ``hook_message`` (``data``: ``message``, ``source``) for a hook's message to the user
@@ -110,7 +112,7 @@ class SystemMessage:
     data: dict[str, Any]
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class MirrorErrorMessage(SystemMessage):
     """Subtype ``mirror_error``: a batch could not be written to the session store (tried 3
     times, or timed out). The local transcript has it; the session goes on."""
@@ -119,7 +121,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class HookEventMessage(SystemMessage):
     """Subtype ``hook_started`` (a ``hooks=`` callback begins) or ``hook_response`` (it
     answered: ``data`` has ``output``, ``exit_code`` and ``outcome``), with
@@ -130,7 +132,7 @@ class HookEventMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskStartedMessage(SystemMessage):
     """Subtype ``task_started``: a background task (``Bash`` with ``run_in_background``)
     started. ``task_type`` is ``local_bash``."""
@@ -143,7 +145,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskProgressMessage(SystemMessage):
     """Subtype ``task_progress``: a running task's output grew. ``usage``: ``total_tokens``
     and ``tool_uses`` (0 for a command), ``duration_ms``."""
@@ -157,7 +159,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskNotificationMessage(SystemMessage):
     """Subtype ``task_notification``: a task ended; ``status`` is ``completed``, ``failed``
     or ``stopped``; ``output_file`` holds its whole output."""
@@ -172,7 +174,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: dict[str, int] | None = None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False, slots=False)
 class TaskUpdatedMessage(SystemMessage):
     """Subtype ``task_updated``: a background task's state changed; ``patch`` holds the
     changed fields (``status``, ``end_time``). Sent when a task ends, just before its
@@ -186,8 +188,8 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@attrs.define
-class DeferredToolUse:
+@attrs.define(repr=False, eq=False, slots=False)
+class DeferredToolUse(FieldsEq):
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``)."""
 
     id: str
@@ -195,8 +197,8 @@ class DeferredToolUse:
     input: dict[str, Any]
 
 
-@attrs.define
-class ResultMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class ResultMessage(FieldsEq):
     """The end of one input: subtype ``success``, ``error_max_turns``,
     ``error_during_execution`` or ``error_max_budget_usd``."""
 
@@ -224,8 +226,8 @@ class ResultMessage:
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define
-class StreamEvent:
+@attrs.define(repr=False, eq=False, slots=False)
+class StreamEvent(FieldsEq):
     """A partial-message event (``include_partial_messages``), in the Anthropic Messages
     streaming shape (``message_start``, ``content_block_delta`` ...)."""
 
@@ -237,8 +239,8 @@ class StreamEvent:
     user_message_uuids: list[str] | None = None
 
 
-@attrs.define
-class RateLimitInfo:
+@attrs.define(repr=False, eq=False, slots=False)
+class RateLimitInfo(FieldsEq):
     """Claude's subscription rate limits; never reported here (they need Claude's servers)."""
 
     status: str
@@ -251,8 +253,8 @@ class RateLimitInfo:
     raw: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define
-class RateLimitEvent:
+@attrs.define(repr=False, eq=False, slots=False)
+class RateLimitEvent(FieldsEq):
     """A change of :class:`RateLimitInfo`; never sent here."""
 
     rate_limit_info: RateLimitInfo
@@ -260,8 +262,8 @@ class RateLimitEvent:
     session_id: str
 
 
-@attrs.define
-class ConversationResetMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class ConversationResetMessage(FieldsEq):
     """The conversation was replaced without ending the connection (``/clear``): history
     and running totals start again; later messages carry a new ``session_id``."""
 

@@ -18,6 +18,7 @@ import attrs
 
 from ..errors import UsageError
 from ..permissions.toolnames import same_tool
+from ..support.attrs_methods import FieldsEq
 from .unsupported import UnsupportedOptionError, is_unset
 
 __all__ = [
@@ -55,8 +56,8 @@ OPTIONAL_TOOLS = ("skill", "task_output", "task_stop", "task", "web_fetch", "web
                   "notebook_read", "notebook_edit")
 
 
-@attrs.define
-class HookMatcher:
+@attrs.define(repr=False, eq=False, slots=False)
+class HookMatcher(FieldsEq):
     """Python callbacks for one hook event: ``matcher`` (a tool name, ``A|B``, a regular
     expression, or None for all), ``hooks`` (async ``(input, tool_use_id, context) -> dict``)
     and ``timeout`` in seconds (default 60)."""
@@ -98,8 +99,8 @@ EFFORTS: Mapping[str, str] = {"low": "low", "medium": "medium", "high": "high", 
 MIN_THINKING_BUDGET = 1024
 
 
-@attrs.define(kw_only=True)
-class AgentOptions:
+@attrs.define(kw_only=True, repr=False, eq=False, slots=False)
+class AgentOptions(FieldsEq):
     """claude-agent-sdk's ``ClaudeAgentOptions``: same names, same meanings (docs/sdk.md
     lists what differs). ``provider`` and ``agent_dir`` are this host's additions."""
 

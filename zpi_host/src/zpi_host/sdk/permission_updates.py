@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..support.attrs_methods import FieldsEq
+
 if TYPE_CHECKING:
     from ..permissions import PermissionPolicy, Rule
     from ..settings.manager import Scope, SettingsManager
@@ -47,8 +49,8 @@ class PermissionUpdateError(ValueError):
     """An update that cannot be applied; the message says which and why."""
 
 
-@attrs.define
-class _Plan:
+@attrs.define(repr=False, eq=False, slots=False)
+class _Plan(FieldsEq):
     """What the updates will do, computed before anything changes."""
 
     rules: dict[str, list[Rule]]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from ..permissions import PermissionAllow, PermissionContext, PermissionDeny
+from ..support.attrs_methods import FieldsEq
 
 __all__ = [
     "NULL_PERMISSION", "PermissionResult", "PermissionResultAllow", "PermissionResultDeny",
@@ -28,8 +29,8 @@ NULL_PERMISSION = "SDK_UNSUPPORTED_PERMISSION_NULL"
 _RULE = re.compile(r"^([^()]+?)(?:\((.*)\))?$", re.S)
 
 
-@attrs.define
-class PermissionRuleValue:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionRuleValue(FieldsEq):
     tool_name: str
     rule_content: str | None = None
 
@@ -38,8 +39,8 @@ class PermissionRuleValue:
             f"{self.tool_name}({self.rule_content})"
 
 
-@attrs.define
-class PermissionUpdate:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionUpdate(FieldsEq):
     """A change to the permissions, as claude-agent-sdk defines it: ``type`` ``addRules``,
     ``replaceRules``, ``removeRules`` (``rules``, ``behavior``), ``setMode`` (``mode``),
     ``addDirectories``, ``removeDirectories`` (``directories``); ``destination`` ``session``
@@ -64,8 +65,8 @@ class PermissionUpdate:
         return out
 
 
-@attrs.define
-class ToolPermissionContext:
+@attrs.define(repr=False, eq=False, slots=False)
+class ToolPermissionContext(FieldsEq):
     signal: Any = None
     suggestions: list[PermissionUpdate] = attrs.field(factory=list)
     tool_use_id: str | None = None
@@ -79,15 +80,15 @@ class ToolPermissionContext:
     description: str | None = None
 
 
-@attrs.define
-class PermissionResultAllow:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionResultAllow(FieldsEq):
     behavior: Literal["allow"] = "allow"
     updated_input: dict[str, Any] | None = None
     updated_permissions: list[PermissionUpdate] | None = None
 
 
-@attrs.define
-class PermissionResultDeny:
+@attrs.define(repr=False, eq=False, slots=False)
+class PermissionResultDeny(FieldsEq):
     behavior: Literal["deny"] = "deny"
     message: str = ""
     interrupt: bool = False

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..providers.messages import AssistantMessage, ContextMessage, ToolResultMessage, UserMessage
+from ..support.attrs_methods import FieldsEq
 from .translate import assistant_blocks, result_content
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ __all__ = [
 AgentDir = str | Path | None
 
 
-@attrs.define
-class SDKSessionInfo:
+@attrs.define(repr=False, eq=False, slots=False)
+class SDKSessionInfo(FieldsEq):
     """A session as ``list_sessions`` shows it; times in milliseconds since the epoch."""
 
     session_id: str
@@ -46,8 +47,8 @@ class SDKSessionInfo:
     created_at: int | None = None
 
 
-@attrs.define
-class SessionMessage:
+@attrs.define(repr=False, eq=False, slots=False)
+class SessionMessage(FieldsEq):
     """One user or assistant message of a transcript; ``message`` in the Anthropic API's
     shape (``role``, ``content`` blocks)."""
 
@@ -62,8 +63,8 @@ class SessionMessage:
     parent_agent_id: str | None = None
 
 
-@attrs.define
-class ForkSessionResult:
+@attrs.define(repr=False, eq=False, slots=False)
+class ForkSessionResult(FieldsEq):
     session_id: str
 
 

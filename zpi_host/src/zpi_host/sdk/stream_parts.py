@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import UsageError, ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 
 if TYPE_CHECKING:
     from ..agent.events import Event
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["ChildMessages", "End", "failed_run", "once", "user_text"]
 
 
-@attrs.frozen
-class End:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class End(FrozenFieldsEq):
     """Marks the end of a ``query()`` stream; carries the error that ended it, if any."""
 
     error: BaseException | None = None

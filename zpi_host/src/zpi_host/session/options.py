@@ -13,12 +13,13 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..support.attrs_methods import FrozenFieldsEq
 
 REASONING_LEVELS = ("off", "minimal", "low", "medium", "high", "max")
 
 
-@attrs.frozen(kw_only=True)
-class SessionOptions:
+@attrs.frozen(kw_only=True, repr=False, eq=False, slots=False)
+class SessionOptions(FrozenFieldsEq):
     """The options of :func:`zpi_host.create_session`; see the user guide for each."""
 
     model: str | None = None

@@ -19,6 +19,7 @@ import attrs
 
 from ..errors import UsageError, ZpiError
 from ..providers.factories import collect_providers, from_environment
+from ..support.attrs_methods import FrozenFieldsEq
 from ..support.terminal_text import shown
 
 if TYPE_CHECKING:
@@ -39,14 +40,14 @@ __all__ = ["AskUser", "AskUserError", "HostPorts", "McpPort", "McpRegistry", "Mc
            "SessionPorts", "StoragePort", "SubagentPort", "TaskError", "TaskInfo", "TaskPort",
            "TaskRegistry", "TerminalAsker", "UnknownTaskError", "check_answers"]
 
-@attrs.frozen
-class QuestionOption:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class QuestionOption(FrozenFieldsEq):
     label: str
     description: str = ""
 
 
-@attrs.frozen
-class Question:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Question(FrozenFieldsEq):
     """One question for the user: free text when it has no options, else a choice (several
     labels when ``multi_select``); the user may always type an answer of their own."""
 
@@ -56,8 +57,8 @@ class Question:
     multi_select: bool = False
 
 
-@attrs.frozen
-class TaskInfo:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class TaskInfo(FrozenFieldsEq):
     """What the host knows about one background task (a command run with
     ``run_in_background``): a snapshot, safe to keep. ``status`` is ``running``,
     ``completed`` (exit code 0), ``failed`` (another exit code) or ``stopped`` (killed by
@@ -86,8 +87,8 @@ class TaskInfo:
         return attrs.asdict(self)
 
 
-@attrs.frozen
-class SearchHit:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SearchHit(FrozenFieldsEq):
     """One result of a web search."""
 
     title: str
@@ -171,8 +172,8 @@ class TerminalAsker:
         return line
 
 
-@attrs.frozen
-class HostPorts:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class HostPorts(FrozenFieldsEq):
     """What the embedding program gives the session's services.
 
     ``ask_user``: how to ask the user (None: nobody can answer). ``terminal``: a text stream

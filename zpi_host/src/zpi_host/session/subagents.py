@@ -34,6 +34,7 @@ from ..agent.agent_types import (
 from ..agent.agent_types import AgentType as AgentType  # re-exported
 from ..agent.state import SessionState, SubagentLink
 from ..errors import UsageError, ZpiError
+from ..support.attrs_methods import FrozenFieldsEq
 from ..transcript.paths import SUBAGENT_NAMESPACE, is_agent_id
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ class SubagentError(UsageError):
     """A sub-agent cannot be started: unknown type, denied by a rule, a tool it lacks."""
 
 
-@attrs.frozen
-class SubagentResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SubagentResult(FrozenFieldsEq):
     agent_type: str
     agent_id: str
     result: str

@@ -18,6 +18,8 @@ from typing import Any
 
 import attrs
 
+from .attrs_methods import FrozenFieldsEq
+
 __all__ = ["InvalidSchemaError", "SchemaProblem", "check_schema", "path_text", "problems"]
 
 #: JSON's names for Python's values
@@ -25,8 +27,8 @@ _KINDS: Mapping[type, str] = {dict: "object", list: "array", str: "string", bool
                               type(None): "null", int: "integer", float: "number"}
 
 
-@attrs.frozen
-class SchemaProblem:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SchemaProblem(FrozenFieldsEq):
     """One way a value does not fit: ``path`` to the place (keys and list indexes), what was
     expected (``message``, worded after the place), the keyword that failed, the value there."""
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import attrs
 
+from .attrs_methods import FrozenFieldsEq
+
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "SecretsSettingError",
            "hidden_variables", "key_variables"]
 
@@ -103,8 +105,8 @@ def without(environ: Mapping[str, str], hidden: Iterable[str]) -> dict[str, str]
     return {k: v for k, v in environ.items() if k not in hidden}
 
 
-@attrs.frozen
-class Redactor:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Redactor(FrozenFieldsEq):
     """Replaces every known key in text (and in events, messages, records: any structure of
     attrs classes, mappings, sequences and strings) with ``[redacted]``."""
 

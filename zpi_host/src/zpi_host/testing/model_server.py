@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from ..providers.script import ScriptedTurn
+from ..support.attrs_methods import FrozenFieldsEq
 
 __all__ = ["Fault", "ModelServer", "RecordedRequest", "error_body", "sse_frames"]
 
@@ -49,8 +50,8 @@ ENCRYPTED_PREFIX = "gAAAAzpi-encrypted-"
 CREATED = 1_700_000_000
 
 
-@attrs.frozen
-class RecordedRequest:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class RecordedRequest(FrozenFieldsEq):
     """One request the server received. ``headers`` keys are lower-case."""
 
     method: str
@@ -64,8 +65,8 @@ class RecordedRequest:
         return json.loads(self.body) if self.body else None
 
 
-@attrs.frozen
-class Fault:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Fault(FrozenFieldsEq):
     """What to do instead of (or while) answering one request; see ``fail_next``."""
 
     status: int | None = None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import attrs
 
 from ..errors import ZpiError
+from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from .arguments import argument_problem
 
 if TYPE_CHECKING:
@@ -48,14 +49,14 @@ class ToolFailure(ZpiError):
         self.details = details
 
 
-@attrs.frozen
-class TextContent:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class TextContent(FrozenFieldsEq):
     text: str
     type: Literal["text"] = "text"
 
 
-@attrs.frozen
-class ImageContent:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ImageContent(FrozenFieldsEq):
     """An image for the model: base64 data and its MIME type."""
 
     data: str
@@ -70,8 +71,8 @@ class ImageContent:
 Content = TextContent | ImageContent
 
 
-@attrs.frozen
-class ToolResult:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ToolResult(FrozenFieldsEq):
     """What a tool returns. ``details`` is structured data for programs and transcripts; it is
     never sent to the model."""
 
@@ -93,8 +94,8 @@ class ToolResult:
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
 
-@attrs.frozen
-class ToolMetadata:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ToolMetadata(FrozenFieldsEq):
     """How the loop may schedule a tool: read-only and concurrency-safe calls run in parallel."""
 
     read_only: bool = False
@@ -105,8 +106,8 @@ class ToolMetadata:
     spawns_subagents: bool = False
 
 
-@attrs.frozen
-class ToolCall:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class ToolCall(FrozenFieldsEq):
     """One call the model asked for."""
 
     id: str
@@ -114,8 +115,8 @@ class ToolCall:
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.define
-class ToolUpdate:
+@attrs.define(repr=False, eq=False, slots=False)
+class ToolUpdate(FieldsEq):
     """Progress a running tool reports (bash output so far ...); emitted as an event."""
 
     call_id: str
@@ -133,8 +134,8 @@ class FileReads(Protocol):
                     ) -> FileFingerprint: ...
 
 
-@attrs.define(kw_only=True)
-class ToolContext:
+@attrs.define(kw_only=True, repr=False, eq=False, slots=False)
+class ToolContext(FieldsEq):
     """What a running tool may know about its session. Built by the loop for each call."""
 
     cwd: Path
@@ -187,8 +188,8 @@ class ToolContext:
         self.on_update(ToolUpdate(self.call_id, text))
 
 
-@attrs.frozen
-class SessionDefinition:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SessionDefinition(FrozenFieldsEq):
     """What a session is being made of, for :attr:`Tool.is_available`: the model's catalog
     entry (``vision`` and the other capabilities) and the agent definition's name, if the
     session runs one (None: the default agent). ``model`` is a
@@ -294,8 +295,8 @@ def _check_with_schema(tool: str, schema: Mapping[str, Any], args: Mapping[str, 
     raise ToolArgumentError(tool, path_text(first.path) or None, text)
 
 
-@attrs.frozen
-class Tool:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Tool(FrozenFieldsEq):
     """A tool the model can call."""
 
     name: str

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from ..support.lazy import lazy_attributes
 from .base import (
     DEFAULT_CAPTURE_LIMIT,
@@ -74,8 +75,8 @@ PARAMETERS: Mapping[str, Any] = {
 }
 
 
-@attrs.frozen
-class BashArgs:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class BashArgs(FrozenFieldsEq):
     """Validated arguments of one bash call."""
 
     command: str

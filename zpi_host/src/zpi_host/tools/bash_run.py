@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import attrs
 
 from ..support import process_groups
+from ..support.attrs_methods import FieldsEq
 from ..support.redaction import without
 from .base import DEFAULT_CAPTURE_LIMIT, ToolContext, ToolFailure, ToolResult
 from .output import HeadTailBuffer
@@ -93,8 +94,8 @@ async def stop_process_group(process: Any, pgid: int) -> bool:
     return True
 
 
-@attrs.define
-class _Pump:
+@attrs.define(repr=False, eq=False, slots=False)
+class _Pump(FieldsEq):
     """Reads output into the buffer until end of file (``read``) and, every
     ``UPDATE_INTERVAL`` seconds while new output arrived, reports its recent part (``tick``).
     A failing update callback stops the run (``scope`` is cancelled); the caller re-raises

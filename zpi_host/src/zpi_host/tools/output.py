@@ -14,14 +14,15 @@ from typing import IO
 import attrs
 
 from ..fs.spill import SpillFolderError, create_spill_file
+from ..support.attrs_methods import FrozenFieldsEq
 from .base import DEFAULT_CAPTURE_LIMIT, DEFAULT_RESULT_LIMIT, Content, TextContent, ToolResult
 
 # Room left for the omission marker so a protected preview stays within its limit.
 _MARKER_RESERVE = 512
 
 
-@attrs.frozen
-class CapturedOutput:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class CapturedOutput(FrozenFieldsEq):
     """What a :class:`HeadTailBuffer` captured. ``text`` is the whole output when it fit,
     otherwise head + omission marker + tail. ``spill_path`` holds every byte when set."""
 

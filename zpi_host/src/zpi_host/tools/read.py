@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from .base import (
     ImageContent,
     TextContent,
@@ -168,8 +169,8 @@ def read_target(ctx: ToolContext, raw: str, tool: str, *, missing_ok: bool = Fal
     return TargetFile(path, shown, target.real, data, fingerprint)
 
 
-@attrs.frozen
-class TargetFile:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class TargetFile(FrozenFieldsEq):
     """A file a tool read: the path as given (absolute), how it is shown, where it really is
     (what the file-read state records), its bytes and their fingerprint."""
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
+
 if TYPE_CHECKING:
     from ..fs.files import FileFingerprint
 
@@ -55,8 +57,8 @@ An existing file must have been read with read in this session and be unchanged 
 changing part of a file prefer edit. An existing file's BOM and CRLF line endings are kept."""
 
 
-@attrs.frozen
-class TextFormat:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class TextFormat(FrozenFieldsEq):
     """How a file's text is stored: a UTF-8 BOM or not, CRLF or LF line endings."""
 
     bom: bool = False

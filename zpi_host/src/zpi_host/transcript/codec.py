@@ -214,7 +214,7 @@ def converter(detailed: bool = False) -> cattrs.Converter:
 
 
 #: cattrs names fields by attribute (``$.session_id``); the file has ``$.sessionId``
-_JSON_PATH = re.compile(r"\.([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+_JSON_PATH = r"\.([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b"  # compiled on first use (an error)
 
 
 def _json_path(problem: str) -> str:
@@ -222,7 +222,7 @@ def _json_path(problem: str) -> str:
     text, at, path = problem.rpartition(" @ ")
     if not at:
         return problem
-    return f"{text}{at}{_JSON_PATH.sub(lambda m: '.' + camel(m.group(1)), path)}"
+    return f"{text}{at}{re.sub(_JSON_PATH, lambda m: '.' + camel(m.group(1)), path)}"
 
 
 def explain(data: Any, cls: Any, error: BaseException) -> str:

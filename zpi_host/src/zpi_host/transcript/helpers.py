@@ -27,6 +27,7 @@ from ..providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..support.attrs_methods import FrozenFieldsEq
 from . import history
 from .errors import (
     RecordError,
@@ -70,8 +71,8 @@ _MESSAGE_LINES = (b'\n{"type":"user"', b'\n{"type":"assistant"', b'\n{"type":"to
                   b'\n{"type":"context"')
 
 
-@attrs.frozen
-class SessionInfo:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class SessionInfo(FrozenFieldsEq):
     """What a listing shows about a session. ``message_count`` counts the user, assistant, tool
     result and context records of the file; ``first_prompt`` is the text of the first user
     message (cut to 200 characters). ``problem`` is set, and most fields empty, when the file

@@ -23,6 +23,7 @@ import attrs
 
 from ..errors import ZpiError, docs_url
 from ..providers.messages import ToolCallContent
+from ..support.attrs_methods import FrozenFieldsEq
 from .records import (
     AssistantRecord,
     CompactionRecord,
@@ -86,8 +87,8 @@ class WriteBarrierError(TranscriptStoreError):
     """A write failed before, so the session accepts no more: resume it to go on."""
 
 
-@attrs.frozen
-class Lease:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Lease(FrozenFieldsEq):
     """The right to append to one session: ``token`` is the fencing token (it grows with each
     new owner), ``expires_at`` the database clock's epoch seconds."""
 
@@ -97,8 +98,8 @@ class Lease:
     expires_at: float
 
 
-@attrs.frozen
-class StoredRecord:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class StoredRecord(FrozenFieldsEq):
     """One record as a store keeps it: its position, identity and exact JSONL line."""
 
     seq: int
@@ -108,8 +109,8 @@ class StoredRecord:
     line: str
 
 
-@attrs.frozen
-class OpenCall:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class OpenCall(FrozenFieldsEq):
     """A tool call the model made that has no result yet; ``started``: journaled as running."""
 
     call_id: str
@@ -117,8 +118,8 @@ class OpenCall:
     started: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class CurrentState:
+@attrs.frozen(kw_only=True, repr=False, eq=False, slots=False)
+class CurrentState(FrozenFieldsEq):
     """The small, always-current part of a session (see the module docstring)."""
 
     session_id: str

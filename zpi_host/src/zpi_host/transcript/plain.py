@@ -29,8 +29,6 @@ from typing import Any, Literal, get_args, get_origin
 
 import attrs
 
-from ..support.codecache import compile_generated
-
 __all__ = ["Unhandled", "structure", "unstructure"]
 
 
@@ -219,8 +217,8 @@ def structurer(cls: type, tagged: bool = False) -> Fn:
     lines += ["    try:", "        return cls(**kwargs)",
               "    except Exception as exc:  # a validator of the class",
               "        raise Unhandled from exc"]
-    exec(compile_generated("\n".join(lines), f"<plain structurer {cls.__qualname__}>",
-                           __future__.annotations.compiler_flag), namespace)
+    exec(compile("\n".join(lines), f"<plain structurer {cls.__qualname__}>", "exec",
+                 __future__.annotations.compiler_flag, True), namespace)
     fn = _structurers[key] = namespace["build"]
     return fn
 

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 import attrs
 
+from ..support.attrs_methods import FrozenFieldsEq
 from .codec import decode_record
 from .errors import TranscriptError, TranscriptVersionError
 from .records import (
@@ -42,8 +43,8 @@ _scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # C scanner,
 _ZERO = timedelta(0)
 
 
-@attrs.frozen
-class Transcript:
+@attrs.frozen(repr=False, eq=False, slots=False)
+class Transcript(FrozenFieldsEq):
     """A validated transcript: its records in file order and what reading noticed."""
 
     path: Path | None

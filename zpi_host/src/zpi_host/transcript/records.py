@@ -27,6 +27,7 @@ from ..providers.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..support.attrs_methods import FrozenFieldsEq
 
 FORMAT_VERSION = 2
 
@@ -48,8 +49,8 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@attrs.frozen(kw_only=True)
-class Record:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Record(FrozenFieldsEq):
     """What every record has. ``extra`` holds unknown top-level fields read from a file."""
 
     TYPE: ClassVar[str] = ""
@@ -65,15 +66,15 @@ class Record:
         return self.TYPE
 
 
-@attrs.frozen(kw_only=True)
-class ForkOrigin:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ForkOrigin(FrozenFieldsEq):
     """Where a forked session came from: the source session and the last record copied."""
 
     session_id: str
     uuid: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class HeaderRecord(Record):
     """The first record of every file, and only there."""
 
@@ -84,19 +85,19 @@ class HeaderRecord(Record):
     forked_from: ForkOrigin | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class UserRecord(Record):
     TYPE: ClassVar[str] = "user"
     message: UserMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class AssistantRecord(Record):
     TYPE: ClassVar[str] = "assistant"
     message: AssistantMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolUseRecord(Record):
     """Journal: a call about to run. Written before the tool starts, so a crash leaves it
     pending; the next owner closes it as interrupted and never re-runs it."""
@@ -107,14 +108,14 @@ class ToolUseRecord(Record):
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolResultRecord(Record):
     TYPE: ClassVar[str] = "tool_result"
     call_id: str
     message: ToolResultMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ContextRecord(Record):
     """A synthetic context message a plugin added for the model."""
 
@@ -123,7 +124,7 @@ class ContextRecord(Record):
     source: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SnapshotRecord(Record):
     """The frozen plugin snapshot: opaque JSON produced by the session."""
 
@@ -131,20 +132,20 @@ class SnapshotRecord(Record):
     snapshot: Mapping[str, Any]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelChangeRecord(Record):
     TYPE: ClassVar[str] = "model_change"
     provider: str
     model: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ReasoningLevelRecord(Record):
     TYPE: ClassVar[str] = "reasoning_level"
     level: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CompactionRecord(Record):
     """History before ``first_kept_uuid`` is replaced by ``summary`` in the model's context
     (``None``: everything before this record is). See :func:`.history.summary_message`."""
@@ -160,7 +161,7 @@ class CompactionRecord(Record):
     migration: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class TitleRecord(Record):
     """The session's title; the last one in the file wins."""
 
@@ -168,7 +169,7 @@ class TitleRecord(Record):
     title: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class TagRecord(Record):
     """The session's complete tag list; the last one in the file wins (an empty list clears)."""
 
@@ -176,7 +177,7 @@ class TagRecord(Record):
     tags: tuple[str, ...]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CustomRecord(Record):
     """Plugin data: ``namespace`` is ``plugin.name`` or ``name``; ``data`` any JSON value."""
 
@@ -185,7 +186,7 @@ class CustomRecord(Record):
     data: Any = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class WarningRecord(Record):
     """Something the host noticed about the file itself (a repaired torn line ...)."""
 
