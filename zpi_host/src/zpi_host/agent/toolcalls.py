@@ -10,6 +10,8 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ..providers.messages import ToolResultMessage, reminder
 from ..tools.base import (
     TextContent,
@@ -20,6 +22,8 @@ from ..tools.base import (
     ToolResult,
     ToolUpdate,
 )
+from ..tools.output import protect_result
+from ..tools.threads import execute
 from .events import ToolEnd, ToolStart, ToolUpdateEvent
 
 if TYPE_CHECKING:
@@ -137,8 +141,6 @@ class ToolCallRunner:
             return ToolResult.error(
                 f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult"), \
                 call, False
-        from ..tools.output import protect_result
-
         return protect_result(value, limit_bytes=self.output_limit,
                               spill_dir=session.spill_dir), call, False
 
@@ -185,13 +187,9 @@ class ToolCallRunner:
                       verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
-        from ..tools.threads import execute
-
         if not self.session.wants_event("tool_update"):
             return await execute(tool, prepared, self._context(call, lambda update: None,
                                                                verdict))
-        import anyio
-
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:

@@ -185,6 +185,11 @@ class HookCalls:
         return list(reversed(getattr(self._pm.hook, hook).get_hookimpls()))
 
     def has_implementations(self, *hooks: str) -> bool:
+        """Whether any of ``hooks`` has an implementation now (asked per call, so it follows
+        registration; the one-name form, asked several times per tool call, skips building
+        a generator)."""
+        if len(hooks) == 1:
+            return bool(getattr(self._pm.hook, hooks[0]).get_hookimpls())
         return any(getattr(self._pm.hook, h).get_hookimpls() for h in hooks)
 
     @property
