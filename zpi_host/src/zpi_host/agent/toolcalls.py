@@ -21,6 +21,7 @@ from ..tools.base import (
     ToolFailure,
     ToolResult,
     ToolUpdate,
+    no_update,
 )
 from ..tools.output import protect_result
 from ..tools.threads import execute
@@ -188,8 +189,7 @@ class ToolCallRunner:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
         if not self.session.wants_event("tool_update"):
-            return await execute(tool, prepared, self._context(call, lambda update: None,
-                                                               verdict))
+            return await execute(tool, prepared, self._context(call, no_update, verdict))
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:
