@@ -92,9 +92,15 @@ def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
                  if not (f.name == "extra" and issubclass(cls, Record)))
 
 
-@functools.cache
+_tags: dict[type, str] = {}
+
+
 def _tag(cls: type) -> str:
-    return str(attrs.fields_dict(cls)["type"].default)
+    """The ``type`` tag of ``cls`` (looked up once: every tagged value encoded asks)."""
+    tag = _tags.get(cls)
+    if tag is None:
+        tag = _tags[cls] = str(attrs.fields_dict(cls)["type"].default)
+    return tag
 
 
 # ------------------------------------------------------------------------------ structure
