@@ -7,7 +7,9 @@ cancellation, so one bad call never ends a run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,7 +25,6 @@ from ..tools.base import (
     ToolUpdate,
     no_update,
 )
-from ..tools.output import protect_result
 from ..tools.threads import execute
 from .events import ToolEnd, ToolStart, ToolUpdateEvent
 
@@ -32,6 +33,15 @@ if TYPE_CHECKING:
     from .state import SessionState
 
 DEFAULT_OUTPUT_LIMIT = 32 * 1024
+
+
+@functools.cache
+def _output_guard() -> Callable[..., ToolResult]:
+    """``tools.output.protect_result``: imported at the first call's end (a run without tool
+    calls does not import it), then looked up once rather than imported on every call."""
+    from ..tools.output import protect_result
+
+    return protect_result
 
 
 def is_parallel_safe(session: SessionState, name: str) -> bool:
@@ -142,7 +152,7 @@ class ToolCallRunner:
             return ToolResult.error(
                 f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult"), \
                 call, False
-        return protect_result(value, limit_bytes=self.output_limit,
+        return _output_guard()(value, limit_bytes=self.output_limit,
                               spill_dir=session.spill_dir), call, False
 
     async def _unknown_tool_text(self, call: ToolCall) -> str:
