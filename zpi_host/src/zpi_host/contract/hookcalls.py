@@ -96,7 +96,9 @@ class _LazyDecisions:
     def __getattr__(self, name: str) -> Any:
         from . import decisions
 
-        return getattr(decisions, name)
+        value = getattr(decisions, name)
+        setattr(self, name, value)  # found on the instance from now on, without this call
+        return value
 
 
 _d = _LazyDecisions()
