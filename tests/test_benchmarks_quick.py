@@ -46,7 +46,8 @@ EXPECTED = {
     "grep_tree": ["grep_tree content", "grep_tree files_with_matches", "grep_tree count"],
     "prompt_caching": ["prompt_caching: cache-read share"],
     "mcp_servers": ["mcp_servers: 3 stdio calls", "mcp_servers: 3 servers of"],
-    "concurrent_sessions": ["concurrent_sessions: 5 x 2-turn sessions at once vs one"],
+    "concurrent_sessions": ["concurrent_sessions: 5 x 2-turn sessions at once vs one",
+                            "concurrent_sessions: RSS per idle session"],
     "native_storage": ["native_storage: append one record, SQLite",
                        "native_storage: resume a 1,000-record session, SQLite"],
 }

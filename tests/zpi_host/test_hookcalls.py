@@ -356,3 +356,39 @@ def test_async_load_plugins_and_sync_listing(zpi_env, zpi_plugins):
         "commands": ["review"], "providers": ["p"], "resources": ["extra"],
         "tool_overrides": ["read-override"], "tools": ["tool-in-x"]}
     assert rows["loaded:child"]["hooks"][0] == "zpi_after_compact"
+
+
+class EventOnly:
+    @hookimpl
+    def zpi_event(self, session, event):
+        return None
+
+
+class ToolFailedOnly:
+    @hookimpl
+    def zpi_tool_failed(self, session, call, result):
+        return None
+
+
+def test_has_implementations_follows_registration_for_one_and_several_names(zpi_env,
+                                                                            zpi_plugins):
+    host = make_host(zpi_plugins)
+    hooks = host.hooks
+    assert not hooks.has_implementations("zpi_event")
+    assert not hooks.has_implementations("zpi_event", "zpi_tool_failed")
+    assert not hooks.tool_hooks_registered
+    host.register_plugin(EventOnly(), "events")
+    assert hooks.has_implementations("zpi_event")
+    assert not hooks.has_implementations("zpi_tool_failed")
+    assert hooks.has_implementations("zpi_tool_failed", "zpi_event")
+    assert not hooks.tool_hooks_registered
+    host.register_plugin(ToolFailedOnly(), "failures")
+    assert hooks.has_implementations("zpi_tool_failed")
+    assert hooks.tool_hooks_registered
+    host.unregister("events")
+    assert not hooks.has_implementations("zpi_event")
+    assert hooks.has_implementations("zpi_event", "zpi_tool_failed")
+    host.unregister("failures")
+    assert not hooks.has_implementations("zpi_tool_failed")
+    assert not hooks.has_implementations("zpi_event", "zpi_tool_failed")
+    assert not hooks.tool_hooks_registered

@@ -99,6 +99,24 @@ async def test_only_sync_read_only_tools_leave_the_loop(zpi_env, zpi_plugins, tm
     assert tools.threads["unsafe"] == threading.get_ident()
 
 
+async def test_threaded_calls_nobody_listens_to_still_report_progress_harmlessly(
+        zpi_env, zpi_plugins, tmp_path):
+    """Without a ``tool_update`` receiver the threaded call keeps the no-op ``on_update``
+    (no hand-over to the loop is built); its ``update`` calls from the thread do nothing."""
+    tools = ThreadTools(parties=2)
+    model = ScriptedModel([calls(("meet", "a"), ("meet", "b")), {"text": "done"}])
+    session = await session_for(zpi_plugins, tmp_path, model, tools)
+    seen: list[object] = []
+    session.subscribe(seen.append, types=["tool_end"])
+    result = await session.run("go")
+    assert (result.result, result.is_error) == ("done", False)
+    results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+    assert [r.content[0].text for r in results] == ["met a", "met b"]
+    assert threading.get_ident() not in tools.threads.values()
+    assert len(set(tools.threads.values())) == 2
+    assert len(seen) == 2 and not any(isinstance(e, ToolUpdateEvent) for e in seen)
+
+
 def test_which_tools_run_in_threads() -> None:
     @tool(read_only=True, concurrency_safe=True)
     def sync_tool(tag: str) -> str:

@@ -61,8 +61,10 @@ class Titler:
         ports = self.runtime.ports
         if self.requested or not ports.storage.persistent or ports.storage.title is not None:
             return
+        if not ports.model.can_answer(PURPOSE, self.model):
+            return  # asked before the excerpt: a model that never answers pays no walk a run
         prompt = self.excerpt(session.messages)
-        if prompt is None or not ports.model.can_answer(PURPOSE, self.model):
+        if prompt is None:
             return
         self.requested = True
         self.runtime.spawn("title request", self.request(prompt))

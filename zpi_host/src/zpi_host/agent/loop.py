@@ -99,7 +99,9 @@ class AgentLoop:
         self._ran: set[str] = set()
         #: the current message's message_end was emitted (its calls' tool_end may follow)
         self._announced = False
-        self._recording = anyio.Lock()
+        #: one recorder at a time; taking it free does not yield to the loop (a result is
+        #: recorded as soon as it is ready, without a scheduling round per call)
+        self._recording = anyio.Lock(fast_acquire=True)
         self._usage, self._stop_reason = Usage(), "end_turn"
 
     async def run(self, prompt: str, *, images: Sequence[ImageContent] = ()) -> RunResult:

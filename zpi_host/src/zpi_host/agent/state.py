@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 from ..providers.messages import Message, Usage
 from ..support.listview import ListView
+from ..transcript.offloop import commit, make_durable
 from .events import Event, SystemMessageEvent, WarningEvent
 from .spend import SpendLedger
 
@@ -291,8 +292,6 @@ class SessionState:
         """:meth:`add_message` as the loop calls it: a write that would block (a database's
         round trip) runs in a worker thread, so other sessions on the loop go on meanwhile;
         it returns once the record is committed."""
-        from ..transcript.offloop import commit
-
         record = await commit(self.store, self.store.append_message, message)
         self.messages.append(message)
         self.message_ids.append(record.uuid)
@@ -301,15 +300,11 @@ class SessionState:
                                 arguments: Mapping[str, Any] | None = None) -> None:
         """Record a call (with the input that runs) as pending before it runs, so a crash
         leaves a trace that resuming closes as interrupted (the tool is never re-run)."""
-        from ..transcript.offloop import commit
-
         await commit(self.store, self.store.append_tool_use, call.id, call.name,
                      dict(call.arguments if arguments is None else arguments))
 
     async def record_denial(self, denial: Denial) -> None:
         """A denied call: counted in the run's result and recorded in the transcript."""
-        from ..transcript.offloop import commit
-
         self.denials.append(denial)
         await commit(self.store, self.store.append_custom, DENIAL_NAMESPACE, denial.to_json())
 
@@ -360,8 +355,6 @@ class SessionState:
         """Once, when the session starts (the loop's first run): write the snapshot, and model
         or reasoning changes. The plugin host is sealed: the snapshot says what this session
         (and its sub-agents, which share the host) runs with."""
-        from ..transcript.offloop import commit
-
         self.host.seal("a session it serves has started")
         store = self.store
         if self.snapshot is not None:
@@ -379,8 +372,6 @@ class SessionState:
 
     async def end_turn(self) -> None:
         """Make the turn durable (fsync per the session's policy)."""
-        from ..transcript.offloop import make_durable
-
         await make_durable(self.store)
 
     def record_usage(self, usage: Usage, entry: ModelEntry | None = None) -> float:

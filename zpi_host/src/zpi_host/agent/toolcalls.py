@@ -7,8 +7,12 @@ cancellation, so one bad call never ends a run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..providers.messages import ToolResultMessage, reminder
 from ..tools.base import (
@@ -19,7 +23,9 @@ from ..tools.base import (
     ToolFailure,
     ToolResult,
     ToolUpdate,
+    no_update,
 )
+from ..tools.threads import execute
 from .events import ToolEnd, ToolStart, ToolUpdateEvent
 
 if TYPE_CHECKING:
@@ -27,6 +33,15 @@ if TYPE_CHECKING:
     from .state import SessionState
 
 DEFAULT_OUTPUT_LIMIT = 32 * 1024
+
+
+@functools.cache
+def _output_guard() -> Callable[..., ToolResult]:
+    """``tools.output.protect_result``: imported at the first call's end (a run without tool
+    calls does not import it), then looked up once rather than imported on every call."""
+    from ..tools.output import protect_result
+
+    return protect_result
 
 
 def is_parallel_safe(session: SessionState, name: str) -> bool:
@@ -137,9 +152,7 @@ class ToolCallRunner:
             return ToolResult.error(
                 f"tool {call.name!r} returned {type(value).__name__}, not a ToolResult"), \
                 call, False
-        from ..tools.output import protect_result
-
-        return protect_result(value, limit_bytes=self.output_limit,
+        return _output_guard()(value, limit_bytes=self.output_limit,
                               spill_dir=session.spill_dir), call, False
 
     async def _unknown_tool_text(self, call: ToolCall) -> str:
@@ -185,13 +198,8 @@ class ToolCallRunner:
                       verdict: PermissionResult) -> Any:
         """Run ``execute``; when someone listens, a pump task turns the tool's synchronous
         progress updates into events while it runs."""
-        from ..tools.threads import execute
-
         if not self.session.wants_event("tool_update"):
-            return await execute(tool, prepared, self._context(call, lambda update: None,
-                                                               verdict))
-        import anyio
-
+            return await execute(tool, prepared, self._context(call, no_update, verdict))
         send, receive = anyio.create_memory_object_stream[ToolUpdate](64)
 
         def on_update(update: ToolUpdate) -> None:

@@ -96,7 +96,9 @@ class _LazyDecisions:
     def __getattr__(self, name: str) -> Any:
         from . import decisions
 
-        return getattr(decisions, name)
+        value = getattr(decisions, name)
+        setattr(self, name, value)  # found on the instance from now on, without this call
+        return value
 
 
 _d = _LazyDecisions()
@@ -185,6 +187,11 @@ class HookCalls:
         return list(reversed(getattr(self._pm.hook, hook).get_hookimpls()))
 
     def has_implementations(self, *hooks: str) -> bool:
+        """Whether any of ``hooks`` has an implementation now (asked per call, so it follows
+        registration; the one-name form, asked several times per tool call, skips building
+        a generator)."""
+        if len(hooks) == 1:
+            return bool(getattr(self._pm.hook, hooks[0]).get_hookimpls())
         return any(getattr(self._pm.hook, h).get_hookimpls() for h in hooks)
 
     @property

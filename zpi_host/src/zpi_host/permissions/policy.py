@@ -15,6 +15,7 @@ Evaluation order (docs/permissions.md says the same):
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -73,16 +74,21 @@ class _Ask(FrozenFieldsEq):
 
 def _allow(source: Source, reason: str, updated: Mapping[str, Any] | None = None
            ) -> PermissionResult:
-    from .results import PermissionResult
-
-    return PermissionResult("allow", reason, source, updated)
+    return _verdict()("allow", reason, source, updated)
 
 
 def _deny(source: Source, reason: str, interrupt: bool = False, worded: str | None = None
           ) -> PermissionResult:
+    return _verdict()("deny", reason, source, None, interrupt, worded=worded)
+
+
+@functools.cache
+def _verdict() -> type[PermissionResult]:
+    """``results.PermissionResult``: imported when the first call is checked (start-up does
+    not build its attrs classes), then looked up once rather than imported on every call."""
     from .results import PermissionResult
 
-    return PermissionResult("deny", reason, source, None, interrupt, worded=worded)
+    return PermissionResult
 
 
 def _unseen(rule: Rule, name: str, args: Mapping[str, Any]) -> str:
@@ -182,8 +188,6 @@ class PermissionPolicy(FieldsEq):
     async def _check(self, tool: Any, call: Any, name: str, args: dict[str, Any], hook: Any,
                      judged: tuple[paths.JudgedPath, ...], ask_hook: AskHook | None,
                      notify: Callable[[PermissionContext], Any] | None) -> PermissionResult:
-        from .results import PermissionResult
-
         behavior = getattr(hook, "behavior", None)
         hook_reason = getattr(hook, "reason", None) or "no reason given"
         if behavior == "deny":
@@ -203,10 +207,10 @@ class PermissionPolicy(FieldsEq):
             return _allow("hook", f"allowed by a hook: {hook_reason}")
         else:
             asks = self._mode_asks(tool, name, args, judged)
-            if isinstance(asks, PermissionResult):
+            if not isinstance(asks, list):  # a verdict already
                 return asks
             lifted = self._lift(name, args, asks)
-            if isinstance(lifted, PermissionResult):
+            if not isinstance(lifted, _Ask):  # a verdict already
                 return lifted
             pending = lifted
         return await self._approve("tools", name, getattr(call, "id", ""), args, pending,

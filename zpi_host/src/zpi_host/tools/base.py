@@ -123,6 +123,11 @@ class ToolUpdate(FieldsEq):
     text: str
 
 
+def no_update(update: ToolUpdate) -> None:
+    """The ``on_update`` of a call whose progress nobody receives: a threaded call then needs
+    no hand-over to the loop (``threads.execute``)."""
+
+
 class FileReads(Protocol):
     """What the file tools ask of the session's record of the files it has read
     (:class:`.file_state.FileReadState`, which sits above this module: its errors are
@@ -149,7 +154,7 @@ class ToolContext(FieldsEq):
     cancel_scope: Any = None
     is_idle: Callable[[], bool] = lambda: False
     get_tool: Callable[[str], Tool | None] = lambda name: None
-    on_update: Callable[[ToolUpdate], None] = lambda update: None
+    on_update: Callable[[ToolUpdate], None] = no_update
     env: Mapping[str, str] | None = None
     #: variables removed from the host's environment before ``env`` is added (provider keys)
     hidden_env: frozenset[str] = frozenset()

@@ -23,7 +23,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import attrs
 
-from .base import Tool, ToolContext, ToolUpdate
+from .base import Tool, ToolContext, ToolUpdate, no_update
 
 
 def runs_in_thread(tool: Tool) -> bool:
@@ -36,7 +36,8 @@ async def execute(tool: Tool, arguments: Any, ctx: ToolContext) -> Any:
     """``tool.execute(arguments, ctx)``, awaited when it returns an awaitable; in a worker
     thread when :func:`runs_in_thread`."""
     if runs_in_thread(tool):
-        ctx = attrs.evolve(ctx, on_update=_to_loop(ctx.on_update))
+        if ctx.on_update is not no_update:  # progress has a receiver: hand it to the loop
+            ctx = attrs.evolve(ctx, on_update=_to_loop(ctx.on_update))
         value = await anyio.to_thread.run_sync(tool.execute, arguments, ctx,
                                                abandon_on_cancel=True)
     else:

@@ -262,6 +262,7 @@ def message_from_json(data: Any) -> Message:
 _known: dict[type, frozenset[str]] = {}
 _structure: dict[type, Callable[[Any, Any], Any]] = {}
 _unstructure: dict[type, Callable[[Any], Any]] = {}
+_names: dict[type, frozenset[str]] = {}
 
 
 def _known_keys(cls: type[Record]) -> frozenset[str]:
@@ -270,6 +271,14 @@ def _known_keys(cls: type[Record]) -> frozenset[str]:
         names = {camel(f.name) for f in attrs.fields(cls) if f.name != "extra"}
         keys = _known[cls] = frozenset({"type", *names})
     return keys
+
+
+def _field_names(cls: type[Record]) -> frozenset[str]:
+    """The attribute names of ``cls`` (looked up once per class: every append asks)."""
+    names = _names.get(cls)
+    if names is None:
+        names = _names[cls] = frozenset(f.name for f in attrs.fields(cls))
+    return names
 
 
 def _structure_fn(cls: type[Record]) -> Callable[[Any, Any], Any]:
@@ -330,9 +339,9 @@ def dump_line(data: Mapping[str, Any]) -> bytes:
 
 def build_record(cls: type[Record], fields: Mapping[str, Any]) -> Record:
     """A record from keyword fields; unknown or missing fields are a RecordError."""
-    names = {f.name for f in attrs.fields(cls)}
-    unknown = set(fields) - names
-    if unknown:
+    names = _field_names(cls)
+    if not fields.keys() <= names:
+        unknown = set(fields) - names
         raise RecordError(f"{cls.TYPE!r} records have no field(s) {sorted(unknown)} "
                           f"(fields: {sorted(names - set(_ENVELOPE))})")
     try:

@@ -90,8 +90,15 @@ def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
                  if not (f.name == "extra" and issubclass(cls, Record)))
 
 
+_tags: dict[type, str] = {}
+
+
 def _tag(cls: type) -> str:
-    return str(attrs.fields_dict(cls)["type"].default)
+    """The ``type`` tag of ``cls`` (looked up once: every tagged value encoded asks)."""
+    tag = _tags.get(cls)
+    if tag is None:
+        tag = _tags[cls] = str(attrs.fields_dict(cls)["type"].default)
+    return tag
 
 
 # ------------------------------------------------------------------------------ structure
@@ -312,24 +319,27 @@ def _unstructurer_of(tp: Any) -> Fn:
 
 
 def unstructurer(cls: type) -> Fn:
-    """The function turning a ``cls`` into its JSON object (fields in their order)."""
+    """The function turning a ``cls`` into its JSON object (fields in their order).
+
+    Generated as one dict display, like the structurer (a loop over the fields was about a
+    fifth of encoding each record appended)."""
     fn = _unstructurers.get(cls)
     if fn is not None:
         return fn
-    plan = []
-    for name, json_key, tp, _ in _fields(cls):
+    namespace: dict[str, Any] = {}
+    entries = []
+    for index, (name, json_key, tp, _) in enumerate(_fields(cls)):
         item = _unstructurer_of(tp)
-        plan.append((name, json_key, None if item is _as_is else item))
-
-    def convert(value: Any) -> dict[str, Any]:
-        data = {}
-        for name, json_key, item in plan:
-            found = getattr(value, name)
-            data[json_key] = found if item is None else item(found)
-        return data
-
-    _unstructurers[cls] = convert
-    return convert
+        if item is _as_is:
+            entries.append(f"{json_key!r}: value.{name}")
+        else:
+            namespace[f"item{index}"] = item
+            entries.append(f"{json_key!r}: item{index}(value.{name})")
+    source = "def convert(value):\n    return {" + ", ".join(entries) + "}"
+    exec(compile_generated(source, f"<plain unstructurer {cls.__qualname__}>",
+                           __future__.annotations.compiler_flag), namespace)
+    fn = _unstructurers[cls] = namespace["convert"]
+    return fn
 
 
 def unstructure(value: Any) -> dict[str, Any]:
