@@ -80,8 +80,13 @@ class Sampled:
 
     def __init__(self) -> None:
         self.stamps: list[float] = []
+        self.cpu: list[float] = []  # this process's CPU time (time.process_time)
         self.rss: list[int] = []
         self.heap: list[int] = []
+
+    def stamp(self) -> None:
+        self.stamps.append(time.perf_counter())
+        self.cpu.append(time.process_time())
 
 
 async def run_session(script: list[dict[str, Any]], root: Path, agent: Path,
@@ -93,7 +98,7 @@ async def run_session(script: list[dict[str, Any]], root: Path, agent: Path,
     sampled = Sampled()
 
     async def model(request: Any) -> Any:
-        sampled.stamps.append(time.perf_counter())
+        sampled.stamp()
         sampled.rss.append(rss())
         if trace:
             sampled.heap.append(tracemalloc.get_traced_memory()[0])
@@ -103,7 +108,7 @@ async def run_session(script: list[dict[str, Any]], root: Path, agent: Path,
     session = await create_session(model="function:bench", provider=FunctionModel(model),
                                    cwd=root, agent_dir=agent, host=host, tools=["read"])
     result = await session.run("read each file in turn")
-    sampled.stamps.append(time.perf_counter())
+    sampled.stamp()
     await session.dispose()
     if result.is_error or result.num_turns != len(script):
         raise SystemExit(f"session failed: {result.stop_reason} {result.error} after "
@@ -121,7 +126,7 @@ class Sampling:
         return getattr(self._provider, name)
 
     async def stream(self, request: Any) -> Any:
-        self.sampled.stamps.append(time.perf_counter())
+        self.sampled.stamp()
         self.sampled.rss.append(rss())
         async for event in self._provider.stream(request):
             yield event
@@ -164,7 +169,7 @@ async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: P
                                    agent_dir=agent, host=host, tools=["read"])
     try:
         result = await session.run("read big.txt again and again")
-        sampled.stamps.append(time.perf_counter())
+        sampled.stamp()
     finally:
         await session.dispose()
     if result.is_error or result.num_turns != turns:
@@ -200,6 +205,7 @@ def growth_row(label: str, samples: list[list[int]], turns: int, target: float |
 def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
     window = min(WINDOW, turns // 2)
     gaps = [[b - a for a, b in itertools.pairwise(r.stamps)] for r in runs]
+    cpu = [[b - a for a, b in itertools.pairwise(r.cpu)] for r in runs]
     return [
         growth_row(f"long_session{label}: RSS growth per turn after turn {window}, {turns} "
                    "turns of 4 KB results", [r.rss for r in runs], turns, GROWTH_TARGET_MIB,
@@ -209,6 +215,11 @@ def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
                 [sum(g[-window:]) for g in gaps], [sum(g[:window]) for g in gaps],
                 target=TIME_TARGET, note="" if label else "baseline = the same session's "
                 "first turns"),
+        compare(f"long_session{label}: CPU time of turns {turns - window + 1}-{turns} vs "
+                f"1-{window}", [sum(g[-window:]) for g in cpu], [sum(g[:window]) for g in cpu],
+                target=TIME_TARGET, note="" if label else "this process's CPU time "
+                "(time.process_time; the loopback server's is its own): steadier than the "
+                "wall clock on a loaded machine"),
     ]
 
 
