@@ -18,11 +18,24 @@ at each model request):
   loopback to a server in another process, ``_loopback.py``), every turn a ``read`` of the
   same 4 KB file: each request carries the whole history, so a request's body grows to a
   few MB by turn 1,000 (``--no-providers`` skips them);
+- P6 as the issue states it, compaction on at the catalog's context window: the same
+  provider sessions with a catalog model's entry (``COMPACTED``: gpt-4o's 128,000 tokens,
+  claude-sonnet-4-5's 200,000) and the loopback server reporting each request's input as a
+  quarter of its body's bytes, so the session compacts whenever the history nears the
+  window (the server answers the summary request with a summary; ``--no-compaction`` skips
+  these): per-turn time (wall and this process's CPU), turns N-99..N against 1..100
+  (<= 1.2), and the resident set's peak between one compaction and the next, the last
+  cycle's against the first full one's (flat: <= 1.05; the transcript keeps every record,
+  compacted or not, so a little growth per turn is by design);
 - for information, the Python heap's growth per turn (``tracemalloc``, a session of its own,
   which tracing slows), and the whole process: ``zpi-host run --model scripted:FILE`` of the
   same script, its peak RSS (``ru_maxrss``) against the script's tool results' size.
 
-    python benchmarks/long_session.py [--turns 1000] [--rounds 3] [--quick]
+(A run too short to cross the catalog's window three times, ``--quick``, compacts at a
+window of :data:`SHORT_WINDOW` tokens instead.)
+
+    python benchmarks/long_session.py [--turns 1000] [--rounds 3] [--quick] [--no-providers]
+                                      [--no-compaction]
 """
 
 from __future__ import annotations
@@ -42,7 +55,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from _loopback import MARKER, LoopbackServer, realistic
+from _loopback import MARKER, TOKENS, LoopbackServer, realistic
 from _measure import MeasuredProcess, Row, arguments, compare, emit
 
 GROWTH_TARGET_MIB = 0.05
@@ -50,6 +63,14 @@ TIME_TARGET = 1.2
 WINDOW = 100
 RESULT_BYTES = 4096
 USAGE = {"input_tokens": 1200, "output_tokens": 20}
+#: the catalog models whose context window the compacting sessions use, per format
+COMPACTED = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
+FLAT_TARGET = 1.05
+#: about the tokens a turn adds to the history (its 4 KB result, the call, the framing)
+TURN_TOKENS = 1100
+#: the window of a run too short to cross the catalog's several times (``--quick``)
+SHORT_WINDOW = 45_000
+SUMMARY = "Summary: the user asked to read big.txt again and again; it was read each time."
 MIB = 1024 * 1024
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -83,6 +104,7 @@ class Sampled:
         self.cpu: list[float] = []  # this process's CPU time (time.process_time)
         self.rss: list[int] = []
         self.heap: list[int] = []
+        self.compactions: list[int] = []  # the turn (index into stamps) each one came before
 
     def stamp(self) -> None:
         self.stamps.append(time.perf_counter())
@@ -126,8 +148,13 @@ class Sampling:
         return getattr(self._provider, name)
 
     async def stream(self, request: Any) -> Any:
-        self.sampled.stamp()
-        self.sampled.rss.append(rss())
+        from zpi_host.agent.compaction import SUMMARY_SYSTEM_PROMPT
+
+        if request.system_prompt == SUMMARY_SYSTEM_PROMPT:  # part of the turn that follows
+            self.sampled.compactions.append(len(self.sampled.stamps))
+        else:
+            self.sampled.stamp()
+            self.sampled.rss.append(rss())
         async for event in self._provider.stream(request):
             yield event
 
@@ -136,36 +163,59 @@ class Sampling:
 
 
 def load_streams(server: LoopbackServer, path: str) -> None:
+    """Per format: a turn that reads ``path`` and a last turn that answers (``FMT-call``,
+    ``FMT-done``), and for the compacting sessions the same with the input counted from the
+    request, plus the summary a compaction asks for (``FMT-counted-call``, ...)."""
     from zpi_host.providers.script import ScriptedTurn
     from zpi_host.testing.model_server import sse_frames
 
+    counted = {**USAGE, "input_tokens": TOKENS}
     for fmt in ("openai", "anthropic"):
         prefix = "call_" if fmt == "openai" else "toolu_"
-        call = ScriptedTurn.parse({"text": "Reading it again.", "tool_calls": [
-            {"name": "read", "id": prefix + MARKER.decode(), "arguments": {"path": path}}],
-            "usage": USAGE}, "bench")
-        done = ScriptedTurn.parse({"text": "done", "usage": USAGE}, "bench")
-        server.load(f"{fmt}-call", realistic(fmt, sse_frames(fmt, call, model="bench")))
-        server.load(f"{fmt}-done", realistic(fmt, sse_frames(fmt, done, model="bench")))
+        read = {"text": "Reading it again.", "tool_calls": [
+            {"name": "read", "id": prefix + MARKER.decode(), "arguments": {"path": path}}]}
+        turns = {"call": {**read, "usage": USAGE}, "done": {"text": "done", "usage": USAGE},
+                 "counted-call": {**read, "usage": counted},
+                 "counted-done": {"text": "done", "usage": counted},
+                 "counted-summary": {"text": SUMMARY, "usage": counted}}
+        for name, turn in turns.items():
+            frames = sse_frames(fmt, ScriptedTurn.parse(turn, "bench"), model="bench")
+            server.load(f"{fmt}-{name}", realistic(fmt, frames))
 
 
 async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: Path,
-                           agent: Path) -> Sampled:
+                           agent: Path, compacted: str | None = None) -> Sampled:
+    """A session of ``turns`` with the ``fmt`` provider at the loopback server; with
+    ``compacted`` (a catalog model), that model's entry and so its context window, the
+    server counting each request's input and answering summary requests."""
+    import attrs
+
+    from zpi_host.agent.compaction import SUMMARY_SYSTEM_PROMPT
     from zpi_host.contract.plugins import PluginConfig, PluginHost
-    from zpi_host.providers.catalog import ModelEntry
+    from zpi_host.providers.catalog import ModelEntry, resolve_model
     from zpi_host.session.assembly import create_session
 
-    entry = ModelEntry(name=f"{fmt}:bench", provider=fmt, model="bench",
-                       base_url=server.base_url, api_key="bench-key")
+    if compacted is None:
+        entry = ModelEntry(name=f"{fmt}:bench", provider=fmt, model="bench",
+                           base_url=server.base_url, api_key="bench-key")
+    else:
+        entry = attrs.evolve(resolve_model(f"{fmt}:{compacted}", {}),
+                             base_url=server.base_url, api_key="bench-key")
+        assert entry.context_window, f"the catalog gives {compacted} no context window"
+        if turns * TURN_TOKENS < 3 * entry.context_window:  # too short to compact often
+            entry = attrs.evolve(entry, context_window=SHORT_WINDOW)
     if fmt == "openai":
         from zpi_host.providers.openai import OpenAIProvider as Provider
     else:
         from zpi_host.providers.anthropic import AnthropicProvider as Provider  # type: ignore[assignment]
     sampled = Sampled()
     provider = Sampling(Provider(entry, {}), sampled)
-    server.queue((f"{fmt}-call", turns - 1), (f"{fmt}-done", 1))
+    streams = f"{fmt}-counted-" if compacted else f"{fmt}-"
+    server.queue((streams + "call", turns - 1), (streams + "done", 1))
+    server.route(*([(SUMMARY_SYSTEM_PROMPT[:60], f"{fmt}-counted-summary")] if compacted
+                   else []))
     host = PluginHost(PluginConfig(autoload=False)).load()
-    session = await create_session(model=f"{fmt}:bench", provider=provider, cwd=root,
+    session = await create_session(model=entry.name, provider=provider, cwd=root,
                                    agent_dir=agent, host=host, tools=["read"])
     try:
         result = await session.run("read big.txt again and again")
@@ -175,6 +225,8 @@ async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: P
     if result.is_error or result.num_turns != turns:
         raise SystemExit(f"{fmt} run failed: {result.stop_reason} {result.error} after "
                          f"{result.num_turns} turns")
+    if compacted and not sampled.compactions and turns * TURN_TOKENS > SHORT_WINDOW:
+        raise SystemExit(f"{fmt} at {compacted}'s window: the session never compacted")
     return sampled
 
 
@@ -223,7 +275,30 @@ def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
     ]
 
 
-async def amain(turns: int, rounds: int, providers: bool) -> int:
+def cycle_peaks(sampled: Sampled) -> list[float]:
+    """The resident set's peak (MiB) over the turns between one compaction and the next."""
+    marks = sampled.compactions
+    return [max(sampled.rss[a:b]) / MIB for a, b in itertools.pairwise(marks) if b > a]
+
+
+def flat_row(label: str, runs: list[Sampled]) -> Row:
+    peaks = [cycle_peaks(r) for r in runs]
+    ratios = [p[-1] / p[0] for p in peaks if len(p) >= 2]
+    measure = f"long_session{label}: peak RSS of the last compaction cycle vs the first"
+    if not ratios:  # a short run
+        nan = float("nan")
+        return Row(measure, nan, nan, "MiB", nan, "<=", None, nan, nan, len(runs),
+                   f"{len(runs[0].compactions)} compactions: too few cycles to compare")
+    first = [p[0] for p in peaks if len(p) >= 2]
+    last = [p[-1] for p in peaks if len(p) >= 2]
+    shown = ", ".join(f"{v:.1f}" for v in peaks[0])
+    return Row(measure, statistics.median(last), statistics.median(first), "MiB",
+               statistics.median(ratios), "<=", FLAT_TARGET, min(ratios), max(ratios),
+               len(ratios), f"{len(runs[0].compactions)} compactions; peaks per cycle (MiB), "
+               f"first round: {shown}")
+
+
+async def amain(turns: int, rounds: int, providers: bool, compaction: bool) -> int:
     with tempfile.TemporaryDirectory(prefix="zpi-bench-long-") as tmp:
         root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
         root.mkdir()
@@ -237,6 +312,7 @@ async def amain(turns: int, rounds: int, providers: bool) -> int:
         tracemalloc.stop()
         peaks = [whole_process(script_file, root, agent) for _ in range(rounds)]
         provided: dict[str, list[Sampled]] = {"openai": [], "anthropic": []}
+        compacted: dict[str, list[Sampled]] = {"openai": [], "anthropic": []}
         if providers:
             os.environ.pop("HTTP_PROXY", None)
             (root / "big.txt").write_text((root / "f1.txt").read_text(encoding="utf-8"),
@@ -249,11 +325,18 @@ async def amain(turns: int, rounds: int, providers: bool) -> int:
                     for fmt, sessions in provided.items():
                         sessions.append(await provider_session(fmt, server, turns, root,
                                                                agent))
+                        if compaction:
+                            compacted[fmt].append(await provider_session(
+                                fmt, server, turns, root, agent, COMPACTED[fmt]))
     window = min(WINDOW, turns // 2)
     rows = [
         *session_rows("", runs, turns),
         *(row for fmt, sessions in provided.items() if sessions
           for row in session_rows(f" {fmt}", sessions, turns)),
+        *(row for fmt, sessions in compacted.items() if sessions
+          for row in [*session_rows(f" {fmt} compacting at {COMPACTED[fmt]}'s window",
+                                    sessions, turns),
+                      flat_row(f" {fmt} compacting at {COMPACTED[fmt]}'s window", sessions)]),
         growth_row(f"long_session: Python heap growth per turn after turn {window} "
                    "(tracemalloc)", [traced.heap], turns, None, ""),
         Row(f"long_session: `zpi-host run` peak RSS, {turns} turns (MiB)",
@@ -272,9 +355,13 @@ def main() -> int:
     args = arguments("long_session", __doc__, rounds=3, quick={"turns": 30, "rounds": 1},
                      options=[("--turns", {"type": int, "default": 1000}),
                               ("--no-providers", {"action": "store_true",
-                                                  "help": "skip the HTTP providers' sessions"})],
+                                                  "help": "skip the HTTP providers' sessions"}),
+                              ("--no-compaction", {"action": "store_true",
+                                                   "help": "skip the providers' sessions "
+                                                           "that compact"})],
                      minimum={"turns": 10})
-    return asyncio.run(amain(args.turns, args.rounds, not args.no_providers))
+    return asyncio.run(amain(args.turns, args.rounds, not args.no_providers,
+                             not args.no_compaction))
 
 
 if __name__ == "__main__":
