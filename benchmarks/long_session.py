@@ -40,6 +40,7 @@ window of :data:`SHORT_WINDOW` tokens instead.)
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -69,7 +70,7 @@ FLAT_TARGET = 1.05
 #: about the tokens a turn adds to the history (its 4 KB result, the call, the framing)
 TURN_TOKENS = 1100
 #: the window of a run too short to cross the catalog's several times (``--quick``)
-SHORT_WINDOW = 45_000
+SHORT_WINDOW = 40_000
 SUMMARY = "Summary: the user asked to read big.txt again and again; it was read each time."
 MIB = 1024 * 1024
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -275,6 +276,41 @@ def session_rows(label: str, runs: list[Sampled], turns: int) -> list[Row]:
     ]
 
 
+SAMPLES = "SAMPLES "
+
+
+def compacting_process(fmt: str, turns: int) -> Sampled:
+    """A compacting session in a process of its own (as a user's run is: its resident set
+    not shaped by the sessions before it), with its own loopback server."""
+    done = subprocess.run([sys.executable, __file__, "--compacting", fmt, "--turns", str(turns)],
+                          capture_output=True, text=True, check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith(SAMPLES)), None)
+    if done.returncode != 0 or line is None:
+        raise SystemExit(f"the compacting {fmt} session failed ({done.returncode}): "
+                         f"{done.stderr[-2000:]}")
+    sampled = Sampled()
+    sampled.__dict__.update(json.loads(line[len(SAMPLES):]))
+    return sampled
+
+
+async def compacting_child(fmt: str, turns: int) -> None:
+    """``--compacting FMT``: a warm-up session, then the compacting one; its samples printed
+    as one line."""
+    os.environ.pop("HTTP_PROXY", None)
+    with tempfile.TemporaryDirectory(prefix="zpi-bench-long-") as tmp:
+        root, agent = Path(tmp, "project").resolve(), Path(tmp, "agent").resolve()
+        root.mkdir()
+        write_files(root, 2)
+        (root / "big.txt").write_text((root / "f1.txt").read_text(encoding="utf-8"),
+                                      encoding="utf-8")
+        with LoopbackServer() as server:
+            load_streams(server, "big.txt")
+            await provider_session(fmt, server, 20, root, agent)  # warm imports, connections
+            sampled = await provider_session(fmt, server, turns, root, agent, COMPACTED[fmt])
+    print(SAMPLES + json.dumps({"stamps": sampled.stamps, "cpu": sampled.cpu,
+                                "rss": sampled.rss, "compactions": sampled.compactions}))
+
+
 def cycle_peaks(sampled: Sampled) -> list[float]:
     """The resident set's peak (MiB) over the turns between one compaction and the next."""
     marks = sampled.compactions
@@ -326,8 +362,7 @@ async def amain(turns: int, rounds: int, providers: bool, compaction: bool) -> i
                         sessions.append(await provider_session(fmt, server, turns, root,
                                                                agent))
                         if compaction:
-                            compacted[fmt].append(await provider_session(
-                                fmt, server, turns, root, agent, COMPACTED[fmt]))
+                            compacted[fmt].append(compacting_process(fmt, turns))
     window = min(WINDOW, turns // 2)
     rows = [
         *session_rows("", runs, turns),
@@ -358,8 +393,13 @@ def main() -> int:
                                                   "help": "skip the HTTP providers' sessions"}),
                               ("--no-compaction", {"action": "store_true",
                                                    "help": "skip the providers' sessions "
-                                                           "that compact"})],
+                                                           "that compact"}),
+                              ("--compacting", {"choices": sorted(COMPACTED),
+                                                "help": argparse.SUPPRESS})],
                      minimum={"turns": 10})
+    if args.compacting:  # a child of compacting_process
+        asyncio.run(compacting_child(args.compacting, args.turns))
+        return 0
     return asyncio.run(amain(args.turns, args.rounds, not args.no_providers,
                              not args.no_compaction))
 
