@@ -147,11 +147,16 @@ class WireHistory:
         return self.done + self.tail()
 
     def _freeze(self) -> None:
+        """Freeze all but the newest :data:`OPEN_MESSAGES` done messages once they reach
+        ``segment`` characters."""
         done = self.done
-        if self.stuck or len(done) <= OPEN_MESSAGES or sum(map(len, done)) < self.segment:
+        if self.stuck or len(done) <= OPEN_MESSAGES:
+            return
+        older = done[:-OPEN_MESSAGES]
+        if sum(map(len, older)) < self.segment:
             return
         try:
-            segment = (", ".join(done[:-OPEN_MESSAGES]) + ", ").encode("utf-8")
+            segment = (", ".join(older) + ", ").encode("utf-8")
         except UnicodeEncodeError:  # such a body is sent escaped whole (encode_body)
             self.stuck = True
             return
