@@ -295,6 +295,8 @@ def coalesce(pieces: list[bytes], size: int = CHUNK_BYTES) -> list[bytes]:
 
 
 async def _send(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    """The body's pieces as httpx reads a streamed body (once: a new one per attempt); with
+    the ``Content-Length`` header given, httpx sends them without chunked encoding."""
     for chunk in chunks:
         yield chunk
 
