@@ -2,7 +2,8 @@
 
 Turns 1..N-1 each call the kernel ``read`` on a file of its own (about 4 KB once numbered:
 no two results are the same, so nothing can be answered from an earlier one); turn N answers
-with text. No compaction: the whole history stays in the session, which is the worst case.
+with text. No compaction (but in the compacting sessions below): the whole history stays in
+the session, which is the worst case.
 The session writes its transcript into a temporary agent dir, as a user's run does.
 
 Measured, ``--rounds`` sessions in this process (``create_session`` with a function model
@@ -13,7 +14,8 @@ at each model request):
   of turn 100 to that of turn N, over the turns between (target <= 0.05 MiB). The history
   itself holds each result once (4 KB = 0.004 MiB a turn); the rest is what the host keeps
   per request.
-- per-turn time, turns N-99..N against turns 1..100 (target <= 1.2).
+- per-turn time, turns N-99..N against turns 1..100 (target <= 1.2), by the wall clock and
+  by this process's CPU time (steadier on a loaded machine).
 - the same two rows with the real HTTP providers (OpenAI and Anthropic wire formats, over
   loopback to a server in another process, ``_loopback.py``), every turn a ``read`` of the
   same 4 KB file: each request carries the whole history, so a request's body grows to a
@@ -23,10 +25,11 @@ at each model request):
   claude-sonnet-4-5's 200,000) and the loopback server reporting each request's input as a
   quarter of its body's bytes, so the session compacts whenever the history nears the
   window (the server answers the summary request with a summary; ``--no-compaction`` skips
-  these): per-turn time (wall and this process's CPU), turns N-99..N against 1..100
-  (<= 1.2), and the resident set's peak between one compaction and the next, the last
-  cycle's against the first full one's (flat: <= 1.05; the transcript keeps every record,
-  compacted or not, so a little growth per turn is by design);
+  these; each session in a process of its own, as a user's run is): per-turn time (wall
+  and CPU), turns N-99..N against 1..100 (<= 1.2), and the resident set's peak between one
+  compaction and the next, the last cycle's against the first full one's (flat: <= 1.05;
+  the transcript store keeps every record in memory, compacted or not, which is most of
+  what still grows);
 - for information, the Python heap's growth per turn (``tracemalloc``, a session of its own,
   which tracing slows), and the whole process: ``zpi-host run --model scripted:FILE`` of the
   same script, its peak RSS (``ru_maxrss``) against the script's tool results' size.
