@@ -7,8 +7,12 @@ port), reads each request body without parsing it, and answers with a recorded e
 ONE SSE EVENT PER NETWORK WRITE (one HTTP chunk, TCP_NODELAY), as a real service streams.
 
 Streams are loaded once (``LoopbackServer.load``) and queued (``LoopbackServer.queue``): each
-model request is answered with the next queued stream. The ten bytes ``NNNNNNNNNN`` in a
-stream are replaced by the request's number (so tool-call ids differ between turns).
+model request is answered with the next queued stream, or, when its body holds a routed text
+(``LoopbackServer.route``: a compaction's summary request), with that text's stream, the
+queue left as it is. The ten bytes ``NNNNNNNNNN`` in a stream are replaced by the request's
+number (so tool-call ids differ between turns), and the number :data:`TOKENS` by the
+request body's size in tokens (a quarter of its bytes, as a service would count the history
+it was sent: what compaction reads), padded to the same ten characters.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 MARKER = b"NNNNNNNNNN"
+#: usage's input tokens in a loaded stream, replaced by the request's size in tokens
+TOKENS = 1234567891
+_TOKENS = b"%d" % TOKENS
 
 
 # ---------------------------------------------------------------------- the server process
@@ -34,6 +41,7 @@ class _State:
     def __init__(self) -> None:
         self.streams: dict[str, list[bytes]] = {}
         self.marked: dict[str, list[int]] = {}
+        self.routes: list[tuple[bytes, str]] = []
         self.queue: list[str] = []
         self.served = 0
         self.lock = threading.Lock()
@@ -42,20 +50,23 @@ class _State:
         data = Path(path).read_bytes()
         events = [e + b"\n\n" for e in data.split(b"\n\n") if e.strip()]
         self.streams[name] = [b"%x\r\n%b\r\n" % (len(e), e) for e in events]
-        self.marked[name] = [i for i, e in enumerate(events) if MARKER in e]
+        self.marked[name] = [i for i, e in enumerate(events) if MARKER in e or _TOKENS in e]
 
-    def next_stream(self) -> list[bytes] | None:
+    def next_stream(self, body: bytes) -> list[bytes] | None:
         with self.lock:
-            if not self.queue:
-                return None
-            name = self.queue.pop(0)
+            name = next((name for needle, name in self.routes if needle in body), None)
+            if name is None:
+                if not self.queue:
+                    return None
+                name = self.queue.pop(0)
             self.served += 1
             number = b"%010d" % self.served
         chunks = self.streams[name]
         if self.marked[name]:
             chunks = list(chunks)
+            tokens = b"%10d" % (len(body) // 4)  # JSON allows the padding's spaces
             for i in self.marked[name]:
-                chunks[i] = chunks[i].replace(MARKER, number)
+                chunks[i] = chunks[i].replace(MARKER, number).replace(_TOKENS, tokens)
         return chunks
 
 
@@ -99,11 +110,15 @@ def _serve_connection(conn: socket.socket, state: _State) -> None:
                     state.queue = [name for name, count in json.loads(body)
                                    for _ in range(count)]
                 _reply(conn, 200, b"{}")
+            elif path == "/bench/route":
+                with state.lock:
+                    state.routes = [(needle.encode(), name) for needle, name in json.loads(body)]
+                _reply(conn, 200, b"{}")
             elif path == "/bench/stats":
                 _reply(conn, 200, json.dumps({"served": state.served,
                                               "queued": len(state.queue)}).encode())
             else:
-                chunks = state.next_stream()
+                chunks = state.next_stream(body)
                 if chunks is None:
                     _reply(conn, 400, b'{"error": {"message": "no stream queued"}}')
                     continue
@@ -224,6 +239,11 @@ class LoopbackServer:
     def queue(self, *items: tuple[str, int]) -> None:
         """Answer the next requests with these streams: ``("name", count)``, in order."""
         self._post("/bench/queue", [list(item) for item in items])
+
+    def route(self, *items: tuple[str, str]) -> None:
+        """Answer a request whose body holds ``text`` with the stream ``name``, for each
+        ``(text, name)``, without taking from the queue (none: clear the routes)."""
+        self._post("/bench/route", [list(item) for item in items])
 
     def stats(self) -> dict[str, int]:
         result: dict[str, int] = self._post("/bench/stats", {})

@@ -139,11 +139,11 @@ class AnthropicProvider(HTTPProvider):
             wire[i] = {**wire[i], "content": blocks}
         return wire
 
-    def encoded_history(self, request: ModelRequest) -> str:
+    def encoded_history(self, request: ModelRequest) -> list[bytes]:
         wire = self._wire.extend(request.messages)  # a new list: the kept texts stay unmarked
-        for i in self._marked(wire, lambda m: m.startswith(_USER)):
+        for i in self._marked(wire, lambda m: m.startswith(_USER)):  # the open part holds both
             wire[i] = _mark_last_block(wire[i])
-        return "[" + ", ".join(wire) + "]"
+        return self._wire.array(wire)
 
     def _marked(self, wire: list[Any], is_user: Callable[[Any], bool]) -> list[int]:
         """Indexes of the user messages that get a cache breakpoint (none when caching is

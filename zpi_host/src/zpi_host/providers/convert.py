@@ -82,6 +82,16 @@ def make_streamer(entry: ModelEntry, settings: Mapping[str, Any], path: str, *,
                         RequestPolicy.from_settings(settings), **kwargs)
 
 
+#: Encoded wire messages are frozen, as UTF-8, into segments of about this many characters
+#: (then a request sends the segments as they are, and nothing a request builds grows with
+#: the session: joining a history of megabytes into one body per request made the process's
+#: resident set grow with each request, the allocator keeping the ever larger buffers)...
+SEGMENT_CHARS = 1024 * 1024
+#: ...all but the newest few, which a format may still change (Anthropic's cache breakpoints
+#: go on the last two user messages: within the last four, the roles alternating).
+OPEN_MESSAGES = 8
+
+
 class WireHistory:
     """The history folded into the wire's message list, message by message.
 
@@ -89,19 +99,24 @@ class WireHistory:
     history grows: each message is converted and encoded once, not once per request (else
     a turn's cost grows with the session). The messages folded in so far are compared by
     identity with the start of each new history; when they differ (compaction, a rewind, a
-    second session on the same provider) the fold starts over. Built fresh, in object form,
-    it gives the body as objects (``HTTPProvider.body``) from the same code.
+    second session on the same provider) the fold starts over. Older encoded messages are
+    frozen into UTF-8 segments (``frozen``, see :data:`SEGMENT_CHARS`) that every later
+    request sends unchanged. Built fresh, in object form, it gives the body as objects
+    (``HTTPProvider.body``) from the same code.
     """
 
-    def __init__(self, encoded: bool) -> None:
+    def __init__(self, encoded: bool, segment: int = SEGMENT_CHARS) -> None:
         self.encoded = encoded
+        self.segment = segment
         self.messages: list[Message] = []  # folded in so far
         self.done: list[Any] = []  # wire messages that later messages cannot change
+        self.frozen: list[bytes] = []  # older encoded ones, each segment ending in ", "
+        self.stuck = False  # a message UTF-8 cannot carry: nothing more is frozen
         self.reset()
 
     def reset(self) -> None:
         """Forget everything folded in."""
-        self.messages, self.done = [], []
+        self.messages, self.done, self.frozen, self.stuck = [], [], [], False
 
     def add(self, message: Message) -> None:
         """Fold in one message (into ``done`` and the format's open tail)."""
@@ -116,8 +131,8 @@ class WireHistory:
         return encode(value) if self.encoded else value
 
     def extend(self, messages: Sequence[Message]) -> list[Any]:
-        """The wire messages of ``messages``: those folded in before, if ``messages`` starts
-        with them, plus the rest."""
+        """The wire messages of ``messages`` not frozen (in object form: all of them): those
+        folded in before, if ``messages`` starts with them, plus the rest."""
         known = self.messages
         if known and (len(messages) < len(known)
                       or not all(map(operator.is_, known, islice(messages, len(known))))):
@@ -127,16 +142,58 @@ class WireHistory:
         for message in islice(messages, len(known), None):
             add(message)
             known.append(message)
+        if self.encoded:
+            self._freeze()
         return self.done + self.tail()
 
+    def _freeze(self) -> None:
+        """Freeze all but the newest :data:`OPEN_MESSAGES` done messages once they reach
+        ``segment`` characters."""
+        done = self.done
+        if self.stuck or len(done) <= OPEN_MESSAGES:
+            return
+        older = done[:-OPEN_MESSAGES]
+        if sum(map(len, older)) < self.segment:
+            return
+        try:
+            segment = (", ".join(older) + ", ").encode("utf-8")
+        except UnicodeEncodeError:  # such a body is sent escaped whole (encode_body)
+            self.stuck = True
+            return
+        self.frozen.append(segment)
+        self.done = done[-OPEN_MESSAGES:]
 
-def splice_body(body: Mapping[str, Any], history: str) -> bytes:
-    """``json.dumps(body, ensure_ascii=False)`` as UTF-8, byte for byte, with the
-    already-encoded ``history`` in place of the :data:`HISTORY` placeholder. Raises
-    UnicodeEncodeError for text with lone surrogates."""
-    parts = [f"{encode(key)}: {history if value is HISTORY else encode(value)}"
-             for key, value in body.items()]
-    return ("{" + ", ".join(parts) + "}").encode("utf-8")
+    def array(self, wire: Sequence[str], before: Sequence[str] = ()) -> list[bytes]:
+        """The whole history's JSON array as UTF-8 pieces, to be sent one after the other:
+        ``before`` (wire messages ahead of the history, a system message), the frozen
+        segments, then ``wire`` (what :meth:`extend` returned, as the format finished it).
+        Raises UnicodeEncodeError for text with lone surrogates."""
+        if not self.frozen:
+            return [("[" + ", ".join([*before, *wire]) + "]").encode("utf-8")]
+        head = "[" + "".join(f"{m}, " for m in before)
+        rest = ", ".join(wire).encode("utf-8")
+        frozen = list(self.frozen)
+        if not rest:  # nothing open (not seen: the newest messages stay open)
+            frozen[-1] = frozen[-1][:-2]
+        return [head.encode("utf-8"), *frozen, rest + b"]"]
+
+
+def splice_body(body: Mapping[str, Any], history: Sequence[bytes]) -> list[bytes]:
+    """``json.dumps(body, ensure_ascii=False)`` as UTF-8 pieces (joined: the same bytes),
+    with the already-encoded ``history`` pieces in place of the :data:`HISTORY`
+    placeholder. Raises UnicodeEncodeError for text with lone surrogates."""
+    pieces: list[bytes] = []
+    text = "{"
+    for index, (key, value) in enumerate(body.items()):
+        text += f"{', ' if index else ''}{encode(key)}: "
+        if value is HISTORY:
+            pieces.append(text.encode("utf-8"))
+            pieces.extend(history)
+            text = ""
+        else:
+            text += encode(value)
+    pieces.append((text + "}").encode("utf-8"))
+    return pieces
 
 
 class HTTPProvider:
@@ -154,7 +211,7 @@ class HTTPProvider:
         return f"<{type(self).__name__} {self.entry.name!r} at {self._http.url}>"
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._http.stream(self.payload(request), self.decoder)
+        return self._http.stream(self.payload_parts(request), self.decoder)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -164,13 +221,19 @@ class HTTPProvider:
         return self.frame(request, self.history(request))
 
     def payload(self, request: ModelRequest) -> bytes:
-        """``body(request)`` encoded as ``http.encode_body`` does, with each history message
-        converted and encoded once per session (see :class:`WireHistory`)."""
+        """``body(request)`` encoded as ``http.encode_body`` does: :meth:`payload_parts`
+        joined."""
+        return b"".join(self.payload_parts(request))
+
+    def payload_parts(self, request: ModelRequest) -> list[bytes]:
+        """The request body as UTF-8 pieces, with each history message converted and encoded
+        once per session (see :class:`WireHistory`); the streamer sends them one after the
+        other, so no request joins the history into one buffer."""
         frame = self.frame(request, HISTORY)
         try:
             return splice_body(frame, self.encoded_history(request))
         except UnicodeEncodeError:  # lone surrogates: the body escaped whole, as ASCII
-            return encode_body(self.body(request))
+            return [encode_body(self.body(request))]
 
     def frame(self, request: ModelRequest, history: list[Any]) -> dict[str, Any]:
         """The body around ``history`` (the wire's message list)."""
@@ -180,9 +243,9 @@ class HTTPProvider:
         """The wire's message list for ``request``, as objects."""
         raise NotImplementedError
 
-    def encoded_history(self, request: ModelRequest) -> str:
-        """``history(request)`` as JSON text, from the provider's encoded
-        :class:`WireHistory`."""
+    def encoded_history(self, request: ModelRequest) -> list[bytes]:
+        """``history(request)`` as JSON, UTF-8 pieces from the provider's encoded
+        :class:`WireHistory` (:meth:`WireHistory.array`)."""
         raise NotImplementedError
 
     def decoder(self) -> StreamDecoder:

@@ -137,19 +137,26 @@ class HTTPStreamer:
 
 
     async def stream(
-        self, body: Mapping[str, Any] | bytes, decoder: Callable[[], StreamDecoder]
+        self, body: Mapping[str, Any] | bytes | list[bytes],
+        decoder: Callable[[], StreamDecoder],
     ) -> AsyncIterator[StreamEvent]:
-        """POST ``body`` (an object, or its JSON already encoded) and yield the decoded
-        events; ``decoder()`` makes a fresh decoder for each attempt."""
-        payload = body if isinstance(body, bytes) else encode_body(body)
+        """POST ``body`` (an object, or its JSON already encoded, whole or in pieces to send
+        one after the other) and yield the decoded events; ``decoder()`` makes a fresh
+        decoder for each attempt."""
+        chunks = coalesce(body) if isinstance(body, list) else [
+            body if isinstance(body, bytes) else encode_body(body)]
+        headers = self._headers
+        if len(chunks) > 1:  # sent in pieces with the length a single buffer would have
+            headers = {**headers, "Content-Length": str(sum(map(len, chunks)))}
         client = self._client_for_request()
         attempt = 0
         while True:
             yielded = False
             answered = False
             try:
-                async with client.stream("POST", self.url, content=payload,
-                                         headers=self._headers) as response:
+                content = chunks[0] if len(chunks) == 1 else _send(chunks)
+                async with client.stream("POST", self.url, content=content,
+                                         headers=headers) as response:
                     answered = True
                     status = response.status_code
                     if status >= 300 or _content_type(response).startswith("application/json"):
@@ -264,6 +271,34 @@ class HTTPStreamer:
     def _backoff(self, attempt: int) -> float:
         p = self.policy
         return random.uniform(0, min(p.retry_max_delay, p.retry_base_delay * 2 ** attempt))
+
+
+#: Pieces of a body smaller than this are joined before they are sent (fewer, larger writes).
+CHUNK_BYTES = 64 * 1024
+
+
+def coalesce(pieces: list[bytes], size: int = CHUNK_BYTES) -> list[bytes]:
+    """``pieces`` with runs of small ones (under ``size`` bytes together) joined: the
+    same bytes in fewer writes; one piece when the body is small."""
+    out: list[bytes] = []
+    run: list[bytes] = []
+    length = 0
+    for piece in pieces:
+        if length and length + len(piece) > size:
+            out.append(b"".join(run))
+            run, length = [], 0
+        run.append(piece)
+        length += len(piece)
+    if run:
+        out.append(b"".join(run))
+    return out
+
+
+async def _send(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    """The body's pieces as httpx reads a streamed body (once: a new one per attempt); with
+    the ``Content-Length`` header given, httpx sends them without chunked encoding."""
+    for chunk in chunks:
+        yield chunk
 
 
 def encode_body(body: Mapping[str, Any]) -> bytes:

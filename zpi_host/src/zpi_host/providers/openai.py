@@ -93,11 +93,9 @@ class OpenAIProvider(HTTPProvider):
     def history(self, request: ModelRequest) -> list[dict[str, Any]]:
         return chat_messages(request.system_prompt, request.messages)
 
-    def encoded_history(self, request: ModelRequest) -> str:
-        wire = self._wire.extend(request.messages)
-        if request.system_prompt:
-            wire.insert(0, encode(_system(request.system_prompt)))
-        return "[" + ", ".join(wire) + "]"
+    def encoded_history(self, request: ModelRequest) -> list[bytes]:
+        system = [encode(_system(request.system_prompt))] if request.system_prompt else []
+        return self._wire.array(self._wire.extend(request.messages), system)
 
 
 #: One history message on the wire: its chat messages, the images its tool result sends in

@@ -115,8 +115,8 @@ class ResponsesProvider(HTTPProvider):
     def history(self, request: ModelRequest) -> list[dict[str, Any]]:
         return responses_input(request.messages)
 
-    def encoded_history(self, request: ModelRequest) -> str:
-        return "[" + ", ".join(self._wire.extend(request.messages)) + "]"
+    def encoded_history(self, request: ModelRequest) -> list[bytes]:
+        return self._wire.array(self._wire.extend(request.messages))
 
 
 def responses_input(messages: Any) -> list[dict[str, Any]]:
