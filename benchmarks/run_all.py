@@ -7,7 +7,7 @@ the ``BENCH-ROW`` lines they print. ``tox -e bench`` runs this.
     python benchmarks/run_all.py [--quick] [NAME ...]
 
 Exits 1 when a benchmark fails (a wrong result, a crash) or prints no row without saying why
-it skipped (``BENCH-SKIP``: the peer benchmark when Claude Code cannot be fetched); a missed
+it skipped (``BENCH-SKIP``: a peer benchmark when its peer cannot be fetched); a missed
 target is reported in the table, not an exit status.
 """
 
@@ -24,7 +24,7 @@ from _measure import SKIP_PREFIX, Row, format_table, machine, parse_rows
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("cold_start", "loop_overhead", "provider_turns", "parallel_tools", "bash_output",
               "sse_parse", "transcript_load", "hook_dispatch", "sdk_query", "session_store",
-              "builtins_overhead", "peer_claude_code", "grep_tree", "prompt_caching",
+              "builtins_overhead", "peer_claude_code", "peer_pi", "grep_tree", "prompt_caching",
               "mcp_servers", "native_storage", "concurrent_sessions", "long_session")
 
 

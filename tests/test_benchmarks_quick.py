@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 ROW_PREFIX = "BENCH-ROW "
 SKIP_PREFIX = "BENCH-SKIP "
-#: the peer benchmark: it needs Claude Code's binary, which --quick never downloads
-PEER = "peer_claude_code"
+#: the peer benchmarks: each needs its peer (Claude Code's binary, pi's npm package), which
+#: --quick never downloads
+PEERS = ("peer_claude_code", "peer_pi")
 ROW_FIELDS = {"measure", "zpi", "baseline", "unit", "ratio", "op", "target", "low", "high",
               "rounds", "note"}
 
@@ -69,7 +70,7 @@ def rows(output: str) -> list[dict[str, object]]:
 
 def test_every_benchmark_file_is_covered() -> None:
     scripts = {p.stem for p in BENCHMARKS.glob("*.py") if not p.stem.startswith("_")}
-    assert scripts - {"run_all", PEER} == set(EXPECTED)
+    assert scripts - {"run_all", *PEERS} == set(EXPECTED)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -101,22 +102,27 @@ def test_run_all_refuses_an_unknown_benchmark() -> None:
     assert "unknown benchmark(s) no_such_benchmark" in done.stderr
 
 
-def test_peer_quick_skips_with_a_reason_when_claude_code_is_not_cached(tmp_path: Path) -> None:
-    done = run(str(BENCHMARKS / f"{PEER}.py"), "--quick", "--cache", str(tmp_path / "empty"))
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_peer_quick_skips_with_a_reason_when_the_peer_is_not_cached(tmp_path: Path,
+                                                                      peer: str) -> None:
+    done = run(str(BENCHMARKS / f"{peer}.py"), "--quick", "--cache", str(tmp_path / "empty"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert rows(done.stdout) == []
     skips = [line for line in done.stdout.splitlines() if line.startswith(SKIP_PREFIX)]
     assert len(skips) == 1 and "--quick never downloads" in skips[0], done.stdout
+    assert skips[0].startswith(f"{SKIP_PREFIX}{peer}: ")
     assert not (tmp_path / "empty").exists()  # nothing fetched
 
 
 def test_run_all_reports_a_skipped_benchmark_without_failing(tmp_path: Path) -> None:
-    env_home = {"HOME": str(tmp_path)}  # an empty default cache: the peer skips
-    done = subprocess.run([sys.executable, str(BENCHMARKS / "run_all.py"), "--quick", PEER],
+    env_home = {"HOME": str(tmp_path)}  # an empty default cache: the peers skip
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "run_all.py"), "--quick", *PEERS],
                           cwd=ROOT, env={**os.environ, **env_home}, capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "SKIPPED: peer_claude_code:" in done.stdout.split("=" * 100, 1)[1]
+    table = done.stdout.split("=" * 100, 1)[1]
+    for peer in PEERS:
+        assert f"SKIPPED: {peer}:" in table
 
 
 def test_measured_process_reports_the_commands_own_peak_not_the_benchmarks() -> None:
