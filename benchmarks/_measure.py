@@ -64,7 +64,8 @@ async def ainterleave(sides: Mapping[str, Callable[[], Awaitable[float]]], round
 
 
 #: the launcher :class:`MeasuredProcess` runs: it forks, the child execs the command, and it
-#: writes the child's pid, then its peak RSS (KiB), exit code and wall time to the fd it is given
+#: writes the child's pid, then its peak RSS (KiB), exit code, wall time and CPU time (user +
+#: system, of the command and the children it waited for) to the fd it is given
 _LAUNCHER = """
 import os, sys, time
 report = int(sys.argv[1])
@@ -81,18 +82,21 @@ os.write(report, f"{pid}\\n".encode())
 _, status, usage = os.wait4(pid, 0)
 elapsed = time.perf_counter() - started
 code = os.waitstatus_to_exitcode(status)
-os.write(report, f"{usage.ru_maxrss} {code} {elapsed!r}\\n".encode())
+cpu = usage.ru_utime + usage.ru_stime
+os.write(report, f"{usage.ru_maxrss} {code} {elapsed!r} {cpu!r}\\n".encode())
 sys.exit(code if code >= 0 else 128 - code)
 """
 
 
 @dataclass
 class Finished:
-    """What :meth:`MeasuredProcess.wait` found: exit code, peak RSS (bytes), wall (seconds)."""
+    """What :meth:`MeasuredProcess.wait` found: exit code, peak RSS (bytes), wall and CPU
+    time (seconds; CPU time is what a loaded machine disturbs least)."""
 
     returncode: int
     peak_rss: int
     seconds: float
+    cpu_seconds: float
 
 
 class MeasuredProcess:
@@ -128,10 +132,10 @@ class MeasuredProcess:
         line = self._report.readline().split()
         self._report.close()
         launcher_code = self.launcher.wait()
-        if len(line) != 3:
+        if len(line) != 4:
             raise RuntimeError(f"the measuring launcher failed (exit {launcher_code})")
-        peak_kib, code, seconds = line
-        return Finished(int(code), int(peak_kib) * 1024, float(seconds))
+        peak_kib, code, seconds, cpu = line
+        return Finished(int(code), int(peak_kib) * 1024, float(seconds), float(cpu))
 
 
 def timed(fn: Callable[[], Any]) -> Callable[[], float]:

@@ -72,9 +72,11 @@ class Side:
         self.holds = list(holds)
         self.timeout = timeout
         self.rss_mib: list[float] = []
+        self.cpu_seconds: list[float] = []
 
     def run(self) -> float:
-        """Run the session once; returns its wall time (seconds), keeps its peak RSS."""
+        """Run the session once; returns its wall time (seconds), keeps its peak RSS and its
+        CPU time."""
         with ModelServer(self.turns) as server, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err:
             env = {**self.env, **self.prepare(server.port)}
@@ -89,6 +91,7 @@ class Side:
             err.seek(0)
             self.check(finished.returncode, out.read(), err.read(), server)
         self.rss_mib.append(finished.peak_rss / (1 << 20))
+        self.cpu_seconds.append(finished.cpu_seconds)
         return finished.seconds
 
     def check(self, code: int, out: bytes, err: bytes, server: ModelServer) -> None:
@@ -164,12 +167,14 @@ def compare_sides(name: str, zpi: Side, peer: Side, rounds: int, *, peer_label: 
                   wall_target: float | None, rss_target: float | None,
                   measure: str = "two-turn session") -> list[Row]:
     """Interleave the two sides (a warm-up round first, not kept); a wall time row and a
-    peak RSS row, zpi over the peer."""
+    peak RSS row, zpi over the peer, and the CPU time (user + system) for information: on a
+    loaded machine it moves less than the wall time."""
     samples = interleave({"zpi": zpi.run, "peer": peer.run}, rounds)
-    rss = {"zpi": zpi.rss_mib[-rounds:], "peer": peer.rss_mib[-rounds:]}
     return [
         compare(f"{name}: {measure}, wall time", samples["zpi"], samples["peer"],
                 target=wall_target, note=f"baseline = {peer_label} on the same session"),
-        compare(f"{name}: {measure}, peak RSS", rss["zpi"], rss["peer"], unit="MiB",
-                scale=1.0, target=rss_target),
+        compare(f"{name}: {measure}, peak RSS", zpi.rss_mib[-rounds:], peer.rss_mib[-rounds:],
+                unit="MiB", scale=1.0, target=rss_target),
+        compare(f"{name}: {measure}, CPU time", zpi.cpu_seconds[-rounds:],
+                peer.cpu_seconds[-rounds:]),
     ]

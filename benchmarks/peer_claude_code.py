@@ -13,7 +13,9 @@ third request too, and it counts on zpi's side.
 - wall time of the whole process, zpi / Claude Code (target <= 0.35);
 - peak RSS, zpi / Claude Code (target <= 0.15): ``ru_maxrss``, the largest resident set of
   the process (or of a child it waited for), taken through ``_measure.MeasuredProcess`` so it
-  is the command's own and not this benchmark's.
+  is the command's own and not this benchmark's;
+- for information, CPU time (user + system), zpi / Claude Code: a loaded machine disturbs it
+  less than the wall time.
 
 The sides alternate, ``--rounds`` times, after a warm-up round. Both get a fresh temporary
 ``HOME`` (Claude Code keeps its settings and transcripts there; zpi its agent dir), a dummy

@@ -21,8 +21,10 @@ neither compacts: the whole history stays, the worst case (target: peak RSS <= 0
 wall time is printed for information, the in-process server parses every request body).
 Each run is checked: exactly the scripted requests were made, the request after the last
 read holds every read's result, none an error, each holding its file, and the answer was
-printed. Wall time and the command's own peak RSS come from ``_measure.MeasuredProcess``;
-the sides alternate, ``--rounds`` times, after a warm-up round.
+printed. Wall time, CPU time (user + system; printed for information, a loaded machine
+disturbs it less) and the command's own peak RSS come from ``_measure.MeasuredProcess``; the
+sides alternate, ``--rounds`` times, after a warm-up round (``--turns 1000 --rounds 3``
+takes about five minutes).
 
 pi is the npm package ``@mariozechner/pi-coding-agent``, version ``PI_VERSION`` (pinned),
 installed once with ``npm install --prefix CACHE/pi-VERSION`` (``--cache``, default

@@ -139,10 +139,12 @@ def test_measured_process_reports_the_commands_own_peak_not_the_benchmarks() -> 
         "plain = subprocess.Popen(child)\n"
         "_, _, usage = os.wait4(plain.pid, 0)\n"
         "finished = MeasuredProcess(child).wait()\n"
-        "print(usage.ru_maxrss * 1024, finished.peak_rss, finished.returncode, finished.seconds)\n")
+        "print(usage.ru_maxrss * 1024, finished.peak_rss, finished.returncode, finished.seconds,\n"
+        "      finished.cpu_seconds)\n")
     done = run("-c", program)
     assert done.returncode == 0, done.stderr
-    naive, peak, code, seconds = done.stdout.split()
+    naive, peak, code, seconds, cpu = done.stdout.split()
     assert int(naive) > 400 << 20  # what the benchmarks used to report
     assert 40 << 20 < int(peak) < 200 << 20
     assert int(code) == 3 and float(seconds) > 0
+    assert 0 < float(cpu) <= float(seconds)  # one thread: its CPU time within its wall time
