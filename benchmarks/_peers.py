@@ -77,7 +77,8 @@ class Side:
     def run(self) -> float:
         """Run the session once; returns its wall time (seconds), keeps its peak RSS and its
         CPU time."""
-        with ModelServer(self.turns) as server, tempfile.TemporaryFile() as out, \
+        # the check reads the request after the last read; zpi's title request may follow it
+        with ModelServer(self.turns, keep_bodies=2) as server, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err:
             env = {**self.env, **self.prepare(server.port)}
             process = MeasuredProcess(self.command, cwd=self.project, env=env,

@@ -121,3 +121,15 @@ def test_responses_stream_has_the_services_event_sequence(zpi_model_server):
     refused = post(zpi_model_server, "/v1/responses", {"model": "m", "input": [
         {"type": "reasoning", "id": "rs_x", "summary": []}]})
     assert refused.status_code == 400 and "not persisted" in refused.json()["error"]["message"]
+
+
+def test_keep_bodies_records_every_request_but_only_the_last_bodies():
+    with ModelServer(["one", "two", "three"], keep_bodies=2) as server:
+        for n in range(3):
+            post(server, "/v1/messages", {"model": "m", "n": n})
+        assert [r.path for r in server.requests] == ["/v1/messages"] * 3
+        assert server.requests[0].body == b""
+        assert [r.json["n"] for r in server.requests[1:]] == [1, 2]
+        assert server.requests[0].headers["authorization"] == "Bearer k"
+    with pytest.raises(ValueError, match="keep_bodies must be at least 1"):
+        ModelServer(keep_bodies=0)

@@ -85,14 +85,21 @@ class ModelServer:
     """``with ModelServer(turns) as server:`` then point a provider at ``server.base_url``.
 
     ``turns`` are scripted turns (dicts, strings or ``ScriptedTurn``), answered in order,
-    whatever the format of the request. ``requests`` records every request received.
+    whatever the format of the request. ``requests`` records every request received; with
+    ``keep_bodies=N`` only the last N keep their body (older ones are recorded with an empty
+    one): a long session sends its whole history with every request, and keeping every body
+    would take memory quadratic in its length.
     """
 
-    def __init__(self, turns: Iterable[Any] = (), *, pieces: int = 3) -> None:
+    def __init__(self, turns: Iterable[Any] = (), *, pieces: int = 3,
+                 keep_bodies: int | None = None) -> None:
+        if keep_bodies is not None and keep_bodies < 1:
+            raise ValueError(f"keep_bodies must be at least 1 (or None: all), got {keep_bodies}")
         self._turns: list[ScriptedTurn] = []
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
         self._pieces = pieces
+        self._keep_bodies = keep_bodies
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
@@ -207,6 +214,17 @@ class ModelServer:
                 turn = self._turns.pop(0) if self._turns else None
         return fault, turn
 
+    def _record(self, request: RecordedRequest) -> int:
+        """Record ``request``, dropping the body that falls out of ``keep_bodies``; its
+        number (1 for the first)."""
+        with self._lock:
+            self.requests.append(request)
+            number = len(self.requests)
+            old = number - 1 - (self._keep_bodies or number)
+            if old >= 0 and self.requests[old].body:
+                self.requests[old] = attrs.evolve(self.requests[old], body=b"")
+        return number
+
     def _track(self, conn: socket.socket, add: bool) -> None:
         with self._lock:
             (self._connections.add if add else self._connections.discard)(conn)
@@ -249,9 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         path = self.path.split("?", 1)[0]
         fmt = ROUTES.get(path)
-        owner.requests.append(RecordedRequest(
+        request_no = owner._record(RecordedRequest(
             "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, fmt))
-        request_no = len(owner.requests)
         if fmt is None:
             self._json(404, error_body("openai", 404, f"ModelServer serves "
                                        f"{', '.join(ROUTES)}, not {path}"))
