@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import email.utils
+import gc
 import socket
 import time
+import tracemalloc
 import types
 
 import pytest
@@ -20,6 +22,7 @@ from zpi_host.providers.base import (
     Retrying,
     TextDelta,
 )
+from zpi_host.testing import ModelServer
 
 from .conftest import ENV, FORMATS, KEYS, ask, collect, said
 
@@ -265,3 +268,32 @@ def test_a_plain_http_client_skips_the_certificate_store(monkeypatch) -> None:
     assert _ca_certificates(_streamer("https://api.example/v1/chat/completions")) > 0
     monkeypatch.setenv("HTTP_PROXY", "https://proxy.example:3128")  # TLS to the proxy
     assert _ca_certificates(_streamer("http://127.0.0.1:8080/v1/chat/completions")) > 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_sent_body_is_not_kept_alive_with_the_finished_response(fmt, connect):
+    """httpx holds a finished response, and its request, in reference cycles until the
+    collector runs: the body (in a long session the whole history, megabytes) must not stay
+    with them. It is still sent in one piece with its length, not chunked."""
+    big = "x" * (2 << 20)
+    with ModelServer(["ok"] * 4, keep_bodies=1) as server:
+        provider = connect(fmt, base_url=server.base_url)
+        gc.disable()
+        try:
+            await collect(provider, ask(big))  # the pool, the imports
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                for _ in range(3):
+                    assert said(await collect(provider, ask(big))).text == "ok"
+                kept = tracemalloc.get_traced_memory()[0] - before
+            finally:
+                tracemalloc.stop()
+        finally:
+            gc.enable()
+        sent = server.requests[-1]
+    # what stays by design: the last body the server keeps, the provider's encoded history of
+    # the last request (2 MiB each); each old body kept would add 2 MiB more
+    assert kept < 5 << 20, f"{kept / (1 << 20):.1f} MiB still held after three 2 MiB requests"
+    assert sent.headers["content-length"] == str(len(sent.body))
+    assert "transfer-encoding" not in sent.headers and big in sent.body.decode()
