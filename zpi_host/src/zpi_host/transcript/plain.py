@@ -336,8 +336,8 @@ def unstructurer(cls: type) -> Fn:
             namespace[f"item{index}"] = item
             entries.append(f"{json_key!r}: item{index}(value.{name})")
     source = "def convert(value):\n    return {" + ", ".join(entries) + "}"
-    exec(compile_generated(source, f"<plain unstructurer {cls.__qualname__}>",
-                           __future__.annotations.compiler_flag), namespace)
+    exec(compile(source, f"<plain unstructurer {cls.__qualname__}>", "exec",
+                 __future__.annotations.compiler_flag, True), namespace)
     fn = _unstructurers[cls] = namespace["convert"]
     return fn
 
