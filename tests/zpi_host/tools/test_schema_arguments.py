@@ -84,3 +84,42 @@ def test_flat_schemas_do_not_import_jsonschema(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, check=True)
     assert out.stdout.split() == ["a", "False"]
+
+
+BOUNDED = {"type": "object", "properties": {
+    "offset": {"type": "integer", "minimum": 1}, "ratio": {"type": "number",
+                                                            "exclusiveMinimum": 0,
+                                                            "maximum": 1.5},
+    "cap": {"type": "integer", "exclusiveMaximum": 10}}}
+
+
+@pytest.mark.parametrize(("args", "field", "problem"), [
+    ({"offset": 0}, "offset", "must be at least 1"),
+    ({"ratio": 0}, "ratio", "must be more than 0"),
+    ({"ratio": 1.6}, "ratio", "must be at most 1.5"),
+    ({"cap": 10}, "cap", "must be less than 10"),
+])
+def test_numeric_bounds_are_checked_quickly_and_worded_as_the_full_check(args, field, problem):
+    """A number's bounds keep a schema on the quick path; its answer is the full check's."""
+    quick = _tool(BOUNDED)
+    # the same schema made richer (an enum elsewhere) goes through jsonschema
+    full = _tool({**BOUNDED, "properties": {**BOUNDED["properties"],
+                                            "mode": {"type": "string", "enum": ["a"]}}})
+    for tool in (quick, full):
+        with pytest.raises(ToolArgumentError) as caught:
+            tool.prepare_arguments(args)
+        assert problem in str(caught.value) and caught.value.field == field
+    assert quick.prepare_arguments({"offset": 1, "ratio": 1.5, "cap": 9, "other": None}) == {
+        "offset": 1, "ratio": 1.5, "cap": 9, "other": None}
+
+
+def test_the_read_tools_schema_stays_off_jsonschema(tmp_path):
+    code = ("import sys\n"
+            "from zpi_host.tools.read import read_tool\n"
+            "t = read_tool()\nt.prepare_arguments({'path': 'a.txt', 'offset': 2, 'limit': 5})\n"
+            "try:\n    t.prepare_arguments({'path': 'a.txt', 'offset': 0})\n"
+            "except Exception as e:\n    print(type(e).__name__, e.field)\n"
+            "print('jsonschema' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, check=False)
+    assert out.stdout.split() == ["ToolArgumentError", "offset", "False"], out.stderr

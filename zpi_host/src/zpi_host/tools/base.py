@@ -10,6 +10,7 @@ A :class:`Tool` pairs a JSON-Schema description (what the model sees) with two c
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -215,19 +216,47 @@ Execute = Callable[[Any, ToolContext], "ToolResult | Awaitable[ToolResult]"]
 _FLAT_OBJECT = frozenset({"type", "properties", "required", "additionalProperties",
                           "description", "title", "$schema"})
 _FLAT_PARAMETER = frozenset({"type", "description", "title", "default", "examples"})
+#: numeric bounds the quick check also applies to an ``integer`` or ``number`` parameter, and
+#: their wording (that of :mod:`zpi_host.support.json_schema`)
+_BOUNDS = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+           "exclusiveMaximum": "less than"}
 _PLAIN = frozenset({"string", "integer", "number", "boolean", "array", "object"})
+
+
+def _is_flat_parameter(schema: Any) -> bool:
+    if not isinstance(schema, Mapping) or schema.get("type", "string") not in _PLAIN:
+        return False
+    bounds = set(schema) - _FLAT_PARAMETER
+    return not bounds or (
+        bounds <= _BOUNDS.keys() and schema.get("type") in ("integer", "number")
+        and all(type(schema[b]) in (int, float) and math.isfinite(schema[b]) for b in bounds))
 
 
 def _is_flat(schema: Mapping[str, Any]) -> bool:
     """Whether the quick check below is the whole of ``schema``: an object of parameters
-    constrained by their type alone (no ``enum``, ``items``, ``properties`` under them;
-    ``required``, ``additionalProperties`` true or false), nothing else."""
+    constrained by their type alone, or a number's by its bounds too (no ``enum``, ``items``,
+    ``properties`` under them; ``required``, ``additionalProperties`` true or false), nothing
+    else. The read tool's ``offset`` and ``limit`` (``minimum: 1``) are such parameters: a
+    session's first read does not import ``jsonschema``."""
     props = schema.get("properties", {})
     return (set(schema) <= _FLAT_OBJECT and schema.get("type", "object") == "object"
             and isinstance(schema.get("additionalProperties", True), bool)
             and isinstance(props, Mapping)
-            and all(isinstance(p, Mapping) and set(p) <= _FLAT_PARAMETER
-                    and p.get("type", "string") in _PLAIN for p in props.values()))
+            and all(_is_flat_parameter(p) for p in props.values()))
+
+
+def _out_of_bounds(parameter: Mapping[str, Any], value: float) -> str | None:
+    """What a number breaks of its parameter's bounds, worded as the full check words it (and
+    the value given)."""
+    for bound, words in _BOUNDS.items():
+        limit = parameter.get(bound)
+        if limit is None:
+            continue
+        broken = {"minimum": value < limit, "maximum": value > limit,
+                  "exclusiveMinimum": value <= limit, "exclusiveMaximum": value >= limit}[bound]
+        if broken:
+            return f"must be {words} {limit}, got {value}"
+    return None
 
 
 def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
@@ -263,6 +292,10 @@ def _check_object(tool: str, schema: Mapping[str, Any], args: Mapping[str, Any])
             raise ToolArgumentError(tool, name, f"expected {expected}, got boolean")
         if not isinstance(value, py):
             raise ToolArgumentError(tool, name, f"expected {expected}, got {type(value).__name__}")
+        if isinstance(value, (int, float)):  # an integer or number parameter's bounds
+            problem = _out_of_bounds(props[name], value)
+            if problem is not None:
+                raise ToolArgumentError(tool, name, problem)
     return dict(args)
 
 

@@ -87,14 +87,11 @@ def read_tool() -> Tool:
 
 
 def prepare_read(args: Mapping[str, Any]) -> dict[str, Any]:
-    """The schema check plus what JSON-Schema types cannot say (non-empty, minimums)."""
+    """The schema check (types, and the minimums of ``offset`` and ``limit``) plus what the
+    schema does not say: a path that is not empty."""
     checked: dict[str, Any] = _check_object("read", PARAMETERS, args)
     if not checked["path"]:
         raise ToolArgumentError("read", "path", "must not be empty")
-    for name in ("offset", "limit"):
-        value = checked.get(name)
-        if value is not None and value < 1:
-            raise ToolArgumentError("read", name, f"must be at least 1, got {value}")
     return checked
 
 
