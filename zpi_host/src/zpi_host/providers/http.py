@@ -146,7 +146,12 @@ class HTTPStreamer:
         chunks = coalesce(body) if isinstance(body, list) else [
             body if isinstance(body, bytes) else encode_body(body)]
         headers = self._headers
-        if len(chunks) > 1:  # sent in pieces with the length a single buffer would have
+        # a body in pieces, or a large one, goes through a one-shot iterator with the length
+        # a single buffer would have: httpx keeps a finished response and its request in
+        # reference cycles until the collector runs, and bytes given as the content would
+        # stay with them (megabytes a request in a long session)
+        streamed = len(chunks) > 1 or len(chunks[0]) > CHUNK_BYTES
+        if streamed:
             headers = {**headers, "Content-Length": str(sum(map(len, chunks)))}
         client = self._client_for_request()
         attempt = 0
@@ -154,7 +159,7 @@ class HTTPStreamer:
             yielded = False
             answered = False
             try:
-                content = chunks[0] if len(chunks) == 1 else _send(chunks)
+                content = _send(chunks) if streamed else chunks[0]
                 async with client.stream("POST", self.url, content=content,
                                          headers=headers) as response:
                     answered = True
