@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gc
 import json
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,17 @@ from zpi_host.providers.messages import UserMessage
 from zpi_host.session import housekeeping
 from zpi_host.transcript import SessionManager, read_transcript
 
+
+def _traced_read(path: Path) -> tuple[Any, int, int]:
+    """``read_transcript(path)`` with what the Python heap keeps after it and its peak."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        transcript = read_transcript(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return transcript, kept, peak
 
 def test_loaded_records_go_to_the_oldest_generation(tmp_path: Path) -> None:
     with SessionManager.create(tmp_path / "project", agent_dir=tmp_path / "agent") as manager:
@@ -73,8 +86,6 @@ def test_reading_a_transcript_does_not_hold_the_file_three_times(tmp_path: Path)
     """The file's bytes, its text and its lines are let go while the records are built: the
     traced peak of ``read_transcript`` stays near what the records keep plus one copy of the
     file, where holding bytes, lines and records together took about four times the file."""
-    import tracemalloc
-
     from zpi_host.providers.messages import TextContent, ToolResultMessage
 
     with SessionManager.create(tmp_path / "project", agent_dir=tmp_path / "agent") as manager:
@@ -84,13 +95,7 @@ def test_reading_a_transcript_does_not_hold_the_file_three_times(tmp_path: Path)
         path = manager.path
     assert path is not None
     size = path.stat().st_size
-    gc.collect()
-    tracemalloc.start()
-    try:
-        transcript = read_transcript(path)
-        kept, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    transcript, kept, peak = _traced_read(path)
     assert len(transcript.records) == 301
     assert peak < kept + 1.3 * size, (peak / size, kept / size)
 
@@ -126,19 +131,12 @@ def test_reading_holds_one_line_besides_the_records(tmp_path: Path) -> None:
     """The file is read one line at a time and each line let go once its record exists: the
     traced peak is what the records keep plus a few times the longest line (its bytes, its
     text, the reader's buffer), not a copy of the file."""
-    import tracemalloc
 
     path = _long_session(tmp_path)
     longest = max(len(line) for line in path.read_bytes().splitlines())
     size = path.stat().st_size
     assert size > 150 * longest  # else a copy of the file could pass for a few lines
-    gc.collect()
-    tracemalloc.start()
-    try:
-        transcript = read_transcript(path)
-        kept, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    transcript, kept, peak = _traced_read(path)
     assert len(transcript.records) == 801
     assert peak < kept + 6 * longest + 16 * 1024, ((peak - kept) / longest, size / longest)
 
