@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import gc
+import os
 import socket
 import time
 import tracemalloc
@@ -274,7 +275,9 @@ def test_a_plain_http_client_skips_the_certificate_store(monkeypatch) -> None:
 async def test_a_sent_body_is_not_kept_alive_with_the_finished_response(fmt, connect):
     """httpx holds a finished response, and its request, in reference cycles until the
     collector runs: the body (in a long session the whole history, megabytes) must not stay
-    with them. It is still sent in one piece with its length, not chunked."""
+    with them. It is still sent in one piece with its length, not chunked. Only what the
+    client side keeps counts: the loopback server runs in this process too, and what its
+    handler threads keep with the collector off is not the provider's."""
     big = "x" * (2 << 20)
     with ModelServer(["ok"] * 4, keep_bodies=1) as server:
         provider = connect(fmt, base_url=server.base_url)
@@ -283,17 +286,23 @@ async def test_a_sent_body_is_not_kept_alive_with_the_finished_response(fmt, con
             await collect(provider, ask(big))  # the pool, the imports
             tracemalloc.start()
             try:
-                before = tracemalloc.get_traced_memory()[0]
+                before = tracemalloc.take_snapshot()
                 for _ in range(3):
                     assert said(await collect(provider, ask(big))).text == "ok"
-                kept = tracemalloc.get_traced_memory()[0] - before
+                after = tracemalloc.take_snapshot()
             finally:
                 tracemalloc.stop()
         finally:
             gc.enable()
         sent = server.requests[-1]
-    # what stays by design: the last body the server keeps, the provider's encoded history of
-    # the last request (2 MiB each); each old body kept would add 2 MiB more
+    server_side = [tracemalloc.Filter(False, f"*{os.sep}{name}")
+                   for name in ("model_server.py", "server.py", "socketserver.py", "socket.py",
+                                "threading.py", "tracemalloc.py")]
+    kept = sum(stat.size_diff for stat in after.filter_traces(server_side).compare_to(
+        before.filter_traces(server_side), "filename"))
+    # what stays by design: the provider's encoded history of the last request (2 MiB); after
+    # many other tests in the same process one more 2 MiB has been seen to stay (not yet
+    # explained); a body kept with each finished response makes it 8 MiB for the three
     assert kept < 5 << 20, f"{kept / (1 << 20):.1f} MiB still held after three 2 MiB requests"
     assert sent.headers["content-length"] == str(len(sent.body))
     assert "transfer-encoding" not in sent.headers and big in sent.body.decode()
