@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import operator
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -218,8 +219,10 @@ _FLAT_OBJECT = frozenset({"type", "properties", "required", "additionalPropertie
 _FLAT_PARAMETER = frozenset({"type", "description", "title", "default", "examples"})
 #: numeric bounds the quick check also applies to an ``integer`` or ``number`` parameter, and
 #: their wording (that of :mod:`zpi_host.support.json_schema`)
-_BOUNDS = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
-           "exclusiveMaximum": "less than"}
+_BOUNDS: dict[str, tuple[str, Callable[[float, float], bool]]] = {
+    "minimum": ("at least", operator.lt), "maximum": ("at most", operator.gt),
+    "exclusiveMinimum": ("more than", operator.le), "exclusiveMaximum": ("less than", operator.ge),
+}
 _PLAIN = frozenset({"string", "integer", "number", "boolean", "array", "object"})
 
 
@@ -248,13 +251,9 @@ def _is_flat(schema: Mapping[str, Any]) -> bool:
 def _out_of_bounds(parameter: Mapping[str, Any], value: float) -> str | None:
     """What a number breaks of its parameter's bounds, worded as the full check words it (and
     the value given)."""
-    for bound, words in _BOUNDS.items():
+    for bound, (words, breaks) in _BOUNDS.items():
         limit = parameter.get(bound)
-        if limit is None:
-            continue
-        broken = {"minimum": value < limit, "maximum": value > limit,
-                  "exclusiveMinimum": value <= limit, "exclusiveMaximum": value >= limit}[bound]
-        if broken:
+        if limit is not None and breaks(value, limit):
             return f"must be {words} {limit}, got {value}"
     return None
 
