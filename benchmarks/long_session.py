@@ -28,8 +28,8 @@ at each model request):
   these; each session in a process of its own, as a user's run is): per-turn time (wall
   and CPU), turns N-99..N against 1..100 (<= 1.2), and the resident set's peak between one
   compaction and the next, the last cycle's against the first full one's (flat: <= 1.05;
-  the transcript store keeps every record in memory, compacted or not, which is most of
-  what still grows);
+  the transcript store lets the compacted records go, and reads them back from the file
+  when asked);
 - for information, the Python heap's growth per turn (``tracemalloc``, a session of its own,
   which tracing slows), and the whole process: ``zpi-host run --model scripted:FILE`` of the
   same script, its peak RSS (``ru_maxrss``) against the script's tool results' size.

@@ -56,11 +56,12 @@ def restore_totals(session: AgentSession) -> None:
     from ..transcript import AssistantRecord
 
     prices: dict[str, Any] = {}
-    for record in session.store.records:
+    records = session.store.records  # once: a compacted session's are read from its file
+    for record in records:
         if isinstance(record, AssistantRecord):
             message = record.message
             _add_spend(session, message.provider, message.model, message.usage, prices)
-    for key, usage in recorded_usage(session.store):
+    for key, usage in recorded_usage(session.store, records):
         provider, _, model = key.partition("/")
         _add_spend(session, provider, model, usage, prices)
 

@@ -515,12 +515,13 @@ def _session(
                  for r in host.records if r.status == "failed"]
     warnings += [str(w) for w in store.warnings]
     warnings += [str(d) for d in resources.diagnostics]
-    if len(store.records) > 1:  # reopened: writes a killed run left half done
+    resumed = len(store.held_records) > 1
+    if resumed:  # reopened: writes a killed run left half done
         from .housekeeping import close_cut_off_subagents, sweep_touched_folders
 
         warnings += close_cut_off_subagents(store.path)
 
-        swept = sweep_touched_folders(store.records, cwd)
+        swept = sweep_touched_folders(store.held_records, cwd)
         if swept:
             warnings.append(f"removed {len(swept)} temporary file(s) that a killed run left: "
                             + ", ".join(str(p) for p in swept[:5]))
@@ -536,7 +537,7 @@ def _session(
         reasoning_level=reasoning, spill_dir=spill,
         remove_spill_at_dispose=store.in_memory_only,
         store=store, settings_manager=settings_manager, resources=resources,
-        start_source="resume" if store.records and len(store.records) > 1 else "startup",
+        start_source="resume" if resumed else "startup",
         permissions=permissions,
         snapshot=snapshot, warnings=warnings, agent_dir=agent_dir,
         model_entry=entry if options.provider is None else getattr(provider, "entry", None),

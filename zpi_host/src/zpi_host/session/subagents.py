@@ -193,17 +193,19 @@ def usage_from_json(data: Any) -> dict[str, Usage]:
     return out
 
 
-def recorded_usage(store: Any) -> list[tuple[str, Usage]]:
-    """The spend of a session's sub-agents as its transcript (``store``: its SessionManager)
-    records it: (``provider/model``, usage) from each ``stop`` record. A child whose parent
-    ended before recording its ``stop`` (a crash) is read from its own transcript, when there
-    is one: the answers it recorded are what it spent."""
+def recorded_usage(store: Any, records: Sequence[Any] | None = None
+                   ) -> list[tuple[str, Usage]]:
+    """The spend of a session's sub-agents as its transcript (``store``: its SessionManager;
+    ``records``: its records, when the caller has read them already) records it:
+    (``provider/model``, usage) from each ``stop`` record. A child whose parent ended before
+    recording its ``stop`` (a crash) is read from its own transcript, when there is one: the
+    answers it recorded are what it spent."""
     from ..transcript import AssistantRecord, CustomRecord, read_transcript
     from ..transcript.errors import TranscriptError
 
     out: list[tuple[str, Usage]] = []
     started: dict[str, None] = {}
-    for record in store.records:
+    for record in store.records if records is None else records:
         if not isinstance(record, CustomRecord) or record.namespace != NAMESPACE or \
                 not isinstance(record.data, Mapping):
             continue

@@ -38,11 +38,15 @@ from .reader import Transcript, check_record, read_transcript
 from .records import (
     FORMAT_VERSION,
     RECORD_TYPES,
+    AssistantRecord,
     CompactionRecord,
     CustomRecord,
     ForkOrigin,
     HeaderRecord,
+    ModelChangeRecord,
+    ReasoningLevelRecord,
     Record,
+    SnapshotRecord,
     TagRecord,
     TitleRecord,
     ToolUseRecord,
@@ -96,6 +100,11 @@ class SessionManager:
         self._branch = (self._records if transcript.linear
                         else history.active_branch(self._records))
         self._uuids = transcript.uuids or {r.uuid for r in self._records}
+        #: records a compaction took out of the context, let go (see _release_compacted):
+        #: how many the file holds that memory does not, and how many of those are kept
+        #: anyway, after the header, for the session's state (``_carried``)
+        self._released = 0
+        self._carried = 0
         self._fsync_each = fsync == "record"
         self._handles = handles
         self._closed = False
@@ -112,6 +121,7 @@ class SessionManager:
         self._lock = threading.RLock()
         self._order: Any = None  # offloop: the event set when the last write asked is done
         self._thread_slot: Any = None  # offloop: this session's worker-thread limiter
+        self._release_compacted()
 
     # ----------------------------------------------------------------------- making one
 
@@ -254,7 +264,16 @@ class SessionManager:
 
     @property
     def records(self) -> Sequence[Record]:
-        """Every record in file order: a copy-free view of the records as they are now."""
+        """Every record in file order, as they are now: a copy-free view, or, once a
+        compaction let older records go, a list with those read back from the file."""
+        return _RecordsView(self._every_record() if self._released else self._records)
+
+    @property
+    def held_records(self) -> Sequence[Record]:
+        """The records held in memory, in file order, read from nothing: every record, or,
+        once a compaction let older ones go, the header, the state records kept and the
+        context's (what a resume's housekeeping looks through: a killed run's calls are
+        after the last compaction)."""
         return _RecordsView(self._records)
 
     @property
@@ -272,11 +291,11 @@ class SessionManager:
 
     def history(self) -> list[Message]:
         """Every message of the conversation, compactions shown as their summaries."""
-        return history.history_messages(self._branch)
+        return history.history_messages(self._whole_branch())
 
     def history_entries(self) -> list[tuple[str, Message]]:
         """:meth:`history` with each message's record uuid."""
-        return history.history_entries(self._branch)
+        return history.history_entries(self._whole_branch())
 
     def last_model(self) -> tuple[str, str] | None:
         return history.last_model(self._branch)
@@ -404,7 +423,8 @@ class SessionManager:
 
     def __repr__(self) -> str:
         where = self.path if self.path is not None else "memory"
-        return f"<SessionManager {self.session_id} {where} records={len(self._records)}>"
+        count = self._released + len(self._records) - self._carried
+        return f"<SessionManager {self.session_id} {where} records={count}>"
 
     # ---------------------------------------------------------------------- internals
 
@@ -464,7 +484,51 @@ class SessionManager:
                 deferred.append((self.on_commit, record, line))
             else:
                 self.on_commit(record, line)
+        if type(record) is CompactionRecord:
+            self._release_compacted()
         return record
+
+    def _release_compacted(self) -> None:
+        """Let go of the records the last compaction took out of the model's context, in a
+        session with a file and one branch: the file keeps them, :attr:`records` and
+        :meth:`history` read them back, and the latest record of each kind the session's
+        state is answered from (model, reasoning level, snapshot, title, tags) stays, after
+        the header. A session compacted again and again then holds about one context."""
+        records = self._records
+        if self.path is None or self._branch is not records:
+            return
+        cut = _release_point(records)
+        if cut <= 1 + self._carried:
+            return
+        carried = _state_records(records[1:cut])
+        self._released += cut - 1 - self._carried
+        self._carried = len(carried)
+        # a new list: a view handed out before keeps what it saw
+        self._records = self._branch = [records[0], *carried, *records[cut:]]
+
+    def _whole_branch(self) -> list[Record]:
+        """The active branch with any released records read back."""
+        return self._every_record() if self._released else self._branch
+
+    def _every_record(self) -> list[Record]:
+        """Every record: the released ones read back from the file, then those in memory.
+        The file is this owner's (it holds the lock), so a file that no longer starts with
+        what was released and goes on with what is in memory was changed by someone else."""
+        assert self.path is not None
+        with self._lock:
+            kept = self._records[1 + self._carried:]
+            released = self._released
+            with _os_errors(self.path, "read back the session's compacted records"):
+                stored = read_transcript(self.path).records
+        if len(stored) != 1 + released + len(kept) or stored[0].uuid != self._header.uuid \
+                or (kept and stored[1 + released].uuid != kept[0].uuid):
+            raise TranscriptError(
+                "the session file was changed by something else while this session held it "
+                f"({len(stored)} records in the file, {1 + released + len(kept)} written)",
+                path=self.path, hint="nothing was lost from memory since the last compaction; "
+                "close the session, check the file (a copy may have been restored over it) "
+                "and resume it")
+        return [*stored[:1 + released], *kept]
 
     def _repair(self) -> None:
         """Cut a torn final line (or end the last line) before writing after it."""
@@ -510,6 +574,37 @@ def _os_errors(path: Path | None, doing: str) -> Iterator[None]:
         raise TranscriptError(f"cannot {doing}: {exc.strerror or exc}", path=path,
                               hint="check the path, its permissions and free disk space") \
             from exc
+
+
+#: the record kinds the session's state is read from (history.last_model and the rest)
+_STATE_KINDS = (ModelChangeRecord, ReasoningLevelRecord, SnapshotRecord, TitleRecord,
+                TagRecord)
+
+
+def _release_point(records: Sequence[Record]) -> int:
+    """The index of the first record the model's context needs (0 without a compaction):
+    its first kept record, or the compaction record itself when it keeps nothing before."""
+    start, compaction = history.context_start(records)
+    if compaction is not None and records[start - 1] is compaction:  # nothing kept before
+        return start - 1
+    return start
+
+
+def _state_records(records: Sequence[Record]) -> list[Record]:
+    """The latest record of each state kind in ``records``, in their order; and, where no
+    ``model_change`` is among them, the latest assistant record naming its model (the
+    fallback :func:`history.last_model` reads)."""
+    latest: dict[type[Record], int] = {}
+    named = None
+    for index, record in enumerate(records):
+        if isinstance(record, _STATE_KINDS):
+            latest[type(record)] = index
+        elif isinstance(record, AssistantRecord) and record.message.provider \
+                and record.message.model:
+            named = index
+    if named is not None and ModelChangeRecord not in latest:
+        latest[AssistantRecord] = named
+    return [records[i] for i in sorted(latest.values())]
 
 
 def _check_fsync(fsync: str) -> None:
