@@ -93,11 +93,34 @@ def test_resume_reads_only_the_context(make_store, tmp_path):
     store.read = counting
     again = StoreSessionManager.open_in(store, sid)
     assert len(rows) == 4  # what was read from the store: the header and the context
-    assert len(again.records) == 4  # header, kept, compaction, after: not 124
+    assert len(again.held_records) == 4  # header, kept, compaction, after: not 124
     assert [getattr(x, "content", None) and x.content[0].text for x in again.messages()][1:] \
         == ["kept", "after"]
     assert len(again.history()) == 123  # the whole history, read a page at a time
+    assert list(again.records) == again.all_records()  # every record, read when asked
+    assert len(rows) == 4 + 3 * 124  # history, records and all_records: each read it all
     again.close()
+
+
+def test_a_compaction_lets_the_records_it_took_out_go(make_store, tmp_path):
+    import gc
+    import weakref
+
+    store = make_store()
+    m = StoreSessionManager.create_in(store, tmp_path)
+    m.set_title("kept as the state")
+    early = [weakref.ref(m.append_message(AssistantMessage((TextContent(f"a{n}"),))))
+             for n in range(50)]
+    kept = m.append_message(AssistantMessage((TextContent("kept"),)))
+    m.append_compaction("summary", kept.uuid, 100, 10)
+    m.append_message(AssistantMessage((TextContent("after"),)))
+    gc.collect()
+    assert sum(ref() is not None for ref in early) == 0
+    assert len(m.held_records) == 5  # header, the title, kept, compaction, after
+    assert list(m.records) == m.all_records() and len(m.records) == 55
+    assert len(m.history()) == 53 and m.title == "kept as the state"
+    assert [x.content[0].text for x in m.messages()[1:]] == ["kept", "after"]
+    m.close()
 
 
 def test_open_tool_calls_are_closed_as_interrupted_not_rerun(make_store, tmp_path):

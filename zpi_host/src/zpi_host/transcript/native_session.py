@@ -21,11 +21,9 @@ import threading
 import time
 import uuid as uuidlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..providers.messages import Message
-from . import history
 from .codec import decode_record, dump_line, encode_record
 from .native import (
     DEFAULT_RECONNECT_SECONDS,
@@ -135,6 +133,7 @@ class StoreSessionManager(SessionManager):
             transcript = Transcript(None, records, linear=linear,
                                     uuids={r.uuid for r in records})
             manager = cls(store, state, transcript, lease, reconnect_seconds=reconnect_seconds)
+            manager._released += start - 1  # before the context: read back when asked
         except BaseException:
             store.release(lease)
             raise
@@ -186,14 +185,12 @@ class StoreSessionManager(SessionManager):
         return [decode_stored(r, self.session_id)
                 for r in iter_records(self.transcript_store, self.session_id)]
 
-    def history(self) -> list[Message]:
-        return history.history_messages(self._full_branch())
+    @property
+    def _reads_back(self) -> bool:
+        return True
 
-    def history_entries(self) -> list[tuple[str, Message]]:
-        return history.history_entries(self._full_branch())
-
-    def _full_branch(self) -> list[Record]:
-        return history.active_branch(self.all_records(), self.state.linear)
+    def _stored_records(self) -> Sequence[Record]:
+        return self.all_records()
 
     # ------------------------------------------------------------------------ writing
 

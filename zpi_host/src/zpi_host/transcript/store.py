@@ -495,7 +495,7 @@ class SessionManager:
         state is answered from (model, reasoning level, snapshot, title, tags) stays, after
         the header. A session compacted again and again then holds about one context."""
         records = self._records
-        if self.path is None or self._branch is not records:
+        if not self._reads_back or self._branch is not records:
             return
         cut = _release_point(records)
         if cut <= 1 + self._carried:
@@ -510,23 +510,35 @@ class SessionManager:
         """The active branch with any released records read back."""
         return self._every_record() if self._released else self._branch
 
-    def _every_record(self) -> list[Record]:
-        """Every record: the released ones read back from the file, then those in memory.
-        The file is this owner's (it holds the lock), so a file that no longer starts with
-        what was released and goes on with what is in memory was changed by someone else."""
+    @property
+    def _reads_back(self) -> bool:
+        """Whether records let go can be read back (from the file; a store's owner: from
+        the store)."""
+        return self.path is not None
+
+    def _stored_records(self) -> Sequence[Record]:
+        """Every record as persisted (called with the write lock held)."""
         assert self.path is not None
+        with _os_errors(self.path, "read back the session's compacted records"):
+            return read_transcript(self.path).records
+
+    def _every_record(self) -> list[Record]:
+        """Every record: the released ones read back, then those in memory. This owner
+        alone writes the session (it holds the lock or the lease), so a file or store that
+        no longer starts with what was released and goes on with what is in memory was
+        changed by someone else."""
         with self._lock:
             kept = self._records[1 + self._carried:]
             released = self._released
-            with _os_errors(self.path, "read back the session's compacted records"):
-                stored = read_transcript(self.path).records
+            stored = self._stored_records()
         if len(stored) != 1 + released + len(kept) or stored[0].uuid != self._header.uuid \
                 or (kept and stored[1 + released].uuid != kept[0].uuid):
             raise TranscriptError(
-                "the session file was changed by something else while this session held it "
-                f"({len(stored)} records in the file, {1 + released + len(kept)} written)",
-                path=self.path, hint="nothing was lost from memory since the last compaction; "
-                "close the session, check the file (a copy may have been restored over it) "
+                f"session {self.session_id} was changed by something else while this owner "
+                f"held it ({len(stored)} records stored, {1 + released + len(kept)} "
+                "written)", path=self.path,
+                hint="nothing was lost from memory since the last compaction; close the "
+                "session, check its file or store (a copy may have been restored over it) "
                 "and resume it")
         return [*stored[:1 + released], *kept]
 
