@@ -188,3 +188,13 @@ def test_memory_only_and_branched_sessions_keep_every_record(tmp_path: Path) -> 
         branched.append_compaction("s", kept[0].uuid, 10, 1)
         check_same_as_the_file(branched)
         assert len(branched.records) == 1 + 5 + 1 + 5 + 1
+
+
+def test_a_compaction_keeping_from_a_released_record_keeps_from_it(tmp_path: Path) -> None:
+    with SessionManager.create(tmp_path / "p", agent_dir=tmp_path / "a") as m:
+        old = turn(m, 1)
+        kept = turn(m, 2)
+        m.append_compaction("s", kept[0].uuid, 10, 1)
+        m.append_compaction("a plugin's", old[0].uuid, 10, 1)  # from a record let go
+        check_same_as_the_file(m)
+        assert m.messages()[1] == old[0].message  # type: ignore[attr-defined]

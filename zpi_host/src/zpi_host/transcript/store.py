@@ -436,6 +436,8 @@ class SessionManager:
                                  "append")
             if self._torn or self._needs_newline:
                 self._repair()
+            if cls is CompactionRecord and self._released:
+                self._hold_again(fields.get("first_kept_uuid"))
             return self._write(*self._make(cls, fields, envelope))
 
     def _make(self, cls: type[Record], fields: Mapping[str, Any],
@@ -505,6 +507,15 @@ class SessionManager:
         self._carried = len(carried)
         # a new list: a view handed out before keeps what it saw
         self._records = self._branch = [records[0], *carried, *records[cut:]]
+
+    def _hold_again(self, uuid: Any) -> None:
+        """Before a compaction that keeps from a record let go of (a plugin's choice: the
+        host's own keep from the context), read every record back into memory, so the
+        context starts where a reader of the file will start it."""
+        if uuid not in self._uuids or any(r.uuid == uuid for r in self._records):
+            return
+        self._records = self._branch = self._every_record()
+        self._released = self._carried = 0
 
     def _whole_branch(self) -> list[Record]:
         """The active branch with any released records read back."""
