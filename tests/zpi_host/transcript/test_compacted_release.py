@@ -198,3 +198,22 @@ def test_a_compaction_keeping_from_a_released_record_keeps_from_it(tmp_path: Pat
         m.append_compaction("a plugin's", old[0].uuid, 10, 1)  # from a record let go
         check_same_as_the_file(m)
         assert m.messages()[1] == old[0].message  # type: ignore[attr-defined]
+
+
+def test_a_record_appended_while_reading_back_shows_in_the_next_read(tmp_path: Path) -> None:
+    with SessionManager.create(tmp_path / "p", agent_dir=tmp_path / "a") as m:
+        turn(m, 1)
+        kept = turn(m, 2)
+        m.append_compaction("s", kept[0].uuid, 10, 1)
+        before = list(m.records)
+        read = m._stored_records
+        late: list[Record] = []
+
+        def appending_meanwhile() -> object:  # as another thread's append would
+            late.append(m.append_message(UserMessage.text("while reading")))
+            return read()
+
+        m._stored_records = appending_meanwhile  # type: ignore[method-assign]
+        assert list(m.records) == before  # as it was when asked, not an error
+        m._stored_records = read  # type: ignore[method-assign]
+        assert list(m.records) == [*before, *late]

@@ -528,22 +528,23 @@ class SessionManager:
         return self.path is not None
 
     def _stored_records(self) -> Sequence[Record]:
-        """Every record as persisted (called with the write lock held)."""
+        """Every record as persisted (records may be appended meanwhile)."""
         assert self.path is not None
         with _os_errors(self.path, "read back the session's compacted records"):
             return read_transcript(self.path).records
 
     def _every_record(self) -> list[Record]:
-        """Every record: the released ones read back, then those in memory. This owner
-        alone writes the session (it holds the lock or the lease), so a file or store that
-        no longer starts with what was released and goes on with what is in memory was
-        changed by someone else."""
+        """Every record: the released ones read back, then those in memory (as they were
+        when asked: the read does not hold up appends). This owner alone writes the session
+        (it holds the lock or the lease), so a file or store that does not start with what
+        was released and go on with what is in memory was changed by someone else."""
         with self._lock:
             kept = self._records[1 + self._carried:]
             released = self._released
-            stored = self._stored_records()
-        if len(stored) != 1 + released + len(kept) or stored[0].uuid != self._header.uuid \
-                or (kept and stored[1 + released].uuid != kept[0].uuid):
+        stored = self._stored_records()
+        if len(stored) < 1 + released + len(kept) or stored[0].uuid != self._header.uuid \
+                or (kept and stored[1 + released].uuid != kept[0].uuid) \
+                or (kept and stored[released + len(kept)].uuid != kept[-1].uuid):
             raise TranscriptError(
                 f"session {self.session_id} was changed by something else while this owner "
                 f"held it ({len(stored)} records stored, {1 + released + len(kept)} "
