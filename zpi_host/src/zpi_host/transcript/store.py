@@ -265,15 +265,16 @@ class SessionManager:
     @property
     def records(self) -> Sequence[Record]:
         """Every record in file order, as they are now: a copy-free view, or, once a
-        compaction let older records go, a list with those read back from the file."""
+        compaction let older records go, a list with those read back from the file (or
+        the store)."""
         return _RecordsView(self._every_record() if self._released else self._records)
 
     @property
     def held_records(self) -> Sequence[Record]:
-        """The records held in memory, in file order, read from nothing: every record, or,
-        once a compaction let older ones go, the header, the state records kept and the
-        context's (what a resume's housekeeping looks through: a killed run's calls are
-        after the last compaction)."""
+        """The records held in memory, in file order, without reading anything: every
+        record, or, once a compaction let older ones go, the header, the state records kept
+        and the context's (what a resume's housekeeping looks through: a killed run's calls
+        are after the last compaction)."""
         return _RecordsView(self._records)
 
     @property
@@ -509,9 +510,10 @@ class SessionManager:
         self._records = self._branch = [records[0], *carried, *records[cut:]]
 
     def _hold_again(self, uuid: Any) -> None:
-        """Before a compaction that keeps from a record let go of (a plugin's choice: the
-        host's own keep from the context), read every record back into memory, so the
-        context starts where a reader of the file will start it."""
+        """Before a compaction that keeps from a record already let go (a plugin may name
+        any earlier record; the host's own compactions keep from the context), read every
+        record back into memory, so the context starts where a reader of the file will
+        start it."""
         if uuid not in self._uuids or any(r.uuid == uuid for r in self._records):
             return
         self._records = self._branch = self._every_record()
@@ -609,7 +611,8 @@ def _release_point(records: Sequence[Record]) -> int:
     """The index of the first record the model's context needs (0 without a compaction):
     its first kept record, or the compaction record itself when it keeps nothing before."""
     start, compaction = history.context_start(records)
-    if compaction is not None and records[start - 1] is compaction:  # nothing kept before
+    if compaction is not None and start > 0 and records[start - 1] is compaction:
+        # nothing kept before it
         return start - 1
     return start
 
