@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,7 +119,10 @@ def test_the_import_lines_resolve_against_zpi_host_sdk(program):
 
 
 #: example -> its command-line arguments (the ones with a menu run all their examples)
-ARGUMENTS = {"hooks.py": ["all"], "setting_sources.py": ["all"], "streaming_mode.py": ["all"]}
+ARGUMENTS = {"hooks.py": ["all"], "setting_sources.py": ["all"]}
+#: examples whose menu entries each run as a process of their own, all at once: their
+#: ``all`` waits out each entry's sleeps and timeouts one after another (about 45 s)
+ONE_PROCESS_PER_ENTRY = {"streaming_mode.py"}
 
 
 @pytest.fixture
@@ -145,9 +149,13 @@ def test_the_example_runs_against_a_loopback_model(program, model_env, tmp_path,
                                                    zpi_model_server: ModelServer):
     work = tmp_path / "work"
     work.mkdir()
-    done = subprocess.run([sys.executable, str(EXAMPLES / program), *ARGUMENTS.get(program, [])],
-                          cwd=work, env=model_env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    if program in ONE_PROCESS_PER_ENTRY:
+        done = run_each_entry(program, work, model_env)
+    else:
+        done = subprocess.run([sys.executable, str(EXAMPLES / program),
+                               *ARGUMENTS.get(program, [])], cwd=work, env=model_env,
+                              capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
     if program in ENDS_WITH:
         assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
         assert ENDS_WITH[program] in done.stderr.strip().splitlines()[-1], done.stderr[-3000:]
@@ -160,3 +168,22 @@ def test_the_example_runs_against_a_loopback_model(program, model_env, tmp_path,
         assert shown in done.stdout, done.stdout[-3000:]
     if expected == ANSWER:
         assert zpi_model_server.requests, "the program never asked the model"
+
+
+def run_each_entry(program: str, work: Path, env: dict[str, str]) -> Any:
+    """Every entry of ``program``'s menu (as its usage lists them) in a process of its own,
+    all at once; one result: the first failing exit code (or 0), the outputs in menu order."""
+    usage = subprocess.run([sys.executable, str(EXAMPLES / program)], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL).stdout
+    entries = [line.strip() for line in usage.partition("Available examples:")[2].splitlines()
+               if line.strip() and not line.strip().startswith("all")]
+    assert len(entries) >= 5, usage
+    running = [subprocess.Popen([sys.executable, str(EXAMPLES / program), entry], cwd=work,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, stdin=subprocess.DEVNULL) for entry in entries]
+    outputs = [process.communicate(timeout=120) for process in running]
+    codes = [process.returncode for process in running]
+    return subprocess.CompletedProcess(
+        [program, *entries], next((c for c in codes if c), 0),
+        "".join(out for out, _ in outputs), "".join(err for _, err in outputs))
