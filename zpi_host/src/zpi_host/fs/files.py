@@ -29,6 +29,7 @@ import attrs
 from ..errors import ZpiError
 from ..support.attrs_methods import FieldsEq, FrozenFieldsEq
 from . import nofollow
+from .durable import write_all
 from .stale_temps import sweep_directory, temp_name
 
 #: Steps at which ``commit``'s ``_fault`` callback is called, in order.
@@ -425,7 +426,7 @@ def _write_temp(plan: _Plan, at: _Progress) -> None:
     at("write_temp", plan.change.path)
     fd, plan.temp = _open_temp(plan.dir_fd, plan.name, 0o666)
     try:
-        _write_all(fd, content)
+        write_all(fd, content)
         if plan.prev_stat is not None:
             _copy_attributes(fd, plan.prev_stat, keep_times=False)
         at("fsync", plan.change.path)
@@ -433,12 +434,6 @@ def _write_temp(plan: _Plan, at: _Progress) -> None:
         plan.new_fp = FileFingerprint.of_bytes(content, os.fstat(fd).st_mtime_ns)
     finally:
         os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _copy_attributes(fd: int, st: os.stat_result, *, keep_times: bool) -> None:
@@ -517,7 +512,7 @@ def _restore(dir_fd: int, target: str, data: bytes, st: os.stat_result) -> None:
     fd, temp = _open_temp(dir_fd, target, 0o600)
     try:
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             _copy_attributes(fd, st, keep_times=True)
             os.fsync(fd)
         finally:

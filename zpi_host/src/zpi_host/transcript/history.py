@@ -88,6 +88,38 @@ def context_start(branch: Sequence[Record]) -> tuple[int, CompactionRecord | Non
     return 0, None
 
 
+def release_point(branch: Sequence[Record]) -> int:
+    """The index of the first record the model's context needs (0 without a compaction):
+    its first kept record, or the compaction record itself when it keeps nothing before
+    (what an owner may let go of lies before it)."""
+    start, compaction = context_start(branch)
+    if compaction is not None and start > 0 and branch[start - 1] is compaction:
+        return start - 1  # nothing kept before it
+    return start
+
+
+#: the record kinds the session's state is read from (last_model and the rest)
+STATE_KINDS = (ModelChangeRecord, ReasoningLevelRecord, SnapshotRecord, TitleRecord, TagRecord)
+
+
+def state_records(records: Sequence[Record]) -> list[Record]:
+    """The latest record of each of ``STATE_KINDS`` in ``records``, in their order; and,
+    where no ``model_change`` is among them, the latest assistant record naming its model
+    (the fallback :func:`last_model` reads): the records that answer for the state of
+    ``records`` once the rest is let go."""
+    latest: dict[type[Record], int] = {}
+    named = None
+    for index, record in enumerate(records):
+        if isinstance(record, STATE_KINDS):
+            latest[type(record)] = index
+        elif isinstance(record, AssistantRecord) and record.message.provider \
+                and record.message.model:
+            named = index
+    if named is not None and ModelChangeRecord not in latest:
+        latest[AssistantRecord] = named
+    return [records[i] for i in sorted(latest.values())]
+
+
 def context_messages(branch: Sequence[Record]) -> list[Message]:
     """The messages the model should see (see the module docstring)."""
     return [message for _, message in context_entries(branch)]
@@ -211,9 +243,8 @@ def unfinished_calls(branch: Sequence[Record]) -> list[tuple[str, str, bool]]:
 
 
 __all__ = [
-    "COMPACTION_SOURCE", "OMITTED_SOURCE", "OMITTED_SUFFIX", "SUMMARY_INTRO", "active_branch",
-    "context_entries",
-    "context_messages", "summary_context",
+    "COMPACTION_SOURCE", "OMITTED_SOURCE", "OMITTED_SUFFIX", "STATE_KINDS", "SUMMARY_INTRO",
+    "active_branch", "context_entries", "context_messages", "summary_context",
     "context_start", "history_messages", "last_model", "last_reasoning_level", "latest_snapshot",
-    "summary_message", "tags", "title", "unfinished_calls",
+    "release_point", "state_records", "summary_message", "tags", "title", "unfinished_calls",
 ]

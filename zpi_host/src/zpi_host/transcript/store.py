@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..errors import UsageError
+from ..fs.durable import fsync_dir, write_all
 from ..providers.messages import Message, TextContent, ToolResultMessage
 from ..support.listview import ListView
 from . import history
@@ -38,15 +39,11 @@ from .reader import Transcript, check_record, read_transcript
 from .records import (
     FORMAT_VERSION,
     RECORD_TYPES,
-    AssistantRecord,
     CompactionRecord,
     CustomRecord,
     ForkOrigin,
     HeaderRecord,
-    ModelChangeRecord,
-    ReasoningLevelRecord,
     Record,
-    SnapshotRecord,
     TagRecord,
     TitleRecord,
     ToolUseRecord,
@@ -156,7 +153,7 @@ class SessionManager:
                 except FileExistsError:
                     raise exists from None
                 try:
-                    _write_all(fd, line)
+                    write_all(fd, line)
                 except BaseException:
                     os.close(fd)
                     os.unlink(target)
@@ -398,7 +395,7 @@ class SessionManager:
             self._unsynced = False
         if self._sync_dir and self.path is not None:
             self._sync_dir = False
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def close(self) -> None:
         """Sync, release the file and its lock. Idempotent; appending afterwards is an error."""
@@ -466,7 +463,7 @@ class SessionManager:
         if handles is not None:
             assert handles.fd is not None
             try:
-                _write_all(handles.fd, line)
+                write_all(handles.fd, line)
             except OSError as exc:
                 self._torn = True  # part of the line may be on disk: cut it before the next
                 raise TranscriptError(f"could not append a {record.TYPE!r} record: {exc}",
@@ -500,10 +497,10 @@ class SessionManager:
         records = self._records
         if not self._reads_back or self._branch is not records:
             return
-        cut = _release_point(records)
+        cut = history.release_point(records)
         if cut <= 1 + self._carried:
             return
-        carried = _state_records(records[1:cut])
+        carried = history.state_records(records[1:cut])
         self._released += cut - 1 - self._carried
         self._carried = len(carried)
         # a new list: a view handed out before keeps what it saw
@@ -561,7 +558,7 @@ class SessionManager:
         handles = self._handles
         assert handles is not None and handles.fd is not None
         if self._needs_newline:
-            _write_all(handles.fd, b"\n")
+            write_all(handles.fd, b"\n")
             self._valid_size += 1
             self._needs_newline = False
             return
@@ -602,38 +599,6 @@ def _os_errors(path: Path | None, doing: str) -> Iterator[None]:
             from exc
 
 
-#: the record kinds the session's state is read from (history.last_model and the rest)
-_STATE_KINDS = (ModelChangeRecord, ReasoningLevelRecord, SnapshotRecord, TitleRecord,
-                TagRecord)
-
-
-def _release_point(records: Sequence[Record]) -> int:
-    """The index of the first record the model's context needs (0 without a compaction):
-    its first kept record, or the compaction record itself when it keeps nothing before."""
-    start, compaction = history.context_start(records)
-    if compaction is not None and start > 0 and records[start - 1] is compaction:
-        # nothing kept before it
-        return start - 1
-    return start
-
-
-def _state_records(records: Sequence[Record]) -> list[Record]:
-    """The latest record of each state kind in ``records``, in their order; and, where no
-    ``model_change`` is among them, the latest assistant record naming its model (the
-    fallback :func:`history.last_model` reads)."""
-    latest: dict[type[Record], int] = {}
-    named = None
-    for index, record in enumerate(records):
-        if isinstance(record, _STATE_KINDS):
-            latest[type(record)] = index
-        elif isinstance(record, AssistantRecord) and record.message.provider \
-                and record.message.model:
-            named = index
-    if named is not None and ModelChangeRecord not in latest:
-        latest[AssistantRecord] = named
-    return [records[i] for i in sorted(latest.values())]
-
-
 def _check_fsync(fsync: str) -> None:
     if fsync not in FSYNC_POLICIES:
         raise UsageError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
@@ -649,21 +614,6 @@ def _header(session_id: str, cwd: Path, forked_from: ForkOrigin | None) -> Heade
 def _field_names(cls: type[Record]) -> list[str]:
     skip = {"uuid", "parent_uuid", "session_id", "timestamp", "extra"}
     return [a.name for a in attrs.fields(cls) if a.name not in skip]
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every file system can sync a directory
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 __all__ = ["INTERRUPTED_TEXT", "NOT_STARTED_TEXT", "SessionManager", "locate", "not_found"]
