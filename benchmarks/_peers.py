@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -150,13 +148,15 @@ def two_turns(read_call: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"tool_calls": [dict(read_call)]}, {"text": ANSWER}]
 
 
-def zpi_side(root: Path, project: Path, turns: list[dict[str, Any]] | None = None,
-             prompt: str = PROMPT, **keywords: Any) -> Side:
-    """``zpi-host run`` of the session, in its default setup (title service included: its
-    extra request is scripted after ``turns``, the two-turn session by default)."""
+def zpi_side(root: Path, project: Path, bin_dir: Path,
+             turns: list[dict[str, Any]] | None = None, prompt: str = PROMPT,
+             **keywords: Any) -> Side:
+    """``zpi-host run`` of the session (the one in ``bin_dir``: ``_install.zpi_bin``), in
+    its default setup (title service included: its extra request is scripted after
+    ``turns``, the two-turn session by default)."""
     home = root / "home-zpi"
     env = {**base_env(home), "ZPI_AGENT_DIR": str(home / ".zpi")}
-    zpi_host = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+    zpi_host = str(bin_dir / "zpi-host")
     script = turns if turns is not None else two_turns(
         {"name": "read", "arguments": {"path": "notes.txt"}})
     return Side("zpi-host run", [zpi_host, "run", "--model", f"anthropic:{MODEL}",

@@ -28,14 +28,13 @@ import asyncio
 import json
 import os
 import resource
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import _install
 from _measure import ainterleave, arguments, compare, emit, interleave
 
 RATIO_TARGET = 1.15
@@ -87,7 +86,7 @@ def check_services(agent: Path, project: Path, on: bool) -> None:
 
 
 def zpi_host() -> str:
-    return shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+    return str(_install.current_bin() / "zpi-host")
 
 
 def write_script(root: Path, turns: int) -> Path:

@@ -17,34 +17,32 @@ older pips wrote ``import re``; pip 26.3 and uv 0.13 write only ``import sys``).
 Also shown, for information, the same ratios in CPU time (user + system, from ``wait4``): on
 a shared machine other load stretches wall time more than CPU time.
 
+The ``zpi-host`` measured, and the ``python`` of the floor and of ``-c pass``, are those of
+zpi installed as a user installs it (``_install.py``: this checkout's four distributions in
+an environment of their own; ``--zpi-env current`` measures this environment's instead).
+
 All run with a temporary ``ZPI_AGENT_DIR`` and with bytecode caching allowed
 (``PYTHONDONTWRITEBYTECODE`` removed from their environment) after a warm-up run: pip
 compiles an installed package's modules and an editable install writes them on first import,
 so a user's second start never compiles.
 
-    python benchmarks/cold_start.py [--rounds 15] [--quick]
+    python benchmarks/cold_start.py [--rounds 15] [--quick] [--zpi-env install|current|DIR]
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import _install
 from _measure import arguments, compare, emit, interleave, timed
 
-FLOOR = [sys.executable, "-c",
-         "import pluggy, importlib.metadata as m; m.entry_points(group='zpi.plugins')"]
-BARE = [sys.executable, "-c", "pass"]
-
-
-def zpi_host() -> str:
-    return shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+FLOOR = ["-c", "import pluggy, importlib.metadata as m; m.entry_points(group='zpi.plugins')"]
+BARE = ["-c", "pass"]
 
 
 def script_imports(script: str) -> str:
@@ -89,8 +87,12 @@ def runner(command: list[str], env: dict[str, str], cwd: Path,
 
 
 def main() -> int:
-    args = arguments("cold_start", __doc__, rounds=15, quick={"rounds": 1})
+    args = arguments("cold_start", __doc__, rounds=15, quick={"rounds": 1},
+                     options=[_install.OPTION])
     rounds = args.rounds if args.quick else max(3, args.rounds)
+    bin_dir = _install.zpi_bin(args)
+    print(_install.describe(bin_dir), flush=True)
+    zpi_host, python = str(bin_dir / "zpi-host"), str(bin_dir / "python")
     with tempfile.TemporaryDirectory(prefix="zpi-bench-start-") as tmp:
         root = Path(tmp)
         project = root / "project"
@@ -101,15 +103,15 @@ def main() -> int:
         script.write_text(json.dumps({"text": "hello"}) + "\n")
         plugin = claude_plugin(root)
         commands = {
-            "list": [zpi_host(), "--list-plugins", "--json"],
-            "list_claude": [zpi_host(), "--plugin-dir", str(plugin), "--list-plugins",
+            "list": [zpi_host, "--list-plugins", "--json"],
+            "list_claude": [zpi_host, "--plugin-dir", str(plugin), "--list-plugins",
                             "--json"],
-            "run": [zpi_host(), "run", "--model", f"scripted:{script}", "hello"],
-            "version": [zpi_host(), "--version"],
-            "help": [zpi_host(), "--help"],
-            "floor": FLOOR,
-            "bare": BARE,
-            "wrapper": [sys.executable, "-c", script_imports(zpi_host())],
+            "run": [zpi_host, "run", "--model", f"scripted:{script}", "hello"],
+            "version": [zpi_host, "--version"],
+            "help": [zpi_host, "--help"],
+            "floor": [python, *FLOOR],
+            "bare": [python, *BARE],
+            "wrapper": [python, "-c", script_imports(zpi_host)],
         }
         cpu: dict[str, list[float]] = {name: [] for name in commands}
         sides = {name: timed(runner(command, env, project, cpu[name]))
@@ -130,7 +132,7 @@ def main() -> int:
         compare("cold_start: `zpi-host --help`, whole process", samples["help"],
                 samples["bare"], target=1.5),
         compare("cold_start: the installed script's own imports "
-                f"(`{script_imports(zpi_host())}`)", samples["wrapper"], samples["bare"],
+                f"(`{script_imports(zpi_host)}`)", samples["wrapper"], samples["bare"],
                 target=None),
         compare("cold_start (CPU time): `zpi-host --version`", cpu["version"], cpu["bare"],
                 target=None),

@@ -49,7 +49,6 @@ import itertools
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -59,6 +58,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import _install
 from _loopback import MARKER, TOKENS, LoopbackServer, realistic
 from _measure import MeasuredProcess, Row, arguments, compare, emit
 
@@ -236,7 +236,7 @@ async def provider_session(fmt: str, server: LoopbackServer, turns: int, root: P
 
 def whole_process(script_file: Path, root: Path, agent: Path) -> float:
     """Peak RSS (MiB) of ``zpi-host run`` over the script."""
-    exe = shutil.which("zpi-host") or str(Path(sys.executable).with_name("zpi-host"))
+    exe = str(_install.current_bin() / "zpi-host")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["ZPI_AGENT_DIR"] = str(agent)
     finished = MeasuredProcess([exe, "run", "--model", f"scripted:{script_file}",

@@ -31,6 +31,7 @@ claude-agent-sdk`` (about 180 MB; it says so first). When that fails it prints a
 already there. Not run in CI.
 
     python benchmarks/peer_claude_code.py [--rounds 10] [--quick] [--claude PATH] [--cache DIR]
+        [--zpi-env install|current|DIR]
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import _install
 from _measure import SKIP_PREFIX, arguments, emit
 from _peers import (
     MODEL,
@@ -130,10 +132,10 @@ def extract(wheel: Path, cache: Path) -> Path:
 # ------------------------------------------------------------------------------- sides
 
 
-def sides(root: Path, claude: Path) -> tuple[Side, Side]:
+def sides(root: Path, claude: Path, zpi_bin_dir: Path) -> tuple[Side, Side]:
     project = make_project(root)
     claude_env = {**base_env(root / "home-claude"), **CLAUDE_QUIET_ENV}
-    return (zpi_side(root, project),
+    return (zpi_side(root, project, zpi_bin_dir),
             Side("claude -p", [str(claude), "-p", PROMPT, "--model", MODEL, "--output-format",
                                "json", "--allowedTools", "Read", "--max-turns", "4"], claude_env,
                  two_turns({"name": "Read",
@@ -145,7 +147,9 @@ def main() -> int:
     args = arguments("peer_claude_code", __doc__, rounds=10, quick={"rounds": 1}, options=[
         ("--claude", {"metavar": "PATH", "help": "the Claude Code binary to run"}),
         ("--cache", {"metavar": "DIR", "default": str(Path.home() / ".cache" / "zpi-bench"),
-                     "help": "where the claude-agent-sdk wheel and its binary are kept"}),
+                     "help": "where the claude-agent-sdk wheel and its binary are kept, "
+                             "and zpi's own environment"}),
+        _install.OPTION,
     ])
     try:
         claude = claude_binary(Path(args.cache).expanduser(), args.claude,
@@ -157,8 +161,10 @@ def main() -> int:
                              env={**CLAUDE_QUIET_ENV, "PATH": os.environ.get("PATH", "")},
                              timeout=60, check=False).stdout.strip().removesuffix(" (Claude Code)")
     print(f"peer: Claude Code {version or '(version unknown)'} at {claude}", flush=True)
+    zpi_bin = _install.zpi_bin(args)
+    print(_install.describe(zpi_bin), flush=True)
     with tempfile.TemporaryDirectory(prefix="zpi-bench-peer-") as tmp:
-        zpi, claude_side = sides(Path(tmp), claude)
+        zpi, claude_side = sides(Path(tmp), claude, zpi_bin)
         rows = compare_sides("peer_claude_code", zpi, claude_side, args.rounds,
                              peer_label=f"Claude Code {version or '?'} (claude -p)",
                              wall_target=WALL_TARGET, rss_target=RSS_TARGET)

@@ -33,6 +33,7 @@ install fails, it prints a ``BENCH-SKIP`` line and exits 0. ``--quick`` never do
 skips unless pi is already there. Not run in CI.
 
     python benchmarks/peer_pi.py [--rounds 10] [--turns 2] [--quick] [--pi PATH] [--cache DIR]
+        [--zpi-env install|current|DIR]
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import _install
 from _measure import SKIP_PREFIX, Row, arguments, emit
 from _peers import (
     MODEL,
@@ -143,7 +145,7 @@ class PiConfig:
 # ------------------------------------------------------------------------------- sides
 
 
-def sides(root: Path, pi: Path, turns: int) -> tuple[Side, Side]:
+def sides(root: Path, pi: Path, turns: int, zpi_bin: Path) -> tuple[Side, Side]:
     project = make_project(root)
     home = root / "home-pi"
     env = {**base_env(home), **PI_QUIET_ENV}
@@ -160,7 +162,7 @@ def sides(root: Path, pi: Path, turns: int) -> tuple[Side, Side]:
                     "holds": [f"turn {n} line 1:" for n in range(1, turns)]}
     peer = Side("pi -p", [str(pi), "-p", prompt, "--model", f"{PROVIDER}/{MODEL}"], env,
                 script, project, prepare=PiConfig(home, compaction=turns <= 2), **keywords)
-    return zpi_side(root, project, script, prompt, **keywords), peer
+    return zpi_side(root, project, zpi_bin, script, prompt, **keywords), peer
 
 
 def main() -> int:
@@ -170,7 +172,8 @@ def main() -> int:
                              "read a 4 KB file)"}),
         ("--pi", {"metavar": "PATH", "help": "the pi executable to run"}),
         ("--cache", {"metavar": "DIR", "default": str(Path.home() / ".cache" / "zpi-bench"),
-                     "help": "where pi is installed (pi-VERSION/)"}),
+                     "help": "where pi is installed (pi-VERSION/), and zpi's own environment"}),
+        _install.OPTION,
     ], minimum={"turns": 2})
     try:
         pi = pi_binary(Path(args.cache).expanduser(), args.pi, may_fetch=not args.quick)
@@ -179,9 +182,11 @@ def main() -> int:
         print(f"{SKIP_PREFIX}peer_pi: {exc}", flush=True)
         return 0
     print(f"peer: pi {version} at {pi}", flush=True)
+    zpi_bin = _install.zpi_bin(args)
+    print(_install.describe(zpi_bin), flush=True)
     long = args.turns > 2
     with tempfile.TemporaryDirectory(prefix="zpi-bench-peer-pi-") as tmp:
-        zpi, peer = sides(Path(tmp), pi, args.turns)
+        zpi, peer = sides(Path(tmp), pi, args.turns, zpi_bin)
         rows: list[Row] = compare_sides(
             "peer_pi", zpi, peer, args.rounds, peer_label=f"pi {version} (pi -p)",
             wall_target=None if long else WALL_TARGET,

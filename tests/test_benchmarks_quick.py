@@ -148,3 +148,36 @@ def test_measured_process_reports_the_commands_own_peak_not_the_benchmarks() -> 
     assert 40 << 20 < int(peak) < 200 << 20
     assert int(code) == 3 and float(seconds) > 0
     assert 0 < float(cpu) <= float(seconds)  # one thread: its CPU time within its wall time
+
+
+def test_the_product_environment_is_keyed_by_the_sources_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new state of any distribution's sources makes a new environment; what a build or a
+    run leaves beside them (bytecode, build folders, egg-info) does not."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import _install
+
+    for name in _install.DISTRIBUTIONS:
+        (tmp_path / name / "src" / name).mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text(f"[project]\nname = '{name}'\n")
+        (tmp_path / name / "src" / name / "__init__.py").write_text("")
+    first = _install.sources_digest(tmp_path)
+    module = tmp_path / "zpi_builtins" / "src" / "zpi_builtins" / "__init__.py"
+    for leftover in ("__pycache__/x.cpython-311.pyc", "build/lib/x.py",
+                     "src/zpi_builtins.egg-info/PKG-INFO"):
+        (tmp_path / "zpi_builtins" / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "zpi_builtins" / leftover).write_text("left over")
+    assert _install.sources_digest(tmp_path) == first
+    module.write_text("VALUE = 1\n")
+    second = _install.sources_digest(tmp_path)
+    assert second != first
+    module.rename(module.with_name("other.py"))  # same bytes, another file
+    assert _install.sources_digest(tmp_path) not in (first, second)
+
+
+def test_a_benchmark_given_an_environment_without_zpi_host_says_so(tmp_path: Path) -> None:
+    done = run(str(BENCHMARKS / "cold_start.py"), "--zpi-env", str(tmp_path))
+    assert done.returncode == 1
+    assert f"no zpi-host to measure: --zpi-env {tmp_path}: no zpi-host in {tmp_path}" \
+        in done.stderr
+    assert "--zpi-env current measures this environment's" in done.stderr
