@@ -10,7 +10,7 @@ zpi-host zpi-builtins`` has neither. The peers are measured as npm installs them
 measured as pip installs it.
 
 The environment is made once per state of the sources: ``DIGEST`` covers every file of the
-four distributions, so an edit makes a new one (about a minute: the running interpreter's
+four distributions, so an edit makes a new one (under a minute: the running interpreter's
 ``venv``, then its ``pip`` upgraded and installing the four from the configured package
 index), and older ones are removed. ``--zpi-env current`` runs the benchmark's own
 environment's ``zpi-host`` instead, ``--zpi-env DIR`` the one in ``DIR`` (a virtual

@@ -181,3 +181,50 @@ def test_a_benchmark_given_an_environment_without_zpi_host_says_so(tmp_path: Pat
     assert f"no zpi-host to measure: --zpi-env {tmp_path}: no zpi-host in {tmp_path}" \
         in done.stderr
     assert "--zpi-env current measures this environment's" in done.stderr
+
+
+def test_a_benchmark_runs_the_zpi_host_of_the_environment_it_is_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--zpi-env DIR`` takes a virtual environment or its ``bin`` (``--quick``: always the
+    current one); a failed install step says which command failed and how."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import argparse
+
+    import _install
+
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "zpi-host").write_text("")
+    for given in (tmp_path / "venv", tmp_path / "venv" / "bin"):
+        args = argparse.Namespace(quick=False, zpi_env=str(given))
+        assert _install.zpi_bin(args) == tmp_path / "venv" / "bin"
+    assert _install.zpi_bin(argparse.Namespace(quick=True, zpi_env=str(tmp_path))) \
+        == _install.current_bin()
+    with pytest.raises(_install.InstallError, match=r"failed \(3\): broken index"):
+        _install._run([sys.executable, "-c",
+                       "import sys; sys.stderr.write('noise\\nbroken index\\n'); sys.exit(3)"])
+
+
+def test_an_install_that_fails_leaves_no_environment_and_keeps_the_older_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import _install
+
+    older = tmp_path / "zpi-0000000000000000"
+    older.mkdir()
+    (older / "pyvenv.cfg").write_text("")
+    (older / _install.COMPLETE).write_text("")
+    steps: list[list[str]] = []
+
+    def fail_at_pip(command: list[str]) -> None:
+        steps.append(command)
+        if "venv" in command:
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", command[-1]],
+                           check=True)
+            return
+        raise _install.InstallError("pip install ... failed (1): no index")
+
+    monkeypatch.setattr(_install, "_run", fail_at_pip)
+    with pytest.raises(_install.InstallError, match="no index"):
+        _install.product_bin(tmp_path)
+    assert len(steps) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [older.name]
